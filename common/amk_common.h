@@ -1,0 +1,151 @@
+/* amk common layer: one error table, per-call diagnostics, trial statuses, logging,
+ * hashing, a string builder and the small file-system helpers every module shares.
+ * Nothing here knows about kernels, GPUs or search. */
+#ifndef AMK_COMMON_H
+#define AMK_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define AMK_VERSION "0.1.0"
+
+/* Library error codes: 0 is success, every error is negative. A config that fails to
+ * compile or run is NOT an error of the call: it is an amk_status in a verdict. */
+#define AMK_ERRNO_MAP(XX)                                               \
+    XX(ENOMEM, -1, "out of memory")                                     \
+    XX(EINVAL, -2, "invalid argument")                                  \
+    XX(EIO, -3, "input/output error")                                   \
+    XX(ENOENT, -4, "not found")                                         \
+    XX(EPARSE, -5, "malformed input")                                   \
+    XX(ESPEC, -6, "invalid kernel spec")                                \
+    XX(ECONFIG, -7, "invalid config")                                   \
+    XX(EEXPR, -8, "invalid expression")                                 \
+    XX(EDIVZERO, -9, "division or modulo by zero")                      \
+    XX(EOVERFLOW, -10, "64-bit integer overflow")                       \
+    XX(ECYCLE, -11, "cycle among derived values")                       \
+    XX(ERESTRICT, -12, "restriction violated")                          \
+    XX(EEMPTY, -13, "search space has no valid config")                 \
+    XX(ETSV, -14, "malformed results file")                             \
+    XX(ENODEV, -15, "no GPU device answers")                            \
+    XX(EBACKEND, -16, "evaluation backend failed")                      \
+    XX(ETIMEDOUT, -17, "timed out")                                     \
+    XX(EWORKER, -18, "worker process failed")                           \
+    XX(EEXIST, -19, "already exists")                                   \
+    XX(EUNSUPPORTED, -20, "not supported on this build or machine")
+
+typedef enum amk_errno {
+    AMK_OK = 0,
+#define AMK__ERR_ENUM(name, val, msg) AMK_##name = (val),
+    AMK_ERRNO_MAP(AMK__ERR_ENUM)
+#undef AMK__ERR_ENUM
+} amk_errno;
+
+const char *amk_strerror(int code); /* "out of memory"; "unknown error" for others */
+const char *amk_err_name(int code); /* "AMK_ENOMEM" */
+
+/* Diagnostic filled by a failing call: the code and a message naming the culprit,
+ * e.g. "kernels/gemm/spec.json: params.BM.values[2]: not an integer". Callers own it
+ * (usually on the stack); every API taking one accepts NULL. */
+typedef struct amk_diag {
+    int code;
+    char msg[1024];
+} amk_diag;
+
+/* Sets d->code and formats d->msg; returns code so callers can `return amk_diag_set(...)`. */
+int amk_diag_set(amk_diag *d, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prefixes the existing message with "prefix: " (used to add a file name or field path). */
+int amk_diag_prefix(amk_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void amk_diag_clear(amk_diag *d);
+
+/* Outcome of one trial. Order is part of the TSV contract only through the names. */
+#define AMK_STATUS_MAP(XX)                                                              \
+    XX(OK, "ok", "correct on every shape; latency_us is set (see latency_kind)")        \
+    XX(REJECTED, "rejected", "config invalid: unknown param, value not a choice, "      \
+                             "restriction or resource limit violated")                  \
+    XX(SCREENED, "screened", "valid, but its roofline floor is slower than the "        \
+                             "incumbent: skipped without compiling")                    \
+    XX(COMPILE_ERROR, "compile_error", "the compiler rejected the source")              \
+    XX(COMPILE_CRASH, "compile_crash", "the compiler crashed (worker killed and "        \
+                                       "replaced)")                                      \
+    XX(COMPILE_TIMEOUT, "compile_timeout", "the compile ran past its time limit")       \
+    XX(WRONG, "wrong", "ran, but an output differs from the reference beyond "          \
+                       "tolerance, is NaN, or was left unwritten")                      \
+    XX(RUN_ERROR, "run_error", "the kernel faulted (illegal address, launch failure)")  \
+    XX(RUN_TIMEOUT, "run_timeout", "the kernel did not finish in time")                 \
+    XX(WITHHELD, "withheld", "correct, but measured faster than the roofline floor: "   \
+                             "the number is not trusted")                               \
+    XX(NOT_RECORDED, "not_recorded", "sim backend: the recorded sweep has no row for "  \
+                                     "this config")
+
+typedef enum amk_status {
+#define AMK__ST_ENUM(name, str, doc) AMK_STATUS_##name,
+    AMK_STATUS_MAP(AMK__ST_ENUM)
+#undef AMK__ST_ENUM
+    AMK_STATUS_COUNT
+} amk_status;
+
+const char *amk_status_name(amk_status s);       /* "compile_error" */
+const char *amk_status_doc(amk_status s);        /* one sentence */
+int amk_status_parse(const char *name, amk_status *out); /* AMK_OK or AMK_EPARSE */
+
+/* Where a latency came from. NONE prints as an empty TSV field and JSON null. */
+typedef enum amk_latency_kind {
+    AMK_LAT_NONE = 0,
+    AMK_LAT_MEASURED,
+    AMK_LAT_PREDICTED,
+    AMK_LAT_REPLAYED
+} amk_latency_kind;
+
+const char *amk_latency_kind_name(amk_latency_kind k); /* "" for NONE */
+int amk_latency_kind_parse(const char *name, amk_latency_kind *out);
+
+/* Logging to stderr. Level from AMK_LOG (error|warn|info|debug), default warn. */
+enum { AMK_LOG_ERROR = 0, AMK_LOG_WARN, AMK_LOG_INFO, AMK_LOG_DEBUG };
+void amk_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int amk_log_level(void);
+
+/* FNV-1a 64-bit. config_id = amk_hash64 of the canonical config JSON, as 16 lowercase hex
+ * digits. Stable across runs, machines and endianness (it hashes bytes). */
+uint64_t amk_hash64(const void *data, size_t len);
+uint64_t amk_hash64_update(uint64_t h, const void *data, size_t len);
+#define AMK_HASH64_INIT UINT64_C(0xcbf29ce484222325)
+void amk_hash_hex(uint64_t h, char out[17]);
+
+/* Growable NUL-terminated string. Zero-initialise (amk_sb sb = {0}); amk_sb_free releases.
+ * On allocation failure the builder sets oom and stops growing; check it once at the end. */
+typedef struct amk_sb {
+    char *p;
+    size_t len, cap;
+    int oom;
+} amk_sb;
+void amk_sb_printf(amk_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void amk_sb_vprintf(amk_sb *sb, const char *fmt, va_list ap);
+void amk_sb_putn(amk_sb *sb, const char *s, size_t n);
+void amk_sb_free(amk_sb *sb);
+/* Returns the string and leaves sb empty; NULL on oom. Caller frees. */
+char *amk_sb_take(amk_sb *sb);
+
+/* Time. */
+double amk_now_s(void);                 /* monotonic seconds */
+void amk_time_iso(char out[32]);        /* UTC "2026-11-22T10:12:04Z" */
+
+/* Files. All return AMK_OK or a negative code with detail in d. */
+int amk_fs_read_all(const char *path, char **data, size_t *len, amk_diag *d); /* NUL-terminated */
+/* Writes to PATH.tmp.PID, fsyncs, renames over path, fsyncs the directory. */
+int amk_fs_write_atomic(const char *path, const void *data, size_t len, amk_diag *d);
+/* O_APPEND + flock(LOCK_EX) + write all + fsync + unlock, on an open fd. */
+int amk_fs_append_locked(int fd, const void *data, size_t len, amk_diag *d);
+int amk_fs_mkdir_p(const char *path, amk_diag *d);
+int amk_fs_exists(const char *path);
+/* $XDG_CACHE_HOME/amk or ~/.cache/amk (AMK_CACHE_DIR overrides). Writes into out. */
+int amk_fs_cache_dir(char *out, size_t cap);
+
+/* Parses "10m", "90s", "1h", "250ms", "42" (seconds) into seconds. */
+int amk_parse_duration(const char *text, double *seconds);
+/* Strict decimal int64 parse of the whole string; AMK_EPARSE or AMK_EOVERFLOW. */
+int amk_parse_i64(const char *text, int64_t *out);
+
+#endif

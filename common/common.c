@@ -1,0 +1,295 @@
+/* Error and status tables, diagnostics, logging, hashing, string builder and time. */
+#include "amk_common.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *amk_strerror(int code)
+{
+    switch (code) {
+    case AMK_OK: return "success";
+#define XX(name, val, msg) case AMK_##name: return msg;
+        AMK_ERRNO_MAP(XX)
+#undef XX
+    default: return "unknown error";
+    }
+}
+
+const char *amk_err_name(int code)
+{
+    switch (code) {
+    case AMK_OK: return "AMK_OK";
+#define XX(name, val, msg) case AMK_##name: return "AMK_" #name;
+        AMK_ERRNO_MAP(XX)
+#undef XX
+    default: return "AMK_EUNKNOWN";
+    }
+}
+
+int amk_diag_set(amk_diag *d, int code, const char *fmt, ...)
+{
+    if (d) {
+        va_list ap;
+        va_start(ap, fmt);
+        d->code = code;
+        vsnprintf(d->msg, sizeof d->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+int amk_diag_prefix(amk_diag *d, const char *fmt, ...)
+{
+    if (!d)
+        return AMK_OK;
+    char prefix[512], old[sizeof d->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, d->msg, sizeof old);
+    snprintf(d->msg, sizeof d->msg, "%s: %s", prefix, old);
+    return d->code;
+}
+
+void amk_diag_clear(amk_diag *d)
+{
+    if (d) {
+        d->code = AMK_OK;
+        d->msg[0] = '\0';
+    }
+}
+
+static const char *const status_names[] = {
+#define XX(name, str, doc) str,
+    AMK_STATUS_MAP(XX)
+#undef XX
+};
+static const char *const status_docs[] = {
+#define XX(name, str, doc) doc,
+    AMK_STATUS_MAP(XX)
+#undef XX
+};
+
+const char *amk_status_name(amk_status s)
+{
+    return (unsigned)s < AMK_STATUS_COUNT ? status_names[s] : "invalid";
+}
+
+const char *amk_status_doc(amk_status s)
+{
+    return (unsigned)s < AMK_STATUS_COUNT ? status_docs[s] : "";
+}
+
+int amk_status_parse(const char *name, amk_status *out)
+{
+    for (int i = 0; i < AMK_STATUS_COUNT; i++)
+        if (name && strcmp(name, status_names[i]) == 0) {
+            *out = (amk_status)i;
+            return AMK_OK;
+        }
+    return AMK_EPARSE;
+}
+
+static const char *const kind_names[] = {"", "measured", "predicted", "replayed"};
+
+const char *amk_latency_kind_name(amk_latency_kind k)
+{
+    return (unsigned)k < 4 ? kind_names[k] : "";
+}
+
+int amk_latency_kind_parse(const char *name, amk_latency_kind *out)
+{
+    if (!name)
+        return AMK_EPARSE;
+    if (strcmp(name, "empty") == 0) { /* accepted as a synonym of the empty field */
+        *out = AMK_LAT_NONE;
+        return AMK_OK;
+    }
+    for (int i = 0; i < 4; i++)
+        if (strcmp(name, kind_names[i]) == 0) {
+            *out = (amk_latency_kind)i;
+            return AMK_OK;
+        }
+    return AMK_EPARSE;
+}
+
+int amk_log_level(void)
+{
+    static int level = -1;
+    if (level < 0) {
+        const char *e = getenv("AMK_LOG");
+        level = AMK_LOG_WARN;
+        if (e) {
+            if (!strcmp(e, "error")) level = AMK_LOG_ERROR;
+            else if (!strcmp(e, "info")) level = AMK_LOG_INFO;
+            else if (!strcmp(e, "debug")) level = AMK_LOG_DEBUG;
+        }
+    }
+    return level;
+}
+
+void amk_log(int level, const char *fmt, ...)
+{
+    static const char *const tag[] = {"error", "warning", "info", "debug"};
+    if (level > amk_log_level())
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "amk: %s: ", tag[level < 0 ? 0 : level > 3 ? 3 : level]);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+uint64_t amk_hash64_update(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+uint64_t amk_hash64(const void *data, size_t len)
+{
+    return amk_hash64_update(AMK_HASH64_INIT, data, len);
+}
+
+void amk_hash_hex(uint64_t h, char out[17])
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; i--) {
+        out[i] = hex[h & 15];
+        h >>= 4;
+    }
+    out[16] = '\0';
+}
+
+static int sb_reserve(amk_sb *sb, size_t extra)
+{
+    if (sb->oom)
+        return 0;
+    size_t need = sb->len + extra + 1;
+    if (need <= sb->cap)
+        return 1;
+    size_t cap = sb->cap ? sb->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    char *p = realloc(sb->p, cap);
+    if (!p) {
+        sb->oom = 1;
+        return 0;
+    }
+    sb->p = p;
+    sb->cap = cap;
+    return 1;
+}
+
+void amk_sb_vprintf(amk_sb *sb, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0 || !sb_reserve(sb, (size_t)n))
+        return;
+    vsnprintf(sb->p + sb->len, (size_t)n + 1, fmt, ap);
+    sb->len += (size_t)n;
+}
+
+void amk_sb_printf(amk_sb *sb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    amk_sb_vprintf(sb, fmt, ap);
+    va_end(ap);
+}
+
+void amk_sb_putn(amk_sb *sb, const char *s, size_t n)
+{
+    if (!sb_reserve(sb, n))
+        return;
+    memcpy(sb->p + sb->len, s, n);
+    sb->len += n;
+    sb->p[sb->len] = '\0';
+}
+
+void amk_sb_free(amk_sb *sb)
+{
+    free(sb->p);
+    memset(sb, 0, sizeof *sb);
+}
+
+char *amk_sb_take(amk_sb *sb)
+{
+    if (sb->oom) {
+        amk_sb_free(sb);
+        return NULL;
+    }
+    if (!sb->p && !sb_reserve(sb, 0))
+        return NULL;
+    if (sb->len == 0)
+        sb->p[0] = '\0';
+    char *p = sb->p;
+    memset(sb, 0, sizeof *sb);
+    return p;
+}
+
+double amk_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void amk_time_iso(char out[32])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+int amk_parse_i64(const char *text, int64_t *out)
+{
+    if (!text || !*text)
+        return AMK_EPARSE;
+    const char *p = text;
+    if (*p == '-' || *p == '+')
+        p++;
+    if (*p < '0' || *p > '9')
+        return AMK_EPARSE;
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (*end != '\0')
+        return AMK_EPARSE;
+    if (errno == ERANGE)
+        return AMK_EOVERFLOW;
+    *out = (int64_t)v;
+    return AMK_OK;
+}
+
+int amk_parse_duration(const char *text, double *seconds)
+{
+    if (!text || !*text)
+        return AMK_EPARSE;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || errno == ERANGE || !(v >= 0) || v > 1e9)
+        return AMK_EPARSE;
+    double scale;
+    if (!*end || !strcmp(end, "s")) scale = 1;
+    else if (!strcmp(end, "ms")) scale = 1e-3;
+    else if (!strcmp(end, "m") || !strcmp(end, "min")) scale = 60;
+    else if (!strcmp(end, "h")) scale = 3600;
+    else return AMK_EPARSE;
+    *seconds = v * scale;
+    return AMK_OK;
+}

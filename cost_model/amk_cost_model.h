@@ -1,0 +1,84 @@
+/* cost_model: device targets, the roofline floor (a lower bound that never exceeds the true
+ * time of a correct kernel), a predicted time that ranks candidates (tile traffic, occupancy,
+ * wave quantization), resource feasibility, measured ceilings and calibration.
+ * Never includes a GPU header: the gpu backend fills a target from the device it finds. */
+#ifndef AMK_COST_MODEL_H
+#define AMK_COST_MODEL_H
+
+#include "amk_space_defs.h"
+
+/* Peak-rate units a spec's cost.unit can name. */
+#define AMK_UNIT_MAP(XX) XX(SIMT_F32, "simt_f32") XX(TF32, "tf32") XX(F16, "f16") \
+    XX(BF16, "bf16") XX(FP8, "fp8") XX(INT8, "int8") XX(NONE, "none")
+typedef enum amk_unit {
+#define AMK__UNIT_ENUM(n, s) AMK_UNIT_##n,
+    AMK_UNIT_MAP(AMK__UNIT_ENUM)
+#undef AMK__UNIT_ENUM
+    AMK_UNIT_COUNT
+} amk_unit;
+int amk_unit_parse(const char *name, amk_unit *out);
+const char *amk_unit_name(amk_unit u);
+
+typedef struct amk_target {
+    char name[64];      /* "H100 SXM 80GB" */
+    char key[32];       /* short id: "h100", "h200", "a100", "mi300x", "mi250x" */
+    char vendor[16];    /* "nvidia" | "amd" */
+    char arch[16];      /* "sm_90", "gfx942" */
+    amk_limits limits;
+    double bw_peak;     /* bytes/s, datasheet */
+    double bw_measured; /* bytes/s from `amk calibrate` or a documented measurement; 0 = none */
+    double peak[AMK_UNIT_COUNT];     /* flop/s, datasheet dense; 0 = unit absent */
+    double measured[AMK_UNIT_COUNT]; /* flop/s achieved ceilings; 0 = none */
+    double launch_overhead_us;       /* fixed per-kernel cost used by the prediction only */
+} amk_target;
+
+int amk_target_count(void);
+const amk_target *amk_target_at(int i);
+/* Finds by key ("h100"), arch ("sm_90": first match) or a device name as the runtime
+ * reports it ("NVIDIA H100 80GB HBM3"): case-insensitive substring match on keys. */
+const amk_target *amk_target_find(const char *name);
+/* The target used when none is named: $AMK_TARGET, else "h100". */
+const amk_target *amk_target_default(void);
+/* Overrides measured ceilings from a calibration file written by amk_ceilings_save. */
+int amk_ceilings_load(amk_target *t, const char *path, amk_diag *d);
+int amk_ceilings_save(const amk_target *t, const char *path, amk_diag *d);
+/* Default per-device ceilings path: <cache dir>/ceilings/<key>.json. */
+void amk_ceilings_path(const amk_target *t, char *out, size_t cap);
+
+/* Resource feasibility: threads per block, dynamic shared memory (incl. stages) per block,
+ * estimated registers per block and per thread, grid limits, resident blocks per SM.
+ * AMK_OK or AMK_ERESTRICT with a reason naming the resource and both numbers. */
+int amk_cost_feasible(const amk_config *c, const amk_target *t, amk_diag *d);
+
+typedef struct amk_estimate {
+    double bound_us;      /* roofline floor: never above the true time of a correct kernel */
+    double predicted_us;  /* ranking estimate */
+    double compute_us;    /* components of the prediction, kept for calibration */
+    double memory_us;
+    double occupancy;     /* resident warps / max warps, 0..1 */
+    int64_t blocks;       /* grid size */
+    int blocks_per_sm;    /* resident blocks per SM limited by threads, smem, regs */
+    double waves;         /* blocks / (sm_count * blocks_per_sm) rounded up */
+} amk_estimate;
+
+/* Floor and prediction for one config on one target. The floor uses the larger of
+ * datasheet and measured ceilings (so it stays a lower bound); the prediction uses measured
+ * ceilings when present. */
+int amk_cost_estimate(const amk_config *c, const amk_target *t, amk_estimate *out,
+                      amk_diag *d);
+/* 100 * bound / latency (how close to the roofline a measured latency is). */
+double amk_cost_pct_of_roofline(double bound_us, double latency_us);
+
+/* Calibration: least-squares fit (GSL multifit) of measured = c0 + c1*compute + c2*memory
+ * over trials, plus the Spearman rank correlation of predicted vs measured before and after. */
+typedef struct amk_calibration {
+    size_t n;
+    double c[3];
+    double chisq, r2;
+    double spearman_before, spearman_after;
+} amk_calibration;
+int amk_cost_calibrate(const double *compute_us, const double *memory_us,
+                       const double *predicted_us, const double *measured_us, size_t n,
+                       amk_calibration *out, amk_diag *d);
+
+#endif

@@ -1,0 +1,88 @@
+/* evaluator: the pipeline validate -> feasibility -> roofline screen -> backend
+ * (compile -> correctness -> benchmark -> floor guard), producing one verdict per config.
+ * Backends are type objects behind one vtable: `model` (cost model only, latency_kind
+ * predicted), `sim` (replays a results.tsv, latency_kind replayed), `gpu` (evaluator/gpu/,
+ * real hardware, latency_kind measured). The search loop only sees this header. */
+#ifndef AMK_EVALUATOR_H
+#define AMK_EVALUATOR_H
+
+#include "amk_cost_model.h"
+#include "amk_space_defs.h"
+
+typedef struct amk_verdict {
+    amk_status status;
+    int valid;                 /* passed schema, choices, restrictions, feasibility */
+    int correct;               /* 1 passed, 0 failed, -1 not checked (model/sim/rejected) */
+    char config_id[17];
+    double latency_us;         /* NAN unless status is ok */
+    amk_latency_kind latency_kind;
+    double spread;             /* IQR / median of the measurement; NAN when none */
+    double predicted_us;       /* NAN when not computed (rejected) */
+    double bound_us;           /* roofline floor; NAN when not computed */
+    double pct_of_roofline;    /* 100 * bound / latency; NAN when no latency */
+    double compile_ms;         /* NAN when nothing compiled */
+    int cache_hit;             /* 1 when the code object came from the compile cache */
+    uint64_t seed;             /* input seed of the correctness check; 0 when none */
+    char device[64];           /* device or target the verdict is about */
+    char regime[16];           /* "cold_l2" | "warm_l2" | "" */
+    char reason[512];          /* why rejected / failed: first lines of a compiler log etc. */
+    char notes[512];           /* anything else worth telling (log paths, replay source) */
+} amk_verdict;
+
+/* Sets every field to its "nothing known" value (NAN latencies, correct -1, empty text). */
+void amk_verdict_init(amk_verdict *v);
+/* JSON per space_defs/schema/verdict.schema.json. Caller frees with cJSON_Delete. */
+cJSON *amk_verdict_to_json(const amk_verdict *v);
+
+typedef struct amk_backend_opts {
+    const char *target;        /* target key/name for model & sim ("h100"); NULL = default */
+    const char *sim_path;      /* sim: results.tsv to replay */
+    int jobs;                  /* gpu: compile workers (0 = one per core) */
+    double compile_timeout_s;  /* gpu: cap of the adaptive compile timeout (0 = default) */
+    double run_timeout_s;      /* gpu: per-kernel hang limit (0 = default) */
+    int device_index;          /* gpu: which device (default 0) */
+    const char *cache_dir;     /* gpu: compile cache (NULL = default) */
+    uint64_t seed;             /* input seed base for correctness checks */
+} amk_backend_opts;
+
+typedef struct amk_backend_type {
+    int api_version;           /* first, always: 1 */
+    const char *name;          /* "model", "sim", "gpu" */
+    size_t state_size;
+    /* AMK_ENODEV when the backend cannot run here (no device); d says why. */
+    int (*init)(void *state, const amk_backend_opts *opts, amk_diag *d);
+    /* Evaluates n valid, feasible, unscreened configs; fills out[i] for each (status,
+     * latency, ...). Fields predicted_us/bound_us are already set by the pipeline.
+     * Returns AMK_OK; an error only when the backend itself broke (it then fills nothing). */
+    int (*evaluate)(void *state, const amk_config *const *cfgs, size_t n, amk_verdict *out);
+    /* The target the backend tunes for (limits for the space, ceilings for the model). */
+    const amk_target *(*target)(void *state);
+    const char *(*device)(void *state); /* device name for rows: "NVIDIA H100 80GB HBM3" */
+    void (*clear)(void *state);
+} amk_backend_type;
+
+extern const amk_backend_type *const amk_backends[]; /* NULL-terminated */
+const amk_backend_type *amk_backend_find(const char *name);
+
+typedef struct amk_evaluator amk_evaluator;
+
+/* backend: "model", "sim:FILE", "gpu", or "auto" (gpu when a device answers; else sim when
+ * a recorded sweep for kernel+shape exists in space_defs/data; else model; it logs which and
+ * why). For "auto", kernel/shape pick the recorded sweep and may be NULL. */
+int amk_evaluator_create(const char *backend, const amk_backend_opts *opts,
+                         const amk_spec *kernel, const amk_shape *shape, amk_evaluator **out,
+                         amk_diag *d);
+void amk_evaluator_free(amk_evaluator *ev);
+const char *amk_evaluator_backend(const amk_evaluator *ev); /* name actually in use */
+const amk_target *amk_evaluator_target(const amk_evaluator *ev);
+const char *amk_evaluator_device(const amk_evaluator *ev);
+
+/* Runs the pipeline on n configs of one space. incumbent_us is the latency to beat (NAN when
+ * there is none): a config whose floor exceeds it by more than screen_margin is `screened`.
+ * Every out[i] is filled; failures are statuses, not errors. */
+int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_config *const *cfgs,
+                      size_t n, double incumbent_us, amk_verdict *out);
+/* Screen margin (fraction, default 0.02): floor > incumbent * (1 + margin) is screened. */
+void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin);
+
+#endif

@@ -1,0 +1,97 @@
+/* results: the record. results.tsv (append-only, versioned header, locked durable appends,
+ * torn-last-line tolerant streaming reader), resume state, best.json, and the report. */
+#ifndef AMK_RESULTS_H
+#define AMK_RESULTS_H
+
+#include "amk_common.h"
+
+#include <cjson/cJSON.h>
+
+#define AMK_TSV_HEADER "# amk results v1"
+/* Column order of v1. Every row has exactly these, tab-separated; empty field = none. */
+#define AMK_TSV_COLUMNS(XX)                                                                \
+    XX(trial) XX(time) XX(kernel) XX(shape) XX(config_id) XX(params) XX(source) XX(status) \
+    XX(latency_us) XX(latency_kind) XX(spread) XX(predicted_us) XX(bound_us)               \
+    XX(pct_of_roofline) XX(compile_ms) XX(cache_hit) XX(kept) XX(device) XX(note)
+
+/* One trial. Doubles are NAN when absent. Strings are NUL-terminated, never contain tabs
+ * or newlines (the writer replaces them with spaces). */
+typedef struct amk_row {
+    int64_t trial;
+    char time[32];
+    char kernel[64];
+    char shape[160];
+    char config_id[17];
+    char params[1024];         /* compact JSON, keys sorted */
+    char source[32];           /* who proposed: "sobol", "mutate", "random", "user", ... */
+    amk_status status;
+    double latency_us;
+    amk_latency_kind latency_kind;
+    double spread, predicted_us, bound_us, pct_of_roofline, compile_ms;
+    int cache_hit;             /* 0/1; -1 unknown */
+    int kept;                  /* 1 when this trial became the incumbent */
+    char device[64];
+    char note[512];
+} amk_row;
+
+void amk_row_init(amk_row *r); /* NANs, -1 cache_hit, empty strings */
+
+typedef struct amk_tsv amk_tsv;
+
+/* Opens (creating with the header when missing or empty) for appending. An existing file
+ * must start with a v1 header, else AMK_ETSV naming the file. If the file does not end in a
+ * newline (a torn last row), a newline is appended first so the torn row stays isolated. */
+int amk_tsv_open(const char *path, amk_tsv **out, amk_diag *d);
+/* Appends rows atomically with respect to other processes (one locked write + fsync). */
+int amk_tsv_append(amk_tsv *t, const amk_row *rows, size_t n, amk_diag *d);
+void amk_tsv_close(amk_tsv *t);
+/* Formats one row as a TSV line with the trailing newline. */
+void amk_row_format(const amk_row *r, amk_sb *out);
+
+typedef struct amk_tsv_stats {
+    size_t rows;          /* rows delivered */
+    size_t torn;          /* lines skipped as torn (too few fields, no trailing newline) */
+    size_t lines;         /* lines read including header lines */
+} amk_tsv_stats;
+
+/* Streams rows to cb (nonzero return stops). A line with too few fields is skipped as torn
+ * only when it is the last line or lacks its newline; any other malformed line is AMK_ETSV
+ * with "FILE:LINE: column latency_us: 'abc' is not a number". A missing file is AMK_ENOENT. */
+int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *ud,
+                 amk_tsv_stats *st, amk_diag *d);
+/* Parses one line (no newline) into r; used by the reader and the fuzz target. */
+int amk_row_parse(const char *line, size_t len, amk_row *r, amk_diag *d);
+
+/* Resume state of one (kernel, shape, device) in a results file. */
+typedef struct amk_resume amk_resume;
+int amk_resume_load(const char *path, const char *kernel, const char *shape,
+                    const char *device, amk_resume **out, amk_diag *d);
+void amk_resume_free(amk_resume *r);
+int64_t amk_resume_last_trial(const amk_resume *r);   /* highest trial in the file, 0 if none */
+size_t amk_resume_rows(const amk_resume *r);          /* rows of this kernel/shape/device */
+int amk_resume_seen(const amk_resume *r, const char *config_id);
+/* The incumbent: the last row with kept=1 and status ok for this key; NULL if none. */
+const amk_row *amk_resume_incumbent(const amk_resume *r);
+
+/* Hash set of config ids (also used by the loop for dedupe). */
+typedef struct amk_idset amk_idset;
+amk_idset *amk_idset_create(void);
+int amk_idset_add(amk_idset *s, const char *config_id); /* 1 added, 0 present, <0 ENOMEM */
+int amk_idset_has(const amk_idset *s, const char *config_id);
+size_t amk_idset_size(const amk_idset *s);
+void amk_idset_free(amk_idset *s);
+
+/* best.json: {kernel, shape, device, config (the config JSON), config_id, latency_us,
+ * latency_kind, spread, trial, time}. Written atomically (temp + rename). config_json is
+ * borrowed. */
+int amk_best_write(const char *path, const amk_row *best, const cJSON *config_json,
+                   amk_diag *d);
+
+/* Report over one or more results files: best per kernel/shape/device, counts by status. */
+typedef struct amk_report amk_report;
+int amk_report_build(const char *const *paths, size_t n, amk_report **out, amk_diag *d);
+cJSON *amk_report_json(const amk_report *r);
+void amk_report_print(const amk_report *r, FILE *f); /* human table */
+void amk_report_free(amk_report *r);
+
+#endif

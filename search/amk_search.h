@@ -1,0 +1,87 @@
+/* search: strategies (one file each, behind one vtable) and the loop that drives them:
+ * propose a batch -> evaluate -> keep/revert -> log every trial -> stop on budget, time or
+ * an exhausted space. Never includes a GPU header. */
+#ifndef AMK_SEARCH_H
+#define AMK_SEARCH_H
+
+#include "amk_evaluator.h"
+#include "amk_results.h"
+
+typedef struct amk_strategy_opts {
+    uint64_t seed;
+    int initial;            /* hillclimb: size of the Sobol initial design (0 = default) */
+    int patience;           /* hillclimb: non-improving trials before a restart (0 = default) */
+} amk_strategy_opts;
+
+/* What a strategy proposes: the config and who proposed it ("sobol", "mutate", ...). */
+typedef struct amk_proposal {
+    amk_config config;
+    char source[32];
+} amk_proposal;
+
+typedef struct amk_strategy_type {
+    int api_version;        /* first, always: 1 */
+    const char *name;       /* "hillclimb", "random", "exhaustive", "anneal" */
+    const char *doc;
+    size_t state_size;
+    int (*init)(void *state, const amk_space *sp, const amk_strategy_opts *opts);
+    /* Proposes one config. 1 = proposed, 0 = nothing left to propose, <0 = error.
+     * `seen` says which config ids are already evaluated; strategies should avoid them
+     * (the loop drops repeats anyway). */
+    int (*next)(void *state, const amk_idset *seen, amk_proposal *out);
+    /* Learns from a verdict. kept = 1 when the loop made this config the incumbent. */
+    void (*observe)(void *state, const amk_config *c, const amk_verdict *v, int kept);
+    void (*clear)(void *state);
+} amk_strategy_type;
+
+extern const amk_strategy_type *const amk_strategies[]; /* NULL-terminated */
+const amk_strategy_type *amk_strategy_find(const char *name);
+
+/* Keep/revert (DESIGN §3): a correct candidate replaces the incumbent only when faster by more
+ * than max(min_gain, noise), noise = the larger measured spread of the two. When both are
+ * within that margin the simpler config wins (fewer threads, then less shared memory, then
+ * lexicographically smaller choice indices). Returns 1 to keep. */
+typedef struct amk_incumbent {
+    int has;
+    amk_config config;
+    double latency_us, spread;
+    amk_latency_kind kind;
+    int64_t trial;
+} amk_incumbent;
+int amk_keep_decide(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
+                    double min_gain);
+
+typedef struct amk_loop_progress {
+    int64_t trial, budget;         /* budget 0 = none */
+    double elapsed_s, time_limit_s;
+    const amk_verdict *last;
+    const amk_incumbent *best;
+} amk_loop_progress;
+
+typedef struct amk_loop_opts {
+    const amk_space *space;
+    amk_evaluator *ev;
+    const char *strategy;          /* NULL = "hillclimb" */
+    amk_strategy_opts strategy_opts;
+    int64_t budget;                /* trials (rows written); 0 = until exhausted/time */
+    double time_limit_s;           /* 0 = none */
+    int batch;                     /* proposals evaluated together (0 = 1) */
+    double min_gain;               /* fraction, default 0.01 */
+    const char *results_path;      /* required */
+    const char *best_path;         /* NULL = no best.json */
+    int resume;                    /* continue from results_path */
+    void (*progress)(const amk_loop_progress *p, void *ud);
+    void *progress_ud;
+} amk_loop_opts;
+
+typedef struct amk_loop_result {
+    int64_t trials;                /* rows written by this run */
+    int64_t first_trial;           /* trial number of the first row written */
+    int exhausted;                 /* the strategy ran out of configs */
+    amk_incumbent best;
+    double elapsed_s;
+} amk_loop_result;
+
+int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d);
+
+#endif

@@ -1,0 +1,199 @@
+/* space_defs: kernels as data. Loads and validates kernel specs (spec.json), compiles their
+ * integer expressions, parses and canonicalises configs, and enumerates, samples and walks
+ * the space of valid configs. No GPU and no cost model here; device limits come in as an
+ * amk_limits filled by the caller (cost_model knows the targets). Format: space_defs/SPEC.md. */
+#ifndef AMK_SPACE_DEFS_H
+#define AMK_SPACE_DEFS_H
+
+#include "amk_common.h"
+
+#include <cjson/cJSON.h>
+#include <gsl/gsl_rng.h>
+#include <stdint.h>
+
+#define AMK_MAX_PARAMS 24
+#define AMK_MAX_DIMS 8
+#define AMK_MAX_CHOICES 64
+#define AMK_NAME_MAX 64
+
+/* ---------- expressions ---------------------------------------------------------------
+ * Integer-exact 64-bit: + - * / % << >> & | ! && || == != < <= > >= ?: ( ),
+ * functions min(a,b) max(a,b) cdiv(a,b) log2(a) ispow2(a), integer literals, named values.
+ * Division/modulo by zero, overflow (incl. INT64_MIN/-1, shifts outside 0..63), log2 of
+ * a non-positive value are errors, never UB. Names are resolved to slots at parse time. */
+typedef struct amk_expr amk_expr;
+
+/* Resolves a name to a slot index >= 0, or returns -1 if unknown. */
+typedef int (*amk_name_resolver)(void *ud, const char *name, size_t len);
+
+int amk_expr_parse(const char *src, amk_name_resolver resolve, void *ud, amk_expr **out,
+                   amk_diag *d);
+/* Evaluates with slot values; AMK_EDIVZERO / AMK_EOVERFLOW / AMK_EEXPR on failure. */
+int amk_expr_eval(const amk_expr *e, const int64_t *slots, int64_t *out, amk_diag *d);
+/* Marks in `used` (length nslots) every slot the expression reads. */
+void amk_expr_slots(const amk_expr *e, unsigned char *used, int nslots);
+const char *amk_expr_source(const amk_expr *e);
+void amk_expr_free(amk_expr *e);
+
+/* ---------- device limits (named values usable in spec expressions) --------------------- */
+#define AMK_LIMITS_MAP(XX)                                                           \
+    XX(max_threads, "threads per block")                                             \
+    XX(max_smem, "shared memory per block without opt-in, bytes")                    \
+    XX(max_smem_optin, "shared memory per block with opt-in, bytes")                 \
+    XX(smem_per_sm, "shared memory per SM/CU, bytes")                                \
+    XX(warp, "warp / wavefront size")                                                \
+    XX(sm_count, "SMs / CUs")                                                        \
+    XX(regs_per_sm, "32-bit registers per SM / CU")                                  \
+    XX(max_regs_per_thread, "registers per thread")                                  \
+    XX(max_blocks_per_sm, "resident blocks per SM / CU")                             \
+    XX(max_threads_per_sm, "resident threads per SM / CU")                           \
+    XX(max_grid_x, "grid x limit")                                                   \
+    XX(max_grid_yz, "grid y and z limit")                                            \
+    XX(l2_bytes, "L2 cache bytes")
+
+typedef struct amk_limits {
+#define AMK__LIM_FIELD(name, doc) int64_t name;
+    AMK_LIMITS_MAP(AMK__LIM_FIELD)
+#undef AMK__LIM_FIELD
+} amk_limits;
+
+/* ---------- specs ------------------------------------------------------------------------ */
+typedef struct amk_spec amk_spec;
+
+/* Loads DIR/spec.json and validates it completely: schema, expressions (parsed against the
+ * declared names), derived-value cycles, defaults among choices, default config valid on the
+ * default shape for at least one built-in target is NOT checked here (no targets here).
+ * Errors read "DIR/spec.json: params.BM.values[2]: not an integer". */
+int amk_spec_load(const char *dir, amk_spec **out, amk_diag *d);
+void amk_spec_free(amk_spec *s);
+
+const char *amk_spec_name(const amk_spec *s);
+const char *amk_spec_description(const amk_spec *s);
+const char *amk_spec_dir(const amk_spec *s);
+const cJSON *amk_spec_json(const amk_spec *s); /* the parsed spec.json, borrowed */
+
+int amk_spec_n_params(const amk_spec *s);
+const char *amk_spec_param_name(const amk_spec *s, int i);
+int amk_spec_param_index(const amk_spec *s, const char *name); /* -1 if unknown */
+int amk_spec_param_n_choices(const amk_spec *s, int i);
+int64_t amk_spec_param_value(const amk_spec *s, int i, int choice); /* the -D value */
+/* For enum params (declared with strings) the label of a choice, else NULL. */
+const char *amk_spec_param_label(const amk_spec *s, int i, int choice);
+int amk_spec_param_default(const amk_spec *s, int i); /* default choice index */
+
+int amk_spec_n_dims(const amk_spec *s);
+const char *amk_spec_dim_name(const amk_spec *s, int i);
+int amk_spec_n_dtypes(const amk_spec *s);
+const char *amk_spec_dtype_name(const amk_spec *s, int i); /* "f32" "f16" "bf16" ... */
+int amk_dtype_size(const char *dtype);                     /* bytes; 0 if unknown */
+
+/* ---------- shapes ----------------------------------------------------------------------- */
+typedef struct amk_shape {
+    int64_t dims[AMK_MAX_DIMS]; /* in spec dim order */
+    int dtype;                  /* index into the spec's dtypes */
+} amk_shape;
+
+int amk_spec_n_shapes(const amk_spec *s); /* named shapes; index 0 is the default */
+const char *amk_spec_shape_name(const amk_spec *s, int i);
+void amk_spec_shape(const amk_spec *s, int i, amk_shape *out);
+/* "M=4096,N=4096,K=4096,dtype=bf16": unspecified dims/dtype come from the default shape;
+ * a shape name ("decode") is accepted too. Unknown dim, non-integer, value < 1 → error. */
+int amk_shape_parse(const amk_spec *s, const char *text, amk_shape *out, amk_diag *d);
+/* Canonical text: dims in spec order, then dtype: "M=4096,N=4096,K=4096,dtype=f32". */
+void amk_shape_format(const amk_spec *s, const amk_shape *sh, char *out, size_t cap);
+int amk_shape_from_json(const amk_spec *s, const cJSON *obj, amk_shape *out, amk_diag *d);
+cJSON *amk_shape_to_json(const amk_spec *s, const amk_shape *sh);
+
+/* ---------- configs ---------------------------------------------------------------------- */
+/* A point of the space: spec + shape + one choice index per param. Plain value type:
+ * copy with =, compare with amk_config_equal. */
+typedef struct amk_config {
+    const amk_spec *spec;
+    amk_shape shape;
+    uint8_t choice[AMK_MAX_PARAMS];
+} amk_config;
+
+void amk_config_default(const amk_spec *s, const amk_shape *sh, amk_config *out);
+int64_t amk_config_param(const amk_config *c, int i); /* value of param i */
+int amk_config_equal(const amk_config *a, const amk_config *b);
+/* {"kernel":..,"shape":{..},"params":{..}}. Every param must be present, known, an integer
+ * (or enum label) among its declared choices. Strings like "64 -DEVIL" are rejected. */
+typedef struct amk_registry amk_registry;
+int amk_config_from_json(const amk_registry *r, const cJSON *obj, amk_config *out, amk_diag *d);
+int amk_config_parse(const amk_registry *r, const char *text, amk_config *out, amk_diag *d);
+cJSON *amk_config_to_json(const amk_config *c);
+/* Canonical form: compact JSON, keys sorted at every level, integers only (enum params by
+ * label). Caller frees. config_id = amk_hash_hex(amk_hash64(canonical)). */
+char *amk_config_canonical(const amk_config *c);
+void amk_config_id(const amk_config *c, char out[17]);
+/* Compact JSON of the params only, keys sorted: {"BK":8,"BM":128,...}. Caller frees. */
+char *amk_config_params_json(const amk_config *c);
+/* Parses amk_config_params_json output back (used when replaying results.tsv rows). */
+int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const char *json,
+                                amk_config *out, amk_diag *d);
+/* Compiler defines: n strings "-DNAME=<int>" written into out[i] (each < 96 bytes), one per
+ * param, built only from declared integer choices. Returns the count. */
+int amk_config_defines(const amk_config *c, char out[][96], int cap);
+
+/* ---------- evaluation of a config ------------------------------------------------------- */
+typedef struct amk_launch {
+    int64_t grid[3], block[3], shared_bytes;
+} amk_launch;
+
+/* Cost terms from the spec's "cost" section (DESIGN §2). unit names a peak rate of the
+ * target: "simt_f32", "tf32", "f16", "bf16", "fp8", "int8", or "none" (memory-bound). */
+typedef struct amk_cost_terms {
+    int64_t flops;         /* useful arithmetic */
+    int64_t min_bytes;     /* compulsory global-memory traffic (roofline floor) */
+    int64_t traffic_bytes; /* modelled traffic for this tiling (prediction); >= min_bytes */
+    int64_t regs_estimate; /* registers per thread, estimated; 0 if spec gives none */
+    char unit[16];
+} amk_cost_terms;
+
+/* Checks restrictions (with limits as named values). AMK_OK when valid; AMK_ERESTRICT with
+ * d->msg = "restriction 'BM % TM == 0' is false" (the spec's text), or an expression error. */
+int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d);
+/* Value of any named thing (dim, param, derived, limit, elt) or of an expression text. */
+int amk_config_eval(const amk_config *c, const amk_limits *lim, const char *expr, int64_t *out,
+                    amk_diag *d);
+int amk_config_launch(const amk_config *c, const amk_limits *lim, amk_launch *out, amk_diag *d);
+int amk_config_cost(const amk_config *c, const amk_limits *lim, amk_cost_terms *out,
+                    amk_diag *d);
+
+/* ---------- the space of one spec at one shape on one device ---------------------------- */
+typedef struct amk_space amk_space;
+
+int amk_space_create(const amk_spec *s, const amk_shape *sh, const amk_limits *lim,
+                     amk_space **out, amk_diag *d);
+void amk_space_free(amk_space *sp);
+const amk_spec *amk_space_spec(const amk_space *sp);
+const amk_shape *amk_space_shape(const amk_space *sp);
+const amk_limits *amk_space_limits(const amk_space *sp);
+double amk_space_raw_size(const amk_space *sp); /* product of choice counts */
+int amk_space_valid(const amk_space *sp, const amk_config *c, amk_diag *d);
+/* Calls cb on every valid config in odometer order (last param fastest); cb returns nonzero
+ * to stop early. Returns AMK_OK or an error. Fast: 10^7 raw points in seconds. */
+int amk_space_enumerate(const amk_space *sp, int (*cb)(const amk_config *c, void *ud), void *ud);
+int64_t amk_space_count(const amk_space *sp); /* valid configs (enumerates); <0 on error */
+/* Uniform among valid configs by rejection from the raw product (no enumeration).
+ * AMK_EEMPTY when max_tries draws found none. */
+int amk_space_sample(const amk_space *sp, gsl_rng *rng, amk_config *out, long max_tries);
+/* Valid neighbours: one param moved to an adjacent choice index. Returns count (<= cap). */
+int amk_space_neighbours(const amk_space *sp, const amk_config *c, amk_config *out, int cap);
+/* Nearest valid config to a point of [0,1)^n_params (used for Sobol designs): maps u to
+ * choice indices, then searches outward by neighbour moves. AMK_EEMPTY if none found. */
+int amk_space_from_unit(const amk_space *sp, const double *u, gsl_rng *rng, amk_config *out);
+
+/* ---------- the registry of known kernels ------------------------------------------------ */
+/* Loads the built-in kernels: $AMK_KERNELS_DIR if set, else the install path, else the
+ * source tree's space_defs/kernels (compile-time paths). */
+int amk_registry_create(amk_registry **out, amk_diag *d);
+/* Adds DIR: either one kernel folder (has spec.json) or a folder of kernel folders.
+ * A user kernel with a built-in's name replaces it (a warning is logged). */
+int amk_registry_add_dir(amk_registry *r, const char *dir, amk_diag *d);
+const amk_spec *amk_registry_find(const amk_registry *r, const char *name);
+int amk_registry_count(const amk_registry *r);
+const amk_spec *amk_registry_at(const amk_registry *r, int i); /* sorted by name */
+void amk_registry_free(amk_registry *r);
+
+#endif
