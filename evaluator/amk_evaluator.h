@@ -85,4 +85,21 @@ int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_config *
 /* Screen margin (fraction, default 0.02): floor > incumbent * (1 + margin) is screened. */
 void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin);
 
+/* Source text prepended to every template and reference kernel for a vendor ("nvidia" or
+ * "amd"): amk_f16/amk_bf16 types, amk_to_float / amk_from_float conversions, AMK_WARP,
+ * AMK_KERNEL. Independent of any GPU header so compile checks run anywhere. */
+const char *amk_prelude(const char *vendor);
+
+/* Built-in host references (tests without a GPU, and cross-checks): compute every output
+ * buffer from the inputs in double precision, writing the output dtype. */
+typedef struct amk_host_buffer {
+    const char *name;
+    const char *dtype;   /* "f32", "f16", "bf16", ... (f16/bf16 stored as uint16_t bits) */
+    void *data;
+    int64_t count;
+} amk_host_buffer;
+typedef int (*amk_host_ref_fn)(const amk_config *c, amk_host_buffer *bufs, int nbufs,
+                               amk_diag *d);
+amk_host_ref_fn amk_host_ref_find(const char *name); /* spec reference.host; NULL if none */
+
 #endif
