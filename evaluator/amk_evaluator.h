@@ -21,7 +21,8 @@ typedef struct amk_verdict {
     double bound_us;           /* roofline floor; NAN when not computed */
     double pct_of_roofline;    /* 100 * bound / latency; NAN when no latency */
     double compile_ms;         /* NAN when nothing compiled */
-    int cache_hit;             /* 1 when the code object came from the compile cache */
+    int cache_hit;             /* 1 when the code object came from the compile cache, 0 when
+                                  compiled now, -1 when nothing was compiled */
     uint64_t seed;             /* input seed of the correctness check; 0 when none */
     char device[64];           /* device or target the verdict is about */
     char regime[16];           /* "cold_l2" | "warm_l2" | "" */
@@ -29,7 +30,8 @@ typedef struct amk_verdict {
     char notes[512];           /* anything else worth telling (log paths, replay source) */
 } amk_verdict;
 
-/* Sets every field to its "nothing known" value (NAN latencies, correct -1, empty text). */
+/* Sets every field to its "nothing known" value (NAN numbers, correct and cache_hit -1,
+ * status not_recorded, valid 0, empty text). */
 void amk_verdict_init(amk_verdict *v);
 /* JSON per space_defs/schema/verdict.schema.json. Caller frees with cJSON_Delete. */
 cJSON *amk_verdict_to_json(const amk_verdict *v);
@@ -79,11 +81,21 @@ const char *amk_evaluator_device(const amk_evaluator *ev);
 
 /* Runs the pipeline on n configs of one space. incumbent_us is the latency to beat (NAN when
  * there is none): a config whose floor exceeds it by more than screen_margin is `screened`.
- * Every out[i] is filled; failures are statuses, not errors. */
+ * Every out[i] is filled; failures are statuses, not errors. Returns AMK_OK, AMK_EINVAL, or
+ * the backend's error when the backend itself broke: the configs it was handed then read
+ * not_recorded with the reason (rejected/screened ones are still decided). */
 int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_config *const *cfgs,
                       size_t n, double incumbent_us, amk_verdict *out);
 /* Screen margin (fraction, default 0.02): floor > incumbent * (1 + margin) is screened. */
 void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin);
+
+/* Fits the cost model (amk_cost_calibrate) to the measured `ok` rows of results files:
+ * each row's config is rebuilt from kernel/shape/params through the registry and estimated
+ * on target t. kernel NULL = every kernel. Rows whose kernel is unknown or whose config no
+ * longer parses are counted in *skipped (may be NULL), not fatal. */
+int amk_calibrate_fit(const amk_registry *reg, const char *const *paths, size_t n_paths,
+                      const char *kernel, const amk_target *t, amk_calibration *out,
+                      size_t *skipped, amk_diag *d);
 
 /* Source text prepended to every template and reference kernel for a vendor ("nvidia" or
  * "amd"): amk_f16/amk_bf16 types, amk_to_float / amk_from_float conversions, AMK_WARP,
@@ -101,5 +113,30 @@ typedef struct amk_host_buffer {
 typedef int (*amk_host_ref_fn)(const amk_config *c, amk_host_buffer *bufs, int nbufs,
                                amk_diag *d);
 amk_host_ref_fn amk_host_ref_find(const char *name); /* spec reference.host; NULL if none */
+
+/* Compile without running (`amk compile`): each config's template (vendor prelude + template
+ * with the config's -D defines) is compiled for arch ("sm_90", "gfx90a"; NULL = the arch of
+ * the default target) by the isolated compile-worker pool, through the compile cache.
+ * opts: jobs, compile_timeout_s, cache_dir are used; may be NULL. A config that does not
+ * compile is a status in out[i], not an error of the call. */
+typedef struct amk_compile_result {
+    amk_status status;         /* ok | compile_error | compile_crash | compile_timeout */
+    char config_id[17];        /* for a reference kernel: the config it was built for */
+    double compile_ms;         /* compile wall time, or the cache lookup on a hit */
+    int cache_hit;
+    size_t code_bytes;         /* size of the code object (0 unless ok) */
+    char reason[512];          /* failures: first lines of the compiler log / the signal */
+    char notes[512];           /* full log path, original compile time of a cached object */
+} amk_compile_result;
+
+/* AMK_OK with every out[i] filled; AMK_EUNSUPPORTED in a build without a GPU vendor layer
+ * (or for an arch of the other vendor); AMK_EWORKER when no compile worker can start. */
+int amk_compile_batch(const amk_config *const *cfgs, size_t n, const char *arch,
+                      const amk_backend_opts *opts, amk_compile_result *out, amk_diag *d);
+/* The spec's reference kernel for each config's dtype, compiled the same way (out[i].config_id
+ * is cfgs[i]'s). */
+int amk_compile_references(const amk_config *const *cfgs, size_t n, const char *arch,
+                           const amk_backend_opts *opts, amk_compile_result *out,
+                           amk_diag *d);
 
 #endif

@@ -54,7 +54,8 @@ typedef struct amk_tsv_stats {
     size_t lines;         /* lines read including header lines */
 } amk_tsv_stats;
 
-/* Streams rows to cb (nonzero return stops). A line with too few fields is skipped as torn
+/* Streams rows to cb (nonzero return stops; a negative one is returned as the result, with
+ * d set by cb). Blank lines and lines starting with '#' after the header are skipped. A line with too few fields is skipped as torn
  * only when it is the last line or lacks its newline; any other malformed line is AMK_ETSV
  * with "FILE:LINE: column latency_us: 'abc' is not a number". A missing file is AMK_ENOENT. */
 int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *ud,
@@ -62,7 +63,8 @@ int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *
 /* Parses one line (no newline) into r; used by the reader and the fuzz target. */
 int amk_row_parse(const char *line, size_t len, amk_row *r, amk_diag *d);
 
-/* Resume state of one (kernel, shape, device) in a results file. */
+/* Resume state of one (kernel, shape, device) in a results file. A NULL kernel, shape or
+ * device matches any. A missing file gives an empty state (AMK_OK). */
 typedef struct amk_resume amk_resume;
 int amk_resume_load(const char *path, const char *kernel, const char *shape,
                     const char *device, amk_resume **out, amk_diag *d);
@@ -72,11 +74,15 @@ size_t amk_resume_rows(const amk_resume *r);          /* rows of this kernel/sha
 int amk_resume_seen(const amk_resume *r, const char *config_id);
 /* The incumbent: the last row with kept=1 and status ok for this key; NULL if none. */
 const amk_row *amk_resume_incumbent(const amk_resume *r);
+/* Hands the set of seen config ids to the caller (who frees it with amk_idset_free); the
+ * resume state then has an empty set. NULL when r is NULL or on allocation failure. */
+struct amk_idset *amk_resume_take_seen(amk_resume *r);
 
 /* Hash set of config ids (also used by the loop for dedupe). */
 typedef struct amk_idset amk_idset;
 amk_idset *amk_idset_create(void);
-int amk_idset_add(amk_idset *s, const char *config_id); /* 1 added, 0 present, <0 ENOMEM */
+/* 1 added, 0 present, AMK_ENOMEM, or AMK_EINVAL when config_id is not 16 hex digits. */
+int amk_idset_add(amk_idset *s, const char *config_id);
 int amk_idset_has(const amk_idset *s, const char *config_id);
 size_t amk_idset_size(const amk_idset *s);
 void amk_idset_free(amk_idset *s);

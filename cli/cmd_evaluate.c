@@ -1,0 +1,303 @@
+/* `amk evaluate`: step 2 of the agent loop. Turns a config JSON (or a whole `amk propose`
+ * output) into a config, runs the evaluator pipeline on it and prints the verdict JSON;
+ * with --results the trial is appended as a row with source "user". */
+#include "cli_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Line and column of byte `off` in text, 1-based. */
+static void line_col(const char *text, size_t off, int *line, int *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off && text[i]; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+/* Reads and parses the config document; exit code on failure (2: bad input). */
+static int read_config(cli_ctx *ctx, const char *path, amk_config *cfg)
+{
+    const char *name = strcmp(path, "-") ? path : "<stdin>";
+    char *text = NULL;
+    size_t len = 0;
+    amk_diag d;
+    amk_diag_clear(&d);
+    int e = amk_fs_read_all(strcmp(path, "-") ? path : "/dev/stdin", &text, &len, &d);
+    if (e != AMK_OK) {
+        if (e == AMK_ENOMEM)
+            return cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
+        return cli_fail(ctx, CLI_EXIT_INPUT, "cannot read config %s: %s", name,
+                        e == AMK_ENOENT ? "no such file" : d.msg);
+    }
+    if (strlen(text) != len) {
+        free(text);
+        return cli_fail(ctx, CLI_EXIT_INPUT, "%s: malformed JSON: contains a NUL byte", name);
+    }
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithOpts(text, &end, 1);
+    if (!doc) {
+        size_t off = end ? (size_t)(end - text) : 0;
+        if (!end && cJSON_GetErrorPtr())
+            off = (size_t)(cJSON_GetErrorPtr() - text);
+        if (off > len)
+            off = len;
+        int line, col;
+        line_col(text, off, &line, &col);
+        char near[24];
+        size_t n = 0;
+        for (size_t i = off; i < len && n < 20 && text[i] != '\n'; i++)
+            near[n++] = text[i];
+        near[n] = '\0';
+        free(text);
+        return cli_fail(ctx, CLI_EXIT_INPUT, "%s:%d:%d: malformed JSON%s%s%s", name, line, col,
+                        n ? " near '" : (off >= len ? " (unexpected end of input)" : ""),
+                        n ? near : "", n ? "'" : "");
+    }
+    free(text);
+    if (!cJSON_IsObject(doc)) {
+        cJSON_Delete(doc);
+        return cli_fail(ctx, CLI_EXIT_INPUT, "%s: expected a JSON object "
+                        "{\"kernel\", \"shape\", \"params\"} or the output of `amk propose`",
+                        name);
+    }
+    /* The whole `amk propose` output: use its "config" member. */
+    const cJSON *obj = doc;
+    const cJSON *inner = cJSON_GetObjectItemCaseSensitive(doc, "config");
+    if (!cJSON_GetObjectItemCaseSensitive(doc, "params") && inner) {
+        if (!cJSON_IsObject(inner)) {
+            cJSON_Delete(doc);
+            return cli_fail(ctx, CLI_EXIT_INPUT, "%s: config: expected an object", name);
+        }
+        obj = inner;
+    }
+    amk_registry *reg;
+    int rc = cli_registry(ctx, &reg);
+    if (rc) {
+        cJSON_Delete(doc);
+        return rc;
+    }
+    /* Name an unknown kernel with the list of known ones. */
+    const cJSON *kj = cJSON_GetObjectItemCaseSensitive(obj, "kernel");
+    if (cJSON_IsString(kj) && !amk_registry_find(reg, kj->valuestring)) {
+        const amk_spec *unused;
+        rc = cli_kernel(ctx, kj->valuestring, &unused);
+        cJSON_Delete(doc);
+        return rc;
+    }
+    e = amk_config_from_json(reg, obj, cfg, &d);
+    cJSON_Delete(doc);
+    if (e != AMK_OK) {
+        if (!d.msg[0])
+            amk_diag_set(&d, e, "%s", amk_strerror(e));
+        amk_diag_prefix(&d, "%s", name);
+        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* The results file of --results: opened (created with its header when missing) and read
+ * before the evaluation, so a foreign or malformed file is refused before paying for one. */
+typedef struct trial_log {
+    amk_tsv *tsv;
+    amk_resume *res;
+} trial_log;
+
+static int log_open(cli_ctx *ctx, const char *path, const amk_config *cfg, const char *shape,
+                    const char *device, trial_log *lg)
+{
+    amk_diag d;
+    amk_diag_clear(&d);
+    int e = amk_tsv_open(path, &lg->tsv, &d);
+    if (e == AMK_OK)
+        e = amk_resume_load(path, amk_spec_name(cfg->spec), shape, device, &lg->res, &d);
+    if (e != AMK_OK) {
+        amk_tsv_close(lg->tsv);
+        lg->tsv = NULL;
+        if (!d.msg[0])
+            amk_diag_set(&d, e, "%s: %s", path, amk_strerror(e));
+        else if (!strstr(d.msg, path))
+            amk_diag_prefix(&d, "%s", path);
+        return cli_fail_diag(ctx, cli_exit_for_results(e), &d);
+    }
+    return CLI_EXIT_OK;
+}
+
+static void log_close(trial_log *lg)
+{
+    amk_resume_free(lg->res);
+    amk_tsv_close(lg->tsv);
+    lg->res = NULL;
+    lg->tsv = NULL;
+}
+
+/* Appends the verdict as a row: trial numbers continue the file, kept=1 when the config
+ * beats the file's incumbent for the same kernel/shape/device. */
+static int log_append(cli_ctx *ctx, const char *path, trial_log *lg, const amk_config *cfg,
+                      const char *shape, const char *device, const amk_verdict *v, amk_row *row)
+{
+    amk_diag d;
+    amk_diag_clear(&d);
+    amk_row_init(row);
+    row->trial = amk_resume_last_trial(lg->res) + 1;
+    amk_time_iso(row->time);
+    snprintf(row->kernel, sizeof row->kernel, "%s", amk_spec_name(cfg->spec));
+    snprintf(row->shape, sizeof row->shape, "%s", shape);
+    memcpy(row->config_id, v->config_id, sizeof row->config_id);
+    char *params = amk_config_params_json(cfg);
+    if (!params)
+        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
+    snprintf(row->params, sizeof row->params, "%s", params);
+    free(params);
+    snprintf(row->source, sizeof row->source, "user");
+    row->status = v->status;
+    row->latency_us = v->latency_us;
+    row->latency_kind = v->latency_kind;
+    row->spread = v->spread;
+    row->predicted_us = v->predicted_us;
+    row->bound_us = v->bound_us;
+    row->pct_of_roofline = v->pct_of_roofline;
+    row->compile_ms = v->compile_ms;
+    row->cache_hit = isnan(v->compile_ms) ? -1 : v->cache_hit;
+    snprintf(row->device, sizeof row->device, "%s", device);
+    snprintf(row->note, sizeof row->note, "%s%s%s", v->reason,
+             v->reason[0] && v->notes[0] ? "; " : "", v->notes);
+
+    row->kept = 0;
+    if (v->status == AMK_STATUS_OK) {
+        const amk_row *inc = amk_resume_incumbent(lg->res);
+        amk_incumbent ic;
+        memset(&ic, 0, sizeof ic);
+        if (inc && amk_config_from_params_json(cfg->spec, &cfg->shape, inc->params, &ic.config,
+                                               NULL) == AMK_OK) {
+            ic.has = 1;
+            ic.latency_us = inc->latency_us;
+            ic.spread = inc->spread;
+            ic.kind = inc->latency_kind;
+            ic.trial = inc->trial;
+        }
+        row->kept = amk_keep_decide(&ic, cfg, v, 0.01) == 1;
+    }
+    int e = amk_tsv_append(lg->tsv, row, 1, &d);
+    if (e != AMK_OK) {
+        if (!d.msg[0])
+            amk_diag_set(&d, e, "%s: %s", path, amk_strerror(e));
+        return cli_fail_diag(ctx, cli_exit_for_results(e), &d);
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
+{
+    cli_args a;
+    int k, rc;
+    const char *input = NULL, *backend = "model", *results = NULL;
+    cli_args_init(&a, "evaluate", argc, argv);
+    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
+        if (k == CLI_ARG_POS) {
+            if (input)
+                cli_args_fail(&a, "unexpected argument '%s' (one CONFIG.json or -)", a.arg);
+            input = a.arg;
+            continue;
+        }
+        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--backend", &backend) ||
+            cli_args_value(&a, "--results", &results))
+            continue;
+        cli_args_unknown(&a);
+    }
+    if ((rc = cli_args_done(ctx, &a)) >= 0)
+        return rc;
+    if (!input) {
+        cli_args_fail(&a, "missing CONFIG.json (a file, or - for stdin)");
+        return a.err;
+    }
+    if ((rc = cli_check_backend(ctx, backend)) != 0)
+        return rc;
+
+    amk_config cfg;
+    if ((rc = read_config(ctx, input, &cfg)) != 0)
+        return rc;
+    const amk_target *t;
+    if ((rc = cli_resolve_target(ctx, &t)) != 0)
+        return rc;
+
+    amk_backend_opts opts;
+    memset(&opts, 0, sizeof opts);
+    opts.target = t->key;
+    if (!strncmp(backend, "sim:", 4))
+        opts.sim_path = backend + 4;
+    amk_evaluator *ev = NULL;
+    if ((rc = cli_evaluator(ctx, backend, &opts, cfg.spec, &cfg.shape, &ev)) != 0)
+        return rc;
+
+    char shape[256], device[64];
+    amk_shape_format(cfg.spec, &cfg.shape, shape, sizeof shape);
+    const amk_target *et = amk_evaluator_target(ev);
+    const char *dev = amk_evaluator_device(ev);
+    snprintf(device, sizeof device, "%s", dev && *dev ? dev : (et ? et : t)->key);
+    const char *used = amk_evaluator_backend(ev);
+    char used_backend[32];
+    snprintf(used_backend, sizeof used_backend, "%s", used ? used : backend);
+
+    trial_log lg = {NULL, NULL};
+    if (results && (rc = log_open(ctx, results, &cfg, shape, device, &lg)) != 0) {
+        amk_evaluator_free(ev);
+        return rc;
+    }
+
+    amk_diag d;
+    amk_diag_clear(&d);
+    amk_space *sp = NULL;
+    amk_verdict v;
+    amk_verdict_init(&v);
+    int e = amk_space_create(cfg.spec, &cfg.shape, &(et ? et : t)->limits, &sp, &d);
+    if (e != AMK_OK) {
+        rc = cli_fail_diag(ctx, cli_exit_for(e), &d);
+        goto done;
+    }
+    const amk_config *cp = &cfg;
+    e = amk_evaluator_run(ev, sp, &cp, 1, NAN, &v);
+    if (e != AMK_OK) {
+        rc = cli_fail(ctx, e == AMK_ENOMEM || cli_exit_for(e) == CLI_EXIT_INPUT
+                               ? CLI_EXIT_INTERNAL : cli_exit_for(e),
+                      "backend %s failed on %s: %s", used_backend, amk_spec_name(cfg.spec),
+                      amk_strerror(e));
+        goto done;
+    }
+    if (!v.config_id[0])
+        amk_config_id(&cfg, v.config_id);
+
+    amk_row row;
+    row.trial = 0;
+    row.kept = 0;
+    if (results && (rc = log_append(ctx, results, &lg, &cfg, shape, device, &v, &row)) != 0)
+        goto done;
+
+    if (cli_tables(ctx)) {
+        fprintf(stderr, "%s %s at %s on %s (%s): %s", amk_spec_name(cfg.spec), v.config_id,
+                shape, device, used_backend, amk_status_name(v.status));
+        if (!isnan(v.latency_us))
+            fprintf(stderr, ", %.3f us (%s)", v.latency_us,
+                    amk_latency_kind_name(v.latency_kind));
+        if (v.reason[0])
+            fprintf(stderr, ": %s", v.reason);
+        fputc('\n', stderr);
+        if (results)
+            fprintf(stderr, "logged as trial %lld in %s%s\n", (long long)row.trial, results,
+                    row.kept ? " (new incumbent)" : "");
+    }
+    rc = cli_print_json(ctx, amk_verdict_to_json(&v));
+
+done:
+    amk_space_free(sp);
+    log_close(&lg);
+    amk_evaluator_free(ev);
+    return rc;
+}

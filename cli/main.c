@@ -1,0 +1,322 @@
+/* amk: entry point. Parses the global options, finds the subcommand in the table and runs
+ * it; `amk help [CMD]` and every `CMD --help` print the texts kept here. */
+#include "cli_int.h"
+
+#include <gsl/gsl_errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cli_help_list[] =
+    "usage: amk list [--spec-dir DIR]...\n"
+    "\n"
+    "Lists the known kernels (built-in plus every --spec-dir) as a JSON array on stdout:\n"
+    "  [{name, description, dims, dtypes, default_shape, shapes, n_params, raw_size, dir}]\n"
+    "raw_size is the product of the choice counts (before restrictions).\n"
+    "A table goes to stderr when it is a terminal (or with --tables).\n";
+
+const char cli_help_space[] =
+    "usage: amk space KERNEL [--shape SHAPE] [--target T] [--exact] [--spec-dir DIR]...\n"
+    "\n"
+    "Describes the search space of KERNEL at SHAPE for target T as JSON on stdout:\n"
+    "  {kernel, shape, target, params: {NAME: {choices, default, doc}}, derived,\n"
+    "   restrictions, raw_size, valid_count, feasible_count, counted}\n"
+    "valid_count satisfies every restriction with T's limits; feasible_count also passes\n"
+    "the cost model's resource check (threads, shared memory, registers, grid). Spaces\n"
+    "with more than 5e7 raw points are estimated from 200000 uniform samples\n"
+    "(counted: \"estimated\") unless --exact is given (counted: \"exact\").\n"
+    "\n"
+    "  --shape SHAPE   M=4096,N=4096,K=4096[,dtype=f32] or a shape name; missing dims come\n"
+    "                  from the default shape\n"
+    "  --target T      h100 (default, or $AMK_TARGET), h200, a100, mi300x, mi250x\n"
+    "  --exact         always enumerate, however large the space\n";
+
+const char cli_help_propose[] =
+    "usage: amk propose KERNEL [--shape SHAPE] [--results FILE] [--strategy S] [--seed N]\n"
+    "                   [--target T] [--spec-dir DIR]...\n"
+    "\n"
+    "Prints the next config to try, for an agent to edit and pass to `amk evaluate`:\n"
+    "  {kernel, shape, config: {kernel, shape, params}, source, search_space, incumbent,\n"
+    "   exhausted}\n"
+    "With no recorded trial of KERNEL at SHAPE, config is the spec's default config (or the\n"
+    "strategy's first proposal when the default is not valid on the target). Otherwise the\n"
+    "strategy replays every recorded trial of FILE for KERNEL/SHAPE and proposes a config\n"
+    "not tried yet. incumbent is the fastest `ok` row of FILE for KERNEL/SHAPE (measured\n"
+    "rows preferred over replayed, replayed over predicted), or null. When every valid\n"
+    "config has been tried, exhausted is true and config is the incumbent's.\n"
+    "\n"
+    "  --results FILE  results.tsv to learn from (read only; missing file = no history)\n"
+    "  --strategy S    hillclimb (default), random, exhaustive, anneal\n"
+    "  --seed N        strategy seed (default 1): same file + seed, same proposal\n";
+
+const char cli_help_evaluate[] =
+    "usage: amk evaluate CONFIG.json|- [--backend B] [--results FILE] [--target T]\n"
+    "                    [--spec-dir DIR]...\n"
+    "\n"
+    "Evaluates one config and prints its verdict JSON on stdout:\n"
+    "  {status, valid, rejected_reason, correct, latency_us, latency_kind, predicted_us,\n"
+    "   bound_us, pct_of_roofline, config_id, notes, ...}\n"
+    "CONFIG.json is either a config {kernel, shape, params} or the whole output of\n"
+    "`amk propose` (its \"config\" member is used); - reads stdin.\n"
+    "\n"
+    "Exit status: 0 whenever a verdict is printed, whatever its status (a config that\n"
+    "violates a restriction or a resource limit is the verdict `rejected`: a verdict is\n"
+    "data). 2 when the input cannot be turned into a config: malformed JSON, unknown\n"
+    "kernel, param or dimension, a missing param, a value that is not one of the declared\n"
+    "choices (non-integers, huge or negative numbers, strings like \"64 -DEVIL\"); nothing\n"
+    "is printed on stdout and nothing is logged then. 3 results file problem, 4 backend\n"
+    "unavailable (--backend gpu without a device).\n"
+    "\n"
+    "  --backend B     model (default: cost model, latency_kind predicted), sim:FILE (replay\n"
+    "                  a results.tsv, latency_kind replayed), gpu (measured), auto (gpu when\n"
+    "                  a device answers, else a recorded sweep, else model)\n"
+    "  --results FILE  append the trial to FILE (source \"user\"; trial numbers continue;\n"
+    "                  kept=1 when it beats the file's incumbent)\n"
+    "  --target T      target for model/sim (default h100 or $AMK_TARGET)\n";
+
+const char cli_help_loop[] =
+    "usage: amk loop KERNEL [--shape SHAPE] [--budget N] [--time T] [--strategy S]\n"
+    "                [--seed N] [--backend B] [--results FILE] [--resume] [--best FILE]\n"
+    "                [--batch N] [--jobs N] [--min-gain F] [--target T] [--spec-dir DIR]...\n"
+    "\n"
+    "Runs the search loop: propose -> evaluate -> keep/revert, one results row per trial,\n"
+    "best config rewritten atomically whenever it improves. A progress bar goes to stderr\n"
+    "when it is a terminal. The summary is printed as JSON on stdout:\n"
+    "  {kernel, shape, backend, device, strategy, seed, trials, first_trial, exhausted,\n"
+    "   elapsed_s, best: {config, config_id, latency_us, latency_kind, trial} | null,\n"
+    "   results, best_file}\n"
+    "\n"
+    "  --budget N      trials to run (default 100 unless --time is given; 0 = no limit)\n"
+    "  --time T        wall-clock limit: 90s, 10m, 1h\n"
+    "  --strategy S    hillclimb (default), random, exhaustive, anneal\n"
+    "  --seed N        seed (default 1): same seed, same trials\n"
+    "  --backend B     model | sim:FILE | gpu | auto (default auto)\n"
+    "  --results FILE  results log (default results.tsv), appended to\n"
+    "  --resume        continue FILE: incumbent restored, tried configs skipped, trial\n"
+    "                  numbers continue\n"
+    "  --best FILE     best config file (default best.json)\n"
+    "  --batch N       proposals evaluated together (default 1)\n"
+    "  --jobs N        gpu: compile workers (default one per core)\n"
+    "  --min-gain F    keep a candidate only when faster by this fraction (default 0.01)\n";
+
+const char cli_help_report[] =
+    "usage: amk report FILE... [--json]\n"
+    "\n"
+    "Summarises results files: the best row per kernel/shape/device and the number of\n"
+    "trials per status. A table on stdout, or JSON with --json.\n";
+
+const char cli_help_devices[] =
+    "usage: amk devices [--require]\n"
+    "\n"
+    "Prints JSON on stdout: {gpu: {built, vendor, available, reason}, devices: [...],\n"
+    "targets: [...]}. devices lists the GPUs that answer when amk was built with the gpu\n"
+    "backend (CUDA/NVRTC or HIP/hipRTC); otherwise reason says why none answers (not\n"
+    "built with CUDA/HIP, or no driver/device, with the runtime's message). targets lists\n"
+    "the known targets with their limits and ceilings (datasheet and measured).\n"
+    "\n"
+    "  --require       exit 4 when no GPU answers\n";
+
+const char cli_help_help[] =
+    "usage: amk help [COMMAND]\n"
+    "\n"
+    "Prints the overview, or the help of COMMAND (same as `amk COMMAND --help`).\n";
+
+/* `amk compile` lives in cmd_compile.c with its own parser; global options given before the
+ * command name are passed on to it. */
+int amk_cmd_compile(int argc, char **argv);
+extern const char amk_cmd_compile_help[];
+
+static int cmd_compile(cli_ctx *ctx, int argc, char **argv)
+{
+    char **v = calloc((size_t)argc + 2 * (size_t)ctx->n_spec_dirs + 3, sizeof *v);
+    if (!v)
+        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
+    int n = 0;
+    for (int i = 0; i < argc; i++)
+        v[n++] = argv[i];
+    for (int i = 0; i < ctx->n_spec_dirs; i++) {
+        v[n++] = (char *)"--spec-dir";
+        v[n++] = (char *)ctx->spec_dirs[i];
+    }
+    if (ctx->target) {
+        v[n++] = (char *)"--target";
+        v[n++] = (char *)ctx->target;
+    }
+    int rc = amk_cmd_compile(n, v);
+    free(v);
+    return rc;
+}
+
+const cli_command cli_commands[] = {
+    {"list", "list the known kernels", cli_cmd_list, cli_help_list},
+    {"space", "describe a kernel's search space and count its valid configs", cli_cmd_space,
+     cli_help_space},
+    {"propose", "print the next config to try (agent loop, step 1)", cli_cmd_propose,
+     cli_help_propose},
+    {"evaluate", "evaluate one config JSON and print its verdict (agent loop, step 2)",
+     cli_cmd_evaluate, cli_help_evaluate},
+    {"loop", "run the search loop, logging every trial to results.tsv", cli_cmd_loop,
+     cli_help_loop},
+    {"report", "summarise results files: best per kernel/shape, counts by status",
+     cli_cmd_report, cli_help_report},
+    {"devices", "show GPUs (or why none answers) and the known targets", cli_cmd_devices,
+     cli_help_devices},
+    {"compile", "compile kernel templates without running them (check, warm the cache)",
+     cmd_compile, amk_cmd_compile_help},
+    {"help", "show help for amk or one command", cli_cmd_help, cli_help_help},
+    {NULL, NULL, NULL, NULL},
+};
+
+const cli_command *cli_command_find(const char *name)
+{
+    for (const cli_command *c = cli_commands; c->name; c++)
+        if (!strcmp(c->name, name))
+            return c;
+    return NULL;
+}
+
+static void print_global_help(FILE *f)
+{
+    fprintf(f, "amk %s - autotuning search engine for GPU kernels\n\n", AMK_VERSION);
+    fprintf(f, "usage: amk [GLOBAL OPTIONS] COMMAND [ARGS]\n\ncommands:\n");
+    for (const cli_command *c = cli_commands; c->name; c++)
+        fprintf(f, "  %-9s %s\n", c->name, c->summary);
+    fprintf(f,
+            "\nglobal options (accepted before or after COMMAND):\n"
+            "  --spec-dir DIR  add user kernels: a kernel folder (with spec.json) or a folder\n"
+            "                  of kernel folders; repeatable\n"
+            "  --target T      target for the model/sim backends and `space`:");
+    for (int i = 0; i < amk_target_count(); i++)
+        fprintf(f, " %s", amk_target_at(i)->key);
+    fprintf(f,
+            "\n                  (default $AMK_TARGET, else h100)\n"
+            "  --tables        people output (tables) on stderr even when not a terminal\n"
+            "  --quiet         no people output on stderr (errors still)\n"
+            "  --help          help; `amk COMMAND --help` for one command\n"
+            "  --version       print the version\n"
+            "\nMachine output is JSON on stdout; tables, progress and errors go to stderr.\n"
+            "\nexit codes:\n");
+#define XX(name, val, doc) fprintf(f, "  %d  %s\n", val, doc);
+    CLI_EXIT_MAP(XX)
+#undef XX
+    fprintf(f, "\nenvironment: AMK_TARGET (default target), AMK_LOG (error|warn|info|debug),\n"
+               "AMK_KERNELS_DIR (built-in kernels), AMK_CACHE_DIR (compile cache, ceilings)\n");
+    fprintf(f, "\nSee README.md, HARNESS.md (agent contract) and space_defs/SPEC.md.\n");
+}
+
+void cli_print_help(FILE *f, const cli_command *cmd)
+{
+    if (!cmd) {
+        print_global_help(f);
+        return;
+    }
+    fputs(cmd->help, f);
+    fprintf(f,
+            "\nglobal options: --spec-dir DIR (repeatable), --target T, --tables, --quiet,\n"
+            "--help. Exit codes: 0 ok, 1 usage, 2 bad input, 3 results file, 4 no device,\n"
+            "5 internal (`amk help` explains each).\n");
+}
+
+int cli_cmd_help(cli_ctx *ctx, int argc, char **argv)
+{
+    cli_args a;
+    const char *topic = NULL;
+    int k;
+    cli_args_init(&a, "help", argc, argv);
+    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
+        if (k == CLI_ARG_POS) {
+            if (topic)
+                cli_args_fail(&a, "one COMMAND at most ('%s' is extra)", a.arg);
+            topic = a.arg;
+            continue;
+        }
+        if (cli_common_option(ctx, &a))
+            continue;
+        cli_args_unknown(&a);
+    }
+    if (a.help) {
+        cli_print_help(stdout, cli_command_find("help"));
+        return CLI_EXIT_OK;
+    }
+    if (a.err)
+        return a.err;
+    if (!topic) {
+        print_global_help(stdout);
+        return CLI_EXIT_OK;
+    }
+    const cli_command *c = cli_command_find(topic);
+    if (!c) {
+        amk_sb sb = {0};
+        for (const cli_command *x = cli_commands; x->name; x++)
+            amk_sb_printf(&sb, "%s%s", x == cli_commands ? "" : ", ", x->name);
+        cli_fail(ctx, CLI_EXIT_USAGE, "unknown command '%s' (commands: %s)", topic,
+                 sb.p ? sb.p : "");
+        amk_sb_free(&sb);
+        return CLI_EXIT_USAGE;
+    }
+    cli_print_help(stdout, c);
+    return CLI_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();
+
+    cli_ctx ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.tables = -1;
+    ctx.cmd = NULL;
+
+    /* Global options before the command. */
+    cli_args a;
+    int k, cmd_index = -1;
+    cli_args_init(&a, NULL, argc - 1, argv + 1);
+    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
+        if (k == CLI_ARG_POS) {
+            cmd_index = a.i; /* a.argv[a.i - 1] == argv[a.i] is the command */
+            break;
+        }
+        if (cli_args_flag(&a, "--version")) {
+            printf("amk %s\n", AMK_VERSION);
+            return CLI_EXIT_OK;
+        }
+        if (cli_common_option(&ctx, &a))
+            continue;
+        cli_args_unknown(&a);
+    }
+    if (a.help && cmd_index < 0) {
+        print_global_help(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (a.err) {
+        fprintf(stderr, "amk: run `amk help` for usage\n");
+        return a.err;
+    }
+    if (cmd_index < 0) {
+        print_global_help(stderr);
+        fprintf(stderr, "\namk: no command given\n");
+        return CLI_EXIT_USAGE;
+    }
+    char **sub_argv = argv + cmd_index;
+    int sub_argc = argc - cmd_index;
+    const cli_command *c = cli_command_find(sub_argv[0]);
+    if (!c) {
+        fprintf(stderr, "amk: unknown command '%s' (commands:", sub_argv[0]);
+        for (const cli_command *x = cli_commands; x->name; x++)
+            fprintf(stderr, " %s", x->name);
+        fprintf(stderr, "; see `amk help`)\n");
+        return CLI_EXIT_USAGE;
+    }
+    ctx.cmd = c->name;
+    if (a.help) { /* `amk --help loop` */
+        cli_print_help(stdout, c);
+        return CLI_EXIT_OK;
+    }
+    int rc = c->run(&ctx, sub_argc, sub_argv);
+    amk_registry_free(ctx.reg);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "amk %s: cannot write standard output\n", c->name);
+        if (rc == CLI_EXIT_OK)
+            rc = CLI_EXIT_INTERNAL;
+    }
+    return rc;
+}

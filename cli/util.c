@@ -1,0 +1,475 @@
+/* cli helpers: the argument parser, error reporting and exit-code mapping, and the shared
+ * steps of several subcommands (registry, kernel, target, shape, evaluator, JSON bits). */
+#include "cli_int.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---------- argument parsing ------------------------------------------------------------- */
+
+void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv)
+{
+    memset(a, 0, sizeof *a);
+    a->cmd = cmd;
+    a->argc = argc;
+    a->argv = argv;
+    a->i = (cmd != NULL); /* skip the subcommand name itself */
+}
+
+static void args_vfail(cli_args *a, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "amk%s%s: ", a->cmd ? " " : "", a->cmd ? a->cmd : "");
+    vfprintf(stderr, fmt, ap);
+    if (a->cmd)
+        fprintf(stderr, " (see `amk %s --help`)\n", a->cmd);
+    else
+        fprintf(stderr, " (see `amk help`)\n");
+    a->err = CLI_EXIT_USAGE;
+    a->i = a->argc; /* stop parsing at the first usage error */
+}
+
+void cli_args_fail(cli_args *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    args_vfail(a, fmt, ap);
+    va_end(ap);
+}
+
+int cli_args_next(cli_args *a)
+{
+    a->matched = 0;
+    a->inline_val = NULL;
+    a->arg = NULL;
+    if (a->err || a->i >= a->argc)
+        return CLI_ARG_END;
+    const char *s = a->argv[a->i++];
+    if (a->only_pos || s[0] != '-' || s[1] == '\0') {
+        a->arg = s;
+        return CLI_ARG_POS;
+    }
+    if (!strcmp(s, "--")) {
+        a->only_pos = 1;
+        return cli_args_next(a);
+    }
+    if (!strcmp(s, "-h"))
+        s = "--help";
+    const char *eq = s[1] == '-' ? strchr(s, '=') : NULL;
+    if (eq) {
+        size_t n = (size_t)(eq - s);
+        if (n >= sizeof a->optbuf)
+            n = sizeof a->optbuf - 1;
+        memcpy(a->optbuf, s, n);
+        a->optbuf[n] = '\0';
+        a->arg = a->optbuf;
+        a->inline_val = eq + 1;
+    } else {
+        a->arg = s;
+    }
+    return CLI_ARG_OPT;
+}
+
+int cli_args_flag(cli_args *a, const char *name)
+{
+    if (a->matched || !a->arg || strcmp(a->arg, name) != 0)
+        return 0;
+    a->matched = 1;
+    if (a->inline_val)
+        cli_args_fail(a, "option %s takes no value (got '%s')", name, a->inline_val);
+    return 1;
+}
+
+int cli_args_value(cli_args *a, const char *name, const char **val)
+{
+    if (a->matched || !a->arg || strcmp(a->arg, name) != 0)
+        return 0;
+    a->matched = 1;
+    *val = NULL;
+    if (a->inline_val) {
+        *val = a->inline_val;
+    } else if (a->i < a->argc && strncmp(a->argv[a->i], "--", 2) != 0) {
+        *val = a->argv[a->i++];
+    } else {
+        cli_args_fail(a, "option %s needs a value", name);
+        return 1;
+    }
+    if (!**val) {
+        cli_args_fail(a, "option %s: empty value", name);
+        *val = NULL;
+    }
+    return 1;
+}
+
+void cli_args_unknown(cli_args *a)
+{
+    if (a->matched || a->err)
+        return;
+    cli_args_fail(a, "unknown option '%s'", a->arg ? a->arg : "?");
+}
+
+int cli_args_int(cli_args *a, const char *name, const char *text, int64_t lo, int64_t hi,
+                 int64_t *out)
+{
+    int64_t v;
+    if (!text)
+        return 0;
+    if (amk_parse_i64(text, &v) != AMK_OK || v < lo || v > hi) {
+        cli_args_fail(a, "option %s: '%s' is not an integer in %lld..%lld", name, text,
+                      (long long)lo, (long long)hi);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+int cli_args_done(const cli_ctx *ctx, const cli_args *a)
+{
+    if (a->help) {
+        cli_print_help(stdout, cli_command_find(ctx->cmd ? ctx->cmd : "help"));
+        return CLI_EXIT_OK;
+    }
+    return a->err ? a->err : -1;
+}
+
+int cli_common_option(cli_ctx *ctx, cli_args *a)
+{
+    const char *v;
+    if (cli_args_value(a, "--spec-dir", &v)) {
+        if (v) {
+            if (ctx->n_spec_dirs >= CLI_MAX_SPEC_DIRS)
+                cli_args_fail(a, "at most %d --spec-dir options", CLI_MAX_SPEC_DIRS);
+            else
+                ctx->spec_dirs[ctx->n_spec_dirs++] = v;
+        }
+        return 1;
+    }
+    if (cli_args_value(a, "--target", &v)) {
+        if (v)
+            ctx->target = v;
+        return 1;
+    }
+    if (cli_args_flag(a, "--tables")) {
+        ctx->tables = 1;
+        return 1;
+    }
+    if (cli_args_flag(a, "--quiet")) {
+        ctx->tables = 0;
+        return 1;
+    }
+    if (cli_args_flag(a, "--help")) {
+        a->help = 1;
+        a->i = a->argc; /* nothing else matters */
+        return 1;
+    }
+    return 0;
+}
+
+/* ---------- messages --------------------------------------------------------------------- */
+
+static void vmsg(const cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "amk%s%s: %s", ctx && ctx->cmd ? " " : "", ctx && ctx->cmd ? ctx->cmd : "",
+            kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+int cli_fail(const cli_ctx *ctx, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(ctx, "error: ", fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void cli_warn(const cli_ctx *ctx, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vmsg(ctx, "", fmt, ap);
+    va_end(ap);
+}
+
+int cli_fail_diag(const cli_ctx *ctx, int code, const amk_diag *d)
+{
+    if (d && d->msg[0])
+        return cli_fail(ctx, code, "%s", d->msg);
+    return cli_fail(ctx, code, "%s", amk_strerror(d ? d->code : AMK_EINVAL));
+}
+
+int cli_exit_for(int code)
+{
+    switch (code) {
+    case AMK_OK: return CLI_EXIT_OK;
+    case AMK_ENOMEM:
+    case AMK_EBACKEND:
+    case AMK_EWORKER:
+    case AMK_ETIMEDOUT: return CLI_EXIT_INTERNAL;
+    case AMK_ETSV:
+    case AMK_EIO: return CLI_EXIT_RESULTS;
+    case AMK_ENODEV:
+    case AMK_EUNSUPPORTED: return CLI_EXIT_NODEV;
+    default: return CLI_EXIT_INPUT;
+    }
+}
+
+int cli_exit_for_results(int code)
+{
+    if (code == AMK_OK)
+        return CLI_EXIT_OK;
+    return code == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_RESULTS;
+}
+
+int cli_tables(const cli_ctx *ctx)
+{
+    if (ctx->tables >= 0)
+        return ctx->tables;
+    return isatty(STDERR_FILENO);
+}
+
+int cli_print_json(const cli_ctx *ctx, cJSON *json)
+{
+    if (!json)
+        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory building the JSON output");
+    char *s = cJSON_Print(json);
+    cJSON_Delete(json);
+    if (!s)
+        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory printing the JSON output");
+    /* cJSON indents with tabs and separates keys with ":\t"; raw tabs occur nowhere else
+     * (tabs inside strings are escaped), so print two spaces per level and ": ". */
+    for (const char *p = s; *p; p++) {
+        if (*p != '\t')
+            fputc(*p, stdout);
+        else if (p > s && p[-1] == ':')
+            fputc(' ', stdout);
+        else
+            fputs("  ", stdout);
+    }
+    fputc('\n', stdout);
+    free(s);
+    return CLI_EXIT_OK;
+}
+
+/* ---------- shared objects --------------------------------------------------------------- */
+
+int cli_registry(cli_ctx *ctx, amk_registry **out)
+{
+    amk_diag d;
+    amk_diag_clear(&d);
+    if (!ctx->reg) {
+        amk_registry *r = NULL;
+        int rc = amk_registry_create(&r, &d);
+        if (rc != AMK_OK) {
+            amk_diag_prefix(&d, "loading the built-in kernels");
+            return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT,
+                                 &d);
+        }
+        for (int i = 0; i < ctx->n_spec_dirs; i++) {
+            const char *dir = ctx->spec_dirs[i];
+            if (!amk_fs_exists(dir)) {
+                amk_registry_free(r);
+                return cli_fail(ctx, CLI_EXIT_INPUT, "--spec-dir %s: no such directory", dir);
+            }
+            rc = amk_registry_add_dir(r, dir, &d);
+            if (rc != AMK_OK) {
+                amk_registry_free(r);
+                if (!strstr(d.msg, dir))
+                    amk_diag_prefix(&d, "--spec-dir %s", dir);
+                return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT,
+                                     &d);
+            }
+        }
+        ctx->reg = r;
+    }
+    *out = ctx->reg;
+    return CLI_EXIT_OK;
+}
+
+int cli_kernel(cli_ctx *ctx, const char *name, const amk_spec **out)
+{
+    amk_registry *r;
+    int rc = cli_registry(ctx, &r);
+    if (rc)
+        return rc;
+    const amk_spec *s = amk_registry_find(r, name);
+    if (!s) {
+        amk_sb sb = {0};
+        for (int i = 0; i < amk_registry_count(r); i++)
+            amk_sb_printf(&sb, "%s%s", i ? ", " : "", amk_spec_name(amk_registry_at(r, i)));
+        cli_fail(ctx, CLI_EXIT_INPUT, "unknown kernel '%s' (known: %s; add your own with "
+                 "--spec-dir DIR)", name, sb.p ? sb.p : "none");
+        amk_sb_free(&sb);
+        return CLI_EXIT_INPUT;
+    }
+    *out = s;
+    return CLI_EXIT_OK;
+}
+
+static void known_targets(amk_sb *sb)
+{
+    for (int i = 0; i < amk_target_count(); i++)
+        amk_sb_printf(sb, "%s%s", i ? ", " : "", amk_target_at(i)->key);
+}
+
+int cli_resolve_target(cli_ctx *ctx, const amk_target **out)
+{
+    if (!ctx->target_ready) {
+        const char *name = ctx->target;
+        const amk_target *t;
+        if (!name && getenv("AMK_TARGET") && *getenv("AMK_TARGET"))
+            name = getenv("AMK_TARGET");
+        t = name ? amk_target_find(name) : amk_target_default();
+        if (!t) {
+            amk_sb sb = {0};
+            known_targets(&sb);
+            cli_fail(ctx, CLI_EXIT_INPUT, "unknown target '%s'%s (known: %s)",
+                     name ? name : "(default)", ctx->target ? "" : " from $AMK_TARGET",
+                     sb.p ? sb.p : "none");
+            amk_sb_free(&sb);
+            return CLI_EXIT_INPUT;
+        }
+        ctx->target_copy = *t;
+        char path[4096];
+        amk_ceilings_path(&ctx->target_copy, path, sizeof path);
+        if (path[0] && amk_fs_exists(path)) {
+            amk_diag d;
+            amk_diag_clear(&d);
+            if (amk_ceilings_load(&ctx->target_copy, path, &d) != AMK_OK) {
+                cli_warn(ctx, "warning: ignoring measured ceilings: %s", d.msg);
+                ctx->target_copy = *t;
+            }
+        }
+        ctx->target_ready = 1;
+    }
+    *out = &ctx->target_copy;
+    return CLI_EXIT_OK;
+}
+
+int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, amk_shape *out)
+{
+    if (!text) {
+        amk_spec_shape(s, 0, out);
+        return CLI_EXIT_OK;
+    }
+    amk_diag d;
+    amk_diag_clear(&d);
+    int rc = amk_shape_parse(s, text, out, &d);
+    if (rc != AMK_OK) {
+        amk_diag_prefix(&d, "--shape '%s' for kernel %s", text, amk_spec_name(s));
+        return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_check_backend(cli_ctx *ctx, const char *b)
+{
+    if (!strcmp(b, "model") || !strcmp(b, "auto") || !strcmp(b, "gpu"))
+        return CLI_EXIT_OK;
+    if (!strncmp(b, "sim:", 4) && b[4])
+        return CLI_EXIT_OK;
+    if (!strcmp(b, "sim") || !strcmp(b, "sim:"))
+        return cli_fail(ctx, CLI_EXIT_USAGE, "--backend sim needs the file to replay: "
+                        "--backend sim:FILE");
+    return cli_fail(ctx, CLI_EXIT_USAGE, "unknown backend '%s' (model, sim:FILE, gpu, auto)",
+                    b);
+}
+
+int cli_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
+                  const amk_spec *s, const amk_shape *sh, amk_evaluator **out)
+{
+    amk_diag d;
+    amk_diag_clear(&d);
+    int rc = amk_evaluator_create(backend, opts, s, sh, out, &d);
+    if (rc == AMK_OK)
+        return CLI_EXIT_OK;
+    int code;
+    if (rc == AMK_ENOMEM)
+        code = CLI_EXIT_INTERNAL;
+    else if (rc == AMK_ENODEV || rc == AMK_EUNSUPPORTED || rc == AMK_EBACKEND ||
+             rc == AMK_EWORKER)
+        code = CLI_EXIT_NODEV;
+    else if (!strncmp(backend, "sim:", 4))
+        code = CLI_EXIT_RESULTS; /* the file to replay is a results file */
+    else
+        code = cli_exit_for(rc);
+    if (!strstr(d.msg, backend))
+        amk_diag_prefix(&d, "backend %s", backend);
+    return cli_fail_diag(ctx, code, &d);
+}
+
+/* ---------- JSON --------------------------------------------------------------------------- */
+
+cJSON *cli_json_num(double v)
+{
+    if (isnan(v) || isinf(v))
+        return cJSON_CreateNull();
+    return cJSON_CreateNumber(v);
+}
+
+void cli_json_add_num(cJSON *obj, const char *key, double v)
+{
+    cJSON_AddItemToObject(obj, key, cli_json_num(v));
+}
+
+cJSON *cli_choice_json(const amk_spec *s, int i, int k)
+{
+    const char *label = amk_spec_param_label(s, i, k);
+    if (label)
+        return cJSON_CreateString(label);
+    return cJSON_CreateNumber((double)amk_spec_param_value(s, i, k));
+}
+
+cJSON *cli_space_json(const amk_spec *s)
+{
+    cJSON *out = cJSON_CreateObject();
+    cJSON *params = cJSON_AddObjectToObject(out, "params");
+    const cJSON *sj = amk_spec_json(s);
+    const cJSON *sparams = sj ? cJSON_GetObjectItemCaseSensitive(sj, "params") : NULL;
+    for (int i = 0; params && i < amk_spec_n_params(s); i++) {
+        const char *name = amk_spec_param_name(s, i);
+        cJSON *p = cJSON_AddObjectToObject(params, name);
+        if (!p)
+            continue;
+        cJSON *choices = cJSON_AddArrayToObject(p, "choices");
+        for (int k = 0; choices && k < amk_spec_param_n_choices(s, i); k++)
+            cJSON_AddItemToArray(choices, cli_choice_json(s, i, k));
+        cJSON_AddItemToObject(p, "default", cli_choice_json(s, i, amk_spec_param_default(s, i)));
+        const cJSON *sp = sparams ? cJSON_GetObjectItemCaseSensitive(sparams, name) : NULL;
+        const cJSON *doc = sp ? cJSON_GetObjectItemCaseSensitive(sp, "doc") : NULL;
+        if (cJSON_IsString(doc))
+            cJSON_AddStringToObject(p, "doc", doc->valuestring);
+    }
+    const cJSON *derived = sj ? cJSON_GetObjectItemCaseSensitive(sj, "derived") : NULL;
+    const cJSON *restr = sj ? cJSON_GetObjectItemCaseSensitive(sj, "restrictions") : NULL;
+    cJSON_AddItemToObject(out, "derived", derived ? cJSON_Duplicate(derived, 1)
+                                                  : cJSON_CreateObject());
+    cJSON_AddItemToObject(out, "restrictions", restr ? cJSON_Duplicate(restr, 1)
+                                                     : cJSON_CreateArray());
+    return out;
+}
+
+void cli_verdict_from_row(const amk_row *r, amk_verdict *v)
+{
+    amk_verdict_init(v);
+    v->status = r->status;
+    v->valid = r->status != AMK_STATUS_REJECTED;
+    if (r->status == AMK_STATUS_OK || r->status == AMK_STATUS_WITHHELD)
+        v->correct = 1;
+    else if (r->status == AMK_STATUS_WRONG)
+        v->correct = 0;
+    memcpy(v->config_id, r->config_id, sizeof v->config_id);
+    v->latency_us = r->latency_us;
+    v->latency_kind = r->latency_kind;
+    v->spread = r->spread;
+    v->predicted_us = r->predicted_us;
+    v->bound_us = r->bound_us;
+    v->pct_of_roofline = r->pct_of_roofline;
+    v->compile_ms = r->compile_ms;
+    v->cache_hit = r->cache_hit > 0;
+    snprintf(v->device, sizeof v->device, "%s", r->device);
+    snprintf(v->notes, sizeof v->notes, "%s", r->note);
+}

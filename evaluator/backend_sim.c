@@ -1,0 +1,469 @@
+/* The `sim` backend: replays a recorded sweep (a results.tsv) instead of running anything.
+ * Measured ok rows replay as `replayed` latencies (median when a config was measured more
+ * than once), recorded failures replay as the same status, and a config the file does not
+ * hold is `not_recorded` — a number is never invented. Strategies are tested on it. */
+#include "evaluator_int.h"
+
+#include "amk_results.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One usable row of the file, kept while loading. */
+typedef struct sim_rec {
+    char id[17];
+    amk_status status;
+    double latency_us, spread;
+    int64_t trial;
+    size_t order; /* line order, breaks trial ties */
+    int dev;      /* index into the device table */
+    char *note;   /* failures only: the recorded reason */
+} sim_rec;
+
+/* What a config replays as. */
+typedef struct sim_outcome {
+    char id[17];
+    uint64_t key;
+    amk_status status;
+    double latency_us, spread;
+    char *reason; /* failures: recorded reason (may be NULL) */
+    char *notes;  /* "replayed from FILE (trial N)" */
+} sim_outcome;
+
+typedef struct sim_state {
+    char *path;
+    sim_outcome *outs;
+    size_t n_outs;
+    uint32_t *slots; /* open addressing, index + 1, 0 = empty */
+    size_t cap;      /* power of two */
+    const amk_target *target;
+    char device[96];
+} sim_state;
+
+typedef struct sim_load {
+    sim_rec *recs;
+    size_t n, cap;
+    char **devs;
+    size_t *dev_rows;
+    size_t n_devs, devs_cap;
+    size_t lines;
+    int oom;
+} sim_load;
+
+static int is_failure(amk_status s)
+{
+    switch (s) {
+    case AMK_STATUS_COMPILE_ERROR:
+    case AMK_STATUS_COMPILE_CRASH:
+    case AMK_STATUS_COMPILE_TIMEOUT:
+    case AMK_STATUS_WRONG:
+    case AMK_STATUS_RUN_ERROR:
+    case AMK_STATUS_RUN_TIMEOUT:
+    case AMK_STATUS_WITHHELD:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* 16 hex digits -> the 64-bit value they spell (config ids are hashes already); any other
+ * text is hashed. */
+static uint64_t id_key(const char *id)
+{
+    uint64_t k = 0;
+    size_t n = strlen(id);
+    if (n != 16)
+        return amk_hash64(id, n);
+    for (size_t i = 0; i < n; i++) {
+        char c = id[i];
+        int v = c >= '0' && c <= '9' ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (v < 0)
+            return amk_hash64(id, n);
+        k = k << 4 | (uint64_t)v;
+    }
+    return k;
+}
+
+static int intern_device(sim_load *L, const char *name)
+{
+    for (size_t i = 0; i < L->n_devs; i++)
+        if (strcmp(L->devs[i], name) == 0)
+            return (int)i;
+    if (L->n_devs == L->devs_cap) {
+        size_t nc = L->devs_cap ? 2 * L->devs_cap : 4;
+        char **nd = realloc(L->devs, nc * sizeof *nd);
+        if (!nd)
+            return -1;
+        L->devs = nd;
+        size_t *nr = realloc(L->dev_rows, nc * sizeof *nr);
+        if (!nr)
+            return -1;
+        L->dev_rows = nr;
+        L->devs_cap = nc;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return -1;
+    L->devs[L->n_devs] = copy;
+    L->dev_rows[L->n_devs] = 0;
+    return (int)L->n_devs++;
+}
+
+static int load_row(const amk_row *r, void *ud)
+{
+    sim_load *L = ud;
+    size_t order = L->lines++;
+    int ok = r->status == AMK_STATUS_OK &&
+             (r->latency_kind == AMK_LAT_MEASURED || r->latency_kind == AMK_LAT_REPLAYED) &&
+             isfinite(r->latency_us) && r->latency_us > 0;
+    if (!ok && !is_failure(r->status))
+        return 0; /* rejected, screened, predicted, not_recorded: nothing to replay */
+    if (!r->config_id[0])
+        return 0;
+    if (L->n == L->cap) {
+        size_t nc = L->cap ? 2 * L->cap : 64;
+        sim_rec *nr = realloc(L->recs, nc * sizeof *nr);
+        if (!nr)
+            goto oom;
+        L->recs = nr;
+        L->cap = nc;
+    }
+    sim_rec *rec = &L->recs[L->n];
+    memset(rec, 0, sizeof *rec);
+    snprintf(rec->id, sizeof rec->id, "%s", r->config_id);
+    rec->status = r->status;
+    rec->latency_us = ok ? r->latency_us : NAN;
+    rec->spread = r->spread;
+    rec->trial = r->trial;
+    rec->order = order;
+    rec->dev = intern_device(L, r->device);
+    if (rec->dev < 0)
+        goto oom;
+    if (!ok && r->note[0] && !(rec->note = strdup(r->note)))
+        goto oom;
+    L->dev_rows[rec->dev]++;
+    L->n++;
+    return 0;
+oom:
+    L->oom = 1;
+    return 1;
+}
+
+static void load_free(sim_load *L)
+{
+    for (size_t i = 0; i < L->n; i++)
+        free(L->recs[i].note);
+    for (size_t i = 0; i < L->n_devs; i++)
+        free(L->devs[i]);
+    free(L->recs);
+    free(L->devs);
+    free(L->dev_rows);
+}
+
+static int rec_cmp(const void *a, const void *b)
+{
+    const sim_rec *x = a, *y = b;
+    int c = strcmp(x->id, y->id);
+    if (c)
+        return c;
+    if (x->trial != y->trial)
+        return x->trial < y->trial ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Picks the device whose rows are replayed: the one matching the requested target when one
+ * is named and present, else the device with the most rows. */
+static int choose_device(const sim_load *L, const amk_target *want)
+{
+    int best = -1;
+    if (want) {
+        for (size_t i = 0; i < L->n_devs; i++) {
+            const amk_target *t = L->devs[i][0] ? amk_target_find(L->devs[i]) : NULL;
+            if (t && strcmp(t->key, want->key) == 0 &&
+                (best < 0 || L->dev_rows[i] > L->dev_rows[best]))
+                best = (int)i;
+        }
+        if (best >= 0)
+            return best;
+    }
+    for (size_t i = 0; i < L->n_devs; i++)
+        if (best < 0 || L->dev_rows[i] > L->dev_rows[best])
+            best = (int)i;
+    return best;
+}
+
+/* Builds the outcome of one config from its rows recs[0..n) (sorted by trial). */
+static int build_outcome(sim_state *s, const sim_rec *recs, size_t n, sim_outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    memcpy(o->id, recs[0].id, sizeof o->id);
+    o->key = id_key(o->id);
+    o->latency_us = NAN;
+    o->spread = NAN;
+    size_t n_ok = 0, n_fail = 0;
+    for (size_t i = 0; i < n; i++)
+        recs[i].status == AMK_STATUS_OK ? n_ok++ : n_fail++;
+    amk_sb sb = {0};
+    if (n_ok) {
+        double *lat = malloc(n_ok * sizeof *lat), *spr = malloc(n_ok * sizeof *spr);
+        if (!lat || !spr) {
+            free(lat);
+            free(spr);
+            return AMK_ENOMEM;
+        }
+        size_t k = 0, ks = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (recs[i].status != AMK_STATUS_OK)
+                continue;
+            lat[k++] = recs[i].latency_us;
+            if (isfinite(recs[i].spread))
+                spr[ks++] = recs[i].spread;
+        }
+        qsort(lat, k, sizeof *lat, dbl_cmp);
+        qsort(spr, ks, sizeof *spr, dbl_cmp);
+        o->status = AMK_STATUS_OK;
+        o->latency_us = k % 2 ? lat[k / 2] : 0.5 * (lat[k / 2 - 1] + lat[k / 2]);
+        if (ks)
+            o->spread = ks % 2 ? spr[ks / 2] : 0.5 * (spr[ks / 2 - 1] + spr[ks / 2]);
+        free(lat);
+        free(spr);
+        if (n_ok == 1) {
+            for (size_t i = 0; i < n; i++)
+                if (recs[i].status == AMK_STATUS_OK)
+                    amk_sb_printf(&sb, "replayed from %s (trial %lld)", s->path,
+                                  (long long)recs[i].trial);
+        } else {
+            amk_sb_printf(&sb, "replayed from %s (median of %zu trials:", s->path, n_ok);
+            const char *sep = " ";
+            for (size_t i = 0; i < n; i++)
+                if (recs[i].status == AMK_STATUS_OK) {
+                    amk_sb_printf(&sb, "%s%lld", sep, (long long)recs[i].trial);
+                    sep = ", ";
+                }
+            amk_sb_printf(&sb, ")");
+        }
+        if (n_fail)
+            amk_sb_printf(&sb, "; %zu failed trial(s) of this config also recorded", n_fail);
+    } else {
+        const sim_rec *last = &recs[n - 1]; /* the most recent failure */
+        o->status = last->status;
+        if (last->note && !(o->reason = strdup(last->note)))
+            return AMK_ENOMEM;
+        amk_sb_printf(&sb, "replayed from %s (trial %lld)", s->path, (long long)last->trial);
+        if (n > 1)
+            amk_sb_printf(&sb, "; %zu recorded trials of this config, all failed", n);
+    }
+    o->notes = amk_sb_take(&sb);
+    return o->notes ? AMK_OK : AMK_ENOMEM;
+}
+
+static const sim_outcome *lookup(const sim_state *s, const char *id)
+{
+    if (!s->cap)
+        return NULL;
+    uint64_t key = id_key(id);
+    for (size_t i = (size_t)key & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        uint32_t slot = s->slots[i];
+        if (!slot)
+            return NULL;
+        const sim_outcome *o = &s->outs[slot - 1];
+        if (o->key == key && strcmp(o->id, id) == 0)
+            return o;
+    }
+}
+
+static void sim_clear(void *state)
+{
+    sim_state *s = state;
+    for (size_t i = 0; i < s->n_outs; i++) {
+        free(s->outs[i].reason);
+        free(s->outs[i].notes);
+    }
+    free(s->outs);
+    free(s->slots);
+    free(s->path);
+    memset(s, 0, sizeof *s);
+}
+
+static int sim_init(void *state, const amk_backend_opts *opts, amk_diag *d)
+{
+    sim_state *s = state;
+    sim_load L = {0};
+    int rc;
+    const char *path = opts ? opts->sim_path : NULL;
+    const amk_target *want = NULL;
+    if (!path || !*path)
+        return amk_diag_set(d, AMK_EINVAL,
+                            "sim backend needs a recorded results.tsv (backend \"sim:FILE\")");
+    if (opts->target && *opts->target) {
+        want = amk_target_find(opts->target);
+        if (!want)
+            return amk_diag_set(d, AMK_EINVAL, "sim backend: unknown target '%s'", opts->target);
+    }
+    if (!(s->path = strdup(path)))
+        return amk_diag_set(d, AMK_ENOMEM, "sim backend: out of memory");
+
+    rc = amk_tsv_read(path, load_row, &L, NULL, d);
+    if (rc == AMK_OK && L.oom)
+        rc = amk_diag_set(d, AMK_ENOMEM, "%s: out of memory while loading", path);
+    if (rc != AMK_OK)
+        goto fail;
+    if (L.n == 0) {
+        rc = amk_diag_set(d, AMK_ENOENT,
+                          "%s: no measured or failed trials to replay (only rejected, "
+                          "screened or predicted rows, or none at all)", path);
+        goto fail;
+    }
+
+    int dev = choose_device(&L, want);
+    const char *devname = L.devs[dev];
+    if (want) {
+        const amk_target *t = devname[0] ? amk_target_find(devname) : NULL;
+        if (!t || strcmp(t->key, want->key) != 0)
+            amk_log(AMK_LOG_WARN,
+                    "sim: %s holds no trials measured on target '%s'; replaying those of "
+                    "'%s' while tuning for %s", path, want->key,
+                    devname[0] ? devname : "an unnamed device", want->name);
+        s->target = want;
+    } else {
+        s->target = devname[0] ? amk_target_find(devname) : NULL;
+        if (!s->target) {
+            s->target = amk_target_default();
+            amk_log(AMK_LOG_INFO, "sim: device '%s' of %s matches no known target; using %s",
+                    devname, path, s->target ? s->target->name : "none");
+        }
+    }
+    if (!s->target) {
+        rc = amk_diag_set(d, AMK_ENOENT, "sim backend: no target to tune for");
+        goto fail;
+    }
+    if (L.n_devs > 1)
+        amk_log(AMK_LOG_INFO, "sim: %s holds trials of %zu devices; replaying '%s'", path,
+                L.n_devs, devname);
+    /* A sweep that was itself replayed already carries the suffix. */
+    size_t dl = strlen(devname), sl = strlen(" (replayed)");
+    if (dl >= sl && strcmp(devname + dl - sl, " (replayed)") == 0)
+        snprintf(s->device, sizeof s->device, "%s", devname);
+    else
+        snprintf(s->device, sizeof s->device, "%s (replayed)",
+                 devname[0] ? devname : "unknown device");
+
+    /* Keep the chosen device's rows, group them by config id, one outcome per group. */
+    size_t m = 0;
+    for (size_t i = 0; i < L.n; i++) {
+        if (L.recs[i].dev == dev) {
+            L.recs[m++] = L.recs[i];
+        } else {
+            free(L.recs[i].note);
+        }
+    }
+    L.n = m;
+    qsort(L.recs, L.n, sizeof *L.recs, rec_cmp);
+    s->outs = calloc(L.n, sizeof *s->outs);
+    if (!s->outs) {
+        rc = amk_diag_set(d, AMK_ENOMEM, "sim backend: out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < L.n;) {
+        size_t j = i + 1;
+        while (j < L.n && strcmp(L.recs[j].id, L.recs[i].id) == 0)
+            j++;
+        rc = build_outcome(s, &L.recs[i], j - i, &s->outs[s->n_outs]);
+        if (rc != AMK_OK) {
+            free(s->outs[s->n_outs].reason);
+            rc = amk_diag_set(d, rc, "sim backend: out of memory");
+            goto fail;
+        }
+        s->n_outs++;
+        i = j;
+    }
+    for (s->cap = 16; s->cap < 2 * s->n_outs; s->cap *= 2) {
+    }
+    s->slots = calloc(s->cap, sizeof *s->slots);
+    if (!s->slots) {
+        rc = amk_diag_set(d, AMK_ENOMEM, "sim backend: out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < s->n_outs; i++) {
+        size_t h = (size_t)s->outs[i].key & (s->cap - 1);
+        while (s->slots[h])
+            h = (h + 1) & (s->cap - 1);
+        s->slots[h] = (uint32_t)(i + 1);
+    }
+    amk_log(AMK_LOG_INFO, "sim: replaying %zu configs of %s from %s", s->n_outs, devname,
+            path);
+    load_free(&L);
+    return AMK_OK;
+fail:
+    load_free(&L);
+    sim_clear(s);
+    return rc;
+}
+
+static int sim_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_verdict *out)
+{
+    sim_state *s = state;
+    for (size_t i = 0; i < n; i++) {
+        amk_verdict *v = &out[i];
+        char id[17];
+        amk_config_id(cfgs[i], id);
+        const sim_outcome *o = lookup(s, id);
+        v->correct = -1;
+        v->latency_us = NAN;
+        v->latency_kind = AMK_LAT_NONE;
+        v->spread = NAN;
+        v->compile_ms = NAN;
+        v->cache_hit = -1;
+        if (!o) {
+            v->status = AMK_STATUS_NOT_RECORDED;
+            snprintf(v->reason, sizeof v->reason, "config %s is not in %s", id, s->path);
+            v->notes[0] = '\0';
+            continue;
+        }
+        v->status = o->status;
+        if (o->status == AMK_STATUS_OK) {
+            v->latency_us = o->latency_us;
+            v->latency_kind = AMK_LAT_REPLAYED;
+            v->spread = o->spread;
+            v->reason[0] = '\0';
+        } else if (o->reason) {
+            snprintf(v->reason, sizeof v->reason, "%s", o->reason);
+        } else {
+            snprintf(v->reason, sizeof v->reason, "recorded as %s",
+                     amk_status_name(o->status));
+        }
+        snprintf(v->notes, sizeof v->notes, "%s", o->notes);
+    }
+    return AMK_OK;
+}
+
+static const amk_target *sim_target(void *state)
+{
+    return ((sim_state *)state)->target;
+}
+
+static const char *sim_device(void *state)
+{
+    return ((sim_state *)state)->device;
+}
+
+const amk_backend_type amk_backend_sim = {
+    .api_version = 1,
+    .name = "sim",
+    .state_size = sizeof(sim_state),
+    .init = sim_init,
+    .evaluate = sim_evaluate,
+    .target = sim_target,
+    .device = sim_device,
+    .clear = sim_clear,
+};

@@ -1,0 +1,544 @@
+/* The evaluator: the backend table, backend selection (`auto` included) and the pipeline
+ * validate -> feasibility -> estimate -> roofline screen -> backend (one batch) -> floor
+ * guard, which turns every config into exactly one verdict. */
+#include "evaluator_int.h"
+
+#include "amk_results.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef AMK_SOURCE_DATA_DIR
+#define AMK_SOURCE_DATA_DIR ""
+#endif
+#ifndef AMK_INSTALL_DATA_DIR
+#define AMK_INSTALL_DATA_DIR ""
+#endif
+
+#define DEFAULT_SCREEN_MARGIN 0.02
+
+struct amk_evaluator {
+    const amk_backend_type *type;
+    void *state;
+    double margin;
+};
+
+/* TRANSITIONAL: until evaluator/gpu/backend_gpu.c lands the reference would not link. */
+#if defined(AMK_HAVE_GPU) && __has_include("gpu/backend_gpu.c")
+#define AMK__GPU_IN_TABLE 1
+#endif
+
+const amk_backend_type *const amk_backends[] = {
+#ifdef AMK__GPU_IN_TABLE
+    &amk_backend_gpu,
+#endif
+    &amk_backend_model,
+    &amk_backend_sim,
+    NULL,
+};
+
+static const amk_backend_type *find_in(const amk_backend_type *const *table, const char *name)
+{
+    if (!table || !name)
+        return NULL;
+    for (size_t i = 0; table[i]; i++)
+        if (strcmp(table[i]->name, name) == 0)
+            return table[i];
+    return NULL;
+}
+
+const amk_backend_type *amk_backend_find(const char *name)
+{
+    return find_in(amk_backends, name);
+}
+
+/* ---------- creation ------------------------------------------------------------------- */
+
+int amk__evaluator_create_type(const amk_backend_type *type, const amk_backend_opts *opts,
+                               amk_evaluator **out, amk_diag *d)
+{
+    amk_backend_opts defaults = {0};
+    amk_evaluator *ev = NULL;
+    int rc;
+    if (out)
+        *out = NULL;
+    if (!out || !type || type->api_version < 1 || !type->name || !type->init ||
+        !type->evaluate || !type->clear)
+        return amk_diag_set(d, AMK_EINVAL, "evaluator: invalid backend type%s%s",
+                            type && type->name ? " " : "", type && type->name ? type->name : "");
+    if (!opts)
+        opts = &defaults;
+    ev = calloc(1, sizeof *ev);
+    if (!ev)
+        goto oom;
+    ev->type = type;
+    ev->margin = DEFAULT_SCREEN_MARGIN;
+    ev->state = calloc(1, type->state_size ? type->state_size : 1);
+    if (!ev->state)
+        goto oom;
+    rc = type->init(ev->state, opts, d);
+    if (rc != AMK_OK) {
+        if (d && d->code == AMK_OK) /* a backend that forgot to say why */
+            amk_diag_set(d, rc, "%s backend: %s", type->name, amk_strerror(rc));
+        goto fail;
+    }
+    *out = ev;
+    return AMK_OK;
+oom:
+    rc = amk_diag_set(d, AMK_ENOMEM, "evaluator: out of memory");
+fail:
+    if (ev)
+        free(ev->state);
+    free(ev);
+    return rc;
+}
+
+void amk_evaluator_free(amk_evaluator *ev)
+{
+    if (!ev)
+        return;
+    ev->type->clear(ev->state);
+    free(ev->state);
+    free(ev);
+}
+
+/* Creates `type`, logging instead of failing; NULL when it cannot run. */
+static amk_evaluator *try_create(const amk_backend_type *type, const amk_backend_opts *opts,
+                                 char *why, size_t why_cap)
+{
+    amk_evaluator *ev = NULL;
+    amk_diag d = {0};
+    if (amk__evaluator_create_type(type, opts, &ev, &d) != AMK_OK) {
+        snprintf(why, why_cap, "%s", d.msg);
+        return NULL;
+    }
+    return ev;
+}
+
+/* `auto`: gpu when a device answers; else sim over a recorded sweep of kernel+shape; else
+ * model. Each fallback is logged with the reason. */
+static int create_auto(const amk_backend_type *const *table, const amk_backend_opts *opts,
+                       const amk_spec *kernel, const amk_shape *shape, amk_evaluator **out,
+                       amk_diag *d)
+{
+    const amk_backend_type *gpu = find_in(table, "gpu");
+    const amk_backend_type *sim = find_in(table, "sim");
+    const amk_backend_type *model = find_in(table, "model");
+    char no_gpu[512], why[512], path[4096];
+    amk_backend_opts o = {0};
+    if (opts)
+        o = *opts;
+
+    if (gpu) {
+        *out = try_create(gpu, &o, no_gpu, sizeof no_gpu);
+        if (*out) {
+            amk_log(AMK_LOG_INFO, "auto: measuring on %s (gpu backend)",
+                    amk_evaluator_device(*out));
+            return AMK_OK;
+        }
+        amk_log(AMK_LOG_INFO, "auto: gpu backend unavailable: %s", no_gpu);
+    } else {
+        snprintf(no_gpu, sizeof no_gpu, "this build has no GPU backend");
+    }
+
+    if (!kernel || !shape) {
+        snprintf(why, sizeof why, "no kernel and shape given to look up a recorded sweep");
+    } else if (!sim) {
+        snprintf(why, sizeof why, "no sim backend");
+    } else {
+        char shape_text[512];
+        amk_shape_format(kernel, shape, shape_text, sizeof shape_text);
+        if (amk__sim_sweep_find(amk_spec_name(kernel), shape_text, path, sizeof path, why,
+                                sizeof why)) {
+            o.sim_path = path;
+            *out = try_create(sim, &o, why, sizeof why);
+            if (*out) {
+                amk_log(AMK_LOG_WARN,
+                        "auto: %s; replaying the recorded sweep %s (latencies are replayed, "
+                        "not measured)", no_gpu, path);
+                return AMK_OK;
+            }
+        }
+    }
+    amk_log(AMK_LOG_INFO, "auto: no recorded sweep to replay: %s", why);
+
+    if (!model)
+        return amk_diag_set(d, AMK_ENODEV, "auto: %s, no recorded sweep (%s), no model backend",
+                            no_gpu, why);
+    o.sim_path = NULL;
+    int rc = amk__evaluator_create_type(model, &o, out, d);
+    if (rc != AMK_OK)
+        return rc;
+    amk_log(AMK_LOG_WARN,
+            "auto: %s and no recorded sweep; using the cost model for %s (latencies are "
+            "predicted, not measured)", no_gpu, amk_evaluator_target(*out)->name);
+    return AMK_OK;
+}
+
+int amk__evaluator_create_from(const amk_backend_type *const *table, const char *backend,
+                               const amk_backend_opts *opts, const amk_spec *kernel,
+                               const amk_shape *shape, amk_evaluator **out, amk_diag *d)
+{
+    if (!out)
+        return amk_diag_set(d, AMK_EINVAL, "evaluator: no output pointer");
+    *out = NULL;
+    if (!backend || !*backend || strcmp(backend, "auto") == 0)
+        return create_auto(table, opts, kernel, shape, out, d);
+
+    amk_backend_opts o = {0};
+    if (opts)
+        o = *opts;
+    char name[64];
+    const char *colon = strchr(backend, ':');
+    size_t len = colon ? (size_t)(colon - backend) : strlen(backend);
+    if (len >= sizeof name)
+        len = sizeof name - 1;
+    memcpy(name, backend, len);
+    name[len] = '\0';
+    if (colon) {
+        if (strcmp(name, "sim") != 0 || !colon[1])
+            return amk_diag_set(d, AMK_EINVAL,
+                                "backend '%s': only sim takes an argument (sim:FILE)", backend);
+        o.sim_path = colon + 1;
+    }
+    const amk_backend_type *type = find_in(table, name);
+    if (!type) {
+        if (strcmp(name, "gpu") == 0)
+            return amk_diag_set(d, AMK_EUNSUPPORTED,
+                                "backend 'gpu': this build has no GPU backend (built without "
+                                "CUDA or HIP)");
+        amk_sb known = {0};
+        for (size_t i = 0; table && table[i]; i++)
+            amk_sb_printf(&known, "%s, ", table[i]->name);
+        amk_diag_set(d, AMK_EINVAL, "unknown backend '%s' (known: %sauto)", backend,
+                     known.p ? known.p : "");
+        amk_sb_free(&known);
+        return AMK_EINVAL;
+    }
+    return amk__evaluator_create_type(type, &o, out, d);
+}
+
+int amk_evaluator_create(const char *backend, const amk_backend_opts *opts,
+                         const amk_spec *kernel, const amk_shape *shape, amk_evaluator **out,
+                         amk_diag *d)
+{
+    return amk__evaluator_create_from(amk_backends, backend, opts, kernel, shape, out, d);
+}
+
+const char *amk_evaluator_backend(const amk_evaluator *ev)
+{
+    return ev ? ev->type->name : NULL;
+}
+
+const amk_target *amk_evaluator_target(const amk_evaluator *ev)
+{
+    const amk_target *t = NULL;
+    if (!ev)
+        return NULL;
+    if (ev->type->target)
+        t = ev->type->target(ev->state);
+    return t ? t : amk_target_default();
+}
+
+const char *amk_evaluator_device(const amk_evaluator *ev)
+{
+    const char *s = NULL;
+    if (!ev)
+        return NULL;
+    if (ev->type->device)
+        s = ev->type->device(ev->state);
+    return s && *s ? s : ev->type->name;
+}
+
+void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin)
+{
+    if (ev && isfinite(margin) && margin >= 0)
+        ev->margin = margin;
+}
+
+/* ---------- recorded sweeps ------------------------------------------------------------ */
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void amk__data_dir(char *out, size_t cap)
+{
+    const char *env = getenv("AMK_DATA_DIR");
+    if (env && *env)
+        snprintf(out, cap, "%s", env);
+    else if (is_dir(AMK_INSTALL_DATA_DIR))
+        snprintf(out, cap, "%s", AMK_INSTALL_DATA_DIR);
+    else
+        snprintf(out, cap, "%s", AMK_SOURCE_DATA_DIR);
+}
+
+typedef struct sweep_scan {
+    const char *kernel, *shape;
+    int found;
+} sweep_scan;
+
+static int scan_row(const amk_row *r, void *ud)
+{
+    sweep_scan *s = ud;
+    if (r->status == AMK_STATUS_OK && r->latency_kind == AMK_LAT_MEASURED &&
+        isfinite(r->latency_us) && strcmp(r->kernel, s->kernel) == 0 &&
+        strcmp(r->shape, s->shape) == 0) {
+        s->found = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int amk__sim_sweep_find(const char *kernel, const char *shape, char *path, size_t cap,
+                        char *why, size_t why_cap)
+{
+    char dir[4096], dummy[8];
+    if (!why) {
+        why = dummy;
+        why_cap = sizeof dummy;
+    }
+    amk__data_dir(dir, sizeof dir);
+    snprintf(path, cap, "%s/%s.tsv", dir, kernel);
+    if (!amk_fs_exists(path)) {
+        snprintf(why, why_cap, "no file %s", path);
+        return 0;
+    }
+    sweep_scan s = {kernel, shape, 0};
+    amk_diag d = {0};
+    if (amk_tsv_read(path, scan_row, &s, NULL, &d) != AMK_OK) {
+        snprintf(why, why_cap, "%s", d.msg);
+        return 0;
+    }
+    if (!s.found) {
+        snprintf(why, why_cap, "%s has no measured ok trial of %s at %s", path, kernel, shape);
+        return 0;
+    }
+    return 1;
+}
+
+/* ---------- the pipeline --------------------------------------------------------------- */
+
+/* Appends "; text" (or text) to a fixed buffer, truncating. */
+static void append_text(char *buf, size_t cap, const char *text)
+{
+    size_t n = strnlen(buf, cap);
+    if (n >= cap - 1)
+        return;
+    snprintf(buf + n, cap - n, "%s%s", n ? "; " : "", text);
+}
+
+/* Same params with the same choices, so choice indices mean the same values. */
+static int same_param_space(const amk_spec *a, const amk_spec *b)
+{
+    int np = amk_spec_n_params(a);
+    if (np != amk_spec_n_params(b) || amk_spec_n_dims(a) != amk_spec_n_dims(b))
+        return 0;
+    for (int i = 0; i < np; i++) {
+        int nc = amk_spec_param_n_choices(a, i);
+        if (strcmp(amk_spec_param_name(a, i), amk_spec_param_name(b, i)) != 0 ||
+            nc != amk_spec_param_n_choices(b, i))
+            return 0;
+        for (int k = 0; k < nc; k++)
+            if (amk_spec_param_value(a, i, k) != amk_spec_param_value(b, i, k))
+                return 0;
+    }
+    return 1;
+}
+
+/* Checks that c belongs to the space: same kernel, same shape, choice indices in range.
+ * Returns 0 when it does, else 1 with the reason written. */
+static int mismatch(const amk_space *sp, const amk_config *c, char *reason, size_t cap)
+{
+    const amk_spec *ss = amk_space_spec(sp);
+    const amk_shape *sh = amk_space_shape(sp);
+    if (c->spec != ss) {
+        if (strcmp(amk_spec_name(c->spec), amk_spec_name(ss)) != 0) {
+            snprintf(reason, cap, "config is for kernel '%s' but the space is of kernel '%s'",
+                     amk_spec_name(c->spec), amk_spec_name(ss));
+            return 1;
+        }
+        if (!same_param_space(c->spec, ss)) {
+            snprintf(reason, cap, "config's spec of '%s' (%s) declares other params than the "
+                     "space's (%s)", amk_spec_name(ss), amk_spec_dir(c->spec), amk_spec_dir(ss));
+            return 1;
+        }
+    }
+    int nd = amk_spec_n_dims(ss);
+    int same = c->shape.dtype == sh->dtype;
+    for (int i = 0; same && i < nd; i++)
+        same = c->shape.dims[i] == sh->dims[i];
+    if (!same) {
+        char a[256], b[256];
+        amk_shape_format(ss, &c->shape, a, sizeof a);
+        amk_shape_format(ss, sh, b, sizeof b);
+        snprintf(reason, cap, "config's shape %s differs from the space's shape %s", a, b);
+        return 1;
+    }
+    for (int i = 0; i < amk_spec_n_params(ss); i++)
+        if (c->choice[i] >= amk_spec_param_n_choices(ss, i)) {
+            snprintf(reason, cap, "param %s: choice index %d is out of range (%d choices)",
+                     amk_spec_param_name(ss, i), c->choice[i],
+                     amk_spec_param_n_choices(ss, i));
+            return 1;
+        }
+    return 0;
+}
+
+static void reject(amk_verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reject(amk_verdict *v, const char *fmt, ...)
+{
+    va_list ap;
+    v->status = AMK_STATUS_REJECTED;
+    v->valid = 0;
+    va_start(ap, fmt);
+    vsnprintf(v->reason, sizeof v->reason, fmt, ap);
+    va_end(ap);
+}
+
+/* Normalises what a backend returned and applies the floor guard. */
+static void finish(const amk_evaluator *ev, amk_verdict *v)
+{
+    if ((unsigned)v->status >= (unsigned)AMK_STATUS_COUNT) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "%s backend returned an unknown status %d", ev->type->name,
+                 (int)v->status);
+        v->status = AMK_STATUS_RUN_ERROR;
+        snprintf(v->reason, sizeof v->reason, "%s", msg);
+    }
+    if (v->status == AMK_STATUS_OK &&
+        (!isfinite(v->latency_us) || v->latency_us <= 0 || v->latency_kind == AMK_LAT_NONE)) {
+        v->status = AMK_STATUS_RUN_ERROR;
+        snprintf(v->reason, sizeof v->reason,
+                 "%s backend reported ok without a usable latency", ev->type->name);
+    }
+    if (v->status == AMK_STATUS_OK &&
+        (v->latency_kind == AMK_LAT_MEASURED || v->latency_kind == AMK_LAT_REPLAYED) &&
+        isfinite(v->bound_us) && v->latency_us < v->bound_us) {
+        char note[160];
+        const char *kind = amk_latency_kind_name(v->latency_kind);
+        snprintf(v->reason, sizeof v->reason,
+                 "%s latency %.6g us is below the roofline floor %.6g us: not trusted "
+                 "(broken timing, a kernel skipping work, or a wrong device model)", kind,
+                 v->latency_us, v->bound_us);
+        snprintf(note, sizeof note, "withheld %s latency_us=%.6g", kind, v->latency_us);
+        char old[sizeof v->notes];
+        memcpy(old, v->notes, sizeof old);
+        old[sizeof old - 1] = '\0';
+        snprintf(v->notes, sizeof v->notes, "%s", note);
+        if (old[0])
+            append_text(v->notes, sizeof v->notes, old);
+        v->status = AMK_STATUS_WITHHELD;
+    }
+    if (v->status == AMK_STATUS_OK) {
+        v->pct_of_roofline = isfinite(v->bound_us)
+                                 ? amk_cost_pct_of_roofline(v->bound_us, v->latency_us)
+                                 : NAN;
+    } else {
+        v->latency_us = NAN;
+        v->latency_kind = AMK_LAT_NONE;
+        v->pct_of_roofline = NAN;
+    }
+}
+
+int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_config *const *cfgs,
+                      size_t n, double incumbent_us, amk_verdict *out)
+{
+    if (!ev || !sp || (n && (!cfgs || !out)))
+        return AMK_EINVAL;
+    if (n == 0)
+        return AMK_OK;
+    const amk_target *t = amk_evaluator_target(ev);
+    const char *device = amk_evaluator_device(ev);
+    size_t *idx = malloc(n * sizeof *idx);
+    const amk_config **bcfg = malloc(n * sizeof *bcfg);
+    amk_verdict *bv = malloc(n * sizeof *bv);
+    size_t nb = 0;
+    int rc = AMK_OK;
+
+    for (size_t i = 0; i < n; i++) {
+        amk_verdict *v = &out[i];
+        const amk_config *c = cfgs[i];
+        amk_diag d = {0};
+        amk_estimate est;
+        amk_verdict_init(v);
+        snprintf(v->device, sizeof v->device, "%s", device);
+        if (!c || !c->spec) {
+            reject(v, "%s", "no config (NULL or without a kernel spec)");
+            continue;
+        }
+        amk_config_id(c, v->config_id);
+        if (mismatch(sp, c, v->reason, sizeof v->reason)) {
+            v->status = AMK_STATUS_REJECTED;
+            continue;
+        }
+        if (amk_space_valid(sp, c, &d) != AMK_OK) {
+            reject(v, "%s", d.msg);
+            continue;
+        }
+        if (amk_cost_feasible(c, t, &d) != AMK_OK) {
+            reject(v, "%s", d.msg);
+            continue;
+        }
+        if (amk_cost_estimate(c, t, &est, &d) != AMK_OK) {
+            reject(v, "cost model: %s", d.msg);
+            continue;
+        }
+        v->valid = 1;
+        v->predicted_us = est.predicted_us;
+        v->bound_us = est.bound_us;
+        if (isfinite(incumbent_us) && incumbent_us > 0 && isfinite(est.bound_us) &&
+            est.bound_us > incumbent_us * (1.0 + ev->margin)) {
+            v->status = AMK_STATUS_SCREENED;
+            snprintf(v->reason, sizeof v->reason,
+                     "roofline floor %.6g us exceeds the incumbent %.6g us by more than "
+                     "%.3g%%: cannot win, not compiled", est.bound_us, incumbent_us,
+                     100.0 * ev->margin);
+            continue;
+        }
+        v->status = AMK_STATUS_NOT_RECORDED; /* until the backend says */
+        if (!idx || !bcfg || !bv) {
+            snprintf(v->reason, sizeof v->reason, "evaluator: out of memory");
+            rc = AMK_ENOMEM;
+            continue;
+        }
+        idx[nb] = i;
+        bcfg[nb] = c;
+        bv[nb] = *v;
+        nb++;
+    }
+
+    if (nb) {
+        int brc = ev->type->evaluate(ev->state, bcfg, nb, bv);
+        for (size_t k = 0; k < nb; k++) {
+            amk_verdict *v = &out[idx[k]];
+            if (brc != AMK_OK) {
+                snprintf(v->reason, sizeof v->reason, "%s backend failed: %s (%s)",
+                         ev->type->name, amk_strerror(brc), amk_err_name(brc));
+                continue;
+            }
+            amk_verdict keep = *v;
+            *v = bv[k];
+            /* The pipeline's facts stay the pipeline's. */
+            memcpy(v->config_id, keep.config_id, sizeof v->config_id);
+            v->bound_us = keep.bound_us;
+            if (!isfinite(v->predicted_us))
+                v->predicted_us = keep.predicted_us;
+            if (!v->device[0])
+                memcpy(v->device, keep.device, sizeof v->device);
+            finish(ev, v);
+        }
+        if (brc != AMK_OK)
+            rc = brc;
+    }
+    free(idx);
+    free(bcfg);
+    free(bv);
+    return rc;
+}

@@ -1,0 +1,51 @@
+/* evaluator internals shared by the pipeline (evaluator.c), the built-in backends
+ * (backend_model.c, backend_sim.c) and the tests: the backend type objects, creation of an
+ * evaluator around any backend type (tests register a fake one), auto selection over an
+ * explicit backend table, and the recorded-sweep lookup used by `auto`. */
+#ifndef AMK_EVALUATOR_INT_H
+#define AMK_EVALUATOR_INT_H
+
+#include "amk_evaluator.h"
+
+/* Built-in backend types. The gpu one lives in evaluator/gpu/ and exists only in builds
+ * with a GPU vendor layer. */
+extern const amk_backend_type amk_backend_model;
+extern const amk_backend_type amk_backend_sim;
+#ifdef AMK_HAVE_GPU
+extern const amk_backend_type amk_backend_gpu;
+#endif
+
+/* Backend contract beyond the public header, relied upon by the evaluator:
+ * - state is zeroed (calloc) before init; init either succeeds, or fails having released
+ *   whatever it acquired (the evaluator then frees the state block WITHOUT calling clear);
+ * - clear is called exactly once after a successful init;
+ * - evaluate receives out[i] with config_id, valid = 1, predicted_us, bound_us and device
+ *   already set, and must set at least status; anything it leaves alone keeps its value;
+ * - target and device may be NULL function pointers or return NULL (the evaluator then
+ *   uses amk_target_default() and the backend name). */
+
+/* Creates an evaluator around `type` (api_version >= 1, init/evaluate/clear set).
+ * opts may be NULL (all defaults). Returns AMK_OK, AMK_EINVAL (bad type), AMK_ENOMEM, or
+ * the error of type->init with d saying why; on error *out is NULL. */
+int amk__evaluator_create_type(const amk_backend_type *type, const amk_backend_opts *opts,
+                               amk_evaluator **out, amk_diag *d);
+
+/* amk_evaluator_create over an explicit NULL-terminated backend table instead of
+ * amk_backends. `auto` tries the table's "gpu" entry when present; the rest of the
+ * selection (sim when a recorded sweep exists, else model) is the public behaviour. */
+int amk__evaluator_create_from(const amk_backend_type *const *table, const char *backend,
+                               const amk_backend_opts *opts, const amk_spec *kernel,
+                               const amk_shape *shape, amk_evaluator **out, amk_diag *d);
+
+/* Data directory of recorded sweeps: $AMK_DATA_DIR when set and non-empty, else the install
+ * data dir when it exists, else the source tree's space_defs/data. Writes into out. */
+void amk__data_dir(char *out, size_t cap);
+
+/* Recorded sweep for `kernel` at `shape` (canonical shape text): writes
+ * "<data dir>/<kernel>.tsv" into path and returns 1 when that file has at least one ok row
+ * with latency_kind measured for this kernel and shape; returns 0 otherwise with `why`
+ * (may be NULL) saying what was missing. */
+int amk__sim_sweep_find(const char *kernel, const char *shape, char *path, size_t cap,
+                        char *why, size_t why_cap);
+
+#endif

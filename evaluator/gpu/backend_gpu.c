@@ -1,0 +1,723 @@
+/* The `gpu` backend (parent side). init starts the run worker (one long-lived child per GPU
+ * that owns the context) and asks it what device answers, matches a target, then starts
+ * the compile pool. evaluate compiles a batch (candidates + references, in parallel, through
+ * the cache), turns each config into a run job (buffers, args, launches, tolerance, a fresh
+ * seed, the shapes of the check set) and sends it to the run worker; hangs, crashes and
+ * sticky errors come back as run_timeout / run_error and the worker is respawned. This
+ * process never calls the GPU runtime nor the runtime compiler. */
+#include "gpu_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_RUN_TIMEOUT_S 30.0
+#define QUERY_TIMEOUT_S 90.0
+#define MAX_EXTRA_SHAPES 2
+
+typedef struct gpu_state {
+    amk_worker_pool *run;
+    amk_compiler *cc;
+    amk__gpu_info info;
+    amk_target target;
+    char device[64];
+    double run_timeout_s;
+    amk__bench_opts bench;
+    uint64_t seed_base, checks;
+} gpu_state;
+
+/* ---------- helpers --------------------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t z)
+{
+    z += UINT64_C(0x9e3779b97f4a7c15);
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* A fresh seed per check: from opts.seed when given (reproducible runs), else from the
+ * clock and pid. Never 0 (0 means "no seed" in a verdict). */
+static uint64_t next_seed(gpu_state *st, const char *config_id)
+{
+    uint64_t s = mix64(st->seed_base ^ mix64(++st->checks) ^ amk_hash64(config_id, 16));
+    return s ? s : 1;
+}
+
+static void append(char *buf, size_t cap, const char *text)
+{
+    size_t n = strnlen(buf, cap);
+    if (!text || !*text || n + 3 >= cap)
+        return;
+    snprintf(buf + n, cap - n, "%s%s", n ? "; " : "", text);
+}
+
+/* The last non-empty line of a worker's stderr tail (what the run worker was doing). */
+static void last_line(const char *tail, char *out, size_t cap)
+{
+    out[0] = '\0';
+    size_t n = strlen(tail);
+    while (n && (tail[n - 1] == '\n' || tail[n - 1] == ' '))
+        n--;
+    size_t b = n;
+    while (b && tail[b - 1] != '\n')
+        b--;
+    snprintf(out, cap, "%.*s", (int)(n - b), tail + b);
+}
+
+static int eval_expr(const amk_config *c, const amk_limits *lim, const cJSON *e, int64_t *v,
+                     amk_diag *d)
+{
+    if (cJSON_IsNumber(e)) {
+        *v = (int64_t)e->valuedouble;
+        return AMK_OK;
+    }
+    if (!cJSON_IsString(e))
+        return amk_diag_set(d, AMK_ESPEC, "expected an expression");
+    return amk_config_eval(c, lim, e->valuestring, v, d);
+}
+
+static int find_buf(const amk__run_case *rc, const char *name)
+{
+    for (int b = 0; b < rc->nbufs; b++)
+        if (strcmp(rc->bufs[b].name, name) == 0)
+            return b;
+    return -1;
+}
+
+/* Arguments of a kernel: buffer names become device pointers, other names int32 values. */
+static int build_args(const amk_config *c, const amk_limits *lim, const cJSON *args,
+                      const amk__run_case *rc, amk__run_kernel *k, amk_diag *d)
+{
+    int n = cJSON_GetArraySize(args);
+    if (!cJSON_IsArray(args) || n > AMK__RUN_MAX_ARGS)
+        return amk_diag_set(d, AMK_ESPEC, "args: not an array of at most %d names",
+                            AMK__RUN_MAX_ARGS);
+    k->nargs = n;
+    for (int i = 0; i < n; i++) {
+        const cJSON *a = cJSON_GetArrayItem(args, i);
+        if (!cJSON_IsString(a))
+            return amk_diag_set(d, AMK_ESPEC, "args[%d]: not a name", i);
+        int b = find_buf(rc, a->valuestring);
+        k->args[i].buf = b;
+        k->args[i].value = 0;
+        if (b >= 0)
+            continue;
+        int64_t v;
+        if (amk_config_eval(c, lim, a->valuestring, &v, d) != AMK_OK)
+            return amk_diag_prefix(d, "args[%d] '%s'", i, a->valuestring);
+        if (v < INT32_MIN || v > INT32_MAX)
+            return amk_diag_set(d, AMK_ECONFIG, "args[%d] '%s' = %lld is outside int32", i,
+                                a->valuestring, (long long)v);
+        k->args[i].value = (int32_t)v;
+    }
+    return AMK_OK;
+}
+
+static int build_launch(const amk_config *c, const amk_limits *lim, const cJSON *l,
+                        amk_launch *out, amk_diag *d)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(l, "grid");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(l, "block");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(l, "shared_bytes");
+    if (cJSON_GetArraySize(g) != 3 || cJSON_GetArraySize(b) != 3)
+        return amk_diag_set(d, AMK_ESPEC, "reference.launch: grid and block need 3 expressions");
+    for (int i = 0; i < 3; i++) {
+        int rc = eval_expr(c, lim, cJSON_GetArrayItem(g, i), &out->grid[i], d);
+        if (rc == AMK_OK)
+            rc = eval_expr(c, lim, cJSON_GetArrayItem(b, i), &out->block[i], d);
+        if (rc != AMK_OK)
+            return amk_diag_prefix(d, "reference.launch");
+    }
+    out->shared_bytes = 0;
+    if (s && eval_expr(c, lim, s, &out->shared_bytes, d) != AMK_OK)
+        return amk_diag_prefix(d, "reference.launch.shared_bytes");
+    return AMK_OK;
+}
+
+/* One case of a job: c's buffers, candidate and reference kernels, tolerance. */
+static int build_case(const amk_config *c, const amk_limits *lim, int code_cand, int code_ref,
+                      amk__run_case *rc, amk_diag *d)
+{
+    const amk_spec *sp = c->spec;
+    const cJSON *js = amk_spec_json(sp);
+    const cJSON *bufs = cJSON_GetObjectItemCaseSensitive(js, "buffers");
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(js, "reference");
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(js, "tolerance");
+    memset(rc, 0, sizeof *rc);
+    amk_shape_format(sp, &c->shape, rc->label, sizeof rc->label);
+    int nb = cJSON_GetArraySize(bufs);
+    if (!cJSON_IsArray(bufs) || nb < 1 || nb > AMK__RUN_MAX_BUFS)
+        return amk_diag_set(d, AMK_ESPEC, "buffers: 1 to %d buffers expected", AMK__RUN_MAX_BUFS);
+    int64_t red_all = 1;
+    const cJSON *red = tol ? cJSON_GetObjectItemCaseSensitive(tol, "reduction") : NULL;
+    if (red && eval_expr(c, lim, red, &red_all, d) != AMK_OK)
+        return amk_diag_prefix(d, "tolerance.reduction");
+    const cJSON *scale = tol ? cJSON_GetObjectItemCaseSensitive(tol, "rtol_scale") : NULL;
+    const cJSON *atol = tol ? cJSON_GetObjectItemCaseSensitive(tol, "atol") : NULL;
+    rc->rtol_scale = cJSON_IsNumber(scale) ? scale->valuedouble : 1.0;
+    rc->atol = cJSON_IsNumber(atol) ? atol->valuedouble : NAN;
+    rc->nbufs = nb;
+    for (int i = 0; i < nb; i++) {
+        const cJSON *b = cJSON_GetArrayItem(bufs, i);
+        amk__run_buf *rb = &rc->bufs[i];
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(b, "name");
+        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(b, "dtype");
+        const cJSON *role = cJSON_GetObjectItemCaseSensitive(b, "role");
+        const cJSON *init = cJSON_GetObjectItemCaseSensitive(b, "init");
+        const cJSON *tr = cJSON_GetObjectItemCaseSensitive(b, "tolerance_reduction");
+        if (!cJSON_IsString(name) || !cJSON_IsString(dt) || !cJSON_IsString(role))
+            return amk_diag_set(d, AMK_ESPEC, "buffers[%d]: name, dtype and role required", i);
+        snprintf(rb->name, sizeof rb->name, "%s", name->valuestring);
+        const char *dname = strcmp(dt->valuestring, "input") == 0
+                                ? amk_spec_dtype_name(sp, c->shape.dtype)
+                                : dt->valuestring;
+        rb->dtype = amk__dtype_from_name(dname);
+        if (rb->dtype < 0)
+            return amk_diag_set(d, AMK_EUNSUPPORTED, "buffers[%d] %s: dtype '%s' is not "
+                                "supported by the gpu backend", i, rb->name, dname);
+        if (!strcmp(role->valuestring, "in"))
+            rb->role = AMK__ROLE_IN;
+        else if (!strcmp(role->valuestring, "out"))
+            rb->role = AMK__ROLE_OUT;
+        else if (!strcmp(role->valuestring, "inout"))
+            rb->role = AMK__ROLE_INOUT;
+        else
+            return amk_diag_set(d, AMK_ESPEC, "buffers[%d] %s: role '%s'", i, rb->name,
+                                role->valuestring);
+        rb->init = amk__init_from_name(cJSON_IsString(init) ? init->valuestring : NULL);
+        if (rb->init < 0)
+            return amk_diag_set(d, AMK_ESPEC, "buffers[%d] %s: unknown init '%s'", i, rb->name,
+                                init->valuestring);
+        if (amk_config_eval(c, lim, cJSON_GetStringValue(
+                                        cJSON_GetObjectItemCaseSensitive(b, "count")),
+                            &rb->count, d) != AMK_OK)
+            return amk_diag_prefix(d, "buffers[%d] %s: count", i, rb->name);
+        if (rb->count < 1 || rb->count > ((int64_t)1 << 40) / (int64_t)amk__dtype_size(rb->dtype))
+            return amk_diag_set(d, AMK_ECONFIG, "buffers[%d] %s: %lld elements is out of range",
+                                i, rb->name, (long long)rb->count);
+        int64_t r = red_all;
+        if (tr && eval_expr(c, lim, tr, &r, d) != AMK_OK)
+            return amk_diag_prefix(d, "buffers[%d] %s: tolerance_reduction", i, rb->name);
+        rb->reduction = (double)(r < 1 ? 1 : r);
+    }
+    /* Candidate. */
+    rc->cand.code = code_cand;
+    snprintf(rc->cand.entry, sizeof rc->cand.entry, "%s",
+             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(js, "entry")));
+    if (amk_config_launch(c, lim, &rc->cand.launch, d) != AMK_OK)
+        return amk_diag_prefix(d, "launch");
+    if (build_args(c, lim, cJSON_GetObjectItemCaseSensitive(js, "args"), rc, &rc->cand, d) !=
+        AMK_OK)
+        return d ? d->code : AMK_ESPEC;
+    /* Reference. */
+    rc->ref.code = code_ref;
+    if (code_ref >= 0) {
+        const char *entry = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "entry"));
+        const cJSON *rargs = cJSON_GetObjectItemCaseSensitive(ref, "args");
+        if (!entry)
+            return amk_diag_set(d, AMK_ESPEC, "reference.entry missing");
+        snprintf(rc->ref.entry, sizeof rc->ref.entry, "%s", entry);
+        if (build_launch(c, lim, cJSON_GetObjectItemCaseSensitive(ref, "launch"),
+                         &rc->ref.launch, d) != AMK_OK)
+            return d ? d->code : AMK_ESPEC;
+        if (build_args(c, lim, rargs ? rargs : cJSON_GetObjectItemCaseSensitive(js, "args"), rc,
+                       &rc->ref, d) != AMK_OK)
+            return amk_diag_prefix(d, "reference");
+    }
+    return AMK_OK;
+}
+
+static int64_t case_bytes(const amk__run_case *rc)
+{
+    int64_t s = 0;
+    for (int b = 0; b < rc->nbufs; b++)
+        s += rc->bufs[b].count * (int64_t)amk__dtype_size(rc->bufs[b].dtype);
+    return s;
+}
+
+/* The check set: c's own shape (benchmarked), then up to MAX_EXTRA_SHAPES named shapes of
+ * the spec with the same dtype, valid for c's params, and at most a quarter of c's bytes
+ * (small odd shapes catch edge handling cheaply), smallest first. */
+static int build_cases(gpu_state *st, const amk_config *c, amk__run_job *j, amk_diag *d)
+{
+    const amk_limits *lim = &st->target.limits;
+    int rc = build_case(c, lim, 0, 1, &j->cases[0], d);
+    if (rc != AMK_OK)
+        return rc;
+    j->cases[0].bench = 1;
+    j->ncases = 1;
+    int64_t main_bytes = case_bytes(&j->cases[0]);
+    amk__run_case *extra = malloc(sizeof *extra);
+    if (!extra)
+        return amk_diag_set(d, AMK_ENOMEM, "out of memory");
+    int ns = amk_spec_n_shapes(c->spec);
+    for (int pass = 0; pass < MAX_EXTRA_SHAPES; pass++) {
+        int best = -1;
+        int64_t best_bytes = 0;
+        amk__run_case best_case;
+        for (int i = 0; i < ns; i++) {
+            amk_config c2 = *c;
+            amk_diag dd = {0};
+            amk_spec_shape(c->spec, i, &c2.shape);
+            if (c2.shape.dtype != c->shape.dtype)
+                continue;
+            char label[160];
+            amk_shape_format(c->spec, &c2.shape, label, sizeof label);
+            int seen = 0;
+            for (int k = 0; k < j->ncases; k++)
+                seen |= strcmp(j->cases[k].label, label) == 0;
+            if (seen || amk_config_check(&c2, lim, &dd) != AMK_OK ||
+                build_case(&c2, lim, 0, 1, extra, &dd) != AMK_OK)
+                continue;
+            int64_t bytes = case_bytes(extra);
+            if (bytes * 4 > main_bytes || (best >= 0 && bytes >= best_bytes))
+                continue;
+            best = i;
+            best_bytes = bytes;
+            best_case = *extra;
+        }
+        if (best < 0)
+            break;
+        j->cases[j->ncases++] = best_case;
+    }
+    free(extra);
+    return AMK_OK;
+}
+
+/* ---------- running a job --------------------------------------------------------------- */
+
+/* Sends a job to the run worker and turns every outcome into a result: a timeout is
+ * RUN_TIMEOUT, a dead worker RUN_ERROR (the pool has already respawned it). */
+static void send_job(gpu_state *st, const amk__run_job *j, amk__run_result *res)
+{
+    void *req = NULL;
+    size_t len = 0;
+    memset(res, 0, sizeof *res);
+    res->status = AMK_STATUS_RUN_ERROR;
+    int rc = amk__run_job_encode(j, &req, &len);
+    if (rc != AMK_OK) {
+        snprintf(res->reason, sizeof res->reason, "cannot encode the run job: %s",
+                 amk_strerror(rc));
+        return;
+    }
+    amk_worker_job wj;
+    memset(&wj, 0, sizeof wj);
+    wj.req = req;
+    wj.req_len = len;
+    wj.timeout_s = st->run_timeout_s;
+    amk_diag d = {0};
+    rc = amk__worker_pool_run(st->run, &wj, 1, &d);
+    free(req);
+    char last[200];
+    last_line(wj.stderr_tail, last, sizeof last);
+    if (rc != AMK_OK && wj.rc == AMK_OK)
+        wj.rc = rc;
+    if (wj.rc == AMK_OK && wj.resp && wj.resp_len == sizeof *res) {
+        memcpy(res, wj.resp, sizeof *res);
+    } else if (wj.rc == AMK_ETIMEDOUT) {
+        res->status = AMK_STATUS_RUN_TIMEOUT;
+        snprintf(res->reason, sizeof res->reason,
+                 "no answer within %.0f s (%s): the kernel did not finish; run worker killed "
+                 "and respawned", st->run_timeout_s, last[0] ? last : "no stage reported");
+    } else if (wj.rc == AMK_OK) {
+        snprintf(res->reason, sizeof res->reason, "run worker answered %zu bytes, expected %zu",
+                 wj.resp_len, sizeof *res);
+    } else {
+        snprintf(res->reason, sizeof res->reason, "run worker died: %s%s%s; respawned",
+                 wj.reason[0] ? wj.reason : d.msg, last[0] ? "; last: " : "", last);
+    }
+    amk__worker_job_clear(&wj);
+}
+
+/* ---------- backend type ---------------------------------------------------------------- */
+
+static double env_seconds(const char *name, double dflt)
+{
+    const char *s = getenv(name);
+    double v;
+    if (s && *s && amk_parse_duration(s, &v) == AMK_OK && v > 0)
+        return v;
+    return dflt;
+}
+
+/* Copies the matched target and overrides its limits with what the device reports. */
+static void make_target(gpu_state *st)
+{
+    const amk__gpu_info *in = &st->info;
+    const amk_target *t = amk_target_find(in->name);
+    if (!t) {
+        t = amk_target_find(in->arch);
+        amk_log(AMK_LOG_WARN, "gpu: device '%s' (%s) is not in the target table; using the "
+                "ceilings of %s (run `amk calibrate` to measure this device's)", in->name,
+                in->arch, t ? t->name : amk_target_default()->name);
+        if (!t)
+            t = amk_target_default();
+        st->target = *t;
+        snprintf(st->target.name, sizeof st->target.name, "%s", in->name);
+        snprintf(st->target.arch, sizeof st->target.arch, "%s", in->arch);
+    } else {
+        st->target = *t;
+    }
+    amk_limits *l = &st->target.limits;
+    if (in->max_threads > 0)
+        l->max_threads = in->max_threads;
+    if (in->max_smem > 0)
+        l->max_smem = in->max_smem;
+    if (in->max_smem_optin > 0)
+        l->max_smem_optin = in->max_smem_optin;
+    if (in->smem_per_sm > 0)
+        l->smem_per_sm = in->smem_per_sm;
+    if (in->warp > 0)
+        l->warp = in->warp;
+    if (in->sm_count > 0)
+        l->sm_count = in->sm_count;
+    if (in->regs_per_sm > 0)
+        l->regs_per_sm = in->regs_per_sm;
+    if (in->max_blocks_per_sm > 0)
+        l->max_blocks_per_sm = in->max_blocks_per_sm;
+    if (in->max_threads_per_sm > 0)
+        l->max_threads_per_sm = in->max_threads_per_sm;
+    if (in->max_grid_x > 0)
+        l->max_grid_x = in->max_grid_x;
+    if (in->max_grid_yz > 0)
+        l->max_grid_yz = in->max_grid_yz;
+    if (in->l2_bytes > 0)
+        l->l2_bytes = in->l2_bytes;
+    char path[4096];
+    amk_ceilings_path(&st->target, path, sizeof path);
+    if (amk_fs_exists(path)) {
+        amk_diag d = {0};
+        if (amk_ceilings_load(&st->target, path, &d) != AMK_OK)
+            amk_log(AMK_LOG_WARN, "gpu: ignoring measured ceilings: %s", d.msg);
+    }
+}
+
+static void gpu_clear(void *state)
+{
+    gpu_state *st = state;
+    amk__compiler_free(st->cc);
+    amk__worker_pool_free(st->run);
+    st->cc = NULL;
+    st->run = NULL;
+}
+
+static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
+{
+    gpu_state *st = state;
+    amk_backend_opts dflt = {0};
+    if (!opts)
+        opts = &dflt;
+    st->run_timeout_s = opts->run_timeout_s > 0 ? opts->run_timeout_s
+                                                : env_seconds("AMK_RUN_TIMEOUT",
+                                                              DEFAULT_RUN_TIMEOUT_S);
+    amk__bench_opts_default(&st->bench);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    st->seed_base = opts->seed ? mix64(opts->seed)
+                               : mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+                                       ((uint64_t)getpid() << 40));
+
+    /* The run worker first: if no device answers, no compile worker is started. It is a
+     * fork of this process, which has never touched the GPU runtime. */
+    amk_worker_opts wo = {0};
+    wo.name = "run";
+    wo.n_workers = 1;
+    int rc = amk__worker_pool_create(&wo, amk__run_worker_handle, &st->run, d);
+    if (rc != AMK_OK)
+        return rc;
+    void *req = NULL;
+    size_t len = 0;
+    if (amk__run_query_encode(opts->device_index, &req, &len) != AMK_OK) {
+        gpu_clear(st);
+        return amk_diag_set(d, AMK_ENOMEM, "gpu backend: out of memory");
+    }
+    amk_worker_job wj;
+    memset(&wj, 0, sizeof wj);
+    wj.req = req;
+    wj.req_len = len;
+    wj.timeout_s = QUERY_TIMEOUT_S;
+    rc = amk__worker_pool_run(st->run, &wj, 1, d);
+    free(req);
+    if (rc == AMK_OK && wj.rc == AMK_OK && wj.resp_len == sizeof st->info) {
+        memcpy(&st->info, wj.resp, sizeof st->info);
+    } else {
+        char last[200];
+        last_line(wj.stderr_tail, last, sizeof last);
+        snprintf(st->info.error, sizeof st->info.error, "the device query %s%s%s",
+                 wj.rc == AMK_ETIMEDOUT ? "did not answer in time"
+                                        : (wj.reason[0] ? wj.reason : "failed"),
+                 last[0] ? ": " : "", last);
+    }
+    amk__worker_job_clear(&wj);
+    if (!st->info.ok) {
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s", st->info.error);
+        gpu_clear(st);
+        return amk_diag_set(d, AMK_ENODEV, "gpu backend: no GPU device answers: %s", msg);
+    }
+    const char *vendor = amk__arch_vendor(st->info.arch);
+    if (!vendor || strcmp(vendor, amk__rtc_vendor()) != 0) {
+        char arch[32];
+        snprintf(arch, sizeof arch, "%s", st->info.arch);
+        gpu_clear(st);
+        return amk_diag_set(d, AMK_EUNSUPPORTED, "gpu backend: device arch '%s' cannot be "
+                            "compiled by this build's %s", arch, amk__rtc_name());
+    }
+    make_target(st);
+    snprintf(st->device, sizeof st->device, "%s", st->info.name);
+
+    rc = amk__compiler_create(opts, &st->cc, d);
+    if (rc != AMK_OK) {
+        gpu_clear(st);
+        return rc;
+    }
+    amk_log(AMK_LOG_INFO, "gpu: %s (%s, %d SMs, L2 %lld MiB), target %s, run timeout %.0f s",
+            st->info.name, st->info.arch, st->info.sm_count,
+            (long long)(st->info.l2_bytes >> 20), st->target.name, st->run_timeout_s);
+    return AMK_OK;
+}
+
+/* Where a compile failed: status and the compiler's words. */
+static void compile_verdict(const amk_code *code, amk_verdict *v)
+{
+    v->status = code->status;
+    v->correct = -1;
+    v->compile_ms = code->compile_ms;
+    v->cache_hit = code->cache_hit;
+    snprintf(v->reason, sizeof v->reason, "%s", code->reason);
+    snprintf(v->notes, sizeof v->notes, "%s", code->notes);
+}
+
+/* Runs one compiled config: job, run worker, verdict. */
+static void run_config(gpu_state *st, const amk_config *c, const amk_code *cand,
+                       const amk_code *ref, amk_verdict *v)
+{
+    v->compile_ms = cand->compile_ms;
+    v->cache_hit = cand->cache_hit;
+    snprintf(v->device, sizeof v->device, "%s", st->device);
+    if (ref->status != AMK_STATUS_OK) {
+        v->status = AMK_STATUS_RUN_ERROR;
+        v->correct = -1;
+        snprintf(v->reason, sizeof v->reason, "cannot check: the spec's reference kernel did "
+                 "not compile (%s): %s", amk_status_name(ref->status), ref->reason);
+        return;
+    }
+    amk__run_job *j = calloc(1, sizeof *j);
+    if (!j) {
+        v->status = AMK_STATUS_RUN_ERROR;
+        snprintf(v->reason, sizeof v->reason, "gpu backend: out of memory");
+        return;
+    }
+    amk_diag d = {0};
+    j->op = AMK__RUN_OP_EVAL;
+    j->device = st->info.device;
+    j->bench = st->bench;
+    j->ncodes = 2;
+    j->codes[0] = (amk__run_code){cand->image, cand->size, amk_hash64(cand->image, cand->size)};
+    j->codes[1] = (amk__run_code){ref->image, ref->size, amk_hash64(ref->image, ref->size)};
+    if (build_cases(st, c, j, &d) != AMK_OK) {
+        v->status = AMK_STATUS_RUN_ERROR;
+        v->correct = -1;
+        snprintf(v->reason, sizeof v->reason, "cannot set up the run: %s", d.msg);
+        free(j);
+        return;
+    }
+    j->seed = next_seed(st, v->config_id);
+    v->seed = j->seed;
+    amk__run_result res;
+    send_job(st, j, &res);
+    v->status = (amk_status)res.status;
+    v->correct = res.checked == j->ncases ? 1 : 0;
+    snprintf(v->reason, sizeof v->reason, "%s", res.reason);
+    snprintf(v->regime, sizeof v->regime, "%s", res.regime);
+    v->notes[0] = '\0';
+    char shapes[200];
+    snprintf(shapes, sizeof shapes, "checked %d/%d shape%s", res.checked, j->ncases,
+             j->ncases == 1 ? "" : "s");
+    for (int k = 1; k < j->ncases && k < 3; k++) {
+        size_t n = strlen(shapes);
+        snprintf(shapes + n, sizeof shapes - n, "%s%s", k == 1 ? " (+" : ", +",
+                 j->cases[k].label);
+    }
+    if (j->ncases > 1)
+        strncat(shapes, ")", sizeof shapes - strlen(shapes) - 1);
+    append(v->notes, sizeof v->notes, shapes);
+    append(v->notes, sizeof v->notes, res.notes);
+    append(v->notes, sizeof v->notes, cand->notes);
+    if (res.status == AMK_STATUS_OK && res.nstats >= 1 && isfinite(res.stats[0].median_us)) {
+        v->latency_us = res.stats[0].median_us;
+        v->latency_kind = AMK_LAT_MEASURED;
+        v->spread = res.stats[0].spread;
+    } else if (res.status == AMK_STATUS_OK) {
+        v->status = AMK_STATUS_RUN_ERROR;
+        snprintf(v->reason, sizeof v->reason, "the run worker reported no measurement");
+    }
+    free(j);
+}
+
+static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_verdict *out)
+{
+    gpu_state *st = state;
+    amk_compile_unit *units = calloc(2 * n + 1, sizeof *units);
+    amk_code *codes = calloc(2 * n + 1, sizeof *codes);
+    int *unit_of = malloc((n + 1) * sizeof *unit_of); /* candidate unit of config i, -1 */
+    int *ref_of = malloc((n + 1) * sizeof *ref_of);   /* reference unit of config i, -1 */
+    size_t nu = 0;
+    int rc = AMK_OK;
+    if (!units || !codes || !unit_of || !ref_of) {
+        rc = AMK_ENOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        amk_verdict *v = &out[i];
+        amk_diag d = {0};
+        unit_of[i] = ref_of[i] = -1;
+        snprintf(v->device, sizeof v->device, "%s", st->device);
+        if (amk__compile_unit_config(cfgs[i], st->info.arch, &units[nu], &d) != AMK_OK) {
+            v->status = AMK_STATUS_COMPILE_ERROR;
+            v->correct = -1;
+            snprintf(v->reason, sizeof v->reason, "cannot build the source: %s", d.msg);
+            continue;
+        }
+        unit_of[i] = (int)nu++;
+        /* One reference unit per (spec, dtype) of the batch. */
+        for (size_t k = 0; k < i && ref_of[i] < 0; k++)
+            if (ref_of[k] >= 0 && cfgs[k]->spec == cfgs[i]->spec &&
+                cfgs[k]->shape.dtype == cfgs[i]->shape.dtype)
+                ref_of[i] = ref_of[k];
+        if (ref_of[i] < 0) {
+            if (amk__compile_unit_reference(cfgs[i], st->info.arch, &units[nu], &d) == AMK_OK) {
+                ref_of[i] = (int)nu++;
+            } else {
+                v->status = AMK_STATUS_RUN_ERROR;
+                v->correct = -1;
+                snprintf(v->reason, sizeof v->reason, "cannot check: cannot build the "
+                         "reference source: %s", d.msg);
+                amk__compile_unit_clear(&units[unit_of[i]]);
+                unit_of[i] = -1;
+                nu--;
+            }
+        }
+    }
+    if (nu) {
+        amk_diag d = {0};
+        rc = amk__compiler_run(st->cc, units, nu, codes, &d);
+        if (rc != AMK_OK) {
+            amk_log(AMK_LOG_ERROR, "gpu: compile service failed: %s", d.msg);
+            goto done;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (unit_of[i] < 0)
+            continue;
+        const amk_code *cand = &codes[unit_of[i]];
+        if (cand->status != AMK_STATUS_OK) {
+            compile_verdict(cand, &out[i]);
+            continue;
+        }
+        run_config(st, cfgs[i], cand, &codes[ref_of[i]], &out[i]);
+    }
+done:
+    for (size_t k = 0; k < nu; k++) {
+        amk__compile_unit_clear(&units[k]);
+        amk__code_clear(&codes[k]);
+    }
+    free(units);
+    free(codes);
+    free(unit_of);
+    free(ref_of);
+    return rc;
+}
+
+static const amk_target *gpu_target(void *state)
+{
+    return &((gpu_state *)state)->target;
+}
+
+static const char *gpu_device(void *state)
+{
+    return ((gpu_state *)state)->device;
+}
+
+const amk__gpu_info *amk__gpu_backend_info(void *state)
+{
+    return &((gpu_state *)state)->info;
+}
+
+int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
+                       double lat_us[2], double spread[2], amk_diag *d)
+{
+    gpu_state *st = state;
+    amk_compile_unit units[2];
+    amk_code codes[2];
+    int rc = AMK_OK;
+    memset(units, 0, sizeof units);
+    memset(codes, 0, sizeof codes);
+    lat_us[0] = lat_us[1] = spread[0] = spread[1] = NAN;
+    if (a->spec != b->spec || a->shape.dtype != b->shape.dtype ||
+        memcmp(a->shape.dims, b->shape.dims, sizeof a->shape.dims) != 0)
+        return amk_diag_set(d, AMK_EINVAL, "remeasure: configs of different kernels or shapes");
+    amk__run_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return amk_diag_set(d, AMK_ENOMEM, "remeasure: out of memory");
+    if ((rc = amk__compile_unit_config(a, st->info.arch, &units[0], d)) != AMK_OK ||
+        (rc = amk__compile_unit_config(b, st->info.arch, &units[1], d)) != AMK_OK ||
+        (rc = amk__compiler_run(st->cc, units, 2, codes, d)) != AMK_OK)
+        goto done;
+    for (int i = 0; i < 2; i++)
+        if (codes[i].status != AMK_STATUS_OK) {
+            rc = amk_diag_set(d, AMK_EBACKEND, "remeasure: config %c: %s: %s", 'a' + i,
+                              amk_status_name(codes[i].status), codes[i].reason);
+            goto done;
+        }
+    j->op = AMK__RUN_OP_REMEASURE;
+    j->device = st->info.device;
+    j->bench = st->bench;
+    j->ncodes = 2;
+    for (int i = 0; i < 2; i++)
+        j->codes[i] = (amk__run_code){codes[i].image, codes[i].size,
+                                      amk_hash64(codes[i].image, codes[i].size)};
+    amk__run_case tmp;
+    if ((rc = build_case(a, &st->target.limits, 0, -1, &j->cases[0], d)) != AMK_OK ||
+        (rc = build_case(b, &st->target.limits, 1, -1, &tmp, d)) != AMK_OK)
+        goto done;
+    j->cases[0].bench = 1;
+    j->ncases = 1;
+    j->other = tmp.cand;
+    char id[17];
+    amk_config_id(a, id);
+    j->seed = next_seed(st, id);
+    amk__run_result res;
+    send_job(st, j, &res);
+    if (res.status != AMK_STATUS_OK || res.nstats != 2) {
+        rc = amk_diag_set(d, res.status == AMK_STATUS_RUN_TIMEOUT ? AMK_ETIMEDOUT : AMK_EBACKEND,
+                          "remeasure: %s: %s", amk_status_name((amk_status)res.status),
+                          res.reason);
+        goto done;
+    }
+    for (int i = 0; i < 2; i++) {
+        lat_us[i] = res.stats[i].median_us;
+        spread[i] = res.stats[i].spread;
+    }
+done:
+    for (int i = 0; i < 2; i++) {
+        amk__compile_unit_clear(&units[i]);
+        amk__code_clear(&codes[i]);
+    }
+    free(j);
+    return rc;
+}
+
+const amk_backend_type amk_backend_gpu = {
+    .api_version = 1,
+    .name = "gpu",
+    .state_size = sizeof(gpu_state),
+    .init = gpu_init,
+    .evaluate = gpu_evaluate,
+    .target = gpu_target,
+    .device = gpu_device,
+    .clear = gpu_clear,
+};

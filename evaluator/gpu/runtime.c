@@ -1,0 +1,783 @@
+/* The run worker: a long-lived child process, one per GPU, and the only process of amk that
+ * creates a GPU context. It answers a device query, and runs jobs: load code objects (cached
+ * by content hash), fill the spec's buffers from the job's seed, run the reference, poison
+ * and run the candidate, compare on the host (check.c), and time the benchmarked shape
+ * (bench.c). A sticky error (illegal address, ...) makes it answer and then exit, so the pool
+ * respawns a fresh context; a hang is the parent's to kill. Also the job wire format. */
+#include "gpu_int.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RUN_MAGIC UINT32_C(0x414d4b52) /* "AMKR" */
+#define MOD_CACHE 32
+
+/* ---------- wire format ----------------------------------------------------------------
+ * Parent and run worker are the same binary (fork, no exec), so the fixed-size structs
+ * travel as bytes: [magic u32][op u32][struct][code images...]. Pointers are re-set and
+ * every count and index is validated on decode. */
+
+typedef struct wire_head {
+    uint32_t magic, op;
+    uint64_t struct_size;
+} wire_head;
+
+int amk__run_job_encode(const amk__run_job *j, void **out, size_t *len)
+{
+    size_t total = sizeof(wire_head) + sizeof *j;
+    if (j->ncodes < 0 || j->ncodes > AMK__RUN_MAX_CODES)
+        return AMK_EINVAL;
+    for (int i = 0; i < j->ncodes; i++) {
+        if (j->codes[i].size > AMK_WORKER_MSG_MAX)
+            return AMK_EINVAL;
+        total += j->codes[i].size;
+    }
+    if (total > AMK_WORKER_MSG_MAX)
+        return AMK_EINVAL;
+    unsigned char *p = malloc(total);
+    if (!p)
+        return AMK_ENOMEM;
+    wire_head h = {RUN_MAGIC, (uint32_t)j->op, sizeof *j};
+    memcpy(p, &h, sizeof h);
+    amk__run_job copy = *j;
+    for (int i = 0; i < copy.ncodes; i++)
+        copy.codes[i].image = NULL;
+    memcpy(p + sizeof h, &copy, sizeof copy);
+    size_t off = sizeof h + sizeof copy;
+    for (int i = 0; i < j->ncodes; i++) {
+        memcpy(p + off, j->codes[i].image, j->codes[i].size);
+        off += j->codes[i].size;
+    }
+    *out = p;
+    *len = total;
+    return AMK_OK;
+}
+
+int amk__run_query_encode(int device, void **out, size_t *len)
+{
+    amk__run_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return AMK_ENOMEM;
+    j->op = AMK__RUN_OP_QUERY;
+    j->device = device;
+    int rc = amk__run_job_encode(j, out, len);
+    free(j);
+    return rc;
+}
+
+static int kernel_ok(const amk__run_kernel *k, int ncodes, int nbufs, int need)
+{
+    if (k->code < 0)
+        return !need;
+    if (k->code >= ncodes || k->nargs < 0 || k->nargs > AMK__RUN_MAX_ARGS ||
+        memchr(k->entry, '\0', sizeof k->entry) == NULL || !k->entry[0])
+        return 0;
+    for (int i = 0; i < k->nargs; i++)
+        if (k->args[i].buf >= nbufs || k->args[i].buf < -1)
+            return 0;
+    return 1;
+}
+
+int amk__run_job_decode(const void *buf, size_t len, amk__run_job *j)
+{
+    const unsigned char *p = buf;
+    wire_head h;
+    if (len < sizeof h + sizeof *j)
+        return AMK_EPARSE;
+    memcpy(&h, p, sizeof h);
+    if (h.magic != RUN_MAGIC || h.struct_size != sizeof *j)
+        return AMK_EPARSE;
+    memcpy(j, p + sizeof h, sizeof *j);
+    if ((uint32_t)j->op != h.op || j->ncodes < 0 || j->ncodes > AMK__RUN_MAX_CODES ||
+        j->ncases < 0 || j->ncases > AMK__RUN_MAX_CASES)
+        return AMK_EPARSE;
+    size_t off = sizeof h + sizeof *j;
+    for (int i = 0; i < j->ncodes; i++) {
+        if (j->codes[i].size > len - off)
+            return AMK_EPARSE;
+        j->codes[i].image = p + off;
+        off += j->codes[i].size;
+    }
+    if (off != len)
+        return AMK_EPARSE;
+    for (int c = 0; c < j->ncases; c++) {
+        amk__run_case *k = &j->cases[c];
+        if (k->nbufs < 1 || k->nbufs > AMK__RUN_MAX_BUFS ||
+            memchr(k->label, '\0', sizeof k->label) == NULL)
+            return AMK_EPARSE;
+        for (int b = 0; b < k->nbufs; b++) {
+            const amk__run_buf *rb = &k->bufs[b];
+            if (rb->dtype < 0 || rb->dtype >= AMK__DT_COUNT || rb->count < 1 ||
+                rb->role < AMK__ROLE_IN || rb->role > AMK__ROLE_INOUT ||
+                memchr(rb->name, '\0', sizeof rb->name) == NULL)
+                return AMK_EPARSE;
+        }
+        if (!kernel_ok(&k->cand, j->ncodes, k->nbufs, 1) ||
+            !kernel_ok(&k->ref, j->ncodes, k->nbufs, j->op == AMK__RUN_OP_EVAL))
+            return AMK_EPARSE;
+    }
+    if (j->op == AMK__RUN_OP_REMEASURE &&
+        (j->ncases < 1 || !kernel_ok(&j->other, j->ncodes, j->cases[0].nbufs, 1)))
+        return AMK_EPARSE;
+    return AMK_OK;
+}
+
+/* ---------- run worker state (lives only in the child) --------------------------------- */
+
+static struct {
+    int ready, device;
+    hipStream_t stream;
+    amk__gpu_info info;
+    struct {
+        uint64_t hash;
+        size_t size;
+        hipModule_t mod;
+        unsigned long used;
+    } mods[MOD_CACHE];
+    int nmods;
+    unsigned long tick;
+} W;
+
+/* The run's failure, built up while unwinding. */
+typedef struct run_ctx {
+    amk__run_result *res;
+    int recycle;
+} run_ctx;
+
+static void fail(run_ctx *x, amk_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(run_ctx *x, amk_status st, const char *fmt, ...)
+{
+    va_list ap;
+    x->res->status = st;
+    va_start(ap, fmt);
+    vsnprintf(x->res->reason, sizeof x->res->reason, fmt, ap);
+    va_end(ap);
+}
+
+static void note(run_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(run_ctx *x, const char *fmt, ...)
+{
+    char *n = x->res->notes;
+    size_t len = strnlen(n, sizeof x->res->notes);
+    if (len + 3 >= sizeof x->res->notes)
+        return;
+    if (len)
+        len += (size_t)snprintf(n + len, sizeof x->res->notes - len, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(n + len, sizeof x->res->notes - len, fmt, ap);
+    va_end(ap);
+}
+
+static void stage(const char *label, const char *what)
+{
+    fprintf(stderr, "amk run worker: %s: %s\n", label, what);
+    fflush(stderr);
+}
+
+/* After an error: is the context still usable? A sticky error (illegal address, launch
+ * failure, ...) keeps failing every later call; a launch refused for its configuration
+ * does not. */
+static int context_broken(void)
+{
+    (void)hipGetLastError();
+    if (hipDeviceSynchronize() != hipSuccess)
+        return 1;
+    return hipGetLastError() != hipSuccess;
+}
+
+static const char *errtext(hipError_t e, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s (%s)", hipGetErrorString(e), hipGetErrorName(e));
+    return buf;
+}
+
+/* Fills info from the runtime; on failure info->ok = 0 and error holds the call and the
+ * runtime's own message (no driver, no device, ...). */
+static void query_device(int dev, amk__gpu_info *info)
+{
+    char eb[256];
+    hipError_t e;
+    memset(info, 0, sizeof *info);
+    info->device = dev;
+#define Q(call)                                                                             \
+    do {                                                                                   \
+        if ((e = (call)) != hipSuccess) {                                                  \
+            snprintf(info->error, sizeof info->error, "%s: %s", #call, errtext(e, eb, sizeof eb)); \
+            return;                                                                        \
+        }                                                                                  \
+    } while (0)
+    Q(hipRuntimeGetVersion(&info->runtime_version));
+    e = hipDriverGetVersion(&info->driver_version);
+    if (e != hipSuccess)
+        info->driver_version = 0;
+    Q(hipGetDeviceCount(&info->count));
+    if (info->count < 1) {
+        snprintf(info->error, sizeof info->error, "the runtime reports no GPU device");
+        return;
+    }
+    if (dev < 0 || dev >= info->count) {
+        snprintf(info->error, sizeof info->error, "device %d does not exist (%d found)", dev,
+                 info->count);
+        return;
+    }
+    Q(hipSetDevice(dev));
+    hipDeviceProp_t props;
+    Q(hipGetDeviceProperties(&props, dev));
+    snprintf(info->name, sizeof info->name, "%s", props.name);
+    Q(amk__gpu_arch_name(dev, info->arch, sizeof info->arch));
+    int v = 0;
+#define A(field, attr)                                                                      \
+    do {                                                                                   \
+        Q(hipDeviceGetAttribute(&v, attr, dev));                                           \
+        info->field = v;                                                                   \
+    } while (0)
+    A(sm_count, hipDeviceAttributeMultiprocessorCount);
+    A(warp, hipDeviceAttributeWarpSize);
+    A(max_threads, hipDeviceAttributeMaxThreadsPerBlock);
+    A(max_smem, hipDeviceAttributeMaxSharedMemoryPerBlock);
+    A(max_smem_optin, hipDeviceAttributeSharedMemPerBlockOptin);
+    A(smem_per_sm, hipDeviceAttributeSharedMemPerMultiprocessor);
+    A(regs_per_block, hipDeviceAttributeMaxRegistersPerBlock);
+    A(regs_per_sm, hipDeviceAttributeMaxRegistersPerMultiprocessor);
+    A(max_blocks_per_sm, hipDeviceAttributeMaxBlocksPerMultiProcessor);
+    A(max_threads_per_sm, hipDeviceAttributeMaxThreadsPerMultiProcessor);
+    A(max_grid_x, hipDeviceAttributeMaxGridDimX);
+    A(max_grid_yz, hipDeviceAttributeMaxGridDimY);
+    A(l2_bytes, hipDeviceAttributeL2CacheSize);
+    A(clock_khz, hipDeviceAttributeClockRate);
+    A(mem_clock_khz, hipDeviceAttributeMemoryClockRate);
+    A(bus_width, hipDeviceAttributeMemoryBusWidth);
+#undef A
+    if (info->max_smem_optin < info->max_smem)
+        info->max_smem_optin = info->max_smem; /* AMD reports 0: no opt-in */
+    info->total_mem = (int64_t)props.totalGlobalMem;
+    /* Create the context now: a device that cannot is no device, and the first job then
+     * does not pay for it. */
+    Q(hipFree(NULL));
+    size_t fr = 0, tot = 0;
+    Q(hipMemGetInfo(&fr, &tot));
+#undef Q
+    info->ok = 1;
+}
+
+static int ensure_ready(int dev, run_ctx *x)
+{
+    char eb[256];
+    if (W.ready && W.device == dev)
+        return 1;
+    if (W.ready) {
+        fail(x, AMK_STATUS_RUN_ERROR, "run worker owns device %d, job asks for %d", W.device,
+             dev);
+        return 0;
+    }
+    query_device(dev, &W.info);
+    if (!W.info.ok) {
+        fail(x, AMK_STATUS_RUN_ERROR, "no usable GPU: %s", W.info.error);
+        x->recycle = 1;
+        return 0;
+    }
+    hipError_t e = hipStreamCreateWithFlags(&W.stream, hipStreamNonBlocking);
+    if (e != hipSuccess) {
+        fail(x, AMK_STATUS_RUN_ERROR, "hipStreamCreateWithFlags: %s", errtext(e, eb, sizeof eb));
+        x->recycle = 1;
+        return 0;
+    }
+    W.ready = 1;
+    W.device = dev;
+    return 1;
+}
+
+/* Loads (or finds) the module of a code object. Unloads the least recently used one when
+ * the cache is full. */
+static hipError_t get_module(const amk__run_code *code, hipModule_t *out)
+{
+    for (int i = 0; i < W.nmods; i++)
+        if (W.mods[i].hash == code->hash && W.mods[i].size == code->size) {
+            W.mods[i].used = ++W.tick;
+            *out = W.mods[i].mod;
+            return hipSuccess;
+        }
+    hipModule_t m;
+    hipError_t e = hipModuleLoadData(&m, code->image);
+    if (e != hipSuccess)
+        return e;
+    int slot = W.nmods;
+    if (W.nmods == MOD_CACHE) {
+        slot = 0;
+        for (int i = 1; i < W.nmods; i++)
+            if (W.mods[i].used < W.mods[slot].used)
+                slot = i;
+        (void)hipModuleUnload(W.mods[slot].mod);
+    } else {
+        W.nmods++;
+    }
+    W.mods[slot].hash = code->hash;
+    W.mods[slot].size = code->size;
+    W.mods[slot].mod = m;
+    W.mods[slot].used = ++W.tick;
+    *out = m;
+    return hipSuccess;
+}
+
+/* Resolves a kernel of the job: module, function, dynamic shared-memory opt-in. */
+static int resolve(const amk__run_job *j, const amk__run_kernel *k, const char *what,
+                   hipFunction_t *fn, run_ctx *x)
+{
+    char eb[256];
+    hipModule_t m;
+    hipError_t e = get_module(&j->codes[k->code], &m);
+    if (e != hipSuccess) {
+        fail(x, AMK_STATUS_RUN_ERROR, "%s: loading the code object: %s", what,
+             errtext(e, eb, sizeof eb));
+        x->recycle = context_broken();
+        return 0;
+    }
+    e = hipModuleGetFunction(fn, m, k->entry);
+    if (e != hipSuccess) {
+        fail(x, AMK_STATUS_RUN_ERROR, "%s: no kernel '%s' in the code object: %s", what,
+             k->entry, errtext(e, eb, sizeof eb));
+        x->recycle = context_broken();
+        return 0;
+    }
+    if (k->launch.shared_bytes > 48 * 1024) {
+        if (k->launch.shared_bytes > INT_MAX ||
+            (e = amk__gpu_set_dynamic_shared(*fn, (int)k->launch.shared_bytes)) != hipSuccess) {
+            fail(x, AMK_STATUS_RUN_ERROR, "%s: cannot raise dynamic shared memory to %lld "
+                 "bytes: %s", what, (long long)k->launch.shared_bytes,
+                 k->launch.shared_bytes > INT_MAX ? "too large" : errtext(e, eb, sizeof eb));
+            x->recycle = context_broken();
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int geometry_ok(const amk__run_kernel *k, const char *what, run_ctx *x)
+{
+    for (int i = 0; i < 3; i++)
+        if (k->launch.grid[i] < 1 || k->launch.grid[i] > UINT_MAX || k->launch.block[i] < 1 ||
+            k->launch.block[i] > 1024) {
+            fail(x, AMK_STATUS_RUN_ERROR, "%s: launch geometry out of range: grid %lld x %lld "
+                 "x %lld, block %lld x %lld x %lld", what, (long long)k->launch.grid[0],
+                 (long long)k->launch.grid[1], (long long)k->launch.grid[2],
+                 (long long)k->launch.block[0], (long long)k->launch.block[1],
+                 (long long)k->launch.block[2]);
+            return 0;
+        }
+    if (k->launch.shared_bytes < 0 || k->launch.shared_bytes > UINT_MAX) {
+        fail(x, AMK_STATUS_RUN_ERROR, "%s: dynamic shared memory %lld out of range", what,
+             (long long)k->launch.shared_bytes);
+        return 0;
+    }
+    return 1;
+}
+
+/* One set of device buffers and the argument arrays of both kernels over it. */
+typedef struct dev_set {
+    void *ptr[AMK__RUN_MAX_BUFS];
+    int32_t ival[2][AMK__RUN_MAX_ARGS];
+    void *argv[2][AMK__RUN_MAX_ARGS];
+} dev_set;
+
+static void set_args(dev_set *s, int which, const amk__run_kernel *k)
+{
+    for (int i = 0; i < k->nargs; i++) {
+        if (k->args[i].buf >= 0) {
+            s->argv[which][i] = &s->ptr[k->args[i].buf];
+        } else {
+            s->ival[which][i] = k->args[i].value;
+            s->argv[which][i] = &s->ival[which][i];
+        }
+    }
+}
+
+static void free_set(dev_set *s, int nbufs)
+{
+    for (int b = 0; b < nbufs; b++)
+        if (s->ptr[b]) {
+            (void)hipFree(s->ptr[b]);
+            s->ptr[b] = NULL;
+        }
+}
+
+static size_t buf_bytes(const amk__run_buf *b)
+{
+    return (size_t)b->count * amk__dtype_size(b->dtype);
+}
+
+static int alloc_set(dev_set *s, const amk__run_case *c, run_ctx *x)
+{
+    char eb[256];
+    memset(s->ptr, 0, sizeof s->ptr);
+    for (int b = 0; b < c->nbufs; b++) {
+        hipError_t e = hipMalloc(&s->ptr[b], buf_bytes(&c->bufs[b]));
+        if (e != hipSuccess) {
+            s->ptr[b] = NULL;
+            fail(x, AMK_STATUS_RUN_ERROR, "%s: hipMalloc of buffer %s (%zu bytes): %s",
+                 c->label, c->bufs[b].name, buf_bytes(&c->bufs[b]), errtext(e, eb, sizeof eb));
+            (void)hipGetLastError();
+            free_set(s, c->nbufs);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static hipError_t launch_kernel(hipFunction_t fn, const amk__run_kernel *k, void **argv)
+{
+    const amk_launch *l = &k->launch;
+    return hipModuleLaunchKernel(fn, (unsigned)l->grid[0], (unsigned)l->grid[1],
+                                 (unsigned)l->grid[2], (unsigned)l->block[0],
+                                 (unsigned)l->block[1], (unsigned)l->block[2],
+                                 (unsigned)l->shared_bytes, W.stream, argv, NULL);
+}
+
+/* Launches one kernel and waits for it. On failure fills x (RUN_ERROR) and returns 0. */
+static int run_once(hipFunction_t fn, const amk__run_kernel *k, void **argv, const char *what,
+                    const char *label, run_ctx *x)
+{
+    char eb[256];
+    hipError_t e = launch_kernel(fn, k, argv);
+    if (e == hipSuccess)
+        e = hipStreamSynchronize(W.stream);
+    if (e == hipSuccess)
+        e = hipGetLastError();
+    if (e != hipSuccess) {
+        fail(x, AMK_STATUS_RUN_ERROR, "%s: %s kernel failed: %s", label, what,
+             errtext(e, eb, sizeof eb));
+        x->recycle = context_broken();
+        if (x->recycle)
+            note(x, "sticky error: the run worker's GPU context is lost; worker respawned");
+    }
+    return e == hipSuccess;
+}
+
+#define GPU(call)                                                                          \
+    do {                                                                                   \
+        hipError_t e_ = (call);                                                            \
+        if (e_ != hipSuccess) {                                                            \
+            char eb_[256];                                                                 \
+            fail(x, AMK_STATUS_RUN_ERROR, "%s: %s: %s", c->label, #call,                   \
+                 errtext(e_, eb_, sizeof eb_));                                            \
+            x->recycle = context_broken();                                                 \
+            goto out;                                                                      \
+        }                                                                                  \
+    } while (0)
+
+/* Uploads every input (in, inout) of set s from host and poisons the outputs (out) with
+ * 0xFF bytes: NaN in every float type. */
+static int upload(const amk__run_case *c, dev_set *s, void *const *host, int inputs,
+                  int poison, run_ctx *x)
+{
+    for (int b = 0; b < c->nbufs; b++) {
+        const amk__run_buf *rb = &c->bufs[b];
+        if (inputs && rb->role != AMK__ROLE_OUT)
+            GPU(hipMemcpy(s->ptr[b], host[b], buf_bytes(rb), hipMemcpyHostToDevice));
+        if (poison && rb->role == AMK__ROLE_OUT)
+            GPU(hipMemset(s->ptr[b], 0xff, buf_bytes(rb)));
+    }
+    return 1;
+out:
+    return 0;
+}
+
+static int download(const amk__run_case *c, dev_set *s, void **host, run_ctx *x)
+{
+    for (int b = 0; b < c->nbufs; b++)
+        if (c->bufs[b].role != AMK__ROLE_IN)
+            GPU(hipMemcpy(host[b], s->ptr[b], buf_bytes(&c->bufs[b]), hipMemcpyDeviceToHost));
+    return 1;
+out:
+    return 0;
+}
+
+static void free_host(void **h, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(h[i]);
+        h[i] = NULL;
+    }
+}
+
+/* The correctness check of one case: inputs from the seed, reference into its outputs,
+ * candidate into poisoned outputs, host comparison. Leaves the input data in `in` (the
+ * benchmark reuses it). Returns 1 when the candidate passed. */
+static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunction_t fcand,
+                      void **in, run_ctx *x)
+{
+    const amk__run_case *c = &j->cases[ci];
+    void *want[AMK__RUN_MAX_BUFS] = {0}, *got[AMK__RUN_MAX_BUFS] = {0};
+    dev_set s;
+    int ok = 0, have_set = 0;
+    for (int b = 0; b < c->nbufs; b++) {
+        const amk__run_buf *rb = &c->bufs[b];
+        size_t bytes = buf_bytes(rb);
+        if (rb->role != AMK__ROLE_OUT) {
+            in[b] = malloc(bytes);
+            if (!in[b])
+                goto oom;
+            amk__check_fill(in[b], rb->dtype, rb->count, rb->init, j->seed,
+                            (uint64_t)ci * AMK__RUN_MAX_BUFS + (uint64_t)b);
+        }
+        if (rb->role != AMK__ROLE_IN) {
+            want[b] = malloc(bytes);
+            got[b] = malloc(bytes);
+            if (!want[b] || !got[b])
+                goto oom;
+        }
+    }
+    if (!alloc_set(&s, c, x))
+        goto out;
+    have_set = 1;
+    set_args(&s, 0, &c->ref);
+    set_args(&s, 1, &c->cand);
+
+    /* Reference on pristine inputs; its outputs leave the device before the candidate runs,
+     * so nothing the candidate does can change them. */
+    if (!upload(c, &s, in, 1, 1, x))
+        goto out;
+    stage(c->label, "reference kernel");
+    if (!run_once(fref, &c->ref, s.argv[0], "reference", c->label, x))
+        goto out;
+    if (!download(c, &s, want, x))
+        goto out;
+    /* Candidate: in-out buffers restored, outputs poisoned. */
+    if (!upload(c, &s, in, 1, 1, x))
+        goto out;
+    stage(c->label, "candidate kernel");
+    if (!run_once(fcand, &c->cand, s.argv[1], "candidate", c->label, x))
+        goto out;
+    if (!download(c, &s, got, x))
+        goto out;
+    stage(c->label, "compare");
+    for (int b = 0; b < c->nbufs; b++) {
+        const amk__run_buf *rb = &c->bufs[b];
+        if (rb->role == AMK__ROLE_IN)
+            continue;
+        amk__compare cmp;
+        if (!amk__check_compare(rb->dtype, got[b], want[b], rb->count, rb->reduction,
+                                c->rtol_scale, c->atol, &cmp)) {
+            char what[400];
+            amk__compare_describe(&cmp, rb->name, what, sizeof what);
+            fail(x, cmp.kind == AMK__CMP_REF_NONFINITE ? AMK_STATUS_RUN_ERROR
+                                                        : AMK_STATUS_WRONG,
+                 "%s: %s", c->label, what);
+            goto out;
+        }
+    }
+    ok = 1;
+    goto out;
+oom:
+    fail(x, AMK_STATUS_RUN_ERROR, "%s: out of host memory for the check buffers", c->label);
+out:
+    if (have_set)
+        free_set(&s, c->nbufs);
+    free_host(want, c->nbufs);
+    free_host(got, c->nbufs);
+    return ok;
+}
+
+/* Times the bench case's candidate (and `other` for REMEASURE) over rotating copies of the
+ * inputs. stats gets one entry per timed kernel. */
+static int bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction_t *fns,
+                      const amk__run_kernel *const *ks, int nk, void *const *in, run_ctx *x)
+{
+    dev_set *sets = NULL;
+    int nsets = 1, flush = 0, made = 0, ok = 0;
+    void *flush_buf = NULL;
+    size_t flush_bytes = 0;
+    int64_t footprint = 0;
+    for (int b = 0; b < c->nbufs; b++)
+        footprint += (int64_t)buf_bytes(&c->bufs[b]);
+    if (j->bench.cold) {
+        size_t fr = 0, tot = 0;
+        int64_t cap = j->bench.mem_cap;
+        if (hipMemGetInfo(&fr, &tot) == hipSuccess && (int64_t)(fr / 2) < cap)
+            cap = (int64_t)(fr / 2);
+        nsets = amk__bench_sets(footprint, W.info.l2_bytes, cap, &flush);
+    }
+    sets = calloc((size_t)nsets, sizeof *sets);
+    if (!sets) {
+        fail(x, AMK_STATUS_RUN_ERROR, "%s: out of host memory", c->label);
+        return 0;
+    }
+    for (made = 0; made < nsets; made++) {
+        if (!alloc_set(&sets[made], c, x))
+            goto out;
+        if (!upload(c, &sets[made], in, 1, 1, x)) {
+            free_set(&sets[made], c->nbufs);
+            goto out;
+        }
+        for (int i = 0; i < nk; i++)
+            set_args(&sets[made], i, ks[i]);
+    }
+    if (flush) {
+        flush_bytes = (size_t)(W.info.l2_bytes > 0 ? W.info.l2_bytes : 64 << 20) * 2;
+        if (hipMalloc(&flush_buf, flush_bytes) != hipSuccess) {
+            (void)hipGetLastError();
+            flush_buf = NULL;
+            note(x, "no memory for an L2 flush buffer");
+        }
+    }
+    amk__bench_kernel bk[2];
+    for (int i = 0; i < nk; i++) {
+        bk[i].fn = fns[i];
+        bk[i].launch = ks[i]->launch;
+        for (int s = 0; s < nsets; s++)
+            bk[i].argv[s] = sets[s].argv[i];
+    }
+    char msg[300];
+    stage(c->label, "benchmark");
+    hipError_t e = amk__bench_run(W.stream, bk, nk, nsets, flush_buf, flush_bytes, &j->bench,
+                                  x->res->stats, msg, sizeof msg);
+    if (e != hipSuccess) {
+        fail(x, AMK_STATUS_RUN_ERROR, "%s: benchmark: %s", c->label, msg);
+        x->recycle = context_broken();
+        goto out;
+    }
+    x->res->nstats = nk;
+    int cold = j->bench.cold && (nsets > 1 || flush_buf) && !(flush && !flush_buf);
+    snprintf(x->res->regime, sizeof x->res->regime, "%s", cold ? "cold_l2" : "warm_l2");
+    note(x, "%d reps, %d input set%s of %.1f MiB%s", x->res->stats[0].reps, nsets,
+         nsets == 1 ? "" : "s", footprint / 1048576.0, flush_buf ? ", L2 flushed" : "");
+    ok = 1;
+out:
+    if (flush_buf)
+        (void)hipFree(flush_buf);
+    for (int s = 0; s < made; s++)
+        free_set(&sets[s], c->nbufs);
+    free(sets);
+    return ok;
+}
+
+static void run_job(const amk__run_job *j, run_ctx *x)
+{
+    amk__run_result *r = x->res;
+    hipFunction_t fref[AMK__RUN_MAX_CASES], fcand[AMK__RUN_MAX_CASES], fother = NULL;
+    void *in[AMK__RUN_MAX_BUFS] = {0};
+    int bench_ci = -1;
+    if (!ensure_ready(j->device, x))
+        return;
+    for (int ci = 0; ci < j->ncases; ci++) {
+        const amk__run_case *c = &j->cases[ci];
+        if (!geometry_ok(&c->cand, "candidate", x) ||
+            (j->op == AMK__RUN_OP_EVAL && !geometry_ok(&c->ref, "reference", x)))
+            return;
+        if (!resolve(j, &c->cand, "candidate", &fcand[ci], x))
+            return;
+        if (j->op == AMK__RUN_OP_EVAL && !resolve(j, &c->ref, "reference", &fref[ci], x))
+            return;
+        if (c->bench && bench_ci < 0)
+            bench_ci = ci;
+    }
+    if (j->op == AMK__RUN_OP_REMEASURE) {
+        if (!geometry_ok(&j->other, "other", x) || !resolve(j, &j->other, "other", &fother, x))
+            return;
+        bench_ci = 0;
+    }
+    {
+        int regs = 0, local = 0;
+        if (amk__gpu_kernel_resources(fcand[0], &regs, &local) == hipSuccess)
+            note(x, "regs/thread %d, local bytes/thread %d", regs, local);
+        else
+            (void)hipGetLastError();
+    }
+    if (j->op == AMK__RUN_OP_EVAL) {
+        void *ins[AMK__RUN_MAX_CASES][AMK__RUN_MAX_BUFS] = {{0}};
+        for (int ci = 0; ci < j->ncases; ci++) {
+            int ok = check_case(j, ci, fref[ci], fcand[ci], ins[ci], x);
+            if (!ok || ci != bench_ci)
+                free_host(ins[ci], j->cases[ci].nbufs);
+            if (!ok) {
+                if (bench_ci >= 0)
+                    free_host(ins[bench_ci], j->cases[bench_ci].nbufs);
+                return;
+            }
+            r->checked++;
+        }
+        if (bench_ci < 0) {
+            r->status = AMK_STATUS_OK;
+            note(x, "checked only (no benchmarked shape)");
+            return;
+        }
+        memcpy(in, ins[bench_ci], sizeof in);
+    } else {
+        const amk__run_case *c = &j->cases[0];
+        for (int b = 0; b < c->nbufs; b++)
+            if (c->bufs[b].role != AMK__ROLE_OUT) {
+                in[b] = malloc(buf_bytes(&c->bufs[b]));
+                if (!in[b]) {
+                    free_host(in, c->nbufs);
+                    fail(x, AMK_STATUS_RUN_ERROR, "out of host memory");
+                    return;
+                }
+                amk__check_fill(in[b], c->bufs[b].dtype, c->bufs[b].count, c->bufs[b].init,
+                                j->seed, (uint64_t)b);
+            }
+    }
+    const amk__run_case *bc = &j->cases[bench_ci];
+    hipFunction_t fns[2] = {fcand[bench_ci], fother};
+    const amk__run_kernel *ks[2] = {&bc->cand, &j->other};
+    int nk = j->op == AMK__RUN_OP_REMEASURE ? 2 : 1;
+    if (bench_case(j, bc, fns, ks, nk, in, x))
+        r->status = AMK_STATUS_OK;
+    free_host(in, bc->nbufs);
+}
+
+int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **resp,
+                           size_t *resp_len)
+{
+    (void)ud;
+    *resp = NULL;
+    *resp_len = 0;
+    amk__run_job *j = malloc(sizeof *j);
+    amk__run_result *r = calloc(1, sizeof *r);
+    if (!j || !r) {
+        free(j);
+        free(r);
+        return AMK_WORKER_RECYCLE; /* empty answer: the parent reports a broken protocol */
+    }
+    run_ctx x = {r, 0};
+    if (amk__run_job_decode(req, req_len, j) != AMK_OK) {
+        fail(&x, AMK_STATUS_RUN_ERROR, "run worker: malformed request (%zu bytes)", req_len);
+        free(j);
+        *resp = r;
+        *resp_len = sizeof *r;
+        return AMK_WORKER_CONTINUE;
+    }
+    if (j->op == AMK__RUN_OP_QUERY) {
+        amk__gpu_info *info = calloc(1, sizeof *info);
+        if (!info) {
+            free(j);
+            free(r);
+            return AMK_WORKER_RECYCLE;
+        }
+        int ok = ensure_ready(j->device, &x);
+        if (ok) {
+            *info = W.info;
+        } else {
+            info->ok = 0;
+            info->device = j->device;
+            snprintf(info->error, sizeof info->error, "%s",
+                     W.info.error[0] ? W.info.error : r->reason);
+        }
+        free(j);
+        free(r);
+        *resp = info;
+        *resp_len = sizeof *info;
+        /* A failed runtime initialisation can stick in this process: start afresh. */
+        return ok ? AMK_WORKER_CONTINUE : AMK_WORKER_RECYCLE;
+    }
+    r->status = AMK_STATUS_RUN_ERROR;
+    run_job(j, &x);
+    if (r->status != AMK_STATUS_OK && !r->reason[0])
+        snprintf(r->reason, sizeof r->reason, "run worker: the job failed without a reason");
+    free(j);
+    *resp = r;
+    *resp_len = sizeof *r;
+    return x.recycle ? AMK_WORKER_RECYCLE : AMK_WORKER_CONTINUE;
+}

@@ -1,0 +1,85 @@
+/* results internals shared by the module's files and tests/check_results.c: the column
+ * table, the tolerant row parser behind amk_row_parse, header-line checks, config-id parsing
+ * and the report's statistic type objects. Not installed. */
+#ifndef AMK_RESULTS_INT_H
+#define AMK_RESULTS_INT_H
+
+#include "amk_results.h"
+
+enum {
+#define AMK__COL_ENUM(c) AMK__COL_##c,
+    AMK_TSV_COLUMNS(AMK__COL_ENUM)
+#undef AMK__COL_ENUM
+    AMK__TSV_NCOLS
+};
+
+/* Column name of index i ("latency_us"); NULL when out of range. */
+const char *amk__tsv_column_name(int i);
+/* "trial\ttime\t...\tnote" (no newline): the v1 column-name line. */
+const char *amk__tsv_column_line(void);
+/* The whole v1 header block: AMK_TSV_HEADER "\n" column line "\n". */
+const char *amk__tsv_header_block(void);
+
+/* Checks line 1 (the version comment) or line 2 (the column names) of a results file;
+ * line excludes its newline. Returns AMK_OK or AMK_ETSV with "PATH:LINE: ..." in d. */
+int amk__tsv_check_header_line(const char *path, int lineno, const char *line, size_t len,
+                               amk_diag *d);
+
+/* amk_row_parse with the torn-row rule: when allow_torn is set, a line with fewer than
+ * AMK__TSV_NCOLS fields whose complete fields (all but its last) parse is a torn row and
+ * AMK__ROW_TORN is returned (r then holds the complete fields only). Any other defect is
+ * AMK_ETSV with "column NAME: ..." in d (no file or line: the reader prefixes those). */
+#define AMK__ROW_TORN 1
+int amk__row_parse(const char *line, size_t len, amk_row *r, int allow_torn, amk_diag *d);
+
+/* Checks that a row can be written and read back (enum ranges, config_id form).
+ * Returns AMK_OK or AMK_EINVAL naming the column. */
+int amk__row_check(const amk_row *r, amk_diag *d);
+
+/* Parses exactly 16 hex digits (either case) followed by NUL. AMK_OK or AMK_EPARSE. */
+int amk__id_parse(const char *s, uint64_t *out);
+int amk__idset_add_u64(amk_idset *s, uint64_t id); /* 1 added, 0 present, AMK_ENOMEM */
+int amk__idset_has_u64(const amk_idset *s, uint64_t id);
+
+/* Report statistics are type objects (one per statistic, listed in amk__report_stats):
+ * each group of (kernel, shape, device) holds one zeroed state of state_size bytes per
+ * statistic; add sees every row of the group, json adds members to the group's object,
+ * print writes detail lines under the group's table row. New statistics (percentiles,
+ * time to best, ...) are a new type object and one line in the table. */
+typedef struct amk__report_stat_type {
+    int api_version; /* 1 */
+    const char *name;
+    size_t state_size;
+    /* Returns AMK_OK or a negative code (e.g. AMK_ENOMEM). file is the row's file index. */
+    int (*add)(void *state, const amk_row *r, size_t file);
+    void (*json)(const void *state, const amk_report *rep, cJSON *group);
+    void (*print)(const void *state, const amk_report *rep, FILE *f); /* may be NULL */
+    void (*clear)(void *state);                                          /* may be NULL */
+} amk__report_stat_type;
+
+extern const amk__report_stat_type *const amk__report_stats[]; /* NULL-terminated */
+
+/* Accessors used by the statistics and the tests. */
+const char *amk__report_file(const amk_report *rep, size_t file);
+size_t amk__report_groups(const amk_report *rep);
+/* The state of statistic `type` in group g; NULL when out of range or unknown type. */
+const void *amk__report_state(const amk_report *rep, size_t g,
+                              const amk__report_stat_type *type);
+
+/* The built-in statistics' states, for tests. */
+typedef struct amk__stat_counts {
+    size_t status[AMK_STATUS_COUNT];
+    size_t kept, trials;
+} amk__stat_counts;
+
+typedef struct amk__stat_best {
+    int has;
+    size_t file;
+    amk_row row;
+} amk__stat_best;
+
+extern const amk__report_stat_type amk__stat_counts_type;
+extern const amk__report_stat_type amk__stat_best_type;           /* measured or replayed */
+extern const amk__report_stat_type amk__stat_best_predicted_type; /* predicted only */
+
+#endif

@@ -1,0 +1,345 @@
+/* The search loop: propose a batch -> evaluate -> keep/revert -> log every trial (the rows of
+ * a batch go out in one locked, fsynced append) -> best.json whenever the incumbent changes.
+ * Stops on budget, time limit or an exhausted strategy; resumes from results.tsv. */
+#include "search_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOOP_MAX_BATCH 65536
+#define LOOP_MAX_REPEATS 100000 /* consecutive already-seen proposals before giving up */
+
+typedef struct loop_key {
+    char kernel[64];
+    char shape[160];
+    char device[64];
+    amk_idset *seen;
+    int oom;
+} loop_key;
+
+/* Pre-fills `seen` with the config ids of this kernel/shape/device in the results file. */
+static int seen_row(const amk_row *r, void *ud)
+{
+    loop_key *k = ud;
+    if (strcmp(r->kernel, k->kernel) != 0 || strcmp(r->shape, k->shape) != 0 ||
+        strcmp(r->device, k->device) != 0 || !r->config_id[0])
+        return 0;
+    if (amk_idset_add(k->seen, r->config_id) < 0) {
+        k->oom = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Restores the incumbent from a resume state: the config is rebuilt from the row's params.
+ * A row whose params no longer parse (the spec changed) is ignored with a warning. */
+static void restore_incumbent(const amk_resume *rs, const amk_space *sp, amk_incumbent *inc,
+                              amk_row *inc_row)
+{
+    const amk_row *r = amk_resume_incumbent(rs);
+    if (!r)
+        return;
+    amk_diag d = {0};
+    amk_config c;
+    if (amk_config_from_params_json(amk_space_spec(sp), amk_space_shape(sp), r->params, &c,
+                                    &d) != AMK_OK) {
+        amk_log(AMK_LOG_WARN, "resume: trial %lld: incumbent not restored: %s",
+                (long long)r->trial, d.msg);
+        return;
+    }
+    char id[17];
+    amk_config_id(&c, id);
+    if (strcmp(id, r->config_id) != 0)
+        amk_log(AMK_LOG_WARN, "resume: trial %lld: config_id %s recomputes as %s",
+                (long long)r->trial, r->config_id, id);
+    inc->has = 1;
+    inc->config = c;
+    inc->latency_us = r->latency_us;
+    inc->spread = r->spread;
+    inc->kind = r->latency_kind;
+    inc->trial = r->trial;
+    *inc_row = *r;
+}
+
+static void verdict_from_row(const amk_row *r, amk_verdict *v)
+{
+    amk_verdict_init(v);
+    v->status = r->status;
+    v->valid = 1;
+    snprintf(v->config_id, sizeof v->config_id, "%s", r->config_id);
+    v->latency_us = r->latency_us;
+    v->latency_kind = r->latency_kind;
+    v->spread = r->spread;
+    v->predicted_us = r->predicted_us;
+    v->bound_us = r->bound_us;
+    v->pct_of_roofline = r->pct_of_roofline;
+    snprintf(v->device, sizeof v->device, "%s", r->device);
+}
+
+/* One TSV row for one evaluated proposal. AMK_ENOMEM when the params JSON cannot be built. */
+static int fill_row(amk_row *r, int64_t trial, const loop_key *k, const char *id,
+                    const amk_proposal *p, const amk_verdict *v, int kept, amk_diag *d)
+{
+    amk_row_init(r);
+    r->trial = trial;
+    amk_time_iso(r->time);
+    snprintf(r->kernel, sizeof r->kernel, "%s", k->kernel);
+    snprintf(r->shape, sizeof r->shape, "%s", k->shape);
+    snprintf(r->config_id, sizeof r->config_id, "%s", id);
+    char *pj = amk_config_params_json(&p->config);
+    if (!pj)
+        return amk_diag_set(d, AMK_ENOMEM, "loop: out of memory formatting params");
+    if (snprintf(r->params, sizeof r->params, "%s", pj) >= (int)sizeof r->params)
+        amk_log(AMK_LOG_WARN, "trial %lld: params JSON truncated to %zu bytes",
+                (long long)trial, sizeof r->params - 1);
+    free(pj);
+    snprintf(r->source, sizeof r->source, "%s", p->source);
+    r->status = v->status;
+    r->latency_us = v->latency_us;
+    r->latency_kind = v->latency_kind;
+    r->spread = v->spread;
+    r->predicted_us = v->predicted_us;
+    r->bound_us = v->bound_us;
+    r->pct_of_roofline = v->pct_of_roofline;
+    r->compile_ms = v->compile_ms;
+    r->cache_hit = isnan(v->compile_ms) && !v->cache_hit ? -1 : (v->cache_hit != 0);
+    r->kept = kept;
+    snprintf(r->device, sizeof r->device, "%s", k->device);
+    if (v->reason[0] && v->notes[0])
+        snprintf(r->note, sizeof r->note, "%s; %s", v->reason, v->notes);
+    else
+        snprintf(r->note, sizeof r->note, "%s", v->reason[0] ? v->reason : v->notes);
+    return AMK_OK;
+}
+
+static int write_best(const char *path, const amk_row *row, const amk_incumbent *inc,
+                      amk_diag *d)
+{
+    cJSON *cj = amk_config_to_json(&inc->config);
+    if (!cj)
+        return amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path);
+    int rc = amk_best_write(path, row, cj, d);
+    cJSON_Delete(cj);
+    return rc;
+}
+
+int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
+{
+    if (!o || !o->space || !o->ev || !o->results_path || !out)
+        return amk_diag_set(d, AMK_EINVAL, "loop: space, evaluator, results path and "
+                                           "result are required");
+    if (o->budget < 0 || o->time_limit_s < 0 || isnan(o->time_limit_s) ||
+        o->batch < 0 || o->batch > LOOP_MAX_BATCH)
+        return amk_diag_set(d, AMK_EINVAL, "loop: budget %lld, time limit %g s, batch %d: "
+                            "out of range (batch 0..%d)", (long long)o->budget,
+                            o->time_limit_s, o->batch, LOOP_MAX_BATCH);
+    const char *sname = o->strategy ? o->strategy : "hillclimb";
+    const amk_strategy_type *st = amk_strategy_find(sname);
+    if (!st) {
+        amk_sb names = {0};
+        for (int i = 0; amk_strategies[i]; i++)
+            amk_sb_printf(&names, "%s%s", i ? ", " : "", amk_strategies[i]->name);
+        amk_diag_set(d, AMK_EINVAL, "unknown strategy '%s' (known: %s)", sname,
+                     names.p ? names.p : "");
+        amk_sb_free(&names);
+        return AMK_EINVAL;
+    }
+
+    memset(out, 0, sizeof *out);
+    const double t0 = amk_now_s();
+    const amk_space *sp = o->space;
+    const amk_spec *spec = amk_space_spec(sp);
+    const int batch = o->batch > 0 ? o->batch : 1;
+    const double min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? 0 : 0.01;
+    const amk_limits *lim = amk_space_limits(sp);
+
+    loop_key key = {0};
+    snprintf(key.kernel, sizeof key.kernel, "%s", amk_spec_name(spec));
+    amk_shape_format(spec, amk_space_shape(sp), key.shape, sizeof key.shape);
+    const char *dev = amk_evaluator_device(o->ev);
+    snprintf(key.device, sizeof key.device, "%s", dev ? dev : "");
+
+    amk_tsv *tsv = NULL;
+    amk_resume *rs = NULL;
+    void *state = NULL;
+    int state_ok = 0;
+    amk_proposal *props = NULL;
+    amk_verdict *verdicts = NULL;
+    amk_row *rows = NULL;
+    const amk_config **cfgs = NULL;
+    char (*ids)[17] = NULL;
+    amk_incumbent inc = {0};
+    amk_row inc_row;
+    amk_row_init(&inc_row);
+    int64_t next_trial = 1;
+    int rc;
+
+    key.seen = amk_idset_create();
+    props = calloc((size_t)batch, sizeof *props);
+    verdicts = calloc((size_t)batch, sizeof *verdicts);
+    rows = calloc((size_t)batch, sizeof *rows);
+    cfgs = calloc((size_t)batch, sizeof *cfgs);
+    ids = calloc((size_t)batch, sizeof *ids);
+    state = calloc(1, st->state_size ? st->state_size : 1);
+    if (!key.seen || !props || !verdicts || !rows || !cfgs || !ids || !state) {
+        rc = amk_diag_set(d, AMK_ENOMEM, "loop: out of memory");
+        goto done;
+    }
+
+    rc = amk_tsv_open(o->results_path, &tsv, d);
+    if (rc < 0)
+        goto done;
+
+    if (o->resume) {
+        rc = amk_resume_load(o->results_path, key.kernel, key.shape, key.device, &rs, d);
+        if (rc < 0)
+            goto done;
+        next_trial = amk_resume_last_trial(rs) + 1;
+        rc = amk_tsv_read(o->results_path, seen_row, &key, NULL, d);
+        if (key.oom)
+            rc = amk_diag_set(d, AMK_ENOMEM, "loop: out of memory reading seen configs");
+        if (rc < 0)
+            goto done;
+        restore_incumbent(rs, sp, &inc, &inc_row);
+        amk_log(AMK_LOG_INFO, "resume: %s: %zu rows for %s %s on %s, %zu configs seen, "
+                "next trial %lld, incumbent %s", o->results_path, amk_resume_rows(rs),
+                key.kernel, key.shape, key.device, amk_idset_size(key.seen),
+                (long long)next_trial, inc.has ? inc_row.config_id : "none");
+    }
+
+    rc = st->init(state, sp, &o->strategy_opts);
+    if (rc < 0) {
+        amk_diag_set(d, rc, "strategy %s: init failed: %s", st->name, amk_strerror(rc));
+        goto done;
+    }
+    state_ok = 1;
+    if (inc.has) {
+        amk_verdict v;
+        verdict_from_row(&inc_row, &v);
+        st->observe(state, &inc.config, &v, 1);
+    }
+
+    out->first_trial = 0;
+    for (;;) {
+        if (o->budget > 0 && out->trials >= o->budget)
+            break;
+        double elapsed = amk_now_s() - t0;
+        if (o->time_limit_s > 0 && elapsed >= o->time_limit_s)
+            break;
+        int want = batch;
+        if (o->budget > 0 && o->budget - out->trials < want)
+            want = (int)(o->budget - out->trials);
+
+        /* Proposals: drop repeats (the strategy should not make them), mark the rest seen
+         * right away so the strategy avoids them within this batch too. */
+        int n = 0;
+        long repeats = 0;
+        while (n < want) {
+            rc = st->next(state, key.seen, &props[n]);
+            if (rc < 0) {
+                amk_diag_set(d, rc, "strategy %s: %s", st->name, amk_strerror(rc));
+                goto done;
+            }
+            if (rc == 0) {
+                out->exhausted = 1;
+                break;
+            }
+            amk_config_id(&props[n].config, ids[n]);
+            int added = amk_idset_add(key.seen, ids[n]);
+            if (added < 0) {
+                rc = amk_diag_set(d, AMK_ENOMEM, "loop: out of memory");
+                goto done;
+            }
+            if (added == 0) {
+                if (++repeats > LOOP_MAX_REPEATS) {
+                    amk_log(AMK_LOG_WARN, "strategy %s proposed %d seen configs in a row; "
+                            "treating the space as exhausted", st->name, LOOP_MAX_REPEATS);
+                    out->exhausted = 1;
+                    break;
+                }
+                continue;
+            }
+            repeats = 0;
+            cfgs[n] = &props[n].config;
+            n++;
+        }
+        if (n == 0)
+            break;
+
+        rc = amk_evaluator_run(o->ev, sp, cfgs, (size_t)n,
+                               inc.has ? inc.latency_us : NAN, verdicts);
+        if (rc < 0) {
+            amk_diag_set(d, rc, "evaluator %s: %s", amk_evaluator_backend(o->ev),
+                         amk_strerror(rc));
+            goto done;
+        }
+
+        /* Keep/revert in proposal order; the batch's rows go out in one durable append
+         * before best.json, so best.json never names a trial the log does not hold. */
+        int changed = 0;
+        for (int i = 0; i < n; i++) {
+            int keep = amk__keep_decide_lim(&inc, &props[i].config, &verdicts[i], min_gain,
+                                            lim);
+            rc = fill_row(&rows[i], next_trial + i, &key, ids[i], &props[i], &verdicts[i],
+                          keep, d);
+            if (rc < 0)
+                goto done;
+            if (keep) {
+                inc.has = 1;
+                inc.config = props[i].config;
+                inc.latency_us = verdicts[i].latency_us;
+                inc.spread = verdicts[i].spread;
+                inc.kind = verdicts[i].latency_kind;
+                inc.trial = rows[i].trial;
+                inc_row = rows[i];
+                changed = 1;
+            }
+        }
+        rc = amk_tsv_append(tsv, rows, (size_t)n, d);
+        if (rc < 0)
+            goto done;
+        if (out->trials == 0)
+            out->first_trial = next_trial;
+        out->trials += n;
+        next_trial += n;
+        if (changed && o->best_path) {
+            rc = write_best(o->best_path, &inc_row, &inc, d);
+            if (rc < 0)
+                goto done;
+        }
+        for (int i = 0; i < n; i++) {
+            st->observe(state, &props[i].config, &verdicts[i], rows[i].kept);
+            if (o->progress) {
+                amk_loop_progress p = {
+                    .trial = rows[i].trial,
+                    .budget = o->budget,
+                    .elapsed_s = amk_now_s() - t0,
+                    .time_limit_s = o->time_limit_s,
+                    .last = &verdicts[i],
+                    .best = &inc,
+                };
+                o->progress(&p, o->progress_ud);
+            }
+        }
+        if (out->exhausted)
+            break;
+    }
+    rc = AMK_OK;
+
+done:
+    out->best = inc;
+    out->elapsed_s = amk_now_s() - t0;
+    if (state_ok && st->clear)
+        st->clear(state);
+    free(state);
+    free(ids);
+    free(cfgs);
+    free(rows);
+    free(verdicts);
+    free(props);
+    amk_resume_free(rs);
+    amk_tsv_close(tsv);
+    amk_idset_free(key.seen);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* search internals shared by the strategies, keep/revert and the loop (and reached by
+ * tests/check_search.c): the strategy type objects, an unseen-config sampler that notices an
+ * exhausted space, jump moves and the "simpler config" order used by ties. */
+#ifndef AMK_SEARCH_INT_H
+#define AMK_SEARCH_INT_H
+
+#include "amk_search.h"
+
+#include <gsl/gsl_rng.h>
+
+#define AMK__STRATEGY_API 1
+
+extern const amk_strategy_type amk__strategy_hillclimb;
+extern const amk_strategy_type amk__strategy_random;
+extern const amk_strategy_type amk__strategy_exhaustive;
+extern const amk_strategy_type amk__strategy_anneal;
+
+/* mt19937 seeded from a 64-bit seed (both halves folded in, so seeds differing only in the
+ * high word give different streams). NULL on ENOMEM. Also turns GSL's abort handler off. */
+gsl_rng *amk__rng_create(uint64_t seed);
+
+/* 1 when c's config_id is in seen (seen may be NULL: never). */
+int amk__config_seen(const amk_idset *seen, const amk_config *c);
+/* 1 when c is a valid point of sp (restrictions with the space's limits). */
+int amk__space_valid(const amk_space *sp, const amk_config *c);
+/* A config of sp with every choice index 0 (shape and spec from the space). */
+void amk__config_zero(const amk_space *sp, amk_config *out);
+void amk__proposal_set(amk_proposal *p, const amk_config *c, const char *source);
+
+/* A strategy's memory of what it has proposed or found in `seen`: one bit per point of the
+ * raw product (when that is at most 2^27 points; else it falls back to config ids every
+ * time). `seen` only grows, so a config once found there stays known, and a strategy
+ * answers most "already seen?" questions without hashing a canonical config. */
+typedef struct amk__visited {
+    uint64_t *bits;        /* allocated on first mark; NULL when disabled or unused */
+    uint64_t stride[AMK_MAX_PARAMS];
+    uint64_t npoints;
+    int n, disabled;
+} amk__visited;
+void amk__visited_init(amk__visited *m, const amk_space *sp);
+/* 1 when c was marked or its id is in seen (then it gets marked); m may be NULL. */
+int amk__visited_has(amk__visited *m, const amk_idset *seen, const amk_config *c);
+void amk__visited_mark(amk__visited *m, const amk_config *c);
+void amk__visited_clear(amk__visited *m);
+
+/* Uniform draws of valid configs not yet seen. Rejection sampling from the raw product
+ * while that works; after many consecutive misses (a nearly exhausted or very sparse
+ * space) it enumerates the unseen valid configs once, shuffles them and serves from that
+ * pool, so it can answer "nothing left" exactly. Caller-owned; rng and vis are borrowed. */
+typedef struct amk__sampler {
+    const amk_space *sp;
+    gsl_rng *rng;
+    amk__visited *vis;
+    int n;                 /* params */
+    int pooled;            /* the pool has been built */
+    uint8_t *pool;         /* npool choice vectors of n bytes */
+    size_t npool, cap, next;
+} amk__sampler;
+void amk__sampler_init(amk__sampler *s, const amk_space *sp, gsl_rng *rng, amk__visited *vis);
+/* 1 = drew *out, 0 = every valid config is seen, <0 = AMK_ENOMEM or a space error. */
+int amk__sampler_next(amk__sampler *s, const amk_idset *seen, amk_config *out);
+void amk__sampler_clear(amk__sampler *s);
+
+/* A jump: k distinct params (capped at the movable ones) each moved by a random non-zero
+ * step of up to max(2, choices/4) indices. Up to `tries` draws; 1 when *out is valid and
+ * not seen (vis may be NULL). */
+int amk__jump(const amk_space *sp, gsl_rng *rng, const amk_config *from, int k,
+              amk__visited *vis, const amk_idset *seen, int tries, amk_config *out);
+
+/* Fisher-Yates shuffle of n configs with rng. */
+void amk__shuffle_configs(gsl_rng *rng, amk_config *v, int n);
+
+/* Order by simplicity: fewer threads per block (product of the launch block), then fewer
+ * dynamic shared bytes, then lexicographically smaller choice indices. <0 when a is
+ * simpler, >0 when b is, 0 when indistinguishable. A launch that cannot be evaluated
+ * skips the first two criteria. */
+int amk__config_simpler(const amk_config *a, const amk_config *b, const amk_limits *lim);
+
+/* amk_keep_decide with the limits used to evaluate launch geometry (the loop passes its
+ * space's limits; the public function uses the default target's). */
+int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
+                         const amk_verdict *v, double min_gain, const amk_limits *lim);
+
+#endif

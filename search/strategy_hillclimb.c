@@ -1,0 +1,192 @@
+/* hillclimb (the default): a Sobol initial design, then mutations of the current point:
+ * its neighbours in random order, then jumps of 2-3 params once the neighbours are used up;
+ * after `patience` trials without improvement it restarts from a fresh point (alternately
+ * the continued Sobol sequence and a uniform sample). Never proposes a seen config. */
+#include "search_int.h"
+
+#include <gsl/gsl_qrng.h>
+#include <math.h>
+#include <string.h>
+
+#define HC_SOBOL_TRIES 32 /* Sobol points tried before falling back to a uniform sample */
+#define HC_JUMP_TRIES 64
+
+typedef struct hc_state {
+    const amk_space *sp;
+    int n;
+    gsl_rng *rng;
+    gsl_qrng *q;           /* NULL when the space has no params */
+    amk__sampler smp;
+    int initial, patience;
+    int designed;          /* initial-design points proposed */
+    int climbing;          /* the initial design is over */
+    long proposed;
+    long restarts;
+    int has_cur, cur_is_inc;
+    amk_config cur;        /* centre of the mutations */
+    double cur_lat;
+    amk_config nb[2 * AMK_MAX_PARAMS];
+    int nnb, inb, nb_ready;
+    int stall;             /* observed trials since cur last moved */
+} hc_state;
+
+static int hc_init(void *state, const amk_space *sp, const amk_strategy_opts *opts)
+{
+    hc_state *s = state;
+    memset(s, 0, sizeof *s);
+    s->sp = sp;
+    s->n = amk_spec_n_params(amk_space_spec(sp));
+    s->rng = amk__rng_create(opts ? opts->seed : 0);
+    if (!s->rng)
+        return AMK_ENOMEM;
+    if (s->n > 0) {
+        s->q = gsl_qrng_alloc(gsl_qrng_sobol, (unsigned)s->n);
+        if (!s->q) {
+            gsl_rng_free(s->rng);
+            s->rng = NULL;
+            return AMK_ENOMEM;
+        }
+    }
+    amk__sampler_init(&s->smp, sp, s->rng);
+    int dflt_initial = 2 * s->n + 4 > 8 ? 2 * s->n + 4 : 8;
+    s->initial = opts && opts->initial > 0 ? opts->initial : dflt_initial;
+    s->patience = opts && opts->patience > 0 ? opts->patience : 2 * s->n + 8;
+    s->cur_lat = NAN;
+    return AMK_OK;
+}
+
+/* A fresh unseen point: from the Sobol sequence when sobol is set (mapped to the nearest
+ * valid config), else, or when Sobol keeps landing on seen points, a uniform sample. */
+static int fresh_point(hc_state *s, const amk_idset *seen, int sobol, amk_config *out)
+{
+    if (sobol && s->q) {
+        double u[AMK_MAX_PARAMS];
+        for (int t = 0; t < HC_SOBOL_TRIES; t++) {
+            if (gsl_qrng_get(s->q, u) != 0)
+                break;
+            amk_config c;
+            amk__config_zero(s->sp, &c);
+            if (amk_space_from_unit(s->sp, u, s->rng, &c) != AMK_OK)
+                continue;
+            if (!amk__config_seen(seen, &c)) {
+                *out = c;
+                return 1;
+            }
+        }
+    }
+    return amk__sampler_next(&s->smp, seen, out);
+}
+
+static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
+{
+    hc_state *s = state;
+    amk_config c;
+    int rc;
+    if (!s->climbing) {
+        if (s->designed < s->initial) {
+            s->designed++;
+            rc = fresh_point(s, seen, 1, &c);
+            if (rc == 1) {
+                s->proposed++;
+                amk__proposal_set(out, &c, "sobol");
+            }
+            return rc;
+        }
+        s->climbing = 1;
+        s->stall = 0;
+    }
+    if (s->has_cur && s->stall < s->patience) {
+        if (!s->nb_ready) {
+            s->nnb = amk_space_neighbours(s->sp, &s->cur, s->nb, 2 * AMK_MAX_PARAMS);
+            if (s->nnb < 0)
+                s->nnb = 0;
+            amk__shuffle_configs(s->rng, s->nb, s->nnb);
+            s->inb = 0;
+            s->nb_ready = 1;
+        }
+        while (s->inb < s->nnb) {
+            c = s->nb[s->inb++];
+            if (!amk__config_seen(seen, &c)) {
+                s->proposed++;
+                amk__proposal_set(out, &c, "mutate");
+                return 1;
+            }
+        }
+        int k = 2 + (int)gsl_rng_uniform_int(s->rng, 2);
+        if (amk__jump(s->sp, s->rng, &s->cur, k, seen, HC_JUMP_TRIES, &c)) {
+            s->proposed++;
+            amk__proposal_set(out, &c, "jump");
+            return 1;
+        }
+    }
+    /* Restart: forget the current point; the next good verdict becomes the new centre. */
+    s->has_cur = 0;
+    s->cur_is_inc = 0;
+    s->nb_ready = 0;
+    s->stall = 0;
+    s->restarts++;
+    rc = fresh_point(s, seen, (int)(s->restarts & 1), &c);
+    if (rc == 1) {
+        s->proposed++;
+        amk__proposal_set(out, &c, "restart");
+    }
+    return rc;
+}
+
+static void move_to(hc_state *s, const amk_config *c, double lat, int is_inc)
+{
+    if (!s->has_cur || !amk_config_equal(&s->cur, c))
+        s->nb_ready = 0;
+    s->cur = *c;
+    s->cur_lat = lat;
+    s->has_cur = 1;
+    s->cur_is_inc = is_inc;
+    s->stall = 0;
+}
+
+static void hc_observe(void *state, const amk_config *c, const amk_verdict *v, int kept)
+{
+    hc_state *s = state;
+    int ok = v && v->status == AMK_STATUS_OK && isfinite(v->latency_us) && v->latency_us > 0;
+    double lat = ok ? v->latency_us : NAN;
+    if (kept) {
+        /* The loop's incumbent moved here. Before any proposal this is a resumed run:
+         * skip the initial design and climb from the restored incumbent. */
+        if (!s->climbing && s->proposed == 0)
+            s->climbing = 1;
+        move_to(s, c, lat, 1);
+        return;
+    }
+    /* Not the incumbent: while climbing away from it (after a restart) follow our own
+     * best; never step off the incumbent on a gain the loop judged to be noise. */
+    if (ok && (!s->has_cur || (!s->cur_is_inc && lat < s->cur_lat))) {
+        move_to(s, c, lat, 0);
+        return;
+    }
+    if (s->climbing && s->has_cur)
+        s->stall++;
+}
+
+static void hc_clear(void *state)
+{
+    hc_state *s = state;
+    amk__sampler_clear(&s->smp);
+    if (s->q)
+        gsl_qrng_free(s->q);
+    if (s->rng)
+        gsl_rng_free(s->rng);
+    s->q = NULL;
+    s->rng = NULL;
+}
+
+const amk_strategy_type amk__strategy_hillclimb = {
+    .api_version = AMK__STRATEGY_API,
+    .name = "hillclimb",
+    .doc = "Sobol initial design, then neighbour mutations and 2-3 param jumps of the best "
+           "point, restarting after `patience` trials without improvement",
+    .state_size = sizeof(hc_state),
+    .init = hc_init,
+    .next = hc_next,
+    .observe = hc_observe,
+    .clear = hc_clear,
+};

@@ -1,0 +1,501 @@
+/* Configs: parsing from JSON (strictly: every value must be a declared choice), the
+ * canonical form and config_id, compiler defines, and evaluation of a config's
+ * restrictions, launch geometry and cost terms. */
+#include "space_defs_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void amk_config_default(const amk_spec *s, const amk_shape *sh, amk_config *out)
+{
+    memset(out, 0, sizeof *out);
+    out->spec = s;
+    out->shape = sh ? *sh : s->shapes[0];
+    for (int i = 0; i < s->nparams; i++)
+        out->choice[i] = (uint8_t)s->params[i].def;
+}
+
+int64_t amk_config_param(const amk_config *c, int i)
+{
+    const amk_spec *s = c->spec;
+    if (i < 0 || i >= s->nparams || c->choice[i] >= s->params[i].n)
+        return 0;
+    return s->params[i].values[c->choice[i]];
+}
+
+int amk_config_equal(const amk_config *a, const amk_config *b)
+{
+    if (a->spec != b->spec)
+        return 0;
+    const amk_spec *s = a->spec;
+    if (!s)
+        return 1;
+    if (a->shape.dtype != b->shape.dtype)
+        return 0;
+    for (int i = 0; i < s->ndims; i++)
+        if (a->shape.dims[i] != b->shape.dims[i])
+            return 0;
+    for (int i = 0; i < s->nparams; i++)
+        if (a->choice[i] != b->choice[i])
+            return 0;
+    return 1;
+}
+
+int amk__config_choices_ok(const amk_config *c, amk_diag *d)
+{
+    if (!c || !c->spec)
+        return amk_diag_set(d, AMK_EINVAL, "config has no spec");
+    const amk_spec *s = c->spec;
+    for (int i = 0; i < s->nparams; i++)
+        if (c->choice[i] >= s->params[i].n)
+            return amk_diag_set(d, AMK_ECONFIG, "param %s: choice index %d out of range (%d "
+                                "choices)", s->params[i].name, c->choice[i], s->params[i].n);
+    if (c->shape.dtype < 0 || c->shape.dtype >= s->ndtypes)
+        return amk_diag_set(d, AMK_ECONFIG, "shape: dtype index %d out of range",
+                            c->shape.dtype);
+    for (int i = 0; i < s->ndims; i++)
+        if (c->shape.dims[i] < 1)
+            return amk_diag_set(d, AMK_ECONFIG, "shape: %s=%lld is not >= 1", s->dims[i],
+                                (long long)c->shape.dims[i]);
+    return AMK_OK;
+}
+
+/* "32, 64, 128" or "\"row\", \"col\"" for error messages. */
+static void list_choices(const amk__param *p, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    for (int j = 0; j < p->n; j++) {
+        size_t l = strlen(buf);
+        if (p->is_enum)
+            snprintf(buf + l, cap - l, "%s\"%s\"", j ? ", " : "", p->labels[j]);
+        else
+            snprintf(buf + l, cap - l, "%s%lld", j ? ", " : "", (long long)p->values[j]);
+    }
+}
+
+/* Describes a JSON value for a message: strings quoted (truncated), numbers with %.17g. */
+static void describe(const cJSON *v, char *buf, size_t cap)
+{
+    if (cJSON_IsString(v))
+        snprintf(buf, cap, "\"%.80s\"", v->valuestring);
+    else if (cJSON_IsNumber(v))
+        snprintf(buf, cap, "%.15g", v->valuedouble);
+    else if (cJSON_IsBool(v))
+        snprintf(buf, cap, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    else if (cJSON_IsNull(v))
+        snprintf(buf, cap, "null");
+    else if (cJSON_IsArray(v))
+        snprintf(buf, cap, "an array");
+    else
+        snprintf(buf, cap, "an object");
+}
+
+int amk__params_from_json(const amk_spec *s, const cJSON *obj, uint8_t *choice, amk_diag *d)
+{
+    if (!cJSON_IsObject(obj))
+        return amk_diag_set(d, AMK_ECONFIG, "params: expected an object of name: value");
+    int seen[AMK_MAX_PARAMS] = {0};
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        int i = amk_spec_param_index(s, c->string);
+        if (i < 0) {
+            char names[1024] = "";
+            for (int k = 0; k < s->nparams; k++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         k ? ", " : "", s->params[k].name);
+            return amk_diag_set(d, AMK_ECONFIG, "params: unknown param '%.100s' (kernel %s has "
+                                "%s)", c->string, s->name, names);
+        }
+        if (seen[i])
+            return amk_diag_set(d, AMK_ECONFIG, "params: %s given twice", c->string);
+        seen[i] = 1;
+        const amk__param *p = &s->params[i];
+        int hit = -1;
+        for (int j = 0; j < p->n && hit < 0; j++) {
+            if (p->is_enum) {
+                if (cJSON_IsString(c) && !strcmp(c->valuestring, p->labels[j]))
+                    hit = j;
+            } else if (cJSON_IsNumber(c) && isfinite(c->valuedouble) &&
+                       c->valuedouble == (double)p->values[j]) {
+                hit = j; /* values are int32, so the double comparison is exact */
+            }
+        }
+        if (hit < 0) {
+            char got[128], allowed[1024];
+            describe(c, got, sizeof got);
+            list_choices(p, allowed, sizeof allowed);
+            return amk_diag_set(d, AMK_ECONFIG, "params.%s: %s is not one of the allowed "
+                                "choices (%s)", p->name, got, allowed);
+        }
+        choice[i] = (uint8_t)hit;
+    }
+    for (int i = 0; i < s->nparams; i++)
+        if (!seen[i]) {
+            char allowed[1024];
+            list_choices(&s->params[i], allowed, sizeof allowed);
+            return amk_diag_set(d, AMK_ECONFIG, "params: missing param %s (choices: %s)",
+                                s->params[i].name, allowed);
+        }
+    return AMK_OK;
+}
+
+int amk_config_from_json(const amk_registry *r, const cJSON *obj, amk_config *out, amk_diag *d)
+{
+    if (!cJSON_IsObject(obj))
+        return amk_diag_set(d, AMK_ECONFIG, "config: expected a JSON object {kernel, shape, "
+                            "params}");
+    const cJSON *kernel = NULL, *shape = NULL, *params = NULL;
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        const cJSON **slot = NULL;
+        if (!strcmp(c->string, "kernel")) slot = &kernel;
+        else if (!strcmp(c->string, "shape")) slot = &shape;
+        else if (!strcmp(c->string, "params")) slot = &params;
+        else if (!strcmp(c->string, "config_id")) {
+            /* informational (printed by propose); ignored so an edited config still parses */
+            if (!cJSON_IsString(c))
+                return amk_diag_set(d, AMK_ECONFIG, "config: config_id must be a string");
+            continue;
+        } else {
+            return amk_diag_set(d, AMK_ECONFIG, "config: unknown key '%.100s' (expected "
+                                "kernel, shape, params)", c->string);
+        }
+        if (*slot)
+            return amk_diag_set(d, AMK_ECONFIG, "config: duplicate key '%s'", c->string);
+        *slot = c;
+    }
+    if (!kernel)
+        return amk_diag_set(d, AMK_ECONFIG, "config: missing 'kernel'");
+    if (!cJSON_IsString(kernel))
+        return amk_diag_set(d, AMK_ECONFIG, "config: 'kernel' must be a string");
+    const amk_spec *s = r ? amk_registry_find(r, kernel->valuestring) : NULL;
+    if (!s) {
+        char names[512] = "";
+        for (int i = 0; r && i < amk_registry_count(r); i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     amk_spec_name(amk_registry_at(r, i)));
+        return amk_diag_set(d, AMK_ENOENT, "config: unknown kernel '%.100s' (known: %s)",
+                            kernel->valuestring, names[0] ? names : "none");
+    }
+    if (!shape)
+        return amk_diag_set(d, AMK_ECONFIG, "config: missing 'shape'");
+    if (!params)
+        return amk_diag_set(d, AMK_ECONFIG, "config: missing 'params'");
+    amk_config c;
+    amk_config_default(s, NULL, &c);
+    int rc = amk_shape_from_json(s, shape, &c.shape, d);
+    if (rc)
+        return rc;
+    rc = amk__params_from_json(s, params, c.choice, d);
+    if (rc)
+        return rc;
+    *out = c;
+    return AMK_OK;
+}
+
+int amk_config_parse(const amk_registry *r, const char *text, amk_config *out, amk_diag *d)
+{
+    if (!text)
+        return amk_diag_set(d, AMK_EINVAL, "config text is NULL");
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
+    if (!j) {
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
+        return amk_diag_set(d, AMK_EPARSE, "config: malformed JSON at offset %zu", off);
+    }
+    int rc = amk_config_from_json(r, j, out, d);
+    cJSON_Delete(j);
+    return rc;
+}
+
+void amk__sb_json_string(amk_sb *sb, const char *s)
+{
+    amk_sb_putn(sb, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char e[2] = {'\\', (char)*p};
+            amk_sb_putn(sb, e, 2);
+        } else if (*p < 0x20) {
+            amk_sb_printf(sb, "\\u%04x", *p);
+        } else {
+            amk_sb_putn(sb, (const char *)p, 1);
+        }
+    }
+    amk_sb_putn(sb, "\"", 1);
+}
+
+static int cmp_names(const char *a, const char *b) { return strcmp(a, b); }
+
+/* Indices of names sorted bytewise (insertion sort: at most 24 entries). */
+static void sorted_order(const char *const *names, int n, int *idx)
+{
+    for (int i = 0; i < n; i++) {
+        int k = i;
+        while (k > 0 && cmp_names(names[idx[k - 1]], names[i]) > 0) {
+            idx[k] = idx[k - 1];
+            k--;
+        }
+        idx[k] = i;
+    }
+}
+
+static void params_json_sb(const amk_config *c, amk_sb *sb)
+{
+    const amk_spec *s = c->spec;
+    const char *names[AMK_MAX_PARAMS];
+    int idx[AMK_MAX_PARAMS];
+    for (int i = 0; i < s->nparams; i++)
+        names[i] = s->params[i].name;
+    sorted_order(names, s->nparams, idx);
+    amk_sb_putn(sb, "{", 1);
+    for (int k = 0; k < s->nparams; k++) {
+        int i = idx[k];
+        const amk__param *p = &s->params[i];
+        if (k)
+            amk_sb_putn(sb, ",", 1);
+        amk__sb_json_string(sb, p->name);
+        amk_sb_putn(sb, ":", 1);
+        int ch = c->choice[i] < p->n ? c->choice[i] : 0;
+        if (p->is_enum)
+            amk__sb_json_string(sb, p->labels[ch]);
+        else
+            amk_sb_printf(sb, "%lld", (long long)p->values[ch]);
+    }
+    amk_sb_putn(sb, "}", 1);
+}
+
+char *amk_config_params_json(const amk_config *c)
+{
+    amk_sb sb = {0};
+    params_json_sb(c, &sb);
+    return amk_sb_take(&sb);
+}
+
+char *amk_config_canonical(const amk_config *c)
+{
+    const amk_spec *s = c->spec;
+    amk_sb sb = {0};
+    amk_sb_printf(&sb, "{\"kernel\":");
+    amk__sb_json_string(&sb, s->name);
+    amk_sb_printf(&sb, ",\"params\":");
+    params_json_sb(c, &sb);
+    amk_sb_printf(&sb, ",\"shape\":{");
+    /* dims and "dtype" sorted together, bytewise */
+    const char *names[AMK_MAX_DIMS + 1];
+    int idx[AMK_MAX_DIMS + 1];
+    for (int i = 0; i < s->ndims; i++)
+        names[i] = s->dims[i];
+    names[s->ndims] = "dtype";
+    sorted_order(names, s->ndims + 1, idx);
+    for (int k = 0; k <= s->ndims; k++) {
+        int i = idx[k];
+        if (k)
+            amk_sb_putn(&sb, ",", 1);
+        amk__sb_json_string(&sb, names[i]);
+        amk_sb_putn(&sb, ":", 1);
+        if (i == s->ndims) {
+            const char *dt = amk_spec_dtype_name(s, c->shape.dtype);
+            amk__sb_json_string(&sb, dt ? dt : "?");
+        } else {
+            amk_sb_printf(&sb, "%lld", (long long)c->shape.dims[i]);
+        }
+    }
+    amk_sb_printf(&sb, "}}");
+    return amk_sb_take(&sb);
+}
+
+void amk_config_id(const amk_config *c, char out[17])
+{
+    char *canon = amk_config_canonical(c);
+    if (!canon) {
+        /* out of memory: an id that cannot collide with a real FNV-1a hex string */
+        memcpy(out, "0000000000000000", 17);
+        return;
+    }
+    amk_hash_hex(amk_hash64(canon, strlen(canon)), out);
+    free(canon);
+}
+
+cJSON *amk_config_to_json(const amk_config *c)
+{
+    char *canon = amk_config_canonical(c);
+    if (!canon)
+        return NULL;
+    cJSON *j = cJSON_Parse(canon);
+    free(canon);
+    return j;
+}
+
+int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const char *json,
+                                amk_config *out, amk_diag *d)
+{
+    if (!json)
+        return amk_diag_set(d, AMK_EINVAL, "params JSON is NULL");
+    cJSON *j = cJSON_ParseWithOpts(json, NULL, 1);
+    if (!j)
+        return amk_diag_set(d, AMK_EPARSE, "params: malformed JSON '%.200s'", json);
+    amk_config c;
+    amk_config_default(s, sh, &c);
+    int rc = amk__params_from_json(s, j, c.choice, d);
+    cJSON_Delete(j);
+    if (rc)
+        return rc;
+    *out = c;
+    return AMK_OK;
+}
+
+int amk_config_defines(const amk_config *c, char out[][96], int cap)
+{
+    const amk_spec *s = c->spec;
+    if (!s)
+        return AMK_EINVAL;
+    if (cap < s->nparams)
+        return AMK_EINVAL;
+    /* Validate everything before writing anything: a value that is not a declared choice
+     * must never reach a compiler command line. */
+    for (int i = 0; i < s->nparams; i++)
+        if (c->choice[i] >= s->params[i].n)
+            return AMK_ECONFIG;
+    for (int i = 0; i < s->nparams; i++)
+        snprintf(out[i], 96, "-D%s=%lld", s->params[i].name,
+                 (long long)s->params[i].values[c->choice[i]]);
+    return s->nparams;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* evaluation */
+
+/* Fills slots with only the derived values that `need` (transitively) requires. */
+static int fill_needed(const amk_config *c, const amk_limits *lim, unsigned char *need,
+                       int64_t *slots, amk_diag *d)
+{
+    const amk_spec *s = c->spec;
+    int rc = amk__config_choices_ok(c, d);
+    if (rc)
+        return rc;
+    amk__slots_base(s, &c->shape, lim, slots);
+    for (int i = 0; i < s->nparams; i++)
+        slots[s->slot_params + i] = s->params[i].values[c->choice[i]];
+    for (int k = s->nderived - 1; k >= 0; k--) {
+        const amk__derived *dv = &s->derived[s->dorder[k]];
+        if (need[dv->slot])
+            for (int j = 0; j < s->nslots; j++)
+                if (dv->deps[j])
+                    need[j] = 1;
+    }
+    for (int k = 0; k < s->nderived; k++) {
+        const amk__derived *dv = &s->derived[s->dorder[k]];
+        if (!need[dv->slot])
+            continue;
+        int pc = 0;
+        rc = amk__expr_run(dv->e, slots, &slots[dv->slot], &pc);
+        if (rc) {
+            amk__expr_error(dv->e, slots, rc, pc, d);
+            return amk_diag_prefix(d, "derived value '%s'", dv->name);
+        }
+    }
+    return AMK_OK;
+}
+
+static int fill_all(const amk_config *c, const amk_limits *lim, int64_t *slots, amk_diag *d)
+{
+    unsigned char need[AMK__MAX_SLOTS];
+    memset(need, 1, sizeof need);
+    return fill_needed(c, lim, need, slots, d);
+}
+
+int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d)
+{
+    int64_t slots[AMK__MAX_SLOTS];
+    int rc = fill_all(c, lim, slots, d);
+    if (rc)
+        return rc;
+    const amk_spec *s = c->spec;
+    for (int i = 0; i < s->nrestrict; i++) {
+        int64_t v;
+        rc = amk_expr_eval(s->restrict_[i].e, slots, &v, d);
+        if (rc)
+            return amk_diag_prefix(d, "restriction '%s'", amk_expr_source(s->restrict_[i].e));
+        if (!v)
+            return amk_diag_set(d, AMK_ERESTRICT, "restriction '%s' is false",
+                                amk_expr_source(s->restrict_[i].e));
+    }
+    return AMK_OK;
+}
+
+static int eval_expr(const amk_expr *e, const int64_t *slots, int64_t *out, const char *what,
+                     amk_diag *d)
+{
+    int rc = amk_expr_eval(e, slots, out, d);
+    if (rc)
+        amk_diag_prefix(d, "%s", what);
+    return rc;
+}
+
+int amk_config_eval(const amk_config *c, const amk_limits *lim, const char *expr, int64_t *out,
+                    amk_diag *d)
+{
+    if (!c || !c->spec || !expr || !out)
+        return amk_diag_set(d, AMK_EINVAL, "amk_config_eval: NULL argument");
+    amk_expr *e = NULL;
+    int rc = amk_expr_parse(expr, amk__spec_resolve, (void *)c->spec, &e, d);
+    if (rc)
+        return rc;
+    int64_t slots[AMK__MAX_SLOTS];
+    unsigned char need[AMK__MAX_SLOTS] = {0};
+    amk_expr_slots(e, need, c->spec->nslots);
+    rc = fill_needed(c, lim, need, slots, d);
+    if (!rc)
+        rc = amk_expr_eval(e, slots, out, d);
+    amk_expr_free(e);
+    return rc;
+}
+
+int amk_config_launch(const amk_config *c, const amk_limits *lim, amk_launch *out, amk_diag *d)
+{
+    int64_t slots[AMK__MAX_SLOTS];
+    int rc = fill_all(c, lim, slots, d);
+    if (rc)
+        return rc;
+    const amk__launch_exprs *l = &c->spec->launch;
+    amk_launch r;
+    for (int i = 0; i < 3; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "launch.grid[%d]", i);
+        if ((rc = eval_expr(l->grid[i], slots, &r.grid[i], what, d)))
+            return rc;
+        snprintf(what, sizeof what, "launch.block[%d]", i);
+        if ((rc = eval_expr(l->block[i], slots, &r.block[i], what, d)))
+            return rc;
+    }
+    if ((rc = eval_expr(l->shared, slots, &r.shared_bytes, "launch.shared_bytes", d)))
+        return rc;
+    *out = r;
+    return AMK_OK;
+}
+
+int amk_config_cost(const amk_config *c, const amk_limits *lim, amk_cost_terms *out,
+                    amk_diag *d)
+{
+    int64_t slots[AMK__MAX_SLOTS];
+    int rc = fill_all(c, lim, slots, d);
+    if (rc)
+        return rc;
+    const amk_spec *s = c->spec;
+    amk_cost_terms t;
+    memset(&t, 0, sizeof t);
+    if ((rc = eval_expr(s->flops, slots, &t.flops, "cost.flops", d)) ||
+        (rc = eval_expr(s->min_bytes, slots, &t.min_bytes, "cost.min_bytes", d)))
+        return rc;
+    t.traffic_bytes = t.min_bytes;
+    if (s->traffic && (rc = eval_expr(s->traffic, slots, &t.traffic_bytes, "cost.traffic_bytes",
+                                      d)))
+        return rc;
+    /* The prediction may not undercut the compulsory traffic the floor is built on. */
+    if (t.traffic_bytes < t.min_bytes)
+        t.traffic_bytes = t.min_bytes;
+    if (s->regs && (rc = eval_expr(s->regs, slots, &t.regs_estimate, "cost.regs", d)))
+        return rc;
+    snprintf(t.unit, sizeof t.unit, "%s", s->unit);
+    *out = t;
+    return AMK_OK;
+}

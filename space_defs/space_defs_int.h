@@ -1,0 +1,169 @@
+/* space_defs internals shared by expr.c, spec.c, config.c, space.c and registry.c (and the
+ * module's tests). Not installed; other modules use amk_space_defs.h only. */
+#ifndef AMK_SPACE_DEFS_INT_H
+#define AMK_SPACE_DEFS_INT_H
+
+#include "amk_space_defs.h"
+
+#define AMK__MAX_DERIVED 64
+#define AMK__MAX_RESTRICT 64
+#define AMK__MAX_DTYPES 8
+#define AMK__MAX_BUFFERS 32
+#define AMK__MAX_ARGS 64
+#define AMK__MAX_SHAPES 64
+#define AMK__N_LIMITS 13
+/* dims + dtype + elt + limits + params + derived */
+#define AMK__MAX_SLOTS (AMK_MAX_DIMS + 2 + AMK__N_LIMITS + AMK_MAX_PARAMS + AMK__MAX_DERIVED)
+#define AMK__EXPR_STACK 256 /* evaluation stack; deeper expressions are refused at parse */
+
+/* ---- expressions ---- */
+enum {
+    AMK__OP_CONST, AMK__OP_LOAD, AMK__OP_NEG, AMK__OP_NOT, AMK__OP_BOOL,
+    AMK__OP_ADD, AMK__OP_SUB, AMK__OP_MUL, AMK__OP_DIV, AMK__OP_MOD, AMK__OP_SHL, AMK__OP_SHR,
+    AMK__OP_BAND, AMK__OP_BOR, AMK__OP_EQ, AMK__OP_NE, AMK__OP_LT, AMK__OP_LE, AMK__OP_GT,
+    AMK__OP_GE, AMK__OP_MIN, AMK__OP_MAX, AMK__OP_CDIV, AMK__OP_LOG2, AMK__OP_ISPOW2,
+    AMK__OP_JZ_KEEP,  /* &&: top == 0 → keep it and jump, else pop */
+    AMK__OP_JNZ_ONE,  /* ||: top != 0 → replace by 1 and jump, else pop */
+    AMK__OP_JZ_POP,   /* ?: pop, jump when zero */
+    AMK__OP_JMP
+};
+
+/* A binary operator whose right operand is a slot or a literal carries it inline. */
+#define AMK__FUSE_SLOT 0x100
+#define AMK__FUSE_CONST 0x200
+#define AMK__OP_MASK 0xff
+
+typedef struct amk__insn {
+    int32_t op;
+    int32_t col; /* 1-based source column of the operator (for error messages) */
+    int64_t v;   /* constant, slot index or jump target */
+} amk__insn;
+
+struct amk_expr {
+    char *src;
+    int n;
+    int maxdepth;
+    amk__insn code[];
+};
+
+/* Evaluates without formatting a message: returns AMK_OK, AMK_EDIVZERO, AMK_EOVERFLOW or
+ * AMK_EEXPR, and on error the failing instruction index in *errpc (for the message). */
+int amk__expr_run(const amk_expr *e, const int64_t *slots, int64_t *out, int *errpc);
+/* Formats the message of a failed amk__expr_run into d; returns code. */
+int amk__expr_error(const amk_expr *e, const int64_t *slots, int code, int errpc, amk_diag *d);
+/* The constant value if the expression is a literal only (after parse), else 0 with *is=0. */
+int64_t amk__expr_const(const amk_expr *e, int *is);
+
+/* ---- specs ---- */
+typedef struct amk__param {
+    char name[AMK_NAME_MAX];
+    int n;
+    int def;
+    int64_t values[AMK_MAX_CHOICES];
+    char *labels[AMK_MAX_CHOICES]; /* NULL for integer params */
+    int is_enum;
+} amk__param;
+
+typedef struct amk__derived {
+    char name[AMK_NAME_MAX];
+    amk_expr *e;
+    int slot;
+    int level; /* highest param index it depends on (transitively), -1 for none */
+    unsigned char deps[AMK__MAX_SLOTS]; /* direct slot reads */
+} amk__derived;
+
+typedef struct amk__restrict {
+    amk_expr *e;
+    int level;
+} amk__restrict;
+
+enum { AMK__ROLE_IN, AMK__ROLE_OUT, AMK__ROLE_INOUT };
+
+typedef struct amk__buffer {
+    char name[AMK_NAME_MAX];
+    int dtype;  /* -1: the shape's dtype ("input"), else index into amk__dtype_names */
+    int role;
+    char init[16];
+    amk_expr *count;
+    amk_expr *tol_reduction; /* NULL unless given */
+} amk__buffer;
+
+typedef struct amk__launch_exprs {
+    amk_expr *grid[3], *block[3], *shared;
+} amk__launch_exprs;
+
+struct amk_spec {
+    char *dir;
+    char *path; /* DIR/spec.json */
+    cJSON *json;
+    char name[AMK_NAME_MAX];
+    char *description;
+
+    int ndims;
+    char dims[AMK_MAX_DIMS][AMK_NAME_MAX];
+    int ndtypes;
+    int dtypes[AMK__MAX_DTYPES]; /* indices into amk__dtype_names */
+
+    int nshapes;
+    char shape_names[AMK__MAX_SHAPES][AMK_NAME_MAX];
+    amk_shape shapes[AMK__MAX_SHAPES];
+
+    int nparams;
+    amk__param params[AMK_MAX_PARAMS];
+
+    int nderived;
+    amk__derived derived[AMK__MAX_DERIVED]; /* declaration order; slot = derived_base + i */
+    int dorder[AMK__MAX_DERIVED];           /* evaluation order (topological, by level) */
+
+    int nrestrict;
+    amk__restrict restrict_[AMK__MAX_RESTRICT];
+
+    int nbuffers;
+    amk__buffer buffers[AMK__MAX_BUFFERS];
+    int nargs;
+    char args[AMK__MAX_ARGS][AMK_NAME_MAX];
+
+    char *source, *entry;
+    amk__launch_exprs launch;
+    amk_expr *flops, *min_bytes, *traffic, *regs, *uniform_blocks;
+    char unit[16];
+
+    char *ref_source, *ref_entry, *ref_host;
+    int nref_args;
+    char ref_args[AMK__MAX_ARGS][AMK_NAME_MAX];
+    amk__launch_exprs ref_launch;
+
+    amk_expr *tol_reduction;
+    double rtol_scale, atol;
+
+    /* slot layout */
+    int slot_dtype, slot_elt, slot_limits, slot_params, slot_derived, nslots;
+};
+
+extern const char *const amk__dtype_names[];
+extern const int amk__dtype_sizes[];
+int amk__dtype_index(const char *name); /* -1 if unknown */
+extern const char *const amk__limit_names[AMK__N_LIMITS];
+
+/* Generous limits (H100-like, opt-in shared memory) used where the caller gives none. */
+const amk_limits *amk__limits_generous(void);
+
+/* Resolver over every named value of a spec (dims, dtype, elt, limits, params, derived). */
+int amk__spec_resolve(void *spec, const char *name, size_t len);
+
+/* Fills the base slots: dims, dtype, elt, limits and param values. */
+void amk__slots_base(const amk_spec *s, const amk_shape *sh, const amk_limits *lim,
+                     int64_t *slots);
+/* Computes all derived values in evaluation order; on error d names the derived value. */
+int amk__slots_derived(const amk_spec *s, int64_t *slots, amk_diag *d);
+/* Checks that every choice index of c is in range. */
+int amk__config_choices_ok(const amk_config *c, amk_diag *d);
+
+/* Parses a JSON params object into choice indices (every param required, known, a choice).
+ * `where` prefixes messages ("params"). */
+int amk__params_from_json(const amk_spec *s, const cJSON *obj, uint8_t *choice, amk_diag *d);
+
+/* JSON string escaping into a string builder (with quotes). */
+void amk__sb_json_string(amk_sb *sb, const char *s);
+
+#endif

@@ -1,0 +1,570 @@
+/* Check suite for the built-in kernels: the vendor preludes, the host references (against
+ * values worked out here by other means: closed forms, hand examples, exhaustive bit
+ * patterns) and the gemm / rmsnorm spec folders (valid JSON, existing sources, loadable,
+ * default configs valid, cost and launch as designed). */
+#include "amk_evaluator.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KDIR AMK_SOURCE_KERNELS_DIR
+
+/* H100 limits as in DESIGN.md section 4 (what the restrictions are written against). */
+static amk_limits h100_limits(void)
+{
+    amk_limits l;
+    memset(&l, 0, sizeof l);
+    l.max_threads = 1024;
+    l.max_smem = 49152;
+    l.max_smem_optin = 232448;
+    l.smem_per_sm = 233472;
+    l.warp = 32;
+    l.sm_count = 132;
+    l.regs_per_sm = 65536;
+    l.max_regs_per_thread = 255;
+    l.max_blocks_per_sm = 32;
+    l.max_threads_per_sm = 2048;
+    l.max_grid_x = 2147483647;
+    l.max_grid_yz = 65535;
+    l.l2_bytes = 50LL << 20;
+    return l;
+}
+
+static amk_spec *load_kernel(const char *name)
+{
+    char dir[512];
+    amk_spec *s = NULL;
+    amk_diag d = {0};
+    snprintf(dir, sizeof dir, "%s/%s", KDIR, name);
+    int rc = amk_spec_load(dir, &s, &d);
+    ck_assert_msg(rc == AMK_OK, "%s: %s", dir, d.msg);
+    return s;
+}
+
+static amk_config config_at(const amk_spec *s, const char *shape)
+{
+    amk_shape sh;
+    amk_config c;
+    amk_diag d = {0};
+    ck_assert_msg(amk_shape_parse(s, shape, &sh, &d) == AMK_OK, "%s: %s", shape, d.msg);
+    amk_config_default(s, &sh, &c);
+    return c;
+}
+
+/* ---------- amk_prelude ------------------------------------------------------------------ */
+
+static void assert_prelude_contract(const char *p)
+{
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_gt((int)strlen(p), 500);
+    const char *must[] = {"struct amk_f16", "struct amk_bf16", "amk_to_float(amk_f16",
+                          "amk_to_float(amk_bf16", "amk_from_float", "AMK_WARP",
+                          "#define AMK_KERNEL extern \"C\" __global__", "amk_shfl_xor",
+                          "AMK_T_F32", "AMK_T_F16", "AMK_T_BF16", "typedef amk_bf16 amk_t"};
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        ck_assert_msg(strstr(p, must[i]), "prelude lacks '%s'", must[i]);
+    /* Templates and the prelude include no headers (they must compile with no -I). */
+    ck_assert_ptr_null(strstr(p, "#include"));
+}
+
+START_TEST(test_amk_prelude_nvidia_defines_the_contract)
+{
+    const char *p = amk_prelude("nvidia");
+    assert_prelude_contract(p);
+    ck_assert_ptr_nonnull(strstr(p, "#define AMK_WARP 32"));
+    ck_assert_ptr_nonnull(strstr(p, "__shfl_xor_sync"));
+    ck_assert_ptr_nonnull(strstr(p, "cvt.rn.f16.f32"));
+}
+END_TEST
+
+START_TEST(test_amk_prelude_amd_defines_the_contract)
+{
+    const char *p = amk_prelude("amd");
+    assert_prelude_contract(p);
+    ck_assert_ptr_nonnull(strstr(p, "#define AMK_WARP 64"));
+    ck_assert_ptr_nonnull(strstr(p, "__shfl_xor(v"));
+    ck_assert_ptr_null(strstr(p, "__shfl_xor_sync"));
+    ck_assert_ptr_null(strstr(p, "asm("));
+    ck_assert_str_ne(p, amk_prelude("nvidia"));
+}
+END_TEST
+
+START_TEST(test_amk_prelude_unknown_vendor_is_null)
+{
+    ck_assert_ptr_null(amk_prelude("intel"));
+    ck_assert_ptr_null(amk_prelude(""));
+    ck_assert_ptr_null(amk_prelude(NULL));
+    ck_assert_ptr_null(amk_prelude("NVIDIA"));
+}
+END_TEST
+
+/* ---------- amk_host_ref_find ------------------------------------------------------------ */
+
+START_TEST(test_amk_host_ref_find_knows_the_builtins)
+{
+    ck_assert_ptr_nonnull(amk_host_ref_find("gemm_f32"));
+    ck_assert_ptr_nonnull(amk_host_ref_find("rmsnorm"));
+    ck_assert_ptr_ne((void *)amk_host_ref_find("gemm_f32"), (void *)amk_host_ref_find("rmsnorm"));
+    ck_assert_ptr_null(amk_host_ref_find("gemm"));
+    ck_assert_ptr_null(amk_host_ref_find(""));
+    ck_assert_ptr_null(amk_host_ref_find(NULL));
+}
+END_TEST
+
+/* ---------- gemm_f32 --------------------------------------------------------------------- */
+
+START_TEST(test_gemm_f32_hand_example)
+{
+    amk_spec *s = load_kernel("gemm");
+    amk_config c = config_at(s, "M=2,N=2,K=3");
+    float A[6] = {1, 2, 3, 4, 5, 6}, B[6] = {7, 8, 9, 10, 11, 12}, C[4] = {NAN, NAN, NAN, NAN};
+    amk_host_buffer bufs[3] = {{"C", "f32", C, 4}, {"A", "f32", A, 6}, {"B", "f32", B, 6}};
+    amk_diag d = {0};
+    ck_assert_msg(amk_host_ref_find("gemm_f32")(&c, bufs, 3, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_float_eq(C[0], 58);
+    ck_assert_float_eq(C[1], 64);
+    ck_assert_float_eq(C[2], 139);
+    ck_assert_float_eq(C[3], 154);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* A[m][k] = m + 1 - k, B[k][n] = k + 2n - 3: with a = m + 1, b = 2n - 3,
+ * C[m][n] = sum_k (a - k)(k + b) = (a - b) S1 + a b K - S2, S1 = sum k, S2 = sum k^2.
+ * Small integers: every product and sum is exact in float. */
+START_TEST(test_gemm_f32_integer_closed_form_odd_sizes)
+{
+    enum { M = 5, N = 7, K = 9 };
+    amk_spec *s = load_kernel("gemm");
+    amk_config c = config_at(s, "M=5,N=7,K=9");
+    float A[M * K], B[K * N], C[M * N];
+    for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++)
+            A[m * K + k] = (float)(m + 1 - k);
+    for (int k = 0; k < K; k++)
+        for (int n = 0; n < N; n++)
+            B[k * N + n] = (float)(k + 2 * n - 3);
+    for (int i = 0; i < M * N; i++)
+        C[i] = NAN;
+    amk_host_buffer bufs[3] = {{"A", "f32", A, M * K}, {"B", "f32", B, K * N},
+                               {"C", "f32", C, M * N}};
+    amk_diag d = {0};
+    ck_assert_msg(amk_host_ref_find("gemm_f32")(&c, bufs, 3, &d) == AMK_OK, "%s", d.msg);
+    const long S1 = (long)K * (K - 1) / 2, S2 = (long)(K - 1) * K * (2 * K - 1) / 6;
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            long a = m + 1, b = 2 * n - 3;
+            long want = (a - b) * S1 + a * b * K - S2;
+            ck_assert_msg(C[m * N + n] == (float)want, "C[%d][%d] = %g, want %ld", m, n,
+                          C[m * N + n], want);
+        }
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_gemm_f32_reads_bf16_bit_patterns)
+{
+    amk_spec *s = load_kernel("gemm");
+    amk_config c = config_at(s, "M=1,N=1,K=3");
+    uint16_t A[3] = {0x3fc0, 0xbe80, 0x0001}; /* 1.5, -0.25, 2^-133 (subnormal) */
+    uint16_t B[3] = {0x4000, 0x4040, 0x0000}; /* 2, 3, 0 */
+    float C[1] = {NAN};
+    amk_host_buffer bufs[3] = {{"A", "bf16", A, 3}, {"B", "bf16", B, 3}, {"C", "f32", C, 1}};
+    amk_diag d = {0};
+    ck_assert_msg(amk_host_ref_find("gemm_f32")(&c, bufs, 3, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_float_eq(C[0], 2.25f);
+    /* Infinity decodes as infinity: inf * 0 is NaN, inf * 1 stays inf (f16 input). */
+    uint16_t inf_zero[3] = {0x7f80, 0, 0}, f16_inf[3] = {0x7c00, 0, 0}, f16_one[3] = {0x3c00, 0, 0};
+    amk_host_buffer nan_case[3] = {{"A", "bf16", inf_zero, 3}, {"B", "bf16", B + 0, 3},
+                                   {"C", "f32", C, 1}};
+    B[0] = 0;
+    ck_assert_msg(amk_host_ref_find("gemm_f32")(&c, nan_case, 3, &d) == AMK_OK, "%s", d.msg);
+    ck_assert(isnan(C[0]));
+    amk_host_buffer inf_case[3] = {{"A", "f16", f16_inf, 3}, {"B", "f16", f16_one, 3},
+                                   {"C", "f32", C, 1}};
+    ck_assert_msg(amk_host_ref_find("gemm_f32")(&c, inf_case, 3, &d) == AMK_OK, "%s", d.msg);
+    ck_assert(isinf(C[0]) && C[0] > 0);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* One product per case, written to a 16-bit output: the exact value sits on or near a
+ * rounding boundary, so the expected bit pattern checks round-to-nearest-even directly. */
+START_TEST(test_gemm_f32_rounds_16_bit_outputs_to_nearest_even)
+{
+    static const struct {
+        const char *dtype;
+        double value;
+        uint16_t bits;
+    } cases[] = {
+        {"f16", 1.0 + 0x1p-11, 0x3c00},       /* tie: to even mantissa 0 */
+        {"f16", 1.0 + 3 * 0x1p-11, 0x3c02},   /* tie: to even mantissa 2 */
+        {"f16", 1.0 + 0x1p-11 + 0x1p-20, 0x3c01}, /* just above the tie: up */
+        {"f16", -2.0, 0xc000},
+        {"f16", 65504.0, 0x7bff},             /* largest finite */
+        {"f16", 65519.0, 0x7bff},             /* below the overflow tie */
+        {"f16", 65520.0, 0x7c00},             /* overflow tie rounds to inf */
+        {"f16", 0x1p-24, 0x0001},             /* smallest subnormal */
+        {"f16", 0x1p-25, 0x0000},             /* tie between 0 and 2^-24: to 0 */
+        {"f16", 3 * 0x1p-25, 0x0002},         /* tie between 1 and 2 ulps: to 2 */
+        {"f16", 0x1p-14 - 0x1p-25, 0x0400},   /* subnormal rounds up to the min normal */
+        {"bf16", 1.0 + 0x1p-8, 0x3f80},
+        {"bf16", 1.0 + 3 * 0x1p-8, 0x3f82},
+        {"bf16", -0.15625, 0xbe20},
+        {"bf16", 0x1p-133, 0x0001},
+        {"bf16", 0x1p127 * (2.0 - 0x1p-8), 0x7f80}, /* overflow tie rounds to inf */
+    };
+    amk_spec *s = load_kernel("gemm");
+    amk_config c = config_at(s, "M=1,N=1,K=1");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* C = 1 * value: every case value is exact in f32, so only C's rounding acts. */
+        float a = 1.0f, b = (float)cases[i].value;
+        ck_assert_msg((double)b == cases[i].value, "case %zu is not exact in f32", i);
+        uint16_t out = 0xffff;
+        amk_host_buffer bufs[3] = {{"A", "f32", &a, 1}, {"B", "f32", &b, 1},
+                                   {"C", cases[i].dtype, &out, 1}};
+        amk_diag d = {0};
+        ck_assert_msg(amk_host_ref_find("gemm_f32")(&c, bufs, 3, &d) == AMK_OK, "%s", d.msg);
+        ck_assert_msg(out == cases[i].bits, "%s(%a) = 0x%04x, want 0x%04x", cases[i].dtype,
+                      cases[i].value, out, cases[i].bits);
+    }
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_gemm_f32_rejects_bad_buffers)
+{
+    amk_spec *s = load_kernel("gemm");
+    amk_config c = config_at(s, "M=2,N=2,K=3");
+    float A[6] = {0}, B[6] = {0}, C[4] = {0};
+    amk_host_ref_fn f = amk_host_ref_find("gemm_f32");
+    amk_diag d = {0};
+
+    amk_host_buffer missing[2] = {{"A", "f32", A, 6}, {"C", "f32", C, 4}};
+    ck_assert_int_eq(f(&c, missing, 2, &d), AMK_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.msg, "no buffer named B"));
+
+    amk_host_buffer short_c[3] = {{"A", "f32", A, 6}, {"B", "f32", B, 6}, {"C", "f32", C, 3}};
+    ck_assert_int_eq(f(&c, short_c, 3, &d), AMK_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.msg, "C holds 3 elements, needs 4"));
+
+    amk_host_buffer int8[3] = {{"A", "int8", A, 6}, {"B", "f32", B, 6}, {"C", "f32", C, 4}};
+    ck_assert_int_eq(f(&c, int8, 3, &d), AMK_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.msg, "int8"));
+
+    ck_assert_int_eq(f(&c, NULL, 0, NULL), AMK_EINVAL); /* NULL diag is accepted */
+    amk_spec_free(s);
+}
+END_TEST
+
+/* ---------- rmsnorm ---------------------------------------------------------------------- */
+
+START_TEST(test_rmsnorm_f32_known_rows)
+{
+    amk_spec *s = load_kernel("rmsnorm");
+    amk_config c = config_at(s, "M=3,N=2,dtype=f32");
+    float x[6] = {3, 4, 0, 0, -1e-3f, 1e-3f}, w[2] = {1, -2}, y[6];
+    for (int i = 0; i < 6; i++)
+        y[i] = NAN;
+    amk_host_buffer bufs[3] = {{"x", "f32", x, 6}, {"w", "f32", w, 2}, {"y", "f32", y, 6}};
+    amk_diag d = {0};
+    ck_assert_msg(amk_host_ref_find("rmsnorm")(&c, bufs, 3, &d) == AMK_OK, "%s", d.msg);
+    /* Row 0: mean square 12.5, so y = [3, -8] / sqrt(12.5 + 1e-6). */
+    ck_assert_double_eq_tol(y[0], 0.8485281034827336, 1e-7);
+    ck_assert_double_eq_tol(y[1], -2.2627416092872896, 1e-7);
+    /* Row 1: all zero: eps keeps it finite and the output is zero. */
+    ck_assert_float_eq(y[2], 0.0f);
+    ck_assert_float_eq(y[3], 0.0f);
+    /* Row 2: mean square 1e-6 equals eps: y = x / sqrt(2e-6) * w. */
+    ck_assert_double_eq_tol(y[4], -1e-3 / sqrt(2e-6), 1e-6);
+    ck_assert_double_eq_tol(y[5], -2e-3 / sqrt(2e-6), 1e-6);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* x = one row of ones, so y = w / sqrt(1 + 1e-6) = w * (1 - 5e-7): that relative change is
+ * far below half an ulp for every finite 16-bit value (subnormals included), so rounding
+ * must give back exactly the input pattern. Run over all 65536 patterns. */
+static void roundtrip_all_patterns(const char *dtype, uint16_t one, uint16_t exp_mask)
+{
+    enum { N = 65536 };
+    amk_spec *s = load_kernel("rmsnorm");
+    char shape[64];
+    snprintf(shape, sizeof shape, "M=1,N=%d,dtype=%s", N, dtype);
+    amk_config c = config_at(s, shape);
+    uint16_t *x = malloc(N * sizeof *x), *w = malloc(N * sizeof *w), *y = malloc(N * sizeof *y);
+    ck_assert(x && w && y);
+    for (int i = 0; i < N; i++) {
+        x[i] = one;
+        w[i] = (uint16_t)i;
+        y[i] = 0x5555;
+    }
+    amk_host_buffer bufs[3] = {{"x", dtype, x, N}, {"w", dtype, w, N}, {"y", dtype, y, N}};
+    amk_diag d = {0};
+    ck_assert_msg(amk_host_ref_find("rmsnorm")(&c, bufs, 3, &d) == AMK_OK, "%s", d.msg);
+    int nan_seen = 0;
+    for (int i = 0; i < N; i++) {
+        int is_nan = (i & exp_mask) == exp_mask && (i & ~exp_mask & 0x7fff);
+        if (is_nan) { /* NaN in, NaN out (quiet, any payload) */
+            ck_assert_msg((y[i] & exp_mask) == exp_mask && (y[i] & ~exp_mask & 0x7fff),
+                          "%s: NaN 0x%04x gave 0x%04x", dtype, i, y[i]);
+            nan_seen++;
+        } else {
+            ck_assert_msg(y[i] == i, "%s: w = 0x%04x gave y = 0x%04x", dtype, i, y[i]);
+        }
+    }
+    ck_assert_int_gt(nan_seen, 100);
+    free(x);
+    free(w);
+    free(y);
+    amk_spec_free(s);
+}
+
+START_TEST(test_rmsnorm_bf16_roundtrips_every_pattern) { roundtrip_all_patterns("bf16", 0x3f80, 0x7f80); }
+END_TEST
+
+START_TEST(test_rmsnorm_f16_roundtrips_every_pattern) { roundtrip_all_patterns("f16", 0x3c00, 0x7c00); }
+END_TEST
+
+/* Mean square computed from 16-bit inputs: row [1, 2, 2] in f16 has mean square 3, so
+ * y = w / sqrt(3 + 1e-6) * x; check against the value computed here in long double. */
+START_TEST(test_rmsnorm_f16_row_matches_long_double)
+{
+    amk_spec *s = load_kernel("rmsnorm");
+    amk_config c = config_at(s, "M=1,N=3,dtype=f16");
+    uint16_t x[3] = {0x3c00, 0x4000, 0x4000}, w[3] = {0x3c00, 0x3c00, 0xbc00}, y[3];
+    amk_host_buffer bufs[3] = {{"x", "f16", x, 3}, {"w", "f16", w, 3}, {"y", "f16", y, 3}};
+    amk_diag d = {0};
+    ck_assert_msg(amk_host_ref_find("rmsnorm")(&c, bufs, 3, &d) == AMK_OK, "%s", d.msg);
+    /* 1/sqrt(3) = 0.57735: f16 spacing in [0.5, 1) is 2^-11, so 0.57735 -> 1182.4 * 2^-11
+     * -> mantissa 1182 - 1024 = 158 with exponent -1: 0x3800 | 158 = 0x389e. 2/sqrt(3) =
+     * 1.1547 -> spacing 2^-10: 1182.4 -> 0x3c00 | 158 = 0x3c9e, negated 0xbc9e. */
+    long double inv = 1.0L / sqrtl(3.0L + 1e-6L);
+    ck_assert(fabsl(inv * 2048 - 1182.4L) < 0.1L);
+    ck_assert_uint_eq(y[0], 0x389e);
+    ck_assert_uint_eq(y[1], 0x3c9e);
+    ck_assert_uint_eq(y[2], 0xbc9e);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_rmsnorm_rejects_bad_buffers)
+{
+    amk_spec *s = load_kernel("rmsnorm");
+    amk_config c = config_at(s, "M=2,N=4,dtype=f32");
+    float x[8] = {0}, w[4] = {0}, y[8] = {0};
+    amk_host_ref_fn f = amk_host_ref_find("rmsnorm");
+    amk_diag d = {0};
+    amk_host_buffer short_w[3] = {{"x", "f32", x, 8}, {"w", "f32", w, 3}, {"y", "f32", y, 8}};
+    ck_assert_int_eq(f(&c, short_w, 3, &d), AMK_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.msg, "w holds 3 elements, needs 4"));
+    amk_host_buffer fp8[3] = {{"x", "fp8e4m3", x, 8}, {"w", "f32", w, 4}, {"y", "f32", y, 8}};
+    ck_assert_int_eq(f(&c, fp8, 3, &d), AMK_EINVAL);
+    amk_host_buffer nodata[3] = {{"x", "f32", x, 8}, {"w", "f32", w, 4}, {"y", "f32", NULL, 8}};
+    ck_assert_int_eq(f(&c, nodata, 3, &d), AMK_EINVAL);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* ---------- spec folders ----------------------------------------------------------------- */
+
+static void check_folder(const char *name, const char *host)
+{
+    char path[600];
+    char *text = NULL;
+    size_t len = 0;
+    amk_diag d = {0};
+    snprintf(path, sizeof path, "%s/%s/spec.json", KDIR, name);
+    ck_assert_msg(amk_fs_read_all(path, &text, &len, &d) == AMK_OK, "%s", d.msg);
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_msg(j, "%s is not valid JSON", path);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "name")->valuestring, name);
+
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(j, "reference");
+    const cJSON *srcs[2] = {j, ref};
+    for (int k = 0; k < 2; k++) {
+        const char *src = cJSON_GetObjectItemCaseSensitive(srcs[k], "source")->valuestring;
+        const char *entry = cJSON_GetObjectItemCaseSensitive(srcs[k], "entry")->valuestring;
+        char spath[600], *body = NULL, needle[128];
+        size_t blen = 0;
+        snprintf(spath, sizeof spath, "%s/%s/%s", KDIR, name, src);
+        ck_assert_msg(amk_fs_read_all(spath, &body, &blen, &d) == AMK_OK, "%s", d.msg);
+        /* The entry is defined as an AMK_KERNEL and no system header is pulled in. */
+        snprintf(needle, sizeof needle, "%s(", entry);
+        ck_assert_msg(strstr(body, needle), "%s does not define %s", spath, entry);
+        ck_assert_msg(strstr(body, "AMK_KERNEL"), "%s: no AMK_KERNEL", spath);
+        ck_assert_msg(!strstr(body, "#include"), "%s includes a header", spath);
+        free(body);
+    }
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(ref, "host")->valuestring, host);
+    ck_assert_ptr_nonnull(amk_host_ref_find(host));
+    cJSON_Delete(j);
+    free(text);
+}
+
+START_TEST(test_specs_are_json_and_name_existing_sources)
+{
+    check_folder("gemm", "gemm_f32");
+    check_folder("rmsnorm", "rmsnorm");
+}
+END_TEST
+
+/* Every named shape: the default config is valid on H100 limits. */
+static void defaults_valid(const char *name)
+{
+    amk_spec *s = load_kernel(name);
+    amk_limits lim = h100_limits();
+    ck_assert_int_ge(amk_spec_n_shapes(s), 4);
+    for (int i = 0; i < amk_spec_n_shapes(s); i++) {
+        amk_shape sh;
+        amk_config c;
+        amk_diag d = {0};
+        amk_spec_shape(s, i, &sh);
+        amk_config_default(s, &sh, &c);
+        ck_assert_msg(amk_config_check(&c, &lim, &d) == AMK_OK, "%s shape %s: %s", name,
+                      amk_spec_shape_name(s, i), d.msg);
+    }
+    amk_spec_free(s);
+}
+
+START_TEST(test_specs_default_configs_valid_on_every_shape)
+{
+    defaults_valid("gemm");
+    defaults_valid("rmsnorm");
+}
+END_TEST
+
+/* The restrictions do not depend on the problem size (beyond grid limits): the odd `small`
+ * gemm shape admits exactly the configs of the default shape. 10392 of the 15000 raw gemm
+ * points and 120 of 120 rmsnorm points are valid on H100, counted independently from the
+ * same rules (BM%TM, BN%TN, BK%VEC, 32 <= threads <= 1024, smem <= 232448; power-of-two
+ * row groups). A change of choices or restrictions must update these numbers. */
+START_TEST(test_specs_space_sizes)
+{
+    amk_limits lim = h100_limits();
+    amk_diag d = {0};
+    const struct {
+        const char *kernel, *shape;
+        int64_t count;
+    } want[] = {{"gemm", "default", 10392}, {"gemm", "small", 10392},
+                {"gemm", "M=1,N=1,K=1", 10392}, {"rmsnorm", "default", 120},
+                {"rmsnorm", "ragged", 120}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        amk_spec *s = load_kernel(want[i].kernel);
+        amk_shape sh;
+        amk_space *sp = NULL;
+        ck_assert_msg(amk_shape_parse(s, want[i].shape, &sh, &d) == AMK_OK, "%s", d.msg);
+        ck_assert_msg(amk_space_create(s, &sh, &lim, &sp, &d) == AMK_OK, "%s", d.msg);
+        ck_assert_msg(amk_space_count(sp) == want[i].count, "%s %s: %lld valid, want %lld",
+                      want[i].kernel, want[i].shape, (long long)amk_space_count(sp),
+                      (long long)want[i].count);
+        amk_space_free(sp);
+        amk_spec_free(s);
+    }
+}
+END_TEST
+
+START_TEST(test_specs_gemm_cost_and_launch)
+{
+    amk_spec *s = load_kernel("gemm");
+    amk_limits lim = h100_limits();
+    amk_config c = config_at(s, "default");
+    amk_cost_terms t;
+    amk_launch l;
+    amk_diag d = {0};
+    ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
+    const int64_t n = 4096;
+    ck_assert_int_eq(t.flops, 2 * n * n * n);
+    ck_assert_int_eq(t.min_bytes, 3 * n * n * 4);
+    /* 128x128 tiles: A re-read 32 times, B 32 times, C written once. */
+    ck_assert_int_eq(t.traffic_bytes, (n * n * 32 + n * n * 32 + n * n) * 4);
+    ck_assert_int_gt(t.regs_estimate, 64 + 16);
+    ck_assert_int_le(t.regs_estimate, 255);
+    ck_assert_str_eq(t.unit, "simt_f32");
+    ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], 32);
+    ck_assert_int_eq(l.grid[1], 32);
+    ck_assert_int_eq(l.grid[2], 1);
+    ck_assert_int_eq(l.block[0], 256);
+    ck_assert_int_eq(l.shared_bytes, 2 * 8 * (132 + 128) * 4); /* 2 stages, As padded +4 */
+
+    /* small: grid rounds up, the restriction set is satisfied as for the default shape. */
+    amk_config small = config_at(s, "small");
+    ck_assert_msg(amk_config_launch(&small, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], 4); /* cdiv(511, 128) */
+    ck_assert_int_eq(l.grid[1], 3); /* cdiv(257, 128) */
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_specs_rmsnorm_cost_and_launch)
+{
+    amk_spec *s = load_kernel("rmsnorm");
+    amk_limits lim = h100_limits();
+    amk_config c = config_at(s, "ragged"); /* M=1023, N=3001, f16 */
+    amk_cost_terms t;
+    amk_launch l;
+    amk_diag d = {0};
+    ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(t.min_bytes, (2 * 1023LL * 3001 + 3001) * 2);
+    ck_assert_int_eq(t.flops, 3 * 1023LL * 3001);
+    ck_assert_str_eq(t.unit, "none");
+    ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], 1023); /* ROWS = 1 by default */
+    ck_assert_int_eq(l.block[0], 256);
+    amk_config b = config_at(s, "default");
+    ck_assert_msg(amk_config_cost(&b, &lim, &t, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(t.min_bytes, (2 * 4096LL * 4096 + 4096) * 2); /* bf16 */
+    amk_spec_free(s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("kernels");
+    TCase *tc = tcase_create("amk_prelude");
+    tcase_add_test(tc, test_amk_prelude_nvidia_defines_the_contract);
+    tcase_add_test(tc, test_amk_prelude_amd_defines_the_contract);
+    tcase_add_test(tc, test_amk_prelude_unknown_vendor_is_null);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("amk_host_ref_find");
+    tcase_add_test(tc, test_amk_host_ref_find_knows_the_builtins);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("gemm_f32");
+    tcase_add_test(tc, test_gemm_f32_hand_example);
+    tcase_add_test(tc, test_gemm_f32_integer_closed_form_odd_sizes);
+    tcase_add_test(tc, test_gemm_f32_reads_bf16_bit_patterns);
+    tcase_add_test(tc, test_gemm_f32_rounds_16_bit_outputs_to_nearest_even);
+    tcase_add_test(tc, test_gemm_f32_rejects_bad_buffers);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("rmsnorm");
+    tcase_add_test(tc, test_rmsnorm_f32_known_rows);
+    tcase_add_test(tc, test_rmsnorm_bf16_roundtrips_every_pattern);
+    tcase_add_test(tc, test_rmsnorm_f16_roundtrips_every_pattern);
+    tcase_add_test(tc, test_rmsnorm_f16_row_matches_long_double);
+    tcase_add_test(tc, test_rmsnorm_rejects_bad_buffers);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("specs");
+    tcase_add_test(tc, test_specs_are_json_and_name_existing_sources);
+    tcase_add_test(tc, test_specs_default_configs_valid_on_every_shape);
+    tcase_add_test(tc, test_specs_space_sizes);
+    tcase_add_test(tc, test_specs_gemm_cost_and_launch);
+    tcase_add_test(tc, test_specs_rmsnorm_cost_and_launch);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

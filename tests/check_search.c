@@ -1,0 +1,1115 @@
+/* Check suite for search: the strategy table, keep/revert and the loop. Strategies run on the
+ * landscape fixture (tests/fixtures/specs/landscape) through the `model` backend, whose
+ * prediction is a bumpy function with one global optimum, and on a sweep recorded from it
+ * replayed by the `sim` backend. Seeds are fixed; the assertions are about search quality,
+ * determinism, budgets, resume and crash consistency, and can fail. */
+#include "amk_search.h"
+#include "search_int.h"
+
+#include <check.h>
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- fixture ---------------------------------------------------------------------------- */
+
+typedef struct fixture {
+    amk_spec *spec;
+    amk_shape shape;
+    amk_evaluator *ev;
+    amk_space *sp;
+    char dir[256];
+    char results[320];
+    char best[320];
+} fixture;
+
+static fixture F;
+
+static void make_tmpdir(char *out, size_t cap)
+{
+    /* tmpfs when there is one: these tests append thousands of fsynced rows. */
+    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+    snprintf(out, cap, "%s/amk-search-XXXXXX", base);
+    ck_assert_ptr_nonnull(mkdtemp(out));
+}
+
+static void setup(void)
+{
+    amk_diag d = {0};
+    memset(&F, 0, sizeof F);
+    int rc = amk_spec_load(AMK_TEST_FIXTURES "/specs/landscape", &F.spec, &d);
+    ck_assert_msg(rc == AMK_OK, "landscape fixture: %s", d.msg);
+    amk_spec_shape(F.spec, 0, &F.shape);
+    amk_backend_opts bo = {.target = "h100"};
+    rc = amk_evaluator_create("model", &bo, F.spec, &F.shape, &F.ev, &d);
+    ck_assert_msg(rc == AMK_OK, "model evaluator: %s", d.msg);
+    rc = amk_space_create(F.spec, &F.shape, &amk_evaluator_target(F.ev)->limits, &F.sp, &d);
+    ck_assert_msg(rc == AMK_OK, "space: %s", d.msg);
+    make_tmpdir(F.dir, sizeof F.dir);
+    snprintf(F.results, sizeof F.results, "%s/results.tsv", F.dir);
+    snprintf(F.best, sizeof F.best, "%s/best.json", F.dir);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void teardown(void)
+{
+    if (F.dir[0])
+        nftw(F.dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    amk_space_free(F.sp);
+    amk_evaluator_free(F.ev);
+    amk_spec_free(F.spec);
+    memset(&F, 0, sizeof F);
+}
+
+/* A landscape config by param values. */
+static amk_config make(int x, int y, int z, int t)
+{
+    amk_config c;
+    amk_config_default(F.spec, &F.shape, &c);
+    const char *names[4] = {"X", "Y", "Z", "T"};
+    const int want[4] = {x, y, z, t};
+    for (int k = 0; k < 4; k++) {
+        int p = amk_spec_param_index(F.spec, names[k]), found = 0;
+        ck_assert_int_ge(p, 0);
+        for (int j = 0; j < amk_spec_param_n_choices(F.spec, p); j++)
+            if (amk_spec_param_value(F.spec, p, j) == want[k]) {
+                c.choice[p] = (uint8_t)j;
+                found = 1;
+            }
+        ck_assert_msg(found, "%s=%d is not a choice", names[k], want[k]);
+    }
+    return c;
+}
+
+/* The fixture's designed optimum; test_landscape_* proves it is the unique one. */
+static void optimum_id(char out[17])
+{
+    amk_config c = make(9, 2, 8, 128);
+    amk_config_id(&c, out);
+}
+
+static int64_t count_space(void)
+{
+    int64_t n = amk_space_count(F.sp);
+    ck_assert_int_gt(n, 0);
+    return n;
+}
+
+static amk_loop_opts opts_for(const char *strategy, uint64_t seed, int64_t budget)
+{
+    amk_loop_opts o = {0};
+    o.space = F.sp;
+    o.ev = F.ev;
+    o.strategy = strategy;
+    o.strategy_opts.seed = seed;
+    o.budget = budget;
+    o.results_path = F.results;
+    return o;
+}
+
+/* ---- reading results back ---------------------------------------------------------------- */
+
+typedef struct rowvec {
+    amk_row *v;
+    size_t n, cap;
+} rowvec;
+
+static int collect(const amk_row *r, void *ud)
+{
+    rowvec *rv = ud;
+    if (rv->n == rv->cap) {
+        rv->cap = rv->cap ? 2 * rv->cap : 256;
+        rv->v = realloc(rv->v, rv->cap * sizeof *rv->v);
+        ck_assert_ptr_nonnull(rv->v);
+    }
+    rv->v[rv->n++] = *r;
+    return 0;
+}
+
+static rowvec read_rows(const char *path, amk_tsv_stats *st)
+{
+    rowvec rv = {0};
+    amk_diag d = {0};
+    amk_tsv_stats local;
+    int rc = amk_tsv_read(path, collect, &rv, st ? st : &local, &d);
+    ck_assert_msg(rc == AMK_OK, "read %s: %s", path, d.msg);
+    return rv;
+}
+
+/* Number of distinct config ids among the rows. */
+static size_t distinct_ids(const rowvec *rv)
+{
+    amk_idset *s = amk_idset_create();
+    for (size_t i = 0; i < rv->n; i++)
+        amk_idset_add(s, rv->v[i].config_id);
+    size_t n = amk_idset_size(s);
+    amk_idset_free(s);
+    return n;
+}
+
+static void remove_results(void)
+{
+    unlink(F.results);
+    unlink(F.best);
+}
+
+/* ---- progress probes --------------------------------------------------------------------- */
+
+typedef struct probe {
+    char target[17];
+    int64_t calls;
+    int64_t found_at;       /* evaluations (rows of this run) until target was evaluated */
+    int sleep_us;           /* makes the "evaluator" slow */
+    amk_incumbent first_best;
+    char ids[4096][17];     /* first config ids, in order */
+} probe;
+
+static void on_progress(const amk_loop_progress *p, void *ud)
+{
+    probe *pr = ud;
+    if (pr->calls == 0)
+        pr->first_best = *p->best;
+    if (pr->calls < 4096)
+        snprintf(pr->ids[pr->calls], 17, "%s", p->last->config_id);
+    pr->calls++;
+    if (!pr->found_at && pr->target[0] && strcmp(p->last->config_id, pr->target) == 0)
+        pr->found_at = pr->calls;
+    if (pr->sleep_us)
+        usleep((useconds_t)pr->sleep_us);
+}
+
+static probe *probe_new(void)
+{
+    probe *p = calloc(1, sizeof *p);
+    ck_assert_ptr_nonnull(p);
+    optimum_id(p->target);
+    return p;
+}
+
+/* Evaluations until the optimum is first evaluated (budget + 1 when never). */
+static int64_t evals_to_optimum(const char *strategy, uint64_t seed, int64_t budget,
+                                const amk_strategy_opts *so)
+{
+    remove_results();
+    probe *pr = probe_new();
+    amk_loop_opts o = opts_for(strategy, seed, budget);
+    if (so)
+        o.strategy_opts = *so;
+    o.strategy_opts.seed = seed;
+    o.progress = on_progress;
+    o.progress_ud = pr;
+    amk_loop_result res;
+    amk_diag d = {0};
+    int rc = amk_loop_run(&o, &res, &d);
+    ck_assert_msg(rc == AMK_OK, "%s seed %llu: %s", strategy, (unsigned long long)seed, d.msg);
+    int64_t n = pr->found_at ? pr->found_at : budget + 1;
+    free(pr);
+    return n;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_i64(int64_t *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    return n % 2 ? (double)v[n / 2] : 0.5 * (double)(v[n / 2 - 1] + v[n / 2]);
+}
+
+/* ---- the fixture itself ------------------------------------------------------------------ */
+
+typedef struct enum_ctx {
+    amk_config *v;
+    size_t n, cap;
+} enum_ctx;
+
+static int enum_collect(const amk_config *c, void *ud)
+{
+    enum_ctx *e = ud;
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 1024;
+        e->v = realloc(e->v, e->cap * sizeof *e->v);
+        ck_assert_ptr_nonnull(e->v);
+    }
+    e->v[e->n++] = *c;
+    return 0;
+}
+
+static double predicted(const amk_config *c)
+{
+    amk_estimate est;
+    amk_diag d = {0};
+    ck_assert_msg(amk_cost_estimate(c, amk_evaluator_target(F.ev), &est, &d) == AMK_OK, "%s",
+                  d.msg);
+    return est.predicted_us;
+}
+
+START_TEST(test_landscape_has_unique_optimum_and_local_optima)
+{
+    enum_ctx e = {0};
+    ck_assert_int_eq(amk_space_enumerate(F.sp, enum_collect, &e), AMK_OK);
+    ck_assert_int_eq((int64_t)e.n, count_space());
+    ck_assert_int_lt((int64_t)e.n, (int64_t)amk_space_raw_size(F.sp)); /* restrictions bite */
+    char opt[17];
+    optimum_id(opt);
+    double best = INFINITY, second = INFINITY;
+    size_t local_minima = 0;
+    char best_id[17] = "";
+    for (size_t i = 0; i < e.n; i++) {
+        double p = predicted(&e.v[i]);
+        if (p < best) {
+            second = best;
+            best = p;
+            amk_config_id(&e.v[i], best_id);
+        } else if (p < second) {
+            second = p;
+        }
+        amk_config nb[2 * AMK_MAX_PARAMS];
+        int nn = amk_space_neighbours(F.sp, &e.v[i], nb, 2 * AMK_MAX_PARAMS);
+        ck_assert_int_gt(nn, 0);
+        int is_min = 1;
+        for (int k = 0; k < nn && is_min; k++)
+            if (predicted(&nb[k]) <= p)
+                is_min = 0;
+        local_minima += (size_t)is_min;
+    }
+    fprintf(stderr, "landscape: %zu valid of %.0f raw configs, optimum %.3f us, runner-up "
+            "%.3f us, %zu strict local minima\n", e.n, amk_space_raw_size(F.sp), best, second,
+            local_minima);
+    ck_assert_str_eq(best_id, opt);
+    ck_assert_msg(second > best * 1.05, "optimum must win by > 5%% (%.3f vs %.3f)", best,
+                  second);
+    ck_assert_msg(local_minima >= 20, "only %zu local minima: not a bumpy landscape",
+                  local_minima);
+    free(e.v);
+}
+END_TEST
+
+/* ---- strategy table ---------------------------------------------------------------------- */
+
+START_TEST(test_amk_strategy_find_every_listed_strategy)
+{
+    const char *want[] = {"hillclimb", "random", "exhaustive", "anneal"};
+    int n = 0;
+    for (; amk_strategies[n]; n++) {
+        const amk_strategy_type *t = amk_strategies[n];
+        ck_assert_int_eq(t->api_version, 1);
+        ck_assert(t->state_size > 0);
+        ck_assert(t->init && t->next && t->observe && t->clear && t->doc && t->doc[0]);
+        ck_assert_ptr_eq(amk_strategy_find(t->name), t);
+        for (int j = 0; j < n; j++)
+            ck_assert_str_ne(amk_strategies[j]->name, t->name);
+    }
+    ck_assert_int_eq(n, 4);
+    for (int i = 0; i < 4; i++)
+        ck_assert_ptr_nonnull(amk_strategy_find(want[i]));
+    ck_assert_ptr_null(amk_strategy_find("genetic"));
+    ck_assert_ptr_null(amk_strategy_find(NULL));
+    ck_assert_ptr_null(amk_strategy_find("Hillclimb"));
+}
+END_TEST
+
+/* ---- keep/revert ------------------------------------------------------------------------- */
+
+static amk_verdict ok_verdict(double lat, double spread)
+{
+    amk_verdict v;
+    amk_verdict_init(&v);
+    v.status = AMK_STATUS_OK;
+    v.valid = 1;
+    v.latency_us = lat;
+    v.latency_kind = AMK_LAT_MEASURED;
+    v.spread = spread;
+    return v;
+}
+
+static amk_incumbent incumbent(amk_config c, double lat, double spread)
+{
+    amk_incumbent inc = {0};
+    inc.has = 1;
+    inc.config = c;
+    inc.latency_us = lat;
+    inc.spread = spread;
+    inc.kind = AMK_LAT_MEASURED;
+    inc.trial = 1;
+    return inc;
+}
+
+START_TEST(test_amk_keep_decide_first_ok_candidate_is_kept)
+{
+    amk_config c = make(3, 3, 3, 256);
+    amk_verdict v = ok_verdict(500.0, NAN);
+    amk_incumbent none = {0};
+    ck_assert_int_eq(amk_keep_decide(&none, &c, &v, 0.01), 1);
+    ck_assert_int_eq(amk_keep_decide(NULL, &c, &v, 0.01), 1);
+    v.status = AMK_STATUS_SCREENED;
+    ck_assert_int_eq(amk_keep_decide(&none, &c, &v, 0.01), 0);
+}
+END_TEST
+
+START_TEST(test_amk_keep_decide_not_ok_never_kept)
+{
+    amk_config inc_c = make(5, 5, 5, 128), c = make(6, 5, 5, 64);
+    amk_incumbent inc = incumbent(inc_c, 100.0, NAN);
+    for (int s = 0; s < AMK_STATUS_COUNT; s++) {
+        if (s == AMK_STATUS_OK)
+            continue;
+        amk_verdict v = ok_verdict(1.0, NAN); /* 100x faster, but not ok */
+        v.status = (amk_status)s;
+        ck_assert_msg(amk_keep_decide(&inc, &c, &v, 0.01) == 0, "status %s was kept",
+                      amk_status_name((amk_status)s));
+        ck_assert_int_eq(amk_keep_decide(NULL, &c, &v, 0.01), 0);
+    }
+    amk_verdict v = ok_verdict(NAN, NAN); /* ok without a number is not trusted */
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 0);
+    v = ok_verdict(-3.0, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 0);
+    /* The incumbent itself is never "kept" again. */
+    v = ok_verdict(50.0, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &inc_c, &v, 0.01), 0);
+}
+END_TEST
+
+START_TEST(test_amk_keep_decide_respects_noise_margin)
+{
+    /* Candidate has more threads (256 > 128): ties never go its way. */
+    amk_config inc_c = make(5, 5, 5, 128), c = make(5, 5, 5, 256);
+    amk_incumbent inc = incumbent(inc_c, 100.0, 0.05);
+    amk_verdict v = ok_verdict(97.0, NAN); /* 3% faster, inside 5% noise */
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 0);
+    v = ok_verdict(94.0, NAN); /* 6% faster: beyond the noise */
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 1);
+    /* The candidate's own spread counts too: the larger one wins. */
+    inc.spread = NAN;
+    v = ok_verdict(94.0, 0.08);
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 0);
+    v = ok_verdict(91.0, 0.08);
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 1);
+    /* No spread (NAN = 0): min_gain is the margin. */
+    v = ok_verdict(99.5, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 0);
+    v = ok_verdict(98.5, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 1);
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.02), 0);
+    /* min_gain 0: any real gain counts. */
+    v = ok_verdict(99.99, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.0), 1);
+}
+END_TEST
+
+START_TEST(test_amk_keep_decide_tie_goes_to_simpler)
+{
+    amk_config t256 = make(4, 4, 4, 256), t128 = make(4, 4, 4, 128);
+    amk_incumbent inc = incumbent(t256, 100.0, NAN);
+    /* Fewer threads, 0.5% slower: inside the 1% margin, simpler wins. */
+    amk_verdict v = ok_verdict(100.5, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &t128, &v, 0.01), 1);
+    /* ...but not when slower by more than the margin. */
+    v = ok_verdict(102.0, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &t128, &v, 0.01), 0);
+    /* The other way round the more complex one must be really faster. */
+    inc = incumbent(t128, 100.0, NAN);
+    v = ok_verdict(99.5, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &t256, &v, 0.01), 0);
+    /* Same threads: less shared memory wins (X odd = 1 KiB, X even = 0), even though its
+     * choice indices are lexicographically larger. */
+    amk_config odd = make(3, 4, 4, 128), even = make(4, 4, 4, 128);
+    inc = incumbent(odd, 100.0, NAN);
+    v = ok_verdict(100.4, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &even, &v, 0.01), 1);
+    inc = incumbent(even, 100.0, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &odd, &v, 0.01), 0);
+    /* Same threads and shared memory: smaller choice indices win. */
+    amk_config a = make(4, 2, 4, 128), b = make(4, 3, 4, 128);
+    inc = incumbent(b, 100.0, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &a, &v, 0.01), 1);
+    inc = incumbent(a, 100.0, NAN);
+    ck_assert_int_eq(amk_keep_decide(&inc, &b, &v, 0.01), 0);
+}
+END_TEST
+
+/* ---- the loop: quality ------------------------------------------------------------------- */
+
+#define N_SEEDS 20
+
+START_TEST(test_amk_loop_run_hillclimb_beats_random)
+{
+    int64_t count = count_space();
+    int64_t hc[N_SEEDS], rnd[N_SEEDS];
+    int hc_found = 0;
+    const int64_t hc_budget = 1500;
+    for (int s = 0; s < N_SEEDS; s++) {
+        hc[s] = evals_to_optimum("hillclimb", 1000 + (uint64_t)s, hc_budget, NULL);
+        hc_found += hc[s] <= hc_budget;
+        /* random never repeats, so with the whole space as budget it always finds it */
+        rnd[s] = evals_to_optimum("random", 1000 + (uint64_t)s, count, NULL);
+        ck_assert_int_le(rnd[s], count);
+    }
+    double mh = median_i64(hc, N_SEEDS), mr = median_i64(rnd, N_SEEDS);
+    fprintf(stderr, "quality: evaluations to the optimum of %lld configs, median of %d seeds: "
+            "hillclimb %.1f (found in %d within %lld), random %.1f\n", (long long)count,
+            N_SEEDS, mh, hc_found, (long long)hc_budget, mr);
+    ck_assert_msg(mh < mr, "hillclimb median %.1f is not below random's %.1f", mh, mr);
+    ck_assert_msg(mh * 4 < mr, "hillclimb median %.1f is not 4x better than random's %.1f",
+                  mh, mr);
+    ck_assert_int_ge(hc_found, N_SEEDS - 2);
+}
+END_TEST
+
+START_TEST(test_amk_loop_run_anneal_beats_random)
+{
+    int64_t count = count_space();
+    int64_t an[N_SEEDS / 2], rnd[N_SEEDS / 2];
+    for (int s = 0; s < N_SEEDS / 2; s++) {
+        an[s] = evals_to_optimum("anneal", 2000 + (uint64_t)s, count, NULL);
+        rnd[s] = evals_to_optimum("random", 2000 + (uint64_t)s, count, NULL);
+    }
+    double ma = median_i64(an, N_SEEDS / 2), mr = median_i64(rnd, N_SEEDS / 2);
+    fprintf(stderr, "quality: anneal median %.1f vs random %.1f evaluations (%d seeds)\n", ma,
+            mr, N_SEEDS / 2);
+    ck_assert_msg(ma < mr, "anneal median %.1f is not below random's %.1f", ma, mr);
+}
+END_TEST
+
+START_TEST(test_amk_loop_run_hillclimb_batched_finds_optimum)
+{
+    /* Batches of 8 proposals evaluated together still climb, without repeats. */
+    amk_loop_opts o = opts_for("hillclimb", 77, 1500);
+    o.batch = 8;
+    probe *pr = probe_new();
+    o.progress = on_progress;
+    o.progress_ud = pr;
+    amk_loop_result res;
+    amk_diag d = {0};
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    fprintf(stderr, "quality: hillclimb batch 8 found the optimum after %lld evaluations\n",
+            (long long)pr->found_at);
+    ck_assert_int_gt(pr->found_at, 0);
+    char id[17], opt[17];
+    amk_config_id(&res.best.config, id);
+    optimum_id(opt);
+    ck_assert_str_eq(id, opt);
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq(rv.n, 1500);
+    ck_assert_int_eq(distinct_ids(&rv), rv.n);
+    free(rv.v);
+    free(pr);
+}
+END_TEST
+
+/* ---- the loop: exhaustive, repeats, exhaustion ------------------------------------------ */
+
+typedef struct order_ctx {
+    char (*ids)[17];
+    size_t n;
+} order_ctx;
+
+static int order_collect(const amk_config *c, void *ud)
+{
+    order_ctx *o = ud;
+    amk_config_id(c, o->ids[o->n++]);
+    return 0;
+}
+
+START_TEST(test_amk_loop_run_exhaustive_visits_every_config_in_order)
+{
+    int64_t count = count_space();
+    amk_loop_opts o = opts_for("exhaustive", 1, 0);
+    o.batch = 16;
+    o.best_path = F.best;
+    amk_loop_result res;
+    amk_diag d = {0};
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(res.trials, count);
+    ck_assert_int_eq(res.exhausted, 1);
+    ck_assert_int_eq(res.first_trial, 1);
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq((int64_t)rv.n, count);
+    ck_assert_int_eq((int64_t)distinct_ids(&rv), count);
+    order_ctx oc = {calloc((size_t)count, 17), 0};
+    ck_assert_int_eq(amk_space_enumerate(F.sp, order_collect, &oc), AMK_OK);
+    for (size_t i = 0; i < rv.n; i++) {
+        ck_assert_str_eq(rv.v[i].config_id, oc.ids[i]);
+        ck_assert_str_eq(rv.v[i].source, "exhaustive");
+        ck_assert_int_eq(rv.v[i].trial, (int64_t)i + 1);
+    }
+    char id[17], opt[17];
+    amk_config_id(&res.best.config, id);
+    optimum_id(opt);
+    ck_assert_str_eq(id, opt);
+    ck_assert_int_eq(res.best.kind, AMK_LAT_PREDICTED);
+    free(oc.ids);
+    free(rv.v);
+}
+END_TEST
+
+START_TEST(test_amk_loop_run_strategies_exhaust_without_repeats)
+{
+    /* Run to the end of the space: no strategy repeats a config and each reports
+     * exhaustion exactly when every valid config has been evaluated. */
+    int64_t count = count_space();
+    const char *names[] = {"hillclimb", "random", "anneal"};
+    for (int k = 0; k < 3; k++) {
+        remove_results();
+        amk_loop_opts o = opts_for(names[k], 5, 0);
+        o.batch = 32;
+        amk_loop_result res;
+        amk_diag d = {0};
+        ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s: %s", names[k], d.msg);
+        ck_assert_msg(res.exhausted == 1, "%s did not report exhaustion", names[k]);
+        ck_assert_msg(res.trials == count, "%s: %lld trials for %lld configs", names[k],
+                      (long long)res.trials, (long long)count);
+        rowvec rv = read_rows(F.results, NULL);
+        ck_assert_int_eq((int64_t)distinct_ids(&rv), count);
+        free(rv.v);
+    }
+}
+END_TEST
+
+START_TEST(test_amk_loop_run_same_seed_same_sequence)
+{
+    const char *names[] = {"hillclimb", "random", "anneal"};
+    for (int k = 0; k < 3; k++) {
+        probe *p[3];
+        const uint64_t seeds[3] = {7, 7, 8};
+        for (int r = 0; r < 3; r++) {
+            remove_results();
+            p[r] = probe_new();
+            amk_loop_opts o = opts_for(names[k], seeds[r], 200);
+            o.progress = on_progress;
+            o.progress_ud = p[r];
+            amk_loop_result res;
+            amk_diag d = {0};
+            ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+            ck_assert_int_eq(p[r]->calls, 200);
+        }
+        int same = 1, differ = 0;
+        for (int i = 0; i < 200; i++) {
+            same &= strcmp(p[0]->ids[i], p[1]->ids[i]) == 0;
+            differ |= strcmp(p[0]->ids[i], p[2]->ids[i]) != 0;
+        }
+        ck_assert_msg(same, "%s: seed 7 twice gave two sequences", names[k]);
+        ck_assert_msg(differ, "%s: seeds 7 and 8 gave the same sequence", names[k]);
+        for (int r = 0; r < 3; r++)
+            free(p[r]);
+    }
+}
+END_TEST
+
+/* ---- the loop: budget, time, options ----------------------------------------------------- */
+
+START_TEST(test_amk_loop_run_budget_respected)
+{
+    probe *pr = probe_new();
+    amk_loop_opts o = opts_for("hillclimb", 3, 37);
+    o.batch = 8; /* 37 is not a multiple of 8: the last batch must shrink */
+    o.progress = on_progress;
+    o.progress_ud = pr;
+    amk_loop_result res;
+    amk_diag d = {0};
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(res.trials, 37);
+    ck_assert_int_eq(res.first_trial, 1);
+    ck_assert_int_eq(res.exhausted, 0);
+    ck_assert_int_eq(pr->calls, 37);
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq(rv.n, 37);
+    for (size_t i = 0; i < rv.n; i++)
+        ck_assert_int_eq(rv.v[i].trial, (int64_t)i + 1);
+    free(rv.v);
+    free(pr);
+}
+END_TEST
+
+START_TEST(test_amk_loop_run_time_limit_respected)
+{
+    probe *pr = probe_new();
+    pr->sleep_us = 3000; /* a slow "evaluator": 3 ms per trial */
+    amk_loop_opts o = opts_for("random", 3, 0);
+    o.time_limit_s = 0.25;
+    o.progress = on_progress;
+    o.progress_ud = pr;
+    amk_loop_result res;
+    amk_diag d = {0};
+    double t0 = amk_now_s();
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    double wall = amk_now_s() - t0;
+    fprintf(stderr, "time limit 0.25 s: %lld trials in %.3f s\n", (long long)res.trials, wall);
+    ck_assert_int_eq(res.exhausted, 0);
+    ck_assert_int_ge(res.trials, 10);
+    ck_assert_int_lt(res.trials, count_space());
+    ck_assert(wall >= 0.25);
+    ck_assert_msg(wall < 0.25 + 0.2, "ran %.3f s past a 0.25 s limit", wall);
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq((int64_t)rv.n, res.trials);
+    free(rv.v);
+    free(pr);
+}
+END_TEST
+
+START_TEST(test_amk_loop_run_rejects_bad_options)
+{
+    amk_loop_opts o = opts_for("genetic", 1, 10);
+    amk_loop_result res;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_loop_run(&o, &res, &d), AMK_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.msg, "genetic"));
+    ck_assert_ptr_nonnull(strstr(d.msg, "hillclimb"));
+    o = opts_for(NULL, 1, 10);
+    o.results_path = NULL;
+    ck_assert_int_eq(amk_loop_run(&o, &res, &d), AMK_EINVAL);
+    o = opts_for(NULL, 1, -5);
+    ck_assert_int_eq(amk_loop_run(&o, &res, &d), AMK_EINVAL);
+    ck_assert_int_eq(access(F.results, F_OK), -1); /* nothing written */
+    /* NULL strategy = hillclimb: the first rows come from its Sobol design. */
+    o = opts_for(NULL, 1, 3);
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq(rv.n, 3);
+    ck_assert_str_eq(rv.v[0].source, "sobol");
+    free(rv.v);
+}
+END_TEST
+
+START_TEST(test_amk_loop_run_writes_rows_and_best_json)
+{
+    amk_loop_opts o = opts_for("hillclimb", 11, 120);
+    o.best_path = F.best;
+    amk_loop_result res;
+    amk_diag d = {0};
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq(rv.n, 120);
+    char kshape[160];
+    amk_shape_format(F.spec, &F.shape, kshape, sizeof kshape);
+    double best_lat = INFINITY;
+    int64_t last_kept = 0;
+    for (size_t i = 0; i < rv.n; i++) {
+        const amk_row *r = &rv.v[i];
+        ck_assert_str_eq(r->kernel, "landscape");
+        ck_assert_str_eq(r->shape, kshape);
+        ck_assert_str_eq(r->device, amk_evaluator_device(F.ev));
+        ck_assert_int_eq(strlen(r->config_id), 16);
+        ck_assert(r->params[0] == '{');
+        ck_assert(r->time[0] == '2');
+        ck_assert(strcmp(r->source, "sobol") == 0 || strcmp(r->source, "mutate") == 0 ||
+                  strcmp(r->source, "jump") == 0 || strcmp(r->source, "restart") == 0 ||
+                  strcmp(r->source, "random") == 0);
+        /* The params column rebuilds the config whose id the row carries. */
+        amk_config c;
+        ck_assert_int_eq(amk_config_from_params_json(F.spec, &F.shape, r->params, &c, &d),
+                         AMK_OK);
+        char id[17];
+        amk_config_id(&c, id);
+        ck_assert_str_eq(id, r->config_id);
+        if (r->status == AMK_STATUS_OK) {
+            ck_assert_int_eq(r->latency_kind, AMK_LAT_PREDICTED);
+            ck_assert(isfinite(r->predicted_us) && isfinite(r->bound_us));
+        }
+        if (r->kept) {
+            ck_assert_int_eq(r->status, AMK_STATUS_OK);
+            ck_assert(r->latency_us < best_lat);
+            best_lat = r->latency_us;
+            last_kept = r->trial;
+        }
+    }
+    ck_assert_int_eq(res.best.trial, last_kept);
+    ck_assert(fabs(res.best.latency_us - best_lat) < 1e-9);
+    /* best.json names the incumbent. */
+    char *text = NULL;
+    ck_assert_int_eq(amk_fs_read_all(F.best, &text, NULL, &d), AMK_OK);
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(j);
+    char id[17];
+    amk_config_id(&res.best.config, id);
+    const cJSON *cid = cJSON_GetObjectItemCaseSensitive(j, "config_id");
+    ck_assert(cJSON_IsString(cid));
+    ck_assert_str_eq(cid->valuestring, id);
+    const cJSON *tr = cJSON_GetObjectItemCaseSensitive(j, "trial");
+    ck_assert(cJSON_IsNumber(tr));
+    ck_assert_int_eq((int64_t)tr->valuedouble, last_kept);
+    cJSON_Delete(j);
+    free(text);
+    free(rv.v);
+}
+END_TEST
+
+/* ---- resume and crash consistency -------------------------------------------------------- */
+
+START_TEST(test_amk_loop_run_resume_continues_numbering_and_incumbent)
+{
+    amk_loop_opts o = opts_for("hillclimb", 21, 30);
+    amk_loop_result r1, r2;
+    amk_diag d = {0};
+    ck_assert_msg(amk_loop_run(&o, &r1, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(r1.trials, 30);
+    ck_assert(r1.best.has);
+
+    probe *pr = probe_new();
+    o = opts_for("hillclimb", 21, 20);
+    o.resume = 1;
+    o.progress = on_progress;
+    o.progress_ud = pr;
+    ck_assert_msg(amk_loop_run(&o, &r2, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(r2.trials, 20);
+    ck_assert_int_eq(r2.first_trial, 31);
+
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq(rv.n, 50);
+    ck_assert_int_eq(distinct_ids(&rv), 50);
+    for (size_t i = 0; i < rv.n; i++)
+        ck_assert_int_eq(rv.v[i].trial, (int64_t)i + 1);
+    /* The incumbent came back: no resumed row was kept unless it beat (or tied simpler
+     * with) run 1's best, and the best never got worse. */
+    for (size_t i = 30; i < rv.n; i++)
+        if (rv.v[i].kept)
+            ck_assert(rv.v[i].latency_us <= r1.best.latency_us * 1.01);
+    ck_assert(r2.best.latency_us <= r1.best.latency_us);
+    if (r2.best.trial <= 30) {
+        ck_assert_int_eq(r2.best.trial, r1.best.trial);
+        ck_assert(amk_config_equal(&r2.best.config, &r1.best.config));
+    }
+    /* Hillclimb continues from it instead of redoing its initial design. */
+    ck_assert_str_ne(rv.v[30].source, "sobol");
+    ck_assert(pr->first_best.has);
+    free(rv.v);
+    free(pr);
+}
+END_TEST
+
+static size_t count_rows_now(const char *path)
+{
+    amk_tsv_stats st = {0};
+    amk_diag d = {0};
+    if (amk_tsv_read(path, NULL, NULL, &st, &d) != AMK_OK)
+        return 0;
+    return st.rows;
+}
+
+START_TEST(test_amk_loop_run_survives_sigkill_and_resumes)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        probe *pr = probe_new();
+        pr->sleep_us = 1500; /* slow evaluations: the parent kills us mid-run */
+        amk_loop_opts o = opts_for("hillclimb", 31, 100000);
+        o.batch = 3;
+        o.best_path = F.best;
+        o.progress = on_progress;
+        o.progress_ud = pr;
+        amk_loop_result res;
+        amk_loop_run(&o, &res, NULL);
+        _exit(3); /* never reached in time */
+    }
+    double t0 = amk_now_s();
+    while (count_rows_now(F.results) < 40 && amk_now_s() - t0 < 20)
+        usleep(2000);
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+
+    rowvec before = read_rows(F.results, NULL);
+    size_t n1 = before.n;
+    ck_assert_int_ge(n1, 40);
+    ck_assert_int_eq(distinct_ids(&before), n1);
+    for (size_t i = 0; i < n1; i++)
+        ck_assert_int_eq(before.v[i].trial, (int64_t)i + 1);
+
+    /* A kill inside write(2) leaves a partial row: simulate one (a config never run). */
+    amk_row torn = before.v[n1 - 1];
+    torn.trial = (int64_t)n1 + 1;
+    amk_config fresh = make(0, 0, 0, 64);
+    amk_config_id(&fresh, torn.config_id);
+    amk_sb sb = {0};
+    amk_row_format(&torn, &sb);
+    int fd = open(F.results, O_WRONLY | O_APPEND);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, sb.p, sb.len / 2), (ssize_t)(sb.len / 2));
+    close(fd);
+    amk_sb_free(&sb);
+
+    amk_loop_opts o = opts_for("hillclimb", 31, 25);
+    o.resume = 1;
+    o.batch = 3;
+    o.best_path = F.best;
+    amk_loop_result res;
+    amk_diag d = {0};
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(res.first_trial, (int64_t)n1 + 1);
+    ck_assert_int_eq(res.trials, 25);
+
+    amk_tsv_stats st = {0};
+    rowvec after = read_rows(F.results, &st);
+    ck_assert_int_eq(after.n, n1 + 25);
+    ck_assert_int_ge(st.torn, 1); /* the partial row is skipped, not trusted */
+    ck_assert_int_eq(distinct_ids(&after), after.n);
+    for (size_t i = 0; i < after.n; i++) {
+        ck_assert_int_eq(after.v[i].trial, (int64_t)i + 1);
+        if (i < n1) /* every completed row is still there, unchanged */
+            ck_assert_str_eq(after.v[i].config_id, before.v[i].config_id);
+    }
+    /* best.json is whole and names a kept row of the log. */
+    char *text = NULL;
+    ck_assert_int_eq(amk_fs_read_all(F.best, &text, NULL, &d), AMK_OK);
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(j);
+    const cJSON *cid = cJSON_GetObjectItemCaseSensitive(j, "config_id");
+    ck_assert(cJSON_IsString(cid));
+    int found = 0;
+    for (size_t i = 0; i < after.n; i++)
+        found |= after.v[i].kept && strcmp(after.v[i].config_id, cid->valuestring) == 0;
+    ck_assert(found);
+    cJSON_Delete(j);
+    free(text);
+    free(before.v);
+    free(after.v);
+}
+END_TEST
+
+/* ---- replayed data (sim backend) --------------------------------------------------------- */
+
+#define SIM_DEVICE "NVIDIA H100 80GB HBM3"
+
+/* Records a sweep of the landscape as if measured: the model's prediction with +-0.3%
+ * deterministic jitter, a spread of 1%, a few configs recorded as wrong, and a few never
+ * recorded (they replay as not_recorded). The optimum is recorded ok. */
+static void record_sweep(const char *path, size_t *n_wrong, size_t *n_missing)
+{
+    enum_ctx e = {0};
+    ck_assert_int_eq(amk_space_enumerate(F.sp, enum_collect, &e), AMK_OK);
+    amk_tsv *t = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_open(path, &t, &d) == AMK_OK, "%s", d.msg);
+    char opt[17], shape[160];
+    optimum_id(opt);
+    amk_shape_format(F.spec, &F.shape, shape, sizeof shape);
+    amk_row *rows = calloc(e.n, sizeof *rows);
+    size_t n = 0;
+    *n_wrong = *n_missing = 0;
+    for (size_t i = 0; i < e.n; i++) {
+        const amk_config *c = &e.v[i];
+        char id[17];
+        amk_config_id(c, id);
+        uint64_t h = amk_hash64(id, 16);
+        int is_opt = strcmp(id, opt) == 0;
+        if (!is_opt && h % 29 == 0) {
+            (*n_missing)++;
+            continue;
+        }
+        amk_row *r = &rows[n++];
+        amk_row_init(r);
+        r->trial = (int64_t)n;
+        snprintf(r->time, sizeof r->time, "2026-01-01T00:00:00Z");
+        snprintf(r->kernel, sizeof r->kernel, "landscape");
+        snprintf(r->shape, sizeof r->shape, "%s", shape);
+        memcpy(r->config_id, id, 17);
+        char *pj = amk_config_params_json(c);
+        snprintf(r->params, sizeof r->params, "%s", pj);
+        free(pj);
+        snprintf(r->source, sizeof r->source, "exhaustive");
+        snprintf(r->device, sizeof r->device, SIM_DEVICE);
+        r->kept = 0;
+        if (!is_opt && h % 17 == 0) {
+            r->status = AMK_STATUS_WRONG;
+            snprintf(r->note, sizeof r->note, "synthetic: recorded as wrong");
+            (*n_wrong)++;
+            continue;
+        }
+        double p = predicted(c);
+        r->status = AMK_STATUS_OK;
+        r->latency_us = p * (1.0 + 0.003 * ((double)(h % 7) - 3.0) / 3.0);
+        r->latency_kind = AMK_LAT_MEASURED;
+        r->spread = 0.01;
+        r->predicted_us = p;
+        snprintf(r->note, sizeof r->note, "synthetic sweep generated from the model");
+    }
+    ck_assert_msg(amk_tsv_append(t, rows, n, &d) == AMK_OK, "%s", d.msg);
+    amk_tsv_close(t);
+    free(rows);
+    free(e.v);
+}
+
+START_TEST(test_amk_loop_run_replayed_sweep_hillclimb_beats_random)
+{
+    char sweep[400];
+    snprintf(sweep, sizeof sweep, "%s/sweep.tsv", F.dir);
+    size_t n_wrong, n_missing;
+    record_sweep(sweep, &n_wrong, &n_missing);
+    ck_assert_int_gt(n_wrong, 0);
+    ck_assert_int_gt(n_missing, 0);
+
+    char backend[420];
+    snprintf(backend, sizeof backend, "sim:%s", sweep);
+    amk_backend_opts bo = {.target = "h100", .sim_path = sweep};
+    amk_evaluator *sim = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_evaluator_create(backend, &bo, F.spec, &F.shape, &sim, &d) == AMK_OK,
+                  "%s", d.msg);
+    ck_assert_str_eq(amk_evaluator_backend(sim), "sim");
+    amk_evaluator *model = F.ev;
+    F.ev = sim; /* opts_for() picks it up */
+
+    int64_t count = count_space();
+    enum { NS = 10 };
+    int64_t hc[NS], rnd[NS];
+    for (int s = 0; s < NS; s++) {
+        hc[s] = evals_to_optimum("hillclimb", 500 + (uint64_t)s, 1500, NULL);
+        rnd[s] = evals_to_optimum("random", 500 + (uint64_t)s, count, NULL);
+    }
+    double mh = median_i64(hc, NS), mr = median_i64(rnd, NS);
+    fprintf(stderr, "quality (sim replay, %zu wrong, %zu unrecorded): median evaluations to "
+            "the optimum over %d seeds: hillclimb %.1f, random %.1f\n", n_wrong, n_missing,
+            NS, mh, mr);
+    ck_assert_msg(mh * 4 < mr, "hillclimb %.1f vs random %.1f on replayed data", mh, mr);
+
+    /* One more run to inspect its rows: replayed latencies, failures and gaps as data. */
+    remove_results();
+    amk_loop_opts o = opts_for("hillclimb", 500, 1500);
+    amk_loop_result res;
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    rowvec rv = read_rows(F.results, NULL);
+    size_t n_ok = 0, n_bad = 0;
+    for (size_t i = 0; i < rv.n; i++) {
+        const amk_row *r = &rv.v[i];
+        ck_assert_ptr_nonnull(strstr(r->device, "(replayed)"));
+        if (r->status == AMK_STATUS_OK) {
+            ck_assert_int_eq(r->latency_kind, AMK_LAT_REPLAYED);
+            n_ok++;
+        } else {
+            ck_assert(r->status == AMK_STATUS_WRONG || r->status == AMK_STATUS_NOT_RECORDED ||
+                      r->status == AMK_STATUS_SCREENED || r->status == AMK_STATUS_REJECTED);
+            ck_assert_int_eq(r->kept, 0);
+            n_bad++;
+        }
+    }
+    ck_assert_int_gt(n_ok, 0);
+    ck_assert_int_gt(n_bad, 0);
+    char id[17], opt[17];
+    amk_config_id(&res.best.config, id);
+    optimum_id(opt);
+    ck_assert_str_eq(id, opt);
+    ck_assert_int_eq(res.best.kind, AMK_LAT_REPLAYED);
+    free(rv.v);
+    F.ev = model;
+    amk_evaluator_free(sim);
+}
+END_TEST
+
+/* ---- internals --------------------------------------------------------------------------- */
+
+START_TEST(test_amk__sampler_next_serves_every_config_once)
+{
+    gsl_rng *rng = amk__rng_create(9);
+    amk__sampler s;
+    amk__sampler_init(&s, F.sp, rng);
+    amk_idset *seen = amk_idset_create();
+    int64_t count = count_space(), got = 0;
+    amk_config c;
+    int rc;
+    while ((rc = amk__sampler_next(&s, seen, &c)) == 1) {
+        ck_assert(amk__space_valid(F.sp, &c));
+        char id[17];
+        amk_config_id(&c, id);
+        ck_assert_int_eq(amk_idset_add(seen, id), 1);
+        got++;
+        ck_assert_int_le(got, count);
+    }
+    ck_assert_int_eq(rc, 0);
+    ck_assert_int_eq(got, count);
+    ck_assert_int_eq(s.pooled, 1); /* the tail came from the enumerated pool */
+    amk__sampler_clear(&s);
+    amk_idset_free(seen);
+    gsl_rng_free(rng);
+}
+END_TEST
+
+START_TEST(test_amk__jump_moves_two_or_three_params)
+{
+    gsl_rng *rng = amk__rng_create(4);
+    amk_config from = make(5, 5, 5, 128), to;
+    int n = amk_spec_n_params(F.spec);
+    for (int t = 0; t < 200; t++) {
+        int k = 2 + t % 2;
+        ck_assert_int_eq(amk__jump(F.sp, rng, &from, k, NULL, 64, &to), 1);
+        int moved = 0;
+        for (int i = 0; i < n; i++)
+            moved += to.choice[i] != from.choice[i];
+        ck_assert_int_eq(moved, k);
+        ck_assert(amk__space_valid(F.sp, &to));
+    }
+    gsl_rng_free(rng);
+}
+END_TEST
+
+static TCase *tcase(Suite *s, const char *name, int timeout)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, timeout);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+static Suite *search_suite(void)
+{
+    Suite *s = suite_create("search");
+    TCase *tc = tcase(s, "landscape", 60);
+    tcase_add_test(tc, test_landscape_has_unique_optimum_and_local_optima);
+
+    tc = tcase(s, "amk_strategy_find", 10);
+    tcase_add_test(tc, test_amk_strategy_find_every_listed_strategy);
+
+    tc = tcase(s, "amk_keep_decide", 10);
+    tcase_add_test(tc, test_amk_keep_decide_first_ok_candidate_is_kept);
+    tcase_add_test(tc, test_amk_keep_decide_not_ok_never_kept);
+    tcase_add_test(tc, test_amk_keep_decide_respects_noise_margin);
+    tcase_add_test(tc, test_amk_keep_decide_tie_goes_to_simpler);
+
+    tc = tcase(s, "amk_loop_run", 240);
+    tcase_add_test(tc, test_amk_loop_run_hillclimb_beats_random);
+    tcase_add_test(tc, test_amk_loop_run_anneal_beats_random);
+    tcase_add_test(tc, test_amk_loop_run_hillclimb_batched_finds_optimum);
+    tcase_add_test(tc, test_amk_loop_run_replayed_sweep_hillclimb_beats_random);
+    tcase_add_test(tc, test_amk_loop_run_exhaustive_visits_every_config_in_order);
+    tcase_add_test(tc, test_amk_loop_run_strategies_exhaust_without_repeats);
+    tcase_add_test(tc, test_amk_loop_run_same_seed_same_sequence);
+    tcase_add_test(tc, test_amk_loop_run_budget_respected);
+    tcase_add_test(tc, test_amk_loop_run_time_limit_respected);
+    tcase_add_test(tc, test_amk_loop_run_rejects_bad_options);
+    tcase_add_test(tc, test_amk_loop_run_writes_rows_and_best_json);
+    tcase_add_test(tc, test_amk_loop_run_resume_continues_numbering_and_incumbent);
+    tcase_add_test(tc, test_amk_loop_run_survives_sigkill_and_resumes);
+
+    tc = tcase(s, "internals", 30);
+    tcase_add_test(tc, test_amk__sampler_next_serves_every_config_once);
+    tcase_add_test(tc, test_amk__jump_moves_two_or_three_params);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(search_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,1466 @@
+/* Check suite for space_defs: spec loading and validation (one test per kind of broken
+ * spec), shapes, configs (strict parsing, canonical form, pinned config_id, defines),
+ * evaluation, the space (enumeration vs brute force, sampling uniformity, neighbours,
+ * from_unit) and the registry. Fixtures: tests/fixtures/specs/{good,bad}. */
+#include "amk_space_defs.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GOOD AMK_TEST_FIXTURES "/specs/good"
+#define BAD AMK_TEST_FIXTURES "/specs/bad"
+
+static amk_spec *load(const char *dir)
+{
+    amk_spec *s = NULL;
+    amk_diag d = {0};
+    int rc = amk_spec_load(dir, &s, &d);
+    ck_assert_msg(rc == AMK_OK, "loading %s: %s", dir, d.msg);
+    return s;
+}
+
+static amk_registry *good_registry(void)
+{
+    setenv("AMK_KERNELS_DIR", GOOD, 1);
+    amk_registry *r = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_registry_create(&r, &d) == AMK_OK, "%s", d.msg);
+    return r;
+}
+
+static void assert_has(const char *msg, const char *needle)
+{
+    ck_assert_msg(strstr(msg, needle), "message '%s' lacks '%s'", msg, needle);
+}
+
+/* ---- broken specs made by mutating the tgemm fixture in a temporary folder ---- */
+
+static char tmpdir[256];
+
+static void rm_tree(const char *dir)
+{
+    DIR *dh = opendir(dir);
+    if (!dh)
+        return;
+    struct dirent *e;
+    while ((e = readdir(dh))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char p[512];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (unlink(p) != 0)
+            rm_tree(p);
+    }
+    closedir(dh);
+    rmdir(dir);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    char *data = NULL;
+    size_t len = 0;
+    ck_assert_int_eq(amk_fs_read_all(from, &data, &len, NULL), AMK_OK);
+    FILE *f = fopen(to, "wb");
+    ck_assert_ptr_nonnull(f);
+    fwrite(data, 1, len, f);
+    fclose(f);
+    free(data);
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Makes a fresh kernel folder holding the tgemm sources and `spec` as spec.json. */
+static const char *make_dir(const cJSON *spec)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/amk_check_sd_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    char to[512];
+    snprintf(to, sizeof to, "%s/tgemm.hip", tmpdir);
+    copy_file(GOOD "/tgemm/tgemm.hip", to);
+    snprintf(to, sizeof to, "%s/reference.hip", tmpdir);
+    copy_file(GOOD "/tgemm/reference.hip", to);
+    char *text = cJSON_Print(spec);
+    write_text(tmpdir, "spec.json", text);
+    free(text);
+    return tmpdir;
+}
+
+static cJSON *base_spec(void)
+{
+    char *text = NULL;
+    ck_assert_int_eq(amk_fs_read_all(GOOD "/tgemm/spec.json", &text, NULL, NULL), AMK_OK);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
+static cJSON *at(cJSON *j, const char *path) /* "params.BM" */
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *tok = strtok(buf, "."); tok; tok = strtok(NULL, "."))
+        j = cJSON_GetObjectItemCaseSensitive(j, tok);
+    ck_assert_msg(j != NULL, "fixture path %s", path);
+    return j;
+}
+
+static void set(cJSON *j, const char *path, const char *key, const char *json_value)
+{
+    cJSON *obj = path ? at(j, path) : j;
+    cJSON *v = cJSON_Parse(json_value);
+    ck_assert_ptr_nonnull(v);
+    if (cJSON_GetObjectItemCaseSensitive(obj, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(obj, key, v);
+    else
+        cJSON_AddItemToObject(obj, key, v);
+}
+
+/* Loads the mutated spec; asserts the code and that the message holds every needle. */
+static void expect_spec_error(cJSON *spec, int code, const char *needle1, const char *needle2)
+{
+    const char *dir = make_dir(spec);
+    cJSON_Delete(spec);
+    amk_spec *s = (amk_spec *)0x1;
+    amk_diag d = {0};
+    int rc = amk_spec_load(dir, &s, &d);
+    char path[512];
+    snprintf(path, sizeof path, "%s/spec.json: ", dir);
+    rm_tree(dir);
+    ck_assert_msg(rc == code, "expected %s, got %s: %s", amk_err_name(code), amk_err_name(rc),
+                  d.msg);
+    ck_assert_ptr_null(s);
+    ck_assert_int_eq(d.code, code);
+    assert_has(d.msg, path);
+    assert_has(d.msg, needle1);
+    if (needle2)
+        assert_has(d.msg, needle2);
+}
+
+/* ---- amk_spec_load ---- */
+
+START_TEST(test_amk_spec_load_valid_fixture)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    ck_assert_str_eq(amk_spec_name(s), "tgemm");
+    ck_assert_str_eq(amk_spec_dir(s), GOOD "/tgemm");
+    assert_has(amk_spec_description(s), "GEMM-like");
+    ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(amk_spec_json(s), "launch"));
+    amk_spec_free(s);
+    amk_spec_free(NULL);
+    /* a trailing slash names the same folder */
+    s = load(GOOD "/tiny/");
+    ck_assert_str_eq(amk_spec_dir(s), GOOD "/tiny");
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_malformed_json)
+{
+    amk_spec *s = NULL;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_spec_load(BAD "/malformed_json", &s, &d), AMK_EPARSE);
+    assert_has(d.msg, BAD "/malformed_json/spec.json: malformed JSON at line 3");
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_missing_file)
+{
+    amk_spec *s = NULL;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_spec_load(AMK_TEST_FIXTURES "/nope", &s, &d), AMK_ENOENT);
+    assert_has(d.msg, "nope/spec.json");
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_fixture_errors)
+{
+    static const struct {
+        const char *dir;
+        int code;
+        const char *needle;
+    } cases[] = {
+        {"unknown_field", AMK_ESPEC, "spec.json: unknown field 'paramz'"},
+        {"bad_value", AMK_ESPEC, "spec.json: params.BM.values[2]: not an integer"},
+        {"cycle", AMK_ECYCLE, "a -> b -> c -> a"},
+        {"divzero_default", AMK_ESPEC,
+         "derived.waste: division by zero at column 3 in 'M / (BM - 128)'"},
+        {"unknown_name", AMK_ESPEC, "restrictions[4]: unknown name 'max_threadz' at column 12"},
+        {"missing_source", AMK_ESPEC, "source: file 'nope.hip' not found"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/%s", BAD, cases[i].dir);
+        amk_spec *s = NULL;
+        amk_diag d = {0};
+        int rc = amk_spec_load(dir, &s, &d);
+        ck_assert_msg(rc == cases[i].code, "%s: got %s: %s", cases[i].dir, amk_err_name(rc),
+                      d.msg);
+        assert_has(d.msg, dir);
+        assert_has(d.msg, cases[i].needle);
+    }
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_bad_param_values)
+{
+    cJSON *j = base_spec();
+    set(j, "params.BM", "values", "[16, \"32\", 64]");
+    expect_spec_error(j, AMK_ESPEC, "params.BM.values[1]: not an integer", NULL);
+    j = base_spec();
+    set(j, "params.BM", "values", "[16, 3000000000]");
+    expect_spec_error(j, AMK_ESPEC, "params.BM.values[1]", "int32");
+    j = base_spec();
+    set(j, "params.BM", "values", "[16, 32, 16]");
+    expect_spec_error(j, AMK_ESPEC, "params.BM.values[2]: duplicate value 16", NULL);
+    j = base_spec();
+    set(j, "params.BM", "values", "[]");
+    expect_spec_error(j, AMK_ESPEC, "params.BM.values: expected 1 to 64 values", NULL);
+    j = base_spec();
+    set(j, "params.BM", "default", "48");
+    expect_spec_error(j, AMK_ESPEC, "params.BM.default: default is not one of the values", NULL);
+    j = base_spec();
+    set(j, "params.BM", "step", "2");
+    expect_spec_error(j, AMK_ESPEC, "params.BM: unknown field 'step'", NULL);
+    j = base_spec();
+    set(j, "params", "LAYOUT", "{\"values\": [\"row\", 1], \"default\": \"row\"}");
+    expect_spec_error(j, AMK_ESPEC, "params.LAYOUT.values[1]: not a string", NULL);
+    j = base_spec();
+    set(j, "params", "LAYOUT", "{\"values\": [\"row\", \"row\"], \"default\": \"row\"}");
+    expect_spec_error(j, AMK_ESPEC, "params.LAYOUT.values[1]: duplicate value 'row'", NULL);
+    j = base_spec();
+    set(j, "params", "LAYOUT", "{\"values\": [\"a b\"], \"default\": \"a b\"}");
+    expect_spec_error(j, AMK_ESPEC, "params.LAYOUT.values[0]: enum label 'a b'", NULL);
+    j = base_spec();
+    set(j, "params.BM", "values", "[16, 32.5]");
+    expect_spec_error(j, AMK_ESPEC, "params.BM.values[1]: not an integer", NULL);
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_bad_names)
+{
+    cJSON *j = base_spec();
+    set(j, "params", "bad-name", "{\"values\": [1], \"default\": 1}");
+    expect_spec_error(j, AMK_ESPEC, "params.bad-name: 'bad-name' is not an identifier", NULL);
+    j = base_spec();
+    set(j, NULL, "dims", "[\"M\", \"N\", \"elt\"]");
+    expect_spec_error(j, AMK_ESPEC, "dims[2]: 'elt' is a reserved name", NULL);
+    j = base_spec();
+    set(j, NULL, "dims", "[\"M\", \"N\", \"M\"]");
+    expect_spec_error(j, AMK_ESPEC, "dims[2]: 'M' is already declared as a dim", NULL);
+    j = base_spec();
+    set(j, "derived", "BM", "\"1\"");
+    expect_spec_error(j, AMK_ESPEC, "derived.BM: 'BM' is already declared as a param", NULL);
+    j = base_spec();
+    set(j, "params", "max_threads", "{\"values\": [1], \"default\": 1}");
+    expect_spec_error(j, AMK_ESPEC, "'max_threads' is the name of a device limit", NULL);
+    j = base_spec();
+    set(j, "params", "AMK_ELT", "{\"values\": [1], \"default\": 1}");
+    expect_spec_error(j, AMK_ESPEC, "names starting with AMK_ are reserved", NULL);
+    j = base_spec();
+    set(j, NULL, "name", "\"Gemm\"");
+    expect_spec_error(j, AMK_ESPEC, "name: 'Gemm' is not a kernel name", NULL);
+    j = base_spec();
+    set(j, NULL, "entry", "\"my kernel\"");
+    expect_spec_error(j, AMK_ESPEC, "entry: 'my kernel' is not an identifier", NULL);
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_bad_top_level)
+{
+    cJSON *j = base_spec();
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "entry");
+    expect_spec_error(j, AMK_ESPEC, "missing required field 'entry'", NULL);
+    j = base_spec();
+    set(j, NULL, "amk_spec", "2");
+    expect_spec_error(j, AMK_ESPEC, "amk_spec: unsupported format version", NULL);
+    j = base_spec();
+    set(j, NULL, "dtypes", "[\"f32\", \"f33\"]");
+    expect_spec_error(j, AMK_ESPEC, "dtypes[1]: unknown dtype 'f33'", NULL);
+    j = base_spec();
+    set(j, NULL, "dims", "\"M\"");
+    expect_spec_error(j, AMK_ESPEC, "dims: expected an array of names, got a string", NULL);
+    j = base_spec();
+    set(j, NULL, "restrictions", "[\"BM >\"]");
+    expect_spec_error(j, AMK_ESPEC, "restrictions[0]: expected a value at column 5 in 'BM >'",
+                      NULL);
+    j = base_spec();
+    set(j, NULL, "restrictions", "[true]");
+    expect_spec_error(j, AMK_ESPEC, "restrictions[0]: expected an expression", NULL);
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_bad_shapes)
+{
+    cJSON *j = base_spec();
+    cJSON_DeleteItemFromObjectCaseSensitive(at(j, "shapes"), "default");
+    expect_spec_error(j, AMK_ESPEC, "shapes: missing required shape 'default'", NULL);
+    j = base_spec();
+    cJSON_DeleteItemFromObjectCaseSensitive(at(j, "shapes.default"), "K");
+    expect_spec_error(j, AMK_ESPEC, "shapes.default: the default shape must give dim 'K'", NULL);
+    j = base_spec();
+    cJSON_DeleteItemFromObjectCaseSensitive(at(j, "shapes.default"), "dtype");
+    expect_spec_error(j, AMK_ESPEC, "must give 'dtype'", NULL);
+    j = base_spec();
+    set(j, "shapes.small", "Q", "5");
+    expect_spec_error(j, AMK_ESPEC, "shapes.small: unknown dim 'Q'", NULL);
+    j = base_spec();
+    set(j, "shapes.small", "M", "0");
+    expect_spec_error(j, AMK_ESPEC, "shapes.small.M: expected an integer >= 1", NULL);
+    j = base_spec();
+    set(j, "shapes.small", "dtype", "\"bf16\"");
+    expect_spec_error(j, AMK_ESPEC, "shapes.small.dtype: not one of the spec's dtypes", NULL);
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_cycle_names_path)
+{
+    cJSON *j = base_spec();
+    set(j, "derived", "loop", "\"loop + 1\"");
+    expect_spec_error(j, AMK_ECYCLE, "derived: cycle among derived values: loop -> loop", NULL);
+    j = base_spec();
+    set(j, "derived", "x", "\"y * 2\"");
+    set(j, "derived", "y", "\"threads + x\"");
+    expect_spec_error(j, AMK_ECYCLE, "x -> y -> x", NULL);
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_default_arithmetic_errors)
+{
+    cJSON *j = base_spec();
+    set(j, "derived", "waste", "\"M / (BM - 128)\"");
+    expect_spec_error(j, AMK_ESPEC, "derived.waste: division by zero", "default config");
+    j = base_spec();
+    set(j, NULL, "restrictions", "[\"M * M * M * M * M * M > 0\"]");
+    expect_spec_error(j, AMK_ESPEC, "restrictions[0]: 64-bit overflow", NULL);
+    j = base_spec();
+    set(j, "launch", "grid", "[\"cdiv(N, BN - 128)\", \"1\", \"1\"]");
+    expect_spec_error(j, AMK_ESPEC, "launch.grid[0]: cdiv by zero", NULL);
+    j = base_spec();
+    set(j, "cost", "regs", "\"log2(TM - 8)\"");
+    expect_spec_error(j, AMK_ESPEC, "cost.regs: log2", NULL);
+    /* a guarded division is fine */
+    j = base_spec();
+    set(j, "derived", "waste", "\"BM != 128 ? M / (BM - 128) : 0\"");
+    const char *dir = make_dir(j);
+    cJSON_Delete(j);
+    amk_spec *s = NULL;
+    amk_diag d = {0};
+    int rc = amk_spec_load(dir, &s, &d);
+    rm_tree(dir);
+    ck_assert_msg(rc == AMK_OK, "%s", d.msg);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_bad_buffers_and_args)
+{
+    cJSON *j = base_spec();
+    set(j, NULL, "source", "\"nope.hip\"");
+    expect_spec_error(j, AMK_ESPEC, "source: file 'nope.hip' not found", NULL);
+    j = base_spec();
+    set(j, NULL, "source", "\"../tgemm/tgemm.hip\"");
+    expect_spec_error(j, AMK_ESPEC, "must be a relative path inside the kernel folder", NULL);
+    j = base_spec();
+    set(j, "reference", "source", "\"missing.hip\"");
+    expect_spec_error(j, AMK_ESPEC, "reference.source: file 'missing.hip' not found", NULL);
+    j = base_spec();
+    set(j, NULL, "args", "[\"A\", \"B\", \"C\", \"Z\"]");
+    expect_spec_error(j, AMK_ESPEC, "args[3]: unknown argument 'Z'", NULL);
+    j = base_spec();
+    set(j, "reference", "args", "[\"A\", \"BM\"]");
+    expect_spec_error(j, AMK_ESPEC, "reference.args[1]: unknown argument 'BM'", NULL);
+    j = base_spec();
+    set(j, NULL, "buffers", "[{\"name\": \"C\", \"dtype\": \"f64\", \"count\": \"M\", "
+                            "\"role\": \"out\"}]");
+    expect_spec_error(j, AMK_ESPEC, "buffers[0].dtype: unknown dtype 'f64'", NULL);
+    j = base_spec();
+    set(j, NULL, "buffers", "[{\"name\": \"C\", \"dtype\": \"f32\", \"count\": \"M\", "
+                            "\"role\": \"sideways\"}]");
+    expect_spec_error(j, AMK_ESPEC, "buffers[0].role: unknown role 'sideways'", NULL);
+    j = base_spec();
+    set(j, NULL, "buffers", "[{\"name\": \"C\", \"dtype\": \"f32\", \"count\": \"M\", "
+                            "\"role\": \"in\"}]");
+    expect_spec_error(j, AMK_ESPEC, "buffers: no output buffer", NULL);
+    j = base_spec();
+    set(j, NULL, "buffers", "[{\"name\": \"C\", \"dtype\": \"f32\", \"count\": \"M * Q\", "
+                            "\"role\": \"out\"}]");
+    expect_spec_error(j, AMK_ESPEC, "buffers[0].count: unknown name 'Q'", NULL);
+    j = base_spec();
+    set(j, NULL, "buffers", "[{\"name\": \"M\", \"dtype\": \"f32\", \"count\": \"M\", "
+                            "\"role\": \"out\"}]");
+    expect_spec_error(j, AMK_ESPEC, "buffers[0].name: 'M' is already", NULL);
+    j = base_spec();
+    set(j, "launch", "block", "[\"threads\", \"1\"]");
+    expect_spec_error(j, AMK_ESPEC, "launch.block: expected an array of 3 expressions", NULL);
+    j = base_spec();
+    set(j, "cost", "unit", "\"fp64\"");
+    expect_spec_error(j, AMK_ESPEC, "cost.unit: unknown unit 'fp64'", NULL);
+    j = base_spec();
+    set(j, "cost", "uniform_blocks", "1");
+    expect_spec_error(j, AMK_ESPEC, "cost.uniform_blocks: expected an expression (string)", NULL);
+    j = base_spec();
+    set(j, "tolerance", "rtol_scale", "-1");
+    expect_spec_error(j, AMK_ESPEC, "tolerance.rtol_scale: expected a number > 0", NULL);
+}
+END_TEST
+
+/* ---- spec accessors ---- */
+
+START_TEST(test_amk_spec_param_accessors)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    ck_assert_int_eq(amk_spec_n_params(s), 6);
+    ck_assert_str_eq(amk_spec_param_name(s, 0), "BM");
+    ck_assert_str_eq(amk_spec_param_name(s, 5), "STAGES");
+    ck_assert_ptr_null(amk_spec_param_name(s, 6));
+    ck_assert_int_eq(amk_spec_param_index(s, "TM"), 3);
+    ck_assert_int_eq(amk_spec_param_index(s, "XX"), -1);
+    ck_assert_int_eq(amk_spec_param_n_choices(s, 0), 5);
+    ck_assert_int_eq(amk_spec_param_value(s, 0, 3), 128);
+    ck_assert_int_eq(amk_spec_param_default(s, 0), 3);
+    ck_assert_ptr_null(amk_spec_param_label(s, 0, 0));
+    amk_spec_free(s);
+    s = load(GOOD "/tiny");
+    int m = amk_spec_param_index(s, "MODE");
+    ck_assert_int_eq(m, 2);
+    ck_assert_str_eq(amk_spec_param_label(s, m, 2), "z");
+    ck_assert_int_eq(amk_spec_param_value(s, m, 2), 2); /* enum: the choice index */
+    ck_assert_int_eq(amk_spec_param_default(s, m), 1);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_spec_dims_and_dtypes)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    ck_assert_int_eq(amk_spec_n_dims(s), 3);
+    ck_assert_str_eq(amk_spec_dim_name(s, 2), "K");
+    ck_assert_ptr_null(amk_spec_dim_name(s, 3));
+    ck_assert_int_eq(amk_spec_n_dtypes(s), 2);
+    ck_assert_str_eq(amk_spec_dtype_name(s, 1), "f16");
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_dtype_size_known_and_unknown)
+{
+    ck_assert_int_eq(amk_dtype_size("f32"), 4);
+    ck_assert_int_eq(amk_dtype_size("bf16"), 2);
+    ck_assert_int_eq(amk_dtype_size("fp8e4m3"), 1);
+    ck_assert_int_eq(amk_dtype_size("f64"), 0);
+    ck_assert_int_eq(amk_dtype_size(NULL), 0);
+}
+END_TEST
+
+/* ---- shapes ---- */
+
+START_TEST(test_amk_spec_shape_named_inherit_default)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    ck_assert_int_eq(amk_spec_n_shapes(s), 3);
+    ck_assert_str_eq(amk_spec_shape_name(s, 0), "default");
+    amk_shape sh;
+    int small = -1, half = -1;
+    for (int i = 0; i < 3; i++) {
+        if (!strcmp(amk_spec_shape_name(s, i), "small")) small = i;
+        if (!strcmp(amk_spec_shape_name(s, i), "half")) half = i;
+    }
+    ck_assert_int_ge(small, 1);
+    amk_spec_shape(s, small, &sh);
+    ck_assert_int_eq(sh.dims[0], 257);
+    ck_assert_int_eq(sh.dims[2], 129);
+    ck_assert_int_eq(sh.dtype, 0);
+    amk_spec_shape(s, half, &sh);
+    ck_assert_int_eq(sh.dims[0], 4096);
+    ck_assert_int_eq(sh.dtype, 1);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_shape_parse_text_and_names)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_shape sh;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_shape_parse(s, "M=128, K=64,dtype=f16", &sh, &d), AMK_OK);
+    ck_assert_int_eq(sh.dims[0], 128);
+    ck_assert_int_eq(sh.dims[1], 4096);
+    ck_assert_int_eq(sh.dims[2], 64);
+    ck_assert_int_eq(sh.dtype, 1);
+    ck_assert_int_eq(amk_shape_parse(s, "small", &sh, &d), AMK_OK);
+    ck_assert_int_eq(sh.dims[1], 511);
+    ck_assert_int_eq(amk_shape_parse(s, "Q=5", &sh, &d), AMK_EPARSE);
+    assert_has(d.msg, "unknown dim 'Q'");
+    ck_assert_int_eq(amk_shape_parse(s, "M=0", &sh, &d), AMK_EPARSE);
+    assert_has(d.msg, "M=0 is not an integer >= 1");
+    ck_assert_int_eq(amk_shape_parse(s, "M=12x", &sh, &d), AMK_EPARSE);
+    ck_assert_int_eq(amk_shape_parse(s, "dtype=int8", &sh, &d), AMK_EPARSE);
+    assert_has(d.msg, "dtype 'int8' is not supported");
+    ck_assert_int_eq(amk_shape_parse(s, "prefill", &sh, &d), AMK_ENOENT);
+    assert_has(d.msg, "no shape named 'prefill'");
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_shape_format_canonical_text)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_shape sh;
+    ck_assert_int_eq(amk_shape_parse(s, "K=7,dtype=f16", &sh, NULL), AMK_OK);
+    char buf[128];
+    amk_shape_format(s, &sh, buf, sizeof buf);
+    ck_assert_str_eq(buf, "M=4096,N=4096,K=7,dtype=f16");
+    amk_shape back;
+    ck_assert_int_eq(amk_shape_parse(s, buf, &back, NULL), AMK_OK);
+    ck_assert_mem_eq(&back, &sh, sizeof sh);
+    amk_shape_format(s, &sh, buf, 8); /* truncates, stays terminated */
+    ck_assert_int_eq(strlen(buf), 7);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_shape_from_json_defaults_and_errors)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_shape sh;
+    amk_diag d = {0};
+    cJSON *j = cJSON_Parse("{\"N\": 100}");
+    ck_assert_int_eq(amk_shape_from_json(s, j, &sh, &d), AMK_OK);
+    ck_assert_int_eq(sh.dims[0], 4096);
+    ck_assert_int_eq(sh.dims[1], 100);
+    cJSON_Delete(j);
+    const char *bad[] = {"{\"Q\": 1}", "{\"M\": 1.5}", "{\"M\": \"64\"}", "{\"M\": -1}",
+                         "{\"dtype\": \"bf16\"}", "[1]"};
+    const char *needle[] = {"unknown dim 'Q'", "shape.M: expected an integer >= 1",
+                            "shape.M", "shape.M", "shape.dtype", "expected an object"};
+    for (int i = 0; i < 6; i++) {
+        j = cJSON_Parse(bad[i]);
+        ck_assert_int_eq(amk_shape_from_json(s, j, &sh, &d), AMK_ECONFIG);
+        assert_has(d.msg, needle[i]);
+        cJSON_Delete(j);
+    }
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_shape_to_json_round_trip)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_shape sh, back;
+    amk_spec_shape(s, 1, &sh);
+    cJSON *j = amk_shape_to_json(s, &sh);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "dtype")->valuestring, "f32");
+    ck_assert_int_eq(amk_shape_from_json(s, j, &back, NULL), AMK_OK);
+    ck_assert_mem_eq(&back, &sh, sizeof sh);
+    cJSON_Delete(j);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* ---- configs ---- */
+
+static const char *TGEMM_DEFAULT_CANON =
+    "{\"kernel\":\"tgemm\",\"params\":{\"BK\":8,\"BM\":128,\"BN\":128,\"STAGES\":2,\"TM\":8,"
+    "\"TN\":8},\"shape\":{\"K\":4096,\"M\":4096,\"N\":4096,\"dtype\":\"f32\"}}";
+
+START_TEST(test_amk_config_default_uses_defaults)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_config c;
+    amk_config_default(s, NULL, &c);
+    ck_assert_ptr_eq(c.spec, s);
+    ck_assert_int_eq(c.shape.dims[0], 4096);
+    for (int i = 0; i < amk_spec_n_params(s); i++)
+        ck_assert_int_eq(c.choice[i], amk_spec_param_default(s, i));
+    amk_shape sh;
+    amk_shape_parse(s, "M=5", &sh, NULL);
+    amk_config_default(s, &sh, &c);
+    ck_assert_int_eq(c.shape.dims[0], 5);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_config_param_values)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_config c;
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_config_param(&c, 0), 128);
+    ck_assert_int_eq(amk_config_param(&c, 5), 2);
+    c.choice[0] = 0;
+    ck_assert_int_eq(amk_config_param(&c, 0), 16);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_config_equal_compares_all)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_config a, b;
+    amk_config_default(s, NULL, &a);
+    b = a;
+    ck_assert(amk_config_equal(&a, &b));
+    b.choice[2] = 1;
+    ck_assert(!amk_config_equal(&a, &b));
+    b = a;
+    b.shape.dims[1] = 7;
+    ck_assert(!amk_config_equal(&a, &b));
+    b = a;
+    b.shape.dtype = 1;
+    ck_assert(!amk_config_equal(&a, &b));
+    b = a;
+    b.choice[AMK_MAX_PARAMS - 1] = 9; /* beyond the spec's params: ignored */
+    ck_assert(amk_config_equal(&a, &b));
+    amk_spec_free(s);
+}
+END_TEST
+
+static int parse_cfg(const amk_registry *r, const char *text, amk_config *c, amk_diag *d)
+{
+    return amk_config_parse(r, text, c, d);
+}
+
+START_TEST(test_amk_config_from_json_rejects_bad_values)
+{
+    amk_registry *r = good_registry();
+    amk_config c;
+    amk_diag d = {0};
+    static const struct {
+        const char *bm;
+        const char *needle;
+    } cases[] = {
+        {"\"64 -DEVIL\"", "params.BM: \"64 -DEVIL\" is not one of the allowed choices "
+                          "(16, 32, 64, 128, 256)"},
+        {"64.5", "params.BM: 64.5 is not one of the allowed choices"},
+        {"1e99", "params.BM: 1e+99 is not one of the allowed choices"},
+        {"-1", "params.BM: -1 is not one of the allowed choices"},
+        {"48", "params.BM: 48 is not one of"},
+        {"\"64\"", "params.BM: \"64\" is not one of"},
+        {"true", "params.BM: true is not one of"},
+        {"null", "params.BM: null"},
+        {"[64]", "params.BM: an array"},
+        {"{\"v\": 64}", "params.BM: an object"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "{\"kernel\":\"tgemm\",\"shape\":{},\"params\":{\"BM\":%s,"
+                 "\"BN\":64,\"BK\":8,\"TM\":4,\"TN\":4,\"STAGES\":2}}", cases[i].bm);
+        ck_assert_int_eq(parse_cfg(r, text, &c, &d), AMK_ECONFIG);
+        assert_has(d.msg, cases[i].needle);
+    }
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_config_from_json_rejects_bad_structure)
+{
+    amk_registry *r = good_registry();
+    amk_config c;
+    amk_diag d = {0};
+    static const struct {
+        const char *text;
+        int code;
+        const char *needle;
+    } cases[] = {
+        {"{\"shape\":{},\"params\":{}}", AMK_ECONFIG, "missing 'kernel'"},
+        {"{\"kernel\":\"nope\",\"shape\":{},\"params\":{}}", AMK_ENOENT,
+         "unknown kernel 'nope' (known: big, tgemm, tiny)"},
+        {"{\"kernel\":\"tiny\",\"params\":{\"A\":1,\"B\":1,\"MODE\":\"x\"}}", AMK_ECONFIG,
+         "missing 'shape'"},
+        {"{\"kernel\":\"tiny\",\"shape\":{}}", AMK_ECONFIG, "missing 'params'"},
+        {"{\"kernel\":\"tiny\",\"shape\":{\"Q\":4},\"params\":{\"A\":1,\"B\":1,\"MODE\":\"x\"}}",
+         AMK_ECONFIG, "shape: unknown dim 'Q'"},
+        {"{\"kernel\":\"tiny\",\"shape\":{},\"params\":{\"A\":1,\"B\":1}}", AMK_ECONFIG,
+         "missing param MODE (choices: \"x\", \"y\", \"z\")"},
+        {"{\"kernel\":\"tiny\",\"shape\":{},\"params\":{\"A\":1,\"B\":1,\"MODE\":\"x\",\"C\":1}}",
+         AMK_ECONFIG, "unknown param 'C' (kernel tiny has A, B, MODE)"},
+        {"{\"kernel\":\"tiny\",\"shape\":{},\"params\":{\"A\":1,\"B\":1,\"MODE\":2}}",
+         AMK_ECONFIG, "params.MODE: 2 is not one of the allowed choices (\"x\", \"y\", \"z\")"},
+        {"{\"kernel\":\"tiny\",\"shape\":{},\"params\":{\"A\":1,\"A\":2,\"B\":1,\"MODE\":\"x\"}}",
+         AMK_ECONFIG, "A given twice"},
+        {"{\"kernel\":\"tiny\",\"shape\":{},\"params\":{\"A\":1,\"B\":1,\"MODE\":\"x\"},"
+         "\"extra\":1}", AMK_ECONFIG, "unknown key 'extra'"},
+        {"{\"kernel\":\"tiny\",\"shape\":{},\"params\":[1]}", AMK_ECONFIG, "params: expected"},
+        {"[]", AMK_ECONFIG, "expected a JSON object"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cJSON *j = cJSON_Parse(cases[i].text);
+        ck_assert_ptr_nonnull(j);
+        int rc = amk_config_from_json(r, j, &c, &d);
+        cJSON_Delete(j);
+        ck_assert_msg(rc == cases[i].code, "%s: %s", cases[i].text, d.msg);
+        assert_has(d.msg, cases[i].needle);
+    }
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_config_from_json_accepts_valid)
+{
+    amk_registry *r = good_registry();
+    amk_config c;
+    amk_diag d = {0};
+    cJSON *j = cJSON_Parse("{\"config_id\":\"whatever\",\"params\":{\"MODE\":\"z\",\"B\":5,"
+                           "\"A\":4},\"shape\":{\"N\":77},\"kernel\":\"tiny\"}");
+    ck_assert_int_eq(amk_config_from_json(r, j, &c, &d), AMK_OK);
+    cJSON_Delete(j);
+    ck_assert_str_eq(amk_spec_name(c.spec), "tiny");
+    ck_assert_int_eq(c.shape.dims[0], 77);
+    ck_assert_int_eq(c.choice[0], 3);
+    ck_assert_int_eq(c.choice[1], 4);
+    ck_assert_int_eq(c.choice[2], 2);
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_config_parse_malformed)
+{
+    amk_registry *r = good_registry();
+    amk_config c;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_config_parse(r, "{\"kernel\":", &c, &d), AMK_EPARSE);
+    assert_has(d.msg, "malformed JSON");
+    ck_assert_int_eq(amk_config_parse(r, "{} trailing", &c, &d), AMK_EPARSE);
+    ck_assert_int_eq(amk_config_parse(r, NULL, &c, &d), AMK_EINVAL);
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_config_to_json_round_trip)
+{
+    amk_registry *r = good_registry();
+    amk_config c, back;
+    amk_config_default(amk_registry_find(r, "tiny"), NULL, &c);
+    c.choice[2] = 2;
+    cJSON *j = amk_config_to_json(&c);
+    ck_assert_ptr_nonnull(j);
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "params"), "MODE")->valuestring,
+                     "z");
+    ck_assert_int_eq(amk_config_from_json(r, j, &back, NULL), AMK_OK);
+    ck_assert(amk_config_equal(&c, &back));
+    cJSON_Delete(j);
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_config_canonical_sorted_compact)
+{
+    amk_registry *r = good_registry();
+    amk_config c;
+    amk_config_default(amk_registry_find(r, "tgemm"), NULL, &c);
+    char *canon = amk_config_canonical(&c);
+    ck_assert_str_eq(canon, TGEMM_DEFAULT_CANON);
+    /* key order and whitespace in the input do not matter */
+    amk_config c2;
+    ck_assert_int_eq(amk_config_parse(r, "{ \"shape\" : { \"dtype\":\"f32\", \"N\":4096 },\n"
+                                         "  \"params\": {\"TN\":8,\"TM\":8,\"STAGES\":2,\"BN\":128,"
+                                         "\"BM\":128,\"BK\":8}, \"kernel\":\"tgemm\" }",
+                                      &c2, NULL), AMK_OK);
+    char *canon2 = amk_config_canonical(&c2);
+    ck_assert_str_eq(canon2, canon);
+    free(canon);
+    free(canon2);
+    amk_config_default(amk_registry_find(r, "tiny"), NULL, &c);
+    canon = amk_config_canonical(&c);
+    ck_assert_str_eq(canon, "{\"kernel\":\"tiny\",\"params\":{\"A\":1,\"B\":1,\"MODE\":\"y\"},"
+                            "\"shape\":{\"N\":1000,\"dtype\":\"f32\"}}");
+    free(canon);
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_config_id_pinned_fnv1a)
+{
+    amk_registry *r = good_registry();
+    amk_config c;
+    amk_config_default(amk_registry_find(r, "tgemm"), NULL, &c);
+    char id[17];
+    amk_config_id(&c, id);
+    /* independent FNV-1a-64 of the canonical text */
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (const char *p = TGEMM_DEFAULT_CANON; *p; p++) {
+        h ^= (unsigned char)*p;
+        h *= UINT64_C(0x100000001b3);
+    }
+    char want[17];
+    snprintf(want, sizeof want, "%016llx", (unsigned long long)h);
+    ck_assert_str_eq(id, want);
+    ck_assert_str_eq(id, "740e749097874f75"); /* pinned: changing it breaks every log */
+    c.choice[0] = 0;
+    char id2[17];
+    amk_config_id(&c, id2);
+    ck_assert_str_ne(id, id2);
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_config_params_json_sorted)
+{
+    amk_registry *r = good_registry();
+    const amk_spec *s = amk_registry_find(r, "tgemm");
+    amk_config c;
+    amk_config_default(s, NULL, &c);
+    char *p = amk_config_params_json(&c);
+    ck_assert_str_eq(p, "{\"BK\":8,\"BM\":128,\"BN\":128,\"STAGES\":2,\"TM\":8,\"TN\":8}");
+    free(p);
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_config_from_params_json_round_trip)
+{
+    amk_registry *r = good_registry();
+    const amk_spec *s = amk_registry_find(r, "tiny");
+    amk_shape sh;
+    amk_shape_parse(s, "N=3", &sh, NULL);
+    amk_config c, back;
+    amk_config_default(s, &sh, &c);
+    c.choice[0] = 2;
+    c.choice[2] = 0;
+    char *p = amk_config_params_json(&c);
+    ck_assert_str_eq(p, "{\"A\":3,\"B\":1,\"MODE\":\"x\"}");
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_config_from_params_json(s, &sh, p, &back, &d), AMK_OK);
+    ck_assert(amk_config_equal(&c, &back));
+    free(p);
+    ck_assert_int_eq(amk_config_from_params_json(s, &sh, "{\"A\":3}", &back, &d), AMK_ECONFIG);
+    assert_has(d.msg, "missing param B");
+    ck_assert_int_eq(amk_config_from_params_json(s, &sh, "{bad", &back, &d), AMK_EPARSE);
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_config_defines_only_declared_ints)
+{
+    amk_registry *r = good_registry();
+    amk_config c;
+    amk_config_default(amk_registry_find(r, "tiny"), NULL, &c);
+    c.choice[2] = 2;
+    char defs[AMK_MAX_PARAMS][96];
+    ck_assert_int_eq(amk_config_defines(&c, defs, AMK_MAX_PARAMS), 3);
+    ck_assert_str_eq(defs[0], "-DA=1");
+    ck_assert_str_eq(defs[1], "-DB=1");
+    ck_assert_str_eq(defs[2], "-DMODE=2");
+    ck_assert_int_lt(amk_config_defines(&c, defs, 2), 0);
+    /* a choice index outside the declared list never becomes a define */
+    strcpy(defs[0], "untouched");
+    c.choice[1] = 200;
+    ck_assert_int_eq(amk_config_defines(&c, defs, AMK_MAX_PARAMS), AMK_ECONFIG);
+    ck_assert_str_eq(defs[0], "untouched");
+    amk_registry_free(r);
+}
+END_TEST
+
+static amk_limits h100(void)
+{
+    amk_limits l = {.max_threads = 1024, .max_smem = 49152, .max_smem_optin = 232448,
+                    .smem_per_sm = 233472, .warp = 32, .sm_count = 132, .regs_per_sm = 65536,
+                    .max_regs_per_thread = 255, .max_blocks_per_sm = 32,
+                    .max_threads_per_sm = 2048, .max_grid_x = 2147483647,
+                    .max_grid_yz = 65535, .l2_bytes = 52428800};
+    return l;
+}
+
+START_TEST(test_amk_config_check_restrictions)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    amk_config c;
+    amk_diag d = {0};
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_config_check(&c, &lim, &d), AMK_OK);
+    c.choice[0] = 0; /* BM 16 */
+    c.choice[1] = 0; /* BN 16, TM = TN = 8: 4 threads */
+    ck_assert_int_eq(amk_config_check(&c, &lim, &d), AMK_ERESTRICT);
+    ck_assert_str_eq(d.msg, "restriction 'threads >= warp && threads <= max_threads' is false");
+    amk_config_default(s, NULL, &c);
+    lim.max_smem_optin = 1000;
+    ck_assert_int_eq(amk_config_check(&c, &lim, &d), AMK_ERESTRICT);
+    ck_assert_str_eq(d.msg, "restriction 'smem <= max_smem_optin' is false");
+    c.choice[3] = 99;
+    ck_assert_int_eq(amk_config_check(&c, &lim, &d), AMK_ECONFIG);
+    assert_has(d.msg, "param TM: choice index 99 out of range");
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_config_eval_named_values)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    amk_config c;
+    amk_diag d = {0};
+    int64_t v;
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_config_eval(&c, &lim, "threads", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 256);
+    ck_assert_int_eq(amk_config_eval(&c, &lim, "smem", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 2 * 256 * 8 * 4);
+    ck_assert_int_eq(amk_config_eval(&c, &lim, "max_smem_optin - smem", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 232448 - 16384);
+    ck_assert_int_eq(amk_config_eval(&c, &lim, "elt * 10 + dtype", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 40);
+    amk_shape_parse(s, "half", &c.shape, NULL);
+    ck_assert_int_eq(amk_config_eval(&c, &lim, "elt * 10 + dtype", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 21);
+    ck_assert_int_eq(amk_config_eval(&c, &lim, "M / (BM - 128)", &v, &d), AMK_EDIVZERO);
+    ck_assert_int_eq(amk_config_eval(&c, &lim, "nope + 1", &v, &d), AMK_EEXPR);
+    assert_has(d.msg, "unknown name 'nope'");
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_config_launch_geometry)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    amk_config c;
+    amk_launch l;
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_config_launch(&c, &lim, &l, NULL), AMK_OK);
+    ck_assert_int_eq(l.grid[0], 32);
+    ck_assert_int_eq(l.grid[1], 32);
+    ck_assert_int_eq(l.grid[2], 1);
+    ck_assert_int_eq(l.block[0], 256);
+    ck_assert_int_eq(l.block[1], 1);
+    ck_assert_int_eq(l.shared_bytes, 16384);
+    amk_shape_parse(s, "small", &c.shape, NULL);
+    ck_assert_int_eq(amk_config_launch(&c, &lim, &l, NULL), AMK_OK);
+    ck_assert_int_eq(l.grid[0], 4); /* cdiv(511, 128) */
+    ck_assert_int_eq(l.grid[1], 3); /* cdiv(257, 128) */
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_config_cost_terms)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    amk_config c;
+    amk_cost_terms t;
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_config_cost(&c, &lim, &t, NULL), AMK_OK);
+    ck_assert_int_eq(t.flops, INT64_C(137438953472));
+    ck_assert_int_eq(t.min_bytes, INT64_C(201326592));
+    ck_assert_int_eq(t.traffic_bytes, INT64_C(4362076160));
+    ck_assert_int_eq(t.regs_estimate, 104);
+    ck_assert_str_eq(t.unit, "simt_f32");
+    amk_spec_free(s);
+    s = load(GOOD "/tiny");
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_config_cost(&c, &lim, &t, NULL), AMK_OK);
+    ck_assert_int_eq(t.traffic_bytes, t.min_bytes); /* defaults to min_bytes */
+    ck_assert_int_eq(t.regs_estimate, 0);
+    ck_assert_str_eq(t.unit, "none");
+    amk_spec_free(s);
+}
+END_TEST
+
+/* ---- the space ---- */
+
+static amk_space *space_of(const amk_spec *s, const char *shape, const amk_limits *lim)
+{
+    amk_shape sh;
+    amk_spec_shape(s, 0, &sh);
+    if (shape)
+        ck_assert_int_eq(amk_shape_parse(s, shape, &sh, NULL), AMK_OK);
+    amk_space *sp = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_space_create(s, &sh, lim, &sp, &d) == AMK_OK, "%s", d.msg);
+    return sp;
+}
+
+/* Next raw point in odometer order (last param fastest); 0 after the last. */
+static int odometer_next(const amk_spec *s, amk_config *c)
+{
+    for (int i = amk_spec_n_params(s) - 1; i >= 0; i--) {
+        if (++c->choice[i] < amk_spec_param_n_choices(s, i))
+            return 1;
+        c->choice[i] = 0;
+    }
+    return 0;
+}
+
+typedef struct collect {
+    amk_config *v;
+    int64_t n, cap;
+} collect;
+
+static int collect_cb(const amk_config *c, void *ud)
+{
+    collect *k = ud;
+    ck_assert_int_lt(k->n, k->cap);
+    k->v[k->n++] = *c;
+    return 0;
+}
+
+/* Enumeration must visit exactly the brute-force valid set, in odometer order. */
+static void check_enumeration(const amk_spec *s, const char *shape, const amk_limits *lim)
+{
+    amk_space *sp = space_of(s, shape, lim);
+    int64_t raw = (int64_t)amk_space_raw_size(sp);
+    collect k = {.v = malloc((size_t)raw * sizeof(amk_config)), .cap = raw};
+    ck_assert_int_eq(amk_space_enumerate(sp, collect_cb, &k), AMK_OK);
+    amk_config c;
+    amk_config_default(s, amk_space_shape(sp), &c);
+    memset(c.choice, 0, sizeof c.choice);
+    int64_t valid = 0, seen = 0;
+    do {
+        seen++;
+        if (amk_space_valid(sp, &c, NULL) == AMK_OK) {
+            ck_assert_int_lt(valid, k.n);
+            ck_assert_msg(amk_config_equal(&k.v[valid], &c), "enumeration differs at #%lld",
+                          (long long)valid);
+            valid++;
+        }
+    } while (odometer_next(s, &c));
+    ck_assert_int_eq(seen, raw);
+    ck_assert_int_eq(valid, k.n);
+    ck_assert_int_eq(amk_space_count(sp), valid);
+    free(k.v);
+    amk_space_free(sp);
+}
+
+START_TEST(test_amk_space_create_accessors)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    amk_space *sp = space_of(s, "small", &lim);
+    ck_assert_ptr_eq(amk_space_spec(sp), s);
+    ck_assert_int_eq(amk_space_shape(sp)->dims[0], 257);
+    ck_assert_int_eq(amk_space_limits(sp)->max_threads, 1024);
+    amk_space_free(sp);
+    amk_space_free(NULL);
+    amk_shape bad;
+    amk_spec_shape(s, 0, &bad);
+    bad.dtype = 5;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_space_create(s, &bad, &lim, &sp, &d), AMK_ECONFIG);
+    assert_has(d.msg, "dtype index 5 out of range");
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_space_raw_size_product)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_space *sp = space_of(s, NULL, NULL);
+    ck_assert(amk_space_raw_size(sp) == 5.0 * 5 * 3 * 4 * 4 * 3);
+    amk_space_free(sp);
+    amk_spec_free(s);
+    s = load(GOOD "/big");
+    sp = space_of(s, NULL, NULL);
+    ck_assert(amk_space_raw_size(sp) == 1e7);
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_space_valid_checks_shape_and_restrictions)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    amk_space *sp = space_of(s, NULL, &lim);
+    amk_config c;
+    amk_diag d = {0};
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_space_valid(sp, &c, &d), AMK_OK);
+    c.shape.dims[0] = 5;
+    ck_assert_int_eq(amk_space_valid(sp, &c, &d), AMK_ECONFIG);
+    assert_has(d.msg, "differs from the space's shape");
+    amk_config_default(s, NULL, &c);
+    c.choice[0] = 0;
+    c.choice[1] = 0;
+    ck_assert_int_eq(amk_space_valid(sp, &c, &d), AMK_ERESTRICT);
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_space_enumerate_matches_brute_force)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    check_enumeration(s, NULL, &lim);
+    check_enumeration(s, "half", &lim);
+    lim.max_threads = 256;
+    lim.max_smem_optin = 24576;
+    check_enumeration(s, "small", &lim);
+    amk_spec_free(s);
+    s = load(GOOD "/tiny");
+    check_enumeration(s, NULL, NULL);
+    amk_spec_free(s);
+}
+END_TEST
+
+static int stop_after_5(const amk_config *c, void *ud)
+{
+    (void)c;
+    return ++*(int *)ud >= 5;
+}
+
+START_TEST(test_amk_space_enumerate_stops_early)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_space *sp = space_of(s, NULL, NULL);
+    int n = 0;
+    ck_assert_int_eq(amk_space_enumerate(sp, stop_after_5, &n), AMK_OK);
+    ck_assert_int_eq(n, 5);
+    ck_assert_int_eq(amk_space_enumerate(sp, NULL, NULL), AMK_EINVAL);
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_space_count_known_values)
+{
+    amk_spec *s = load(GOOD "/tiny");
+    amk_space *sp = space_of(s, NULL, NULL);
+    /* (A+B) % 3 != 0: 14 of 20 (A,B) pairs; MODE y needs A < 3 (8 of those 14) */
+    ck_assert_int_eq(amk_space_count(sp), 14 + 8 + 14 - 4);
+    amk_space_free(sp);
+    amk_spec_free(s);
+    s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    lim.max_threads = 16; /* below warp: nothing is valid */
+    sp = space_of(s, NULL, &lim);
+    ck_assert_int_eq(amk_space_count(sp), 0);
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_space_sample_uniform)
+{
+    amk_spec *s = load(GOOD "/tiny");
+    amk_space *sp = space_of(s, NULL, NULL);
+    const int nvalid = (int)amk_space_count(sp);
+    ck_assert_int_eq(nvalid, 32);
+    collect k = {.v = malloc(64 * sizeof(amk_config)), .cap = 64};
+    amk_space_enumerate(sp, collect_cb, &k);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 42);
+    const int draws = 32000;
+    int counts[64] = {0};
+    for (int t = 0; t < draws; t++) {
+        amk_config c;
+        ck_assert_int_eq(amk_space_sample(sp, rng, &c, 1000), AMK_OK);
+        ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
+        int idx = -1;
+        for (int i = 0; i < nvalid; i++)
+            if (amk_config_equal(&k.v[i], &c))
+                idx = i;
+        ck_assert_int_ge(idx, 0);
+        counts[idx]++;
+    }
+    double expect = (double)draws / nvalid, chi2 = 0;
+    for (int i = 0; i < nvalid; i++) {
+        ck_assert_int_gt(counts[i], 0);
+        chi2 += (counts[i] - expect) * (counts[i] - expect) / expect;
+    }
+    /* 31 degrees of freedom: P(chi2 > 70) < 1e-4 for a uniform sampler */
+    ck_assert_msg(chi2 < 70, "chi-square %.1f: sampling is not uniform", chi2);
+    free(k.v);
+    gsl_rng_free(rng);
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_space_sample_empty_and_args)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    lim.max_threads = 16;
+    amk_space *sp = space_of(s, NULL, &lim);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    amk_config c;
+    ck_assert_int_eq(amk_space_sample(sp, rng, &c, 500), AMK_EEMPTY);
+    ck_assert_int_eq(amk_space_sample(sp, rng, &c, 0), AMK_EINVAL);
+    ck_assert_int_eq(amk_space_sample(sp, NULL, &c, 10), AMK_EINVAL);
+    gsl_rng_free(rng);
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_space_sample_huge_raw_space)
+{
+    /* 10^7 raw points: sampling must not enumerate */
+    amk_spec *s = load(GOOD "/big");
+    amk_space *sp = space_of(s, NULL, NULL);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 7);
+    double t0 = amk_now_s();
+    for (int i = 0; i < 10000; i++) {
+        amk_config c;
+        ck_assert_int_eq(amk_space_sample(sp, rng, &c, 1000), AMK_OK);
+        ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
+    }
+    ck_assert_msg(amk_now_s() - t0 < 5.0, "sampling too slow");
+    gsl_rng_free(rng);
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_space_neighbours_one_step_valid)
+{
+    amk_spec *s = load(GOOD "/tiny");
+    amk_space *sp = space_of(s, NULL, NULL);
+    amk_config c, nb[64];
+    amk_config_default(s, NULL, &c); /* A=1 B=1 MODE=y */
+    int n = amk_space_neighbours(sp, &c, nb, 64);
+    ck_assert_int_eq(n, 2); /* A=2 and B=2 make A+B=3; MODE x and z are fine */
+    ck_assert_int_eq(nb[0].choice[2], 0);
+    ck_assert_int_eq(nb[1].choice[2], 2);
+    ck_assert_int_eq(amk_space_neighbours(sp, &c, nb, 1), 1);
+    amk_space_free(sp);
+    amk_spec_free(s);
+    /* on a bigger space: every neighbour is one valid ±1 step, and none is missed */
+    s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    sp = space_of(s, NULL, &lim);
+    amk_config_default(s, NULL, &c);
+    n = amk_space_neighbours(sp, &c, nb, 64);
+    int expect = 0;
+    for (int i = 0; i < amk_spec_n_params(s); i++)
+        for (int dlt = -1; dlt <= 1; dlt += 2) {
+            amk_config t = c;
+            int ch = c.choice[i] + dlt;
+            if (ch < 0 || ch >= amk_spec_param_n_choices(s, i))
+                continue;
+            t.choice[i] = (uint8_t)ch;
+            if (amk_space_valid(sp, &t, NULL) == AMK_OK)
+                expect++;
+        }
+    ck_assert_int_eq(n, expect);
+    for (int k = 0; k < n; k++) {
+        int diff = 0;
+        for (int i = 0; i < amk_spec_n_params(s); i++)
+            diff += abs(nb[k].choice[i] - c.choice[i]);
+        ck_assert_int_eq(diff, 1);
+        ck_assert_int_eq(amk_space_valid(sp, &nb[k], NULL), AMK_OK);
+    }
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_space_from_unit_maps_and_repairs)
+{
+    amk_spec *s = load(GOOD "/tiny");
+    amk_space *sp = space_of(s, NULL, NULL);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    amk_config c;
+    double u0[3] = {0, 0, 0};
+    ck_assert_int_eq(amk_space_from_unit(sp, u0, rng, &c), AMK_OK);
+    ck_assert_int_eq(c.choice[0], 0);
+    ck_assert_int_eq(c.choice[1], 0);
+    ck_assert_int_eq(c.choice[2], 0);
+    double u1[3] = {0.3, 0.5, 0.4}; /* A=2 B=3 MODE=y: valid */
+    ck_assert_int_eq(amk_space_from_unit(sp, u1, rng, &c), AMK_OK);
+    ck_assert_int_eq(c.choice[0], 1);
+    ck_assert_int_eq(c.choice[1], 2);
+    ck_assert_int_eq(c.choice[2], 1);
+    double u2[3] = {0.99, 0.99, 0.99}; /* A=4 B=5: 9 % 3 == 0, invalid: one step away */
+    ck_assert_int_eq(amk_space_from_unit(sp, u2, rng, &c), AMK_OK);
+    ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
+    int dist = abs(c.choice[0] - 3) + abs(c.choice[1] - 4) + abs(c.choice[2] - 2);
+    ck_assert_int_eq(dist, 1);
+    double u3[3] = {NAN, 1.5, -2}; /* clamped */
+    ck_assert_int_eq(amk_space_from_unit(sp, u3, rng, &c), AMK_OK);
+    ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
+    gsl_rng_free(rng);
+    amk_space_free(sp);
+    amk_spec_free(s);
+    /* empty space */
+    s = load(GOOD "/tgemm");
+    amk_limits lim = h100();
+    lim.max_threads = 16;
+    sp = space_of(s, NULL, &lim);
+    double u[6] = {0.5, 0.5, 0.5, 0.5, 0.5, 0.5};
+    ck_assert_int_eq(amk_space_from_unit(sp, u, NULL, &c), AMK_EEMPTY);
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* ---- registry ---- */
+
+START_TEST(test_amk_registry_create_from_env)
+{
+    amk_registry *r = good_registry();
+    ck_assert_int_eq(amk_registry_count(r), 3);
+    ck_assert_str_eq(amk_spec_name(amk_registry_at(r, 0)), "big");
+    ck_assert_str_eq(amk_spec_name(amk_registry_at(r, 1)), "tgemm");
+    ck_assert_str_eq(amk_spec_name(amk_registry_at(r, 2)), "tiny");
+    ck_assert_ptr_null(amk_registry_at(r, 3));
+    amk_registry_free(r);
+    amk_registry_free(NULL);
+    setenv("AMK_KERNELS_DIR", AMK_TEST_FIXTURES "/does-not-exist", 1);
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_registry_create(&r, &d), AMK_ENOENT);
+    assert_has(d.msg, "AMK_KERNELS_DIR=");
+    /* a built-in folder with a broken spec is an error naming that spec */
+    setenv("AMK_KERNELS_DIR", BAD, 1);
+    ck_assert_int_ne(amk_registry_create(&r, &d), AMK_OK);
+    assert_has(d.msg, BAD "/");
+    assert_has(d.msg, "/spec.json");
+}
+END_TEST
+
+START_TEST(test_amk_registry_create_builtins)
+{
+    unsetenv("AMK_KERNELS_DIR");
+    if (!amk_fs_exists(AMK_SOURCE_KERNELS_DIR "/gemm/spec.json")) {
+        fprintf(stderr, "check_space_defs: built-in kernels not present, skipping\n");
+        return;
+    }
+    amk_registry *r = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_registry_create(&r, &d) == AMK_OK, "built-ins: %s", d.msg);
+    ck_assert_ptr_nonnull(amk_registry_find(r, "gemm"));
+    for (int i = 0; i < amk_registry_count(r); i++) {
+        const amk_spec *s = amk_registry_at(r, i);
+        amk_space *sp = NULL;
+        ck_assert_int_eq(amk_space_create(s, NULL, NULL, &sp, NULL), AMK_OK);
+        ck_assert_int_gt(amk_space_count(sp), 0);
+        amk_space_free(sp);
+    }
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_registry_add_dir_errors_and_replacement)
+{
+    amk_registry *r = good_registry();
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_registry_add_dir(r, BAD "/cycle", &d), AMK_ECYCLE);
+    assert_has(d.msg, BAD "/cycle/spec.json");
+    ck_assert_int_ne(amk_registry_add_dir(r, BAD, &d), AMK_OK);
+    assert_has(d.msg, BAD "/");
+    ck_assert_int_eq(amk_registry_add_dir(r, AMK_TEST_FIXTURES "/nope", &d), AMK_ENOENT);
+    /* an empty folder */
+    char empty[] = "/tmp/amk_check_sd_empty_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(empty));
+    ck_assert_int_eq(amk_registry_add_dir(r, empty, &d), AMK_ENOENT);
+    assert_has(d.msg, "no spec.json");
+    rmdir(empty);
+    /* a user kernel with a built-in's name replaces it */
+    const amk_spec *before = amk_registry_find(r, "tgemm");
+    cJSON *j = base_spec();
+    const char *dir = make_dir(j);
+    cJSON_Delete(j);
+    ck_assert_int_eq(amk_registry_add_dir(r, dir, &d), AMK_OK);
+    const amk_spec *after = amk_registry_find(r, "tgemm");
+    ck_assert_ptr_ne(before, after);
+    ck_assert_str_eq(amk_spec_dir(after), dir);
+    ck_assert_str_eq(amk_spec_name(before), "tgemm"); /* the old one stays readable */
+    ck_assert_int_eq(amk_registry_count(r), 3);
+    /* two user kernels of one name are an error */
+    ck_assert_int_eq(amk_registry_add_dir(r, dir, &d), AMK_EEXIST);
+    assert_has(d.msg, "already used by");
+    rm_tree(dir);
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_registry_find_by_name)
+{
+    amk_registry *r = good_registry();
+    ck_assert_str_eq(amk_spec_name(amk_registry_find(r, "tiny")), "tiny");
+    ck_assert_ptr_null(amk_registry_find(r, "tin"));
+    ck_assert_ptr_null(amk_registry_find(r, NULL));
+    ck_assert_ptr_null(amk_registry_find(NULL, "tiny"));
+    amk_registry_free(r);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("space_defs");
+    struct {
+        const char *name;
+        const TTest *tests[12];
+    } groups[] = {
+        {"amk_spec_load", {test_amk_spec_load_valid_fixture, test_amk_spec_load_malformed_json,
+                           test_amk_spec_load_missing_file, test_amk_spec_load_fixture_errors,
+                           test_amk_spec_load_bad_param_values, test_amk_spec_load_bad_names,
+                           test_amk_spec_load_bad_top_level, test_amk_spec_load_bad_shapes,
+                           test_amk_spec_load_cycle_names_path,
+                           test_amk_spec_load_default_arithmetic_errors,
+                           test_amk_spec_load_bad_buffers_and_args}},
+        {"amk_spec_param", {test_amk_spec_param_accessors}},
+        {"amk_spec_dims", {test_amk_spec_dims_and_dtypes}},
+        {"amk_dtype_size", {test_amk_dtype_size_known_and_unknown}},
+        {"amk_spec_shape", {test_amk_spec_shape_named_inherit_default}},
+        {"amk_shape_parse", {test_amk_shape_parse_text_and_names}},
+        {"amk_shape_format", {test_amk_shape_format_canonical_text}},
+        {"amk_shape_from_json", {test_amk_shape_from_json_defaults_and_errors}},
+        {"amk_shape_to_json", {test_amk_shape_to_json_round_trip}},
+        {"amk_config_default", {test_amk_config_default_uses_defaults}},
+        {"amk_config_param", {test_amk_config_param_values}},
+        {"amk_config_equal", {test_amk_config_equal_compares_all}},
+        {"amk_config_from_json", {test_amk_config_from_json_rejects_bad_values,
+                                  test_amk_config_from_json_rejects_bad_structure,
+                                  test_amk_config_from_json_accepts_valid}},
+        {"amk_config_parse", {test_amk_config_parse_malformed}},
+        {"amk_config_to_json", {test_amk_config_to_json_round_trip}},
+        {"amk_config_canonical", {test_amk_config_canonical_sorted_compact}},
+        {"amk_config_id", {test_amk_config_id_pinned_fnv1a}},
+        {"amk_config_params_json", {test_amk_config_params_json_sorted}},
+        {"amk_config_from_params_json", {test_amk_config_from_params_json_round_trip}},
+        {"amk_config_defines", {test_amk_config_defines_only_declared_ints}},
+        {"amk_config_check", {test_amk_config_check_restrictions}},
+        {"amk_config_eval", {test_amk_config_eval_named_values}},
+        {"amk_config_launch", {test_amk_config_launch_geometry}},
+        {"amk_config_cost", {test_amk_config_cost_terms}},
+        {"amk_space_create", {test_amk_space_create_accessors}},
+        {"amk_space_raw_size", {test_amk_space_raw_size_product}},
+        {"amk_space_valid", {test_amk_space_valid_checks_shape_and_restrictions}},
+        {"amk_space_enumerate", {test_amk_space_enumerate_matches_brute_force,
+                                 test_amk_space_enumerate_stops_early}},
+        {"amk_space_count", {test_amk_space_count_known_values}},
+        {"amk_space_sample", {test_amk_space_sample_uniform, test_amk_space_sample_empty_and_args,
+                              test_amk_space_sample_huge_raw_space}},
+        {"amk_space_neighbours", {test_amk_space_neighbours_one_step_valid}},
+        {"amk_space_from_unit", {test_amk_space_from_unit_maps_and_repairs}},
+        {"amk_registry_create", {test_amk_registry_create_from_env,
+                                 test_amk_registry_create_builtins}},
+        {"amk_registry_add_dir", {test_amk_registry_add_dir_errors_and_replacement}},
+        {"amk_registry_find", {test_amk_registry_find_by_name}},
+    };
+    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        TCase *tc = tcase_create(groups[g].name);
+        tcase_set_timeout(tc, 60);
+        for (int t = 0; groups[g].tests[t]; t++)
+            tcase_add_test(tc, groups[g].tests[t]);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
