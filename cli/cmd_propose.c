@@ -212,6 +212,12 @@ int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
             snprintf(proposal_source, sizeof proposal_source, "%s", p.source);
             source = proposal_source[0] ? proposal_source : st->name;
         }
+        if (!source && rs.rows == 0) {
+            rc = cli_fail(ctx, CLI_EXIT_INPUT, "kernel %s at %s on %s: %s (`amk space %s` "
+                          "lists the restrictions)", amk_spec_name(s), shape, t->key,
+                          amk_strerror(AMK_EEMPTY), amk_spec_name(s));
+            goto done;
+        }
         if (!source) {
             exhausted = 1;
             if (rs.has_best)

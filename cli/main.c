@@ -275,6 +275,10 @@ int main(int argc, char **argv)
             cmd_index = a.i; /* a.argv[a.i - 1] == argv[a.i] is the command */
             break;
         }
+        if (cli_args_flag(&a, "--help")) { /* `amk --help [COMMAND]` */
+            a.help = 1;
+            continue;
+        }
         if (cli_args_flag(&a, "--version")) {
             printf("amk %s\n", AMK_VERSION);
             return CLI_EXIT_OK;

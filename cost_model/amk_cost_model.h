@@ -44,6 +44,9 @@ int amk_ceilings_load(amk_target *t, const char *path, amk_diag *d);
 int amk_ceilings_save(const amk_target *t, const char *path, amk_diag *d);
 /* Default per-device ceilings path: <cache dir>/ceilings/<key>.json. */
 void amk_ceilings_path(const amk_target *t, char *out, size_t cap);
+/* Copies t into out and applies the ceilings stored at amk_ceilings_path when that file
+ * exists. A malformed file is logged as a warning and ignored (out keeps t's numbers). */
+void amk_target_with_ceilings(const amk_target *t, amk_target *out);
 
 /* Resource feasibility: threads per block, dynamic shared memory (incl. stages) per block,
  * estimated registers per block and per thread, grid limits, resident blocks per SM.

@@ -241,3 +241,15 @@ out:
     cJSON_Delete(root);
     return rc;
 }
+
+void amk_target_with_ceilings(const amk_target *t, amk_target *out)
+{
+    *out = *t;
+    char path[4096];
+    amk_ceilings_path(t, path, sizeof path);
+    if (!amk_fs_exists(path))
+        return;
+    amk_diag d = {0};
+    if (amk_ceilings_load(out, path, &d) != AMK_OK)
+        amk_log(AMK_LOG_WARN, "ignoring measured ceilings: %s", d.msg);
+}

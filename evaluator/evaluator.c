@@ -27,13 +27,8 @@ struct amk_evaluator {
     double margin;
 };
 
-/* TRANSITIONAL: until evaluator/gpu/backend_gpu.c lands the reference would not link. */
-#if defined(AMK_HAVE_GPU) && __has_include("gpu/backend_gpu.c")
-#define AMK__GPU_IN_TABLE 1
-#endif
-
 const amk_backend_type *const amk_backends[] = {
-#ifdef AMK__GPU_IN_TABLE
+#ifdef AMK_HAVE_GPU
     &amk_backend_gpu,
 #endif
     &amk_backend_model,

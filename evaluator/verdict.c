@@ -77,14 +77,14 @@ cJSON *amk_verdict_to_json(const amk_verdict *v)
     ok = ok && add_num(o, "pct_of_roofline", v->pct_of_roofline);
     ok = ok && add_num(o, "compile_ms", v->compile_ms);
     ok = ok && add_tristate(o, "cache_hit", v->cache_hit);
-    /* A JSON number is a double: seeds are kept below 2^53 by the evaluator, and a larger
-     * one is written as its exact decimal text rather than silently rounded. */
+    /* cJSON numbers are doubles: a seed above 2^53 would be rounded and could no longer
+     * reproduce the check, so it is written as its exact integer literal instead. */
     if (v->seed <= (UINT64_C(1) << 53)) {
         ok = ok && cJSON_AddNumberToObject(o, "seed", (double)v->seed) != NULL;
     } else {
         char buf[24];
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)v->seed);
-        ok = ok && cJSON_AddStringToObject(o, "seed", buf) != NULL;
+        ok = ok && cJSON_AddRawToObject(o, "seed", buf) != NULL;
     }
     ok = ok && add_str(o, "config_id", v->config_id, sizeof v->config_id, 0);
     ok = ok && add_str(o, "device", v->device, sizeof v->device, 0);

@@ -15,6 +15,7 @@ typedef struct anneal_state {
     const amk_space *sp;
     int n;
     gsl_rng *rng;
+    amk__visited vis;
     amk__sampler smp;
     double T, alpha;
     int patience, stall;
@@ -35,7 +36,8 @@ static int anneal_init(void *state, const amk_space *sp, const amk_strategy_opts
     s->rng = amk__rng_create(opts ? opts->seed : 0);
     if (!s->rng)
         return AMK_ENOMEM;
-    amk__sampler_init(&s->smp, sp, s->rng);
+    amk__visited_init(&s->vis, sp);
+    amk__sampler_init(&s->smp, sp, s->rng, &s->vis);
     /* Cool from T0 to TMIN over about max(60, 15 n) trials. */
     double steps = 15.0 * s->n > 60 ? 15.0 * s->n : 60;
     s->alpha = pow(AN_TMIN / AN_T0, 1.0 / steps);
@@ -61,13 +63,15 @@ static int anneal_next(void *state, const amk_idset *seen, amk_proposal *out)
         }
         while (s->inb < s->nnb) {
             c = s->nb[s->inb++];
-            if (!amk__config_seen(seen, &c)) {
+            if (!amk__visited_has(&s->vis, seen, &c)) {
+                amk__visited_mark(&s->vis, &c);
                 amk__proposal_set(out, &c, "anneal");
                 return 1;
             }
         }
         int k = 2 + (int)gsl_rng_uniform_int(s->rng, 2);
-        if (amk__jump(s->sp, s->rng, &s->cur, k, seen, AN_JUMP_TRIES, &c)) {
+        if (amk__jump(s->sp, s->rng, &s->cur, k, &s->vis, seen, AN_JUMP_TRIES, &c)) {
+            amk__visited_mark(&s->vis, &c);
             amk__proposal_set(out, &c, "anneal");
             return 1;
         }
@@ -75,6 +79,7 @@ static int anneal_next(void *state, const amk_idset *seen, amk_proposal *out)
     }
     int rc = amk__sampler_next(&s->smp, seen, &c);
     if (rc == 1) {
+        amk__visited_mark(&s->vis, &c);
         amk__proposal_set(out, &c, s->started ? "restart" : "random");
         s->started = 1;
         s->T = AN_T0;
@@ -127,6 +132,7 @@ static void anneal_clear(void *state)
 {
     anneal_state *s = state;
     amk__sampler_clear(&s->smp);
+    amk__visited_clear(&s->vis);
     if (s->rng)
         gsl_rng_free(s->rng);
     s->rng = NULL;

@@ -1,4 +1,6 @@
-/* hillclimb (the default): a Sobol initial design, then mutations of the current point:
+/* hillclimb (the default): a Sobol initial design (randomly shifted per seed, Cranley-
+ * Patterson, so seeds differ while the design stays low-discrepancy), then mutations of
+ * the current point:
  * its neighbours in random order, then jumps of 2-3 params once the neighbours are used up;
  * after `patience` trials without improvement it restarts from a fresh point (alternately
  * the continued Sobol sequence and a uniform sample). Never proposes a seen config. */
@@ -16,6 +18,8 @@ typedef struct hc_state {
     int n;
     gsl_rng *rng;
     gsl_qrng *q;           /* NULL when the space has no params */
+    double shift[AMK_MAX_PARAMS];
+    amk__visited vis;
     amk__sampler smp;
     int initial, patience;
     int designed;          /* initial-design points proposed */
@@ -47,7 +51,10 @@ static int hc_init(void *state, const amk_space *sp, const amk_strategy_opts *op
             return AMK_ENOMEM;
         }
     }
-    amk__sampler_init(&s->smp, sp, s->rng);
+    for (int i = 0; i < s->n; i++)
+        s->shift[i] = gsl_rng_uniform(s->rng);
+    amk__visited_init(&s->vis, sp);
+    amk__sampler_init(&s->smp, sp, s->rng, &s->vis);
     int dflt_initial = 2 * s->n + 4 > 8 ? 2 * s->n + 4 : 8;
     s->initial = opts && opts->initial > 0 ? opts->initial : dflt_initial;
     s->patience = opts && opts->patience > 0 ? opts->patience : 2 * s->n + 8;
@@ -64,17 +71,30 @@ static int fresh_point(hc_state *s, const amk_idset *seen, int sobol, amk_config
         for (int t = 0; t < HC_SOBOL_TRIES; t++) {
             if (gsl_qrng_get(s->q, u) != 0)
                 break;
+            for (int i = 0; i < s->n; i++) {
+                u[i] += s->shift[i];
+                if (u[i] >= 1.0)
+                    u[i] -= 1.0;
+            }
             amk_config c;
             amk__config_zero(s->sp, &c);
             if (amk_space_from_unit(s->sp, u, s->rng, &c) != AMK_OK)
                 continue;
-            if (!amk__config_seen(seen, &c)) {
+            if (!amk__visited_has(&s->vis, seen, &c)) {
                 *out = c;
                 return 1;
             }
         }
     }
     return amk__sampler_next(&s->smp, seen, out);
+}
+
+static int emit(hc_state *s, amk_proposal *out, const amk_config *c, const char *source)
+{
+    amk__visited_mark(&s->vis, c);
+    s->proposed++;
+    amk__proposal_set(out, c, source);
+    return 1;
 }
 
 static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
@@ -86,11 +106,7 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
         if (s->designed < s->initial) {
             s->designed++;
             rc = fresh_point(s, seen, 1, &c);
-            if (rc == 1) {
-                s->proposed++;
-                amk__proposal_set(out, &c, "sobol");
-            }
-            return rc;
+            return rc == 1 ? emit(s, out, &c, "sobol") : rc;
         }
         s->climbing = 1;
         s->stall = 0;
@@ -106,18 +122,12 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
         }
         while (s->inb < s->nnb) {
             c = s->nb[s->inb++];
-            if (!amk__config_seen(seen, &c)) {
-                s->proposed++;
-                amk__proposal_set(out, &c, "mutate");
-                return 1;
-            }
+            if (!amk__visited_has(&s->vis, seen, &c))
+                return emit(s, out, &c, "mutate");
         }
         int k = 2 + (int)gsl_rng_uniform_int(s->rng, 2);
-        if (amk__jump(s->sp, s->rng, &s->cur, k, seen, HC_JUMP_TRIES, &c)) {
-            s->proposed++;
-            amk__proposal_set(out, &c, "jump");
-            return 1;
-        }
+        if (amk__jump(s->sp, s->rng, &s->cur, k, &s->vis, seen, HC_JUMP_TRIES, &c))
+            return emit(s, out, &c, "jump");
     }
     /* Restart: forget the current point; the next good verdict becomes the new centre. */
     s->has_cur = 0;
@@ -126,11 +136,7 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
     s->stall = 0;
     s->restarts++;
     rc = fresh_point(s, seen, (int)(s->restarts & 1), &c);
-    if (rc == 1) {
-        s->proposed++;
-        amk__proposal_set(out, &c, "restart");
-    }
-    return rc;
+    return rc == 1 ? emit(s, out, &c, "restart") : rc;
 }
 
 static void move_to(hc_state *s, const amk_config *c, double lat, int is_inc)
@@ -171,6 +177,7 @@ static void hc_clear(void *state)
 {
     hc_state *s = state;
     amk__sampler_clear(&s->smp);
+    amk__visited_clear(&s->vis);
     if (s->q)
         gsl_qrng_free(s->q);
     if (s->rng)

@@ -6,6 +6,7 @@
 
 typedef struct random_state {
     gsl_rng *rng;
+    amk__visited vis;
     amk__sampler smp;
 } random_state;
 
@@ -15,7 +16,8 @@ static int random_init(void *state, const amk_space *sp, const amk_strategy_opts
     s->rng = amk__rng_create(opts ? opts->seed : 0);
     if (!s->rng)
         return AMK_ENOMEM;
-    amk__sampler_init(&s->smp, sp, s->rng);
+    amk__visited_init(&s->vis, sp);
+    amk__sampler_init(&s->smp, sp, s->rng, &s->vis);
     return AMK_OK;
 }
 
@@ -24,8 +26,10 @@ static int random_next(void *state, const amk_idset *seen, amk_proposal *out)
     random_state *s = state;
     amk_config c;
     int rc = amk__sampler_next(&s->smp, seen, &c);
-    if (rc == 1)
+    if (rc == 1) {
+        amk__visited_mark(&s->vis, &c);
         amk__proposal_set(out, &c, "random");
+    }
     return rc;
 }
 
@@ -38,6 +42,7 @@ static void random_clear(void *state)
 {
     random_state *s = state;
     amk__sampler_clear(&s->smp);
+    amk__visited_clear(&s->vis);
     gsl_rng_free(s->rng);
     s->rng = NULL;
 }

@@ -221,6 +221,29 @@ START_TEST(test_amk_ceilings_save_load_round_trip)
 }
 END_TEST
 
+START_TEST(test_amk_target_with_ceilings_reads_cache)
+{
+    char dir[] = "/tmp/amk-ceil2-XXXXXX", path[300];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    setenv("AMK_CACHE_DIR", dir, 1);
+    const amk_target *h = amk_target_find("h200");
+    amk_target t;
+    amk_target_with_ceilings(h, &t);
+    ck_assert_int_eq(memcmp(&t, h, sizeof t), 0); /* no file: datasheet numbers */
+    amk_target m = *h;
+    m.bw_measured = 4.3e12;
+    amk_ceilings_path(h, path, sizeof path);
+    ck_assert_int_eq(amk_ceilings_save(&m, path, NULL), AMK_OK);
+    amk_target_with_ceilings(h, &t);
+    ck_assert_double_eq_tol(t.bw_measured, 4.3e12, 1);
+    FILE *f = fopen(path, "w");
+    fputs("{not json", f);
+    fclose(f);
+    amk_target_with_ceilings(h, &t); /* malformed: warned and ignored */
+    ck_assert_int_eq(memcmp(&t, h, sizeof t), 0);
+}
+END_TEST
+
 START_TEST(test_amk_cost_calibrate_recovers_linear_model)
 {
     enum { N = 40 };
@@ -275,6 +298,7 @@ static Suite *suite(void)
         {"amk_cost_estimate_rank", test_amk_cost_estimate_ranks_traffic_and_occupancy, 1},
         {"amk_cost_pct_of_roofline", test_amk_cost_pct_of_roofline_guards, 0},
         {"amk_ceilings", test_amk_ceilings_save_load_round_trip, 0},
+        {"amk_target_with_ceilings", test_amk_target_with_ceilings_reads_cache, 0},
         {"amk_cost_calibrate", test_amk_cost_calibrate_recovers_linear_model, 0},
         {"amk_cost_calibrate_bad", test_amk_cost_calibrate_rejects_bad_input, 0},
     };

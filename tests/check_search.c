@@ -449,42 +449,33 @@ END_TEST
 
 #define N_SEEDS 20
 
-START_TEST(test_amk_loop_run_hillclimb_beats_random)
+START_TEST(test_amk_loop_run_hillclimb_and_anneal_beat_random)
 {
     int64_t count = count_space();
-    int64_t hc[N_SEEDS], rnd[N_SEEDS];
-    int hc_found = 0;
-    const int64_t hc_budget = 1500;
+    int64_t hc[N_SEEDS], an[N_SEEDS], rnd[N_SEEDS];
+    int hc_found = 0, an_found = 0;
+    const int64_t budget = 1500;
     for (int s = 0; s < N_SEEDS; s++) {
-        hc[s] = evals_to_optimum("hillclimb", 1000 + (uint64_t)s, hc_budget, NULL);
-        hc_found += hc[s] <= hc_budget;
+        hc[s] = evals_to_optimum("hillclimb", 1000 + (uint64_t)s, budget, NULL);
+        hc_found += hc[s] <= budget;
+        an[s] = evals_to_optimum("anneal", 1000 + (uint64_t)s, budget, NULL);
+        an_found += an[s] <= budget;
         /* random never repeats, so with the whole space as budget it always finds it */
         rnd[s] = evals_to_optimum("random", 1000 + (uint64_t)s, count, NULL);
         ck_assert_int_le(rnd[s], count);
     }
-    double mh = median_i64(hc, N_SEEDS), mr = median_i64(rnd, N_SEEDS);
+    double mh = median_i64(hc, N_SEEDS), ma = median_i64(an, N_SEEDS);
+    double mr = median_i64(rnd, N_SEEDS);
     fprintf(stderr, "quality: evaluations to the optimum of %lld configs, median of %d seeds: "
-            "hillclimb %.1f (found in %d within %lld), random %.1f\n", (long long)count,
-            N_SEEDS, mh, hc_found, (long long)hc_budget, mr);
+            "hillclimb %.1f (found by %d within %lld), anneal %.1f (found by %d), random "
+            "%.1f\n", (long long)count, N_SEEDS, mh, hc_found, (long long)budget, ma,
+            an_found, mr);
     ck_assert_msg(mh < mr, "hillclimb median %.1f is not below random's %.1f", mh, mr);
     ck_assert_msg(mh * 4 < mr, "hillclimb median %.1f is not 4x better than random's %.1f",
                   mh, mr);
-    ck_assert_int_ge(hc_found, N_SEEDS - 2);
-}
-END_TEST
-
-START_TEST(test_amk_loop_run_anneal_beats_random)
-{
-    int64_t count = count_space();
-    int64_t an[N_SEEDS / 2], rnd[N_SEEDS / 2];
-    for (int s = 0; s < N_SEEDS / 2; s++) {
-        an[s] = evals_to_optimum("anneal", 2000 + (uint64_t)s, count, NULL);
-        rnd[s] = evals_to_optimum("random", 2000 + (uint64_t)s, count, NULL);
-    }
-    double ma = median_i64(an, N_SEEDS / 2), mr = median_i64(rnd, N_SEEDS / 2);
-    fprintf(stderr, "quality: anneal median %.1f vs random %.1f evaluations (%d seeds)\n", ma,
-            mr, N_SEEDS / 2);
     ck_assert_msg(ma < mr, "anneal median %.1f is not below random's %.1f", ma, mr);
+    ck_assert_int_ge(hc_found, N_SEEDS - 1);
+    ck_assert_int_ge(an_found, N_SEEDS / 2);
 }
 END_TEST
 
@@ -723,15 +714,15 @@ START_TEST(test_amk_loop_run_writes_rows_and_best_json)
             ck_assert_int_eq(r->latency_kind, AMK_LAT_PREDICTED);
             ck_assert(isfinite(r->predicted_us) && isfinite(r->bound_us));
         }
-        if (r->kept) {
+        if (r->kept) { /* faster, or a simpler config inside the 1% margin */
             ck_assert_int_eq(r->status, AMK_STATUS_OK);
-            ck_assert(r->latency_us < best_lat);
+            ck_assert(r->latency_us < best_lat * 1.01);
             best_lat = r->latency_us;
             last_kept = r->trial;
         }
     }
     ck_assert_int_eq(res.best.trial, last_kept);
-    ck_assert(fabs(res.best.latency_us - best_lat) < 1e-9);
+    ck_assert(fabs(res.best.latency_us - best_lat) <= 1e-6 * best_lat); /* text round trip */
     /* best.json names the incumbent. */
     char *text = NULL;
     ck_assert_int_eq(amk_fs_read_all(F.best, &text, NULL, &d), AMK_OK);
@@ -1020,7 +1011,7 @@ START_TEST(test_amk__sampler_next_serves_every_config_once)
 {
     gsl_rng *rng = amk__rng_create(9);
     amk__sampler s;
-    amk__sampler_init(&s, F.sp, rng);
+    amk__sampler_init(&s, F.sp, rng, NULL);
     amk_idset *seen = amk_idset_create();
     int64_t count = count_space(), got = 0;
     amk_config c;
@@ -1049,7 +1040,7 @@ START_TEST(test_amk__jump_moves_two_or_three_params)
     int n = amk_spec_n_params(F.spec);
     for (int t = 0; t < 200; t++) {
         int k = 2 + t % 2;
-        ck_assert_int_eq(amk__jump(F.sp, rng, &from, k, NULL, 64, &to), 1);
+        ck_assert_int_eq(amk__jump(F.sp, rng, &from, k, NULL, NULL, 64, &to), 1);
         int moved = 0;
         for (int i = 0; i < n; i++)
             moved += to.choice[i] != from.choice[i];
@@ -1085,8 +1076,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_keep_decide_tie_goes_to_simpler);
 
     tc = tcase(s, "amk_loop_run", 240);
-    tcase_add_test(tc, test_amk_loop_run_hillclimb_beats_random);
-    tcase_add_test(tc, test_amk_loop_run_anneal_beats_random);
+    tcase_add_test(tc, test_amk_loop_run_hillclimb_and_anneal_beat_random);
     tcase_add_test(tc, test_amk_loop_run_hillclimb_batched_finds_optimum);
     tcase_add_test(tc, test_amk_loop_run_replayed_sweep_hillclimb_beats_random);
     tcase_add_test(tc, test_amk_loop_run_exhaustive_visits_every_config_in_order);

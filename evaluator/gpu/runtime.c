@@ -195,6 +195,18 @@ static const char *errtext(hipError_t e, char *buf, size_t cap)
     return buf;
 }
 
+/* "hipGetDeviceCount(&n)" -> "cudaGetDeviceCount" on NVIDIA (the name the user's runtime
+ * documents), "hipGetDeviceCount" on AMD. */
+static const char *api_name(const char *call, char out[64])
+{
+    int n = (int)strcspn(call, "(");
+    if (strncmp(call, "hip", 3) == 0 && strcmp(amk__rtc_vendor(), "nvidia") == 0)
+        snprintf(out, 64, "cuda%.*s", n - 3, call + 3);
+    else
+        snprintf(out, 64, "%.*s", n, call);
+    return out;
+}
+
 /* Fills info from the runtime; on failure info->ok = 0 and error holds the call and the
  * runtime's own message (no driver, no device, ...). */
 static void query_device(int dev, amk__gpu_info *info)
@@ -203,10 +215,13 @@ static void query_device(int dev, amk__gpu_info *info)
     hipError_t e;
     memset(info, 0, sizeof *info);
     info->device = dev;
+/* The runtime's own message, prefixed with the function's name (without arguments). */
 #define Q(call)                                                                             \
     do {                                                                                   \
         if ((e = (call)) != hipSuccess) {                                                  \
-            snprintf(info->error, sizeof info->error, "%s: %s", #call, errtext(e, eb, sizeof eb)); \
+            char nm_[64];                                                                  \
+            snprintf(info->error, sizeof info->error, "%s: %s", api_name(#call, nm_),      \
+                     errtext(e, eb, sizeof eb));                                           \
             return;                                                                        \
         }                                                                                  \
     } while (0)

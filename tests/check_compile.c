@@ -1,0 +1,1229 @@
+/* Check suite for the compile service: the worker pool (crash, hang, CPU and memory limits,
+ * recycling, fd hygiene, big messages), the compile cache (keys, verification, corruption,
+ * concurrent writers), compile units, and real compiles through NVRTC (CUDA build) or
+ * hipRTC (HIP build) with injected and real compiler crashes, hangs and syntax errors.
+ * Needs no GPU: runtime compilers work without one. Fixtures: tests/fixtures/compile. */
+#include "compile_int.h"
+#include "worker_int.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
+#ifndef ASAN
+#define ASAN 0
+#endif
+
+#if defined(AMK_GPU_HIP)
+#define ARCH "gfx90a"
+#define OTHER_ARCH "sm_90"
+#define TARGET "mi250x"
+#define N_RANDOM 2
+#else
+#define ARCH "sm_90"
+#define OTHER_ARCH "gfx90a"
+#define TARGET "h100"
+#define N_RANDOM 3
+#endif
+
+/* ---------- helpers ------------------------------------------------------------------------ */
+
+static char tmpdir[256];
+
+static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/amk-check-compile-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+    if (tmpdir[0])
+        nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tmpdir[0] = '\0';
+}
+
+static int file_contains(const char *path, const char *needle)
+{
+    char *data = NULL;
+    size_t len = 0;
+    amk_diag d;
+    if (amk_fs_read_all(path, &data, &len, &d) != AMK_OK)
+        return 0;
+    int found = strstr(data, needle) != NULL;
+    free(data);
+    return found;
+}
+
+/* Path after "log: " in notes. */
+static const char *log_path(const char *notes)
+{
+    const char *p = strstr(notes, "log: ");
+    return p ? p + 5 : "";
+}
+
+/* ---------- worker pool -------------------------------------------------------------------- */
+
+/* Test handler: the request text says what to do. */
+static int test_handler(void *ud, const void *req, size_t len, void **resp, size_t *resp_len)
+{
+    (void)ud;
+    char cmd[64];
+    size_t n = len < sizeof cmd - 1 ? len : sizeof cmd - 1;
+    memcpy(cmd, req, n);
+    cmd[n] = '\0';
+    char *out = NULL;
+    size_t out_len = 0;
+    if (!strcmp(cmd, "abort")) {
+        fprintf(stderr, "munmap_chunk(): invalid pointer\n");
+        abort();
+    } else if (!strcmp(cmd, "segv")) {
+        fprintf(stderr, "about to fault\n");
+        raise(SIGSEGV);
+    } else if (!strcmp(cmd, "exit3")) {
+        _exit(3);
+    } else if (!strcmp(cmd, "hang")) {
+        for (;;)
+            pause();
+    } else if (!strcmp(cmd, "spin")) {
+        volatile unsigned long x = 0;
+        for (;;)
+            x++;
+    } else if (!strcmp(cmd, "noisy")) {
+        fprintf(stderr, "a warning the compiler printed\n");
+    } else if (!strcmp(cmd, "recycle")) {
+        return AMK_WORKER_RECYCLE;
+    } else if (!strcmp(cmd, "fds")) {
+        int count = 0;
+        for (int fd = 0; fd < 1024; fd++)
+            count += fcntl(fd, F_GETFD) >= 0;
+        out = malloc(32);
+        out_len = (size_t)snprintf(out, 32, "%d", count);
+    } else if (!strncmp(cmd, "alloc:", 6)) {
+        size_t mib = (size_t)atol(cmd + 6);
+        char *p = malloc(mib << 20);
+        if (p)
+            memset(p, 1, mib << 20);
+        out = malloc(8);
+        out_len = (size_t)snprintf(out, 8, "%s", p ? "ok" : "null");
+        free(p);
+    } else if (!strncmp(cmd, "big:", 4)) {
+        out_len = (size_t)atol(cmd + 4);
+        out = malloc(out_len);
+        for (size_t i = 0; i < out_len; i++)
+            out[i] = (char)(i * 7 + 3);
+    } else {
+        out = malloc(len + 1);
+        memcpy(out, req, len);
+        out_len = len; /* echo */
+    }
+    *resp = out;
+    *resp_len = out_len;
+    return AMK_WORKER_CONTINUE;
+}
+
+static amk_worker_pool *make_pool(int n, double cpu_limit, uint64_t as_limit)
+{
+    amk_worker_opts o = {0};
+    o.name = "test";
+    o.n_workers = n;
+    o.cpu_limit_s = cpu_limit;
+    o.as_limit_bytes = as_limit;
+    amk_worker_pool *p = NULL;
+    amk_diag d;
+    ck_assert_msg(amk__worker_pool_create(&o, test_handler, &p, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk__worker_pool_size(p), n);
+    return p;
+}
+
+static void run1(amk_worker_pool *p, amk_worker_job *j, const char *req, double timeout)
+{
+    memset(j, 0, sizeof *j);
+    j->req = req;
+    j->req_len = strlen(req);
+    j->timeout_s = timeout;
+    amk_diag d;
+    ck_assert_msg(amk__worker_pool_run(p, j, 1, &d) == AMK_OK, "%s", d.msg);
+}
+
+START_TEST(test_worker_pool_run_parallel_echo)
+{
+    amk_worker_pool *p = make_pool(3, 0, 0);
+    int pids[3];
+    for (int i = 0; i < 3; i++) {
+        pids[i] = amk__worker_pool_pid(p, i);
+        ck_assert_int_gt(pids[i], 0);
+    }
+    enum { N = 20 };
+    amk_worker_job jobs[N];
+    char reqs[N][32];
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < N; i++) {
+        snprintf(reqs[i], sizeof reqs[i], "message %d", i);
+        jobs[i].req = reqs[i];
+        jobs[i].req_len = strlen(reqs[i]);
+        jobs[i].timeout_s = 10;
+    }
+    amk_diag d;
+    ck_assert_int_eq(amk__worker_pool_run(p, jobs, N, &d), AMK_OK);
+    int used[3] = {0};
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(jobs[i].rc, AMK_OK);
+        ck_assert_uint_eq(jobs[i].resp_len, strlen(reqs[i]));
+        ck_assert(memcmp(jobs[i].resp, reqs[i], jobs[i].resp_len) == 0);
+        ck_assert(jobs[i].worker >= 0 && jobs[i].worker < 3);
+        used[jobs[i].worker] = 1;
+        amk__worker_job_clear(&jobs[i]);
+    }
+    ck_assert_msg(used[0] && used[1] && used[2], "the batch was not spread over the pool");
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(amk__worker_pool_pid(p, i), pids[i]); /* long-lived: no respawn */
+    ck_assert_int_eq(amk__worker_pool_respawns(p), 0);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+START_TEST(test_worker_pool_run_abort_replaced_with_stderr)
+{
+    amk_worker_pool *p = make_pool(1, 0, 0);
+    int pid0 = amk__worker_pool_pid(p, 0);
+    amk_worker_job j;
+    run1(p, &j, "abort", 10);
+    ck_assert_int_eq(j.rc, AMK_EWORKER);
+    ck_assert_int_eq(j.term_signal, SIGABRT);
+    ck_assert_int_eq(j.pid, pid0);
+    ck_assert_msg(strstr(j.stderr_tail, "munmap_chunk(): invalid pointer"), "tail: '%s'",
+                  j.stderr_tail);
+    ck_assert_msg(strstr(j.reason, "signal 6"), "reason: %s", j.reason);
+    amk__worker_job_clear(&j);
+    ck_assert_int_eq(amk__worker_pool_respawns(p), 1);
+    int pid1 = amk__worker_pool_pid(p, 0);
+    ck_assert_int_gt(pid1, 0);
+    ck_assert_int_ne(pid1, pid0);
+    /* The old worker is reaped, not a zombie. */
+    ck_assert_int_eq(waitpid(pid0, NULL, WNOHANG), -1);
+    run1(p, &j, "after", 10);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    ck_assert_uint_eq(j.resp_len, 5);
+    ck_assert_str_eq(j.stderr_tail, ""); /* the tail belongs to this request only */
+    amk__worker_job_clear(&j);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+START_TEST(test_worker_pool_run_segv_and_exit)
+{
+    amk_worker_pool *p = make_pool(1, 0, 0);
+    amk_worker_job j;
+    run1(p, &j, "segv", 10);
+    ck_assert_int_eq(j.rc, AMK_EWORKER);
+    ck_assert_int_eq(j.term_signal, SIGSEGV);
+    ck_assert(strstr(j.stderr_tail, "about to fault") != NULL);
+    amk__worker_job_clear(&j);
+    run1(p, &j, "exit3", 10);
+    ck_assert_int_eq(j.rc, AMK_EWORKER);
+    ck_assert_int_eq(j.term_signal, 0);
+    ck_assert_int_eq(j.exit_status, 3);
+    ck_assert_msg(strstr(j.reason, "status 3"), "reason: %s", j.reason);
+    amk__worker_job_clear(&j);
+    ck_assert_int_eq(amk__worker_pool_respawns(p), 2);
+    run1(p, &j, "fine", 10);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    amk__worker_job_clear(&j);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+START_TEST(test_worker_pool_run_hang_times_out)
+{
+    amk_worker_pool *p = make_pool(1, 0, 0);
+    amk_worker_job j;
+    double t0 = amk_now_s();
+    run1(p, &j, "hang", 0.5);
+    double dt = amk_now_s() - t0;
+    ck_assert_int_eq(j.rc, AMK_ETIMEDOUT);
+    ck_assert_int_eq(j.term_signal, SIGKILL);
+    ck_assert_msg(dt >= 0.45 && dt < 5.0, "timed out after %.3f s", dt);
+    ck_assert(j.elapsed_s >= 0.45);
+    amk__worker_job_clear(&j);
+    run1(p, &j, "next", 10);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    amk__worker_job_clear(&j);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+/* One batch: a crash and a hang among good requests; the good ones all come back. */
+START_TEST(test_worker_pool_run_mixed_batch)
+{
+    amk_worker_pool *p = make_pool(2, 0, 0);
+    const char *reqs[] = {"a", "abort", "b", "hang", "c", "segv", "d", "e"};
+    enum { N = 8 };
+    amk_worker_job jobs[N];
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < N; i++) {
+        jobs[i].req = reqs[i];
+        jobs[i].req_len = strlen(reqs[i]);
+        jobs[i].timeout_s = 1.0;
+    }
+    amk_diag d;
+    ck_assert_int_eq(amk__worker_pool_run(p, jobs, N, &d), AMK_OK);
+    for (int i = 0; i < N; i++) {
+        if (!strcmp(reqs[i], "abort") || !strcmp(reqs[i], "segv"))
+            ck_assert_int_eq(jobs[i].rc, AMK_EWORKER);
+        else if (!strcmp(reqs[i], "hang"))
+            ck_assert_int_eq(jobs[i].rc, AMK_ETIMEDOUT);
+        else {
+            ck_assert_int_eq(jobs[i].rc, AMK_OK);
+            ck_assert(jobs[i].resp_len == 1 && ((char *)jobs[i].resp)[0] == reqs[i][0]);
+        }
+        amk__worker_job_clear(&jobs[i]);
+    }
+    ck_assert_int_eq(amk__worker_pool_respawns(p), 3);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+START_TEST(test_worker_pool_run_cpu_limit)
+{
+    amk_worker_pool *p = make_pool(1, 1.0, 0);
+    amk_worker_job j;
+    run1(p, &j, "spin", 60);
+    ck_assert_int_eq(j.rc, AMK_EWORKER);
+    ck_assert_int_eq(j.term_signal, SIGXCPU);
+    amk__worker_job_clear(&j);
+    /* The limit is per request: a fresh worker serves the next one. */
+    run1(p, &j, "ok", 10);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    amk__worker_job_clear(&j);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+START_TEST(test_worker_pool_create_as_limit)
+{
+    if (ASAN)
+        return; /* RLIMIT_AS is not applied under AddressSanitizer (documented) */
+    amk_worker_pool *p = make_pool(1, 0, 512ull << 20);
+    amk_worker_job j;
+    run1(p, &j, "alloc:1024", 30);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    ck_assert_uint_eq(j.resp_len, 4);
+    ck_assert(memcmp(j.resp, "null", 4) == 0);
+    amk__worker_job_clear(&j);
+    run1(p, &j, "alloc:64", 30);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    ck_assert(memcmp(j.resp, "ok", 2) == 0);
+    amk__worker_job_clear(&j);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+START_TEST(test_worker_pool_run_recycle)
+{
+    amk_worker_pool *p = make_pool(1, 0, 0);
+    int pid0 = amk__worker_pool_pid(p, 0);
+    amk_worker_job j;
+    run1(p, &j, "recycle", 10);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    amk__worker_job_clear(&j);
+    ck_assert_int_ne(amk__worker_pool_pid(p, 0), pid0);
+    ck_assert_int_eq(waitpid(pid0, NULL, WNOHANG), -1);
+    run1(p, &j, "x", 10);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    amk__worker_job_clear(&j);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+/* A later-forked worker must not hold earlier workers' pipes: same fd count everywhere. */
+START_TEST(test_worker_pool_create_closes_other_fds)
+{
+    amk_worker_pool *p = make_pool(4, 0, 0);
+    amk_worker_job jobs[4];
+    memset(jobs, 0, sizeof jobs);
+    for (int i = 0; i < 4; i++) {
+        jobs[i].req = "fds";
+        jobs[i].req_len = 3;
+        jobs[i].timeout_s = 10;
+    }
+    amk_diag d;
+    ck_assert_int_eq(amk__worker_pool_run(p, jobs, 4, &d), AMK_OK);
+    int counts[4] = {-1, -1, -1, -1};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(jobs[i].rc, AMK_OK);
+        char buf[16];
+        snprintf(buf, sizeof buf, "%.*s", (int)jobs[i].resp_len, (char *)jobs[i].resp);
+        counts[jobs[i].worker] = atoi(buf);
+        amk__worker_job_clear(&jobs[i]);
+    }
+    for (int i = 1; i < 4; i++)
+        ck_assert_msg(counts[i] == counts[0], "worker %d has %d fds, worker 0 has %d", i,
+                      counts[i], counts[0]);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+START_TEST(test_worker_pool_run_big_messages)
+{
+    amk_worker_pool *p = make_pool(2, 0, 0);
+    size_t big = 8u << 20; /* far above a pipe's buffer, both ways */
+    char *req = malloc(big);
+    for (size_t i = 0; i < big; i++)
+        req[i] = (char)('a' + i % 26);
+    amk_worker_job jobs[2];
+    memset(jobs, 0, sizeof jobs);
+    jobs[0].req = req;
+    jobs[0].req_len = big;
+    jobs[0].timeout_s = 30;
+    jobs[1].req = "big:9000000";
+    jobs[1].req_len = strlen("big:9000000");
+    jobs[1].timeout_s = 30;
+    amk_diag d;
+    ck_assert_int_eq(amk__worker_pool_run(p, jobs, 2, &d), AMK_OK);
+    ck_assert_int_eq(jobs[0].rc, AMK_OK);
+    ck_assert_uint_eq(jobs[0].resp_len, big);
+    ck_assert(memcmp(jobs[0].resp, req, big) == 0);
+    ck_assert_int_eq(jobs[1].rc, AMK_OK);
+    ck_assert_uint_eq(jobs[1].resp_len, 9000000);
+    const char *r = jobs[1].resp;
+    for (size_t i = 0; i < 9000000; i += 4099)
+        ck_assert_int_eq(r[i], (char)(i * 7 + 3));
+    amk__worker_job_clear(&jobs[0]);
+    amk__worker_job_clear(&jobs[1]);
+    free(req);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+START_TEST(test_worker_pool_run_keeps_stderr_on_success)
+{
+    amk_worker_pool *p = make_pool(1, 0, 0);
+    amk_worker_job j;
+    run1(p, &j, "noisy", 10);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    ck_assert(strstr(j.stderr_tail, "a warning the compiler printed") != NULL);
+    amk__worker_job_clear(&j);
+    amk__worker_pool_free(p);
+}
+END_TEST
+
+START_TEST(test_worker_pool_free_reaps_all)
+{
+    amk_worker_pool *p = make_pool(3, 0, 0);
+    int pids[3];
+    for (int i = 0; i < 3; i++)
+        pids[i] = amk__worker_pool_pid(p, i);
+    /* One worker is busy hanging when the pool is freed. */
+    amk_worker_job j;
+    run1(p, &j, "hang", 0.2);
+    amk__worker_job_clear(&j);
+    for (int i = 0; i < 3; i++)
+        pids[i] = amk__worker_pool_pid(p, i);
+    amk__worker_pool_free(p);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(waitpid(pids[i], NULL, WNOHANG), -1);
+        ck_assert_int_eq(kill(pids[i], 0), -1);
+    }
+}
+END_TEST
+
+START_TEST(test_worker_pool_create_invalid)
+{
+    amk_worker_opts o = {0};
+    amk_worker_pool *p = NULL;
+    amk_diag d;
+    o.n_workers = -1;
+    ck_assert_int_eq(amk__worker_pool_create(&o, test_handler, &p, &d), AMK_EINVAL);
+    o.n_workers = 1;
+    ck_assert_int_eq(amk__worker_pool_create(&o, NULL, &p, &d), AMK_EINVAL);
+    ck_assert_ptr_null(p);
+    amk__worker_pool_free(NULL);
+    ck_assert_str_eq(amk__signal_name(SIGABRT), "Aborted");
+}
+END_TEST
+
+/* ---------- cache ------------------------------------------------------------------------- */
+
+START_TEST(test_cache_key_sensitivity)
+{
+    const char *o1[] = {"-DA=1", "-DB=2"};
+    const char *o2[] = {"-DB=2", "-DA=1"};
+    const char *o3[] = {"-DA=1", "-DB=3"};
+    const char *o4[] = {"-DA=1-DB=2"};
+    uint64_t k = amk__cache_key("src", 3, o1, 2, "sm_90", "nvrtc 13.0");
+    ck_assert(k == amk__cache_key("src", 3, o1, 2, "sm_90", "nvrtc 13.0"));
+    ck_assert(k != amk__cache_key("srd", 3, o1, 2, "sm_90", "nvrtc 13.0"));
+    ck_assert(k != amk__cache_key("src", 3, o2, 2, "sm_90", "nvrtc 13.0"));
+    ck_assert(k != amk__cache_key("src", 3, o3, 2, "sm_90", "nvrtc 13.0"));
+    ck_assert(k != amk__cache_key("src", 3, o4, 1, "sm_90", "nvrtc 13.0"));
+    ck_assert(k != amk__cache_key("src", 3, o1, 2, "sm_80", "nvrtc 13.0"));
+    ck_assert(k != amk__cache_key("src", 3, o1, 2, "sm_90", "nvrtc 12.8"));
+    ck_assert(k != amk__cache_key("src", 3, o1, 1, "sm_90", "nvrtc 13.0"));
+}
+END_TEST
+
+static amk_cache *open_cache(void)
+{
+    amk_cache *c = NULL;
+    amk_diag d;
+    make_tmpdir();
+    ck_assert_msg(amk__cache_open(tmpdir, &c, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_str_eq(amk__cache_dir(c), tmpdir);
+    return c;
+}
+
+START_TEST(test_cache_get_roundtrip_and_miss)
+{
+    amk_cache *c = open_cache();
+    amk_diag d;
+    void *data = NULL;
+    size_t len = 0;
+    double ms = 0;
+    ck_assert_int_eq(amk__cache_get(c, 42, &data, &len, &ms, &d), AMK_ENOENT);
+    const char payload[] = "\x7f" "ELF code object bytes\0with a NUL";
+    ck_assert_int_eq(amk__cache_put(c, 42, payload, sizeof payload, 1234.5, &d), AMK_OK);
+    ck_assert_int_eq(amk__cache_get(c, 42, &data, &len, &ms, &d), AMK_OK);
+    ck_assert_uint_eq(len, sizeof payload);
+    ck_assert(memcmp(data, payload, len) == 0);
+    ck_assert(fabs(ms - 1234.5) < 1e-9);
+    free(data);
+    ck_assert_int_eq(amk__cache_get(c, 43, &data, &len, NULL, &d), AMK_ENOENT);
+    /* Empty payloads are legal. */
+    ck_assert_int_eq(amk__cache_put(c, 44, "", 0, 0, &d), AMK_OK);
+    ck_assert_int_eq(amk__cache_get(c, 44, &data, &len, NULL, &d), AMK_OK);
+    ck_assert_uint_eq(len, 0);
+    free(data);
+    amk__cache_close(c);
+    remove_tmpdir();
+}
+END_TEST
+
+/* Flips one byte of an entry file at offset off (negative: from the end). */
+static void flip_byte(const char *path, long off)
+{
+    int fd = open(path, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    struct stat st;
+    ck_assert_int_eq(fstat(fd, &st), 0);
+    off_t at = off >= 0 ? off : st.st_size + off;
+    unsigned char b;
+    ck_assert_int_eq(pread(fd, &b, 1, at), 1);
+    b ^= 0x5a;
+    ck_assert_int_eq(pwrite(fd, &b, 1, at), 1);
+    close(fd);
+}
+
+START_TEST(test_cache_get_detects_corruption)
+{
+    amk_cache *c = open_cache();
+    amk_diag d;
+    char path[4096];
+    void *data = NULL;
+    size_t len = 0;
+    unsigned char payload[5000];
+    for (size_t i = 0; i < sizeof payload; i++)
+        payload[i] = (unsigned char)(i * 13);
+    long offsets[] = {-1, -2500, 20, 3, 40};
+    for (size_t t = 0; t < sizeof offsets / sizeof offsets[0]; t++) {
+        ck_assert_int_eq(amk__cache_put(c, 7, payload, sizeof payload, 1, &d), AMK_OK);
+        amk__cache_entry_path(c, 7, path, sizeof path);
+        flip_byte(path, offsets[t]);
+        ck_assert_msg(amk__cache_get(c, 7, &data, &len, NULL, &d) == AMK_ENOENT,
+                      "corruption at %ld not detected", offsets[t]);
+        ck_assert_msg(!amk_fs_exists(path), "corrupted entry not removed");
+    }
+    /* Truncated entry. */
+    ck_assert_int_eq(amk__cache_put(c, 7, payload, sizeof payload, 1, &d), AMK_OK);
+    ck_assert_int_eq(truncate(path, 1000), 0);
+    ck_assert_int_eq(amk__cache_get(c, 7, &data, &len, NULL, &d), AMK_ENOENT);
+    /* An entry copied under another key's name is not that key's object. */
+    ck_assert_int_eq(amk__cache_put(c, 7, payload, sizeof payload, 1, &d), AMK_OK);
+    char other[4096];
+    amk__cache_entry_path(c, 8, other, sizeof other);
+    char *bytes;
+    size_t n;
+    ck_assert_int_eq(amk_fs_read_all(path, &bytes, &n, &d), AMK_OK);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", other);
+    *strrchr(dir, '/') = '\0';
+    ck_assert_int_eq(amk_fs_mkdir_p(dir, &d), AMK_OK);
+    ck_assert_int_eq(amk_fs_write_atomic(other, bytes, n, &d), AMK_OK);
+    free(bytes);
+    ck_assert_int_eq(amk__cache_get(c, 8, &data, &len, NULL, &d), AMK_ENOENT);
+    /* The intact one still reads. */
+    ck_assert_int_eq(amk__cache_get(c, 7, &data, &len, NULL, &d), AMK_OK);
+    ck_assert(len == sizeof payload && memcmp(data, payload, len) == 0);
+    free(data);
+    amk__cache_close(c);
+    remove_tmpdir();
+}
+END_TEST
+
+/* Four processes write one key over and over with different payloads while reading it:
+ * every successful read is one complete payload. */
+START_TEST(test_cache_put_concurrent_writers)
+{
+    amk_cache *c = open_cache();
+    pid_t kids[4];
+    for (int k = 0; k < 4; k++) {
+        kids[k] = fork();
+        ck_assert_int_ge(kids[k], 0);
+        if (kids[k] == 0) {
+            amk_diag d;
+            int bad = 0;
+            for (int it = 0; it < 40; it++) {
+                unsigned char v = (unsigned char)(k * 50 + it % 50 + 1);
+                size_t len = 1000u * v;
+                unsigned char *buf = malloc(len);
+                memset(buf, v, len);
+                if (amk__cache_put(c, 99, buf, len, v, &d) != AMK_OK)
+                    bad = 1;
+                free(buf);
+                void *data = NULL;
+                size_t got = 0;
+                if (amk__cache_get(c, 99, &data, &got, NULL, &d) == AMK_OK) {
+                    unsigned char *p = data;
+                    if (got == 0 || got != 1000u * p[0])
+                        bad = 1;
+                    for (size_t i = 0; i < got && !bad; i++)
+                        bad = p[i] != p[0];
+                }
+                free(data);
+            }
+            _exit(bad);
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        int st;
+        ck_assert_int_eq(waitpid(kids[k], &st, 0), kids[k]);
+        ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer %d saw a torn entry", k);
+    }
+    amk__cache_close(c);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_cache_write_log)
+{
+    amk_cache *c = open_cache();
+    amk_diag d;
+    char path[4096];
+    ck_assert_int_eq(amk__cache_write_log(c, "0123abcd", "line 1\nline 2\n", 14, path,
+                                          sizeof path, &d), AMK_OK);
+    ck_assert(strstr(path, "/logs/0123abcd.log") != NULL);
+    ck_assert(file_contains(path, "line 2"));
+    /* A name cannot leave the logs folder. */
+    ck_assert_int_eq(amk__cache_write_log(c, "../../evil", "x", 1, path, sizeof path, &d),
+                     AMK_OK);
+    ck_assert(strstr(path, "/logs/") != NULL && strstr(path, "/../") == NULL);
+    amk__cache_close(c);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---------- compile units ----------------------------------------------------------------- */
+
+static amk_registry *reg;
+
+static void load_registry(void)
+{
+    amk_diag d;
+    ck_assert_msg(amk_registry_create(&reg, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_registry_add_dir(reg, AMK_TEST_FIXTURES "/compile", &d) == AMK_OK, "%s",
+                  d.msg);
+}
+
+static void free_registry(void)
+{
+    amk_registry_free(reg);
+    reg = NULL;
+}
+
+/* Config of kernel `name` at shape text (NULL = default) with param overrides "P=V". */
+static amk_config cfg_of(const char *name, const char *shape, const char *p1, int v1)
+{
+    const amk_spec *s = amk_registry_find(reg, name);
+    ck_assert_msg(s != NULL, "kernel %s not found", name);
+    amk_shape sh;
+    amk_diag d;
+    if (shape)
+        ck_assert_msg(amk_shape_parse(s, shape, &sh, &d) == AMK_OK, "%s", d.msg);
+    else
+        amk_spec_shape(s, 0, &sh);
+    amk_config c;
+    amk_config_default(s, &sh, &c);
+    if (p1) {
+        int p = amk_spec_param_index(s, p1), found = 0;
+        ck_assert_int_ge(p, 0);
+        for (int k = 0; k < amk_spec_param_n_choices(s, p); k++)
+            if (amk_spec_param_value(s, p, k) == v1) {
+                c.choice[p] = (uint8_t)k;
+                found = 1;
+            }
+        ck_assert(found);
+    }
+    return c;
+}
+
+static int has_option(const amk_compile_unit *u, const char *opt)
+{
+    for (int i = 0; i < u->n_options; i++)
+        if (!strcmp(u->options[i], opt))
+            return 1;
+    return 0;
+}
+
+START_TEST(test_compile_unit_config_options)
+{
+    amk_config c = cfg_of("scale", NULL, "BLOCK", 128);
+    amk_compile_unit u;
+    amk_diag d;
+    ck_assert_msg(amk__compile_unit_config(&c, "sm_90", &u, &d) == AMK_OK, "%s", d.msg);
+    char id[17];
+    amk_config_id(&c, id);
+    ck_assert_str_eq(u.name, id);
+    ck_assert_str_eq(u.entry, "scale_kernel");
+    ck_assert_str_eq(u.arch, "sm_90");
+    ck_assert(has_option(&u, "-DBLOCK=128"));
+    ck_assert(has_option(&u, "-DUNROLL=4"));
+    ck_assert(has_option(&u, "-DAMK_DTYPE=0"));
+    ck_assert(has_option(&u, "-DAMK_ELT=4"));
+    ck_assert(has_option(&u, "-DAMK_T_F32=1"));
+    ck_assert(has_option(&u, "--gpu-architecture=sm_90"));
+    ck_assert(has_option(&u, "-std=c++17"));
+    ck_assert(strncmp(u.source, amk_prelude("nvidia"), strlen(amk_prelude("nvidia"))) == 0);
+    ck_assert(strstr(u.source, "#line 1 \"scale.hip\"\n") != NULL);
+    ck_assert(strstr(u.source, "AMK_KERNEL void scale_kernel") != NULL);
+    ck_assert_uint_eq(u.source_len, strlen(u.source));
+    amk__compile_unit_clear(&u);
+
+    amk_config h = cfg_of("scale", "half", NULL, 0);
+    ck_assert_int_eq(amk__compile_unit_config(&h, "gfx90a", &u, &d), AMK_OK);
+    ck_assert(has_option(&u, "-DAMK_DTYPE=1"));
+    ck_assert(has_option(&u, "-DAMK_ELT=2"));
+    ck_assert(has_option(&u, "-DAMK_T_F16=1"));
+    ck_assert(has_option(&u, "--offload-arch=gfx90a"));
+    ck_assert(has_option(&u, "-O3"));
+    ck_assert(strncmp(u.source, amk_prelude("amd"), strlen(amk_prelude("amd"))) == 0);
+    amk__compile_unit_clear(&u);
+
+    ck_assert_int_eq(amk__compile_unit_config(&c, "pentium4", &u, &d), AMK_EUNSUPPORTED);
+    ck_assert(strstr(d.msg, "pentium4") != NULL);
+    ck_assert_ptr_null(u.source);
+}
+END_TEST
+
+START_TEST(test_compile_unit_reference)
+{
+    amk_config c = cfg_of("scale", "half", NULL, 0);
+    amk_compile_unit u;
+    amk_diag d;
+    ck_assert_int_eq(amk__compile_unit_reference(&c, "sm_90", &u, &d), AMK_OK);
+    ck_assert_str_eq(u.name, "scale.reference.f16");
+    ck_assert_str_eq(u.entry, "scale_reference");
+    ck_assert(!has_option(&u, "-DBLOCK=256"));
+    ck_assert(has_option(&u, "-DAMK_T_F16=1"));
+    ck_assert(strstr(u.source, "#line 1 \"reference.hip\"") != NULL);
+    amk__compile_unit_clear(&u);
+
+    const char *extra[] = {"-DFOO=3"};
+    ck_assert_int_eq(amk__compile_unit_text("copy_bw", "copy", "AMK_KERNEL void copy() {}",
+                                            extra, 1, "sm_80", &u, &d), AMK_OK);
+    ck_assert(has_option(&u, "-DFOO=3"));
+    ck_assert(has_option(&u, "--gpu-architecture=sm_80"));
+    amk__compile_unit_clear(&u);
+}
+END_TEST
+
+START_TEST(test_arch_vendor)
+{
+    ck_assert_str_eq(amk__arch_vendor("sm_90"), "nvidia");
+    ck_assert_str_eq(amk__arch_vendor("sm_90a"), "nvidia");
+    ck_assert_str_eq(amk__arch_vendor("sm_100"), "nvidia");
+    ck_assert_str_eq(amk__arch_vendor("gfx90a"), "amd");
+    ck_assert_str_eq(amk__arch_vendor("gfx942"), "amd");
+    ck_assert_ptr_null(amk__arch_vendor("sm_9"));
+    ck_assert_ptr_null(amk__arch_vendor("sm_90 -DEVIL"));
+    ck_assert_ptr_null(amk__arch_vendor("gfx"));
+    ck_assert_ptr_null(amk__arch_vendor("gfx90a;rm"));
+    ck_assert_ptr_null(amk__arch_vendor(NULL));
+}
+END_TEST
+
+/* ---------- compiling --------------------------------------------------------------------- */
+
+#if defined(AMK_HAVE_GPU)
+
+static amk_compiler *make_compiler_in(const char *dir, int jobs, double cap_s)
+{
+    amk_backend_opts o = {0};
+    o.jobs = jobs;
+    o.compile_timeout_s = cap_s;
+    o.cache_dir = dir;
+    amk_compiler *c = NULL;
+    amk_diag d;
+    ck_assert_msg(amk__compiler_create(&o, &c, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(strstr(amk__compiler_version(c), amk__rtc_name()) != NULL, "version '%s'",
+                  amk__compiler_version(c));
+    return c;
+}
+
+static amk_compiler *make_compiler(int jobs, double cap_s)
+{
+    return make_compiler_in(tmpdir, jobs, cap_s);
+}
+
+static void compile_cfgs(amk_compiler *c, const amk_config *cfgs, size_t n, const char *arch,
+                         amk_code *out)
+{
+    const amk_config *ptr[64];
+    ck_assert(n <= 64);
+    for (size_t i = 0; i < n; i++)
+        ptr[i] = &cfgs[i];
+    amk_diag d;
+    ck_assert_msg(amk__compiler_configs(c, ptr, n, arch, out, &d) == AMK_OK, "%s", d.msg);
+}
+
+/* Every built-in kernel at its default and N_RANDOM random valid configs (fixed seed, the
+ * target's limits), plus its reference, compiles for ARCH. */
+START_TEST(test_compile_builtin_kernels)
+{
+    make_tmpdir();
+    amk_registry *builtin;
+    amk_diag d;
+    ck_assert_msg(amk_registry_create(&builtin, &d) == AMK_OK, "%s", d.msg);
+    int nk = amk_registry_count(builtin);
+    ck_assert_int_ge(nk, 1);
+    const amk_target *t = amk_target_find(TARGET);
+    ck_assert_ptr_nonnull(t);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 20240611);
+    amk_config cfgs[64];
+    size_t n = 0;
+    for (int k = 0; k < nk; k++) {
+        const amk_spec *s = amk_registry_at(builtin, k);
+        amk_shape sh;
+        amk_spec_shape(s, 0, &sh);
+        amk_space *sp;
+        ck_assert_msg(amk_space_create(s, &sh, &t->limits, &sp, &d) == AMK_OK, "%s", d.msg);
+        amk_config_default(s, &sh, &cfgs[n]);
+        ck_assert_msg(amk_space_valid(sp, &cfgs[n], &d) == AMK_OK, "%s default: %s",
+                      amk_spec_name(s), d.msg);
+        n++;
+        for (int r = 0; r < N_RANDOM; r++) {
+            ck_assert_int_eq(amk_space_sample(sp, rng, &cfgs[n], 100000), AMK_OK);
+            n++;
+        }
+        amk_space_free(sp);
+    }
+    amk_compiler *c = make_compiler(2, 0);
+    amk_code out[64];
+    compile_cfgs(c, cfgs, n, ARCH, out);
+    for (size_t i = 0; i < n; i++) {
+        char *js = amk_config_params_json(&cfgs[i]);
+        ck_assert_msg(out[i].status == AMK_STATUS_OK, "%s %s: %s: %s %s",
+                      amk_spec_name(cfgs[i].spec), js, amk_status_name(out[i].status),
+                      out[i].reason, out[i].notes);
+        free(js);
+        ck_assert(out[i].image != NULL && out[i].size > 256);
+        ck_assert_int_eq(out[i].cache_hit, 0);
+        ck_assert(out[i].compile_ms > 0);
+        amk__code_clear(&out[i]);
+    }
+    /* References, one per kernel. */
+    amk_compile_unit units[16];
+    size_t nu = 0;
+    for (size_t i = 0; i < n; i += 1 + N_RANDOM) {
+        ck_assert_msg(amk__compile_unit_reference(&cfgs[i], ARCH, &units[nu], &d) == AMK_OK,
+                      "%s", d.msg);
+        nu++;
+    }
+    ck_assert_int_eq(amk__compiler_run(c, units, nu, out, &d), AMK_OK);
+    for (size_t i = 0; i < nu; i++) {
+        ck_assert_msg(out[i].status == AMK_STATUS_OK, "%s: %s", units[i].name, out[i].reason);
+        amk__code_clear(&out[i]);
+        amk__compile_unit_clear(&units[i]);
+    }
+    ck_assert_int_eq(amk__worker_pool_respawns(amk__compiler_pool(c)), 0);
+    amk__compiler_free(c);
+    gsl_rng_free(rng);
+    amk_registry_free(builtin);
+    remove_tmpdir();
+}
+END_TEST
+
+/* A second identical compile is a cache hit that never reaches a worker (the fault hook
+ * would crash any worker asked); a corrupted entry is detected and recompiled. */
+START_TEST(test_compile_cache_hit_and_corruption)
+{
+    make_tmpdir();
+    amk_compiler *c = make_compiler(1, 0);
+    amk_config cfg = cfg_of("scale", NULL, NULL, 0);
+    amk_code a, b;
+    compile_cfgs(c, &cfg, 1, ARCH, &a);
+    ck_assert_msg(a.status == AMK_STATUS_OK, "%s", a.reason);
+    ck_assert_int_eq(a.cache_hit, 0);
+
+    setenv("AMK_TEST_COMPILE_FAULT", "abort", 1);
+    compile_cfgs(c, &cfg, 1, ARCH, &b);
+    unsetenv("AMK_TEST_COMPILE_FAULT");
+    ck_assert_msg(b.status == AMK_STATUS_OK, "%s", b.reason);
+    ck_assert_int_eq(b.cache_hit, 1);
+    ck_assert_str_eq(b.key, a.key);
+    ck_assert(b.size == a.size && memcmp(a.image, b.image, a.size) == 0);
+    ck_assert(strstr(b.notes, "cached") != NULL);
+    ck_assert_int_eq(amk__worker_pool_respawns(amk__compiler_pool(c)), 0);
+    amk__code_clear(&b);
+
+    /* Corrupt the payload: a miss, recompiled, and the entry rewritten. */
+    char path[4096];
+    uint64_t key = strtoull(a.key, NULL, 16);
+    amk__cache_entry_path(amk__compiler_cache(c), key, path, sizeof path);
+    flip_byte(path, -10);
+    compile_cfgs(c, &cfg, 1, ARCH, &b);
+    ck_assert_msg(b.status == AMK_STATUS_OK, "%s", b.reason);
+    ck_assert_int_eq(b.cache_hit, 0);
+    ck_assert(b.size == a.size);
+    amk__code_clear(&b);
+    compile_cfgs(c, &cfg, 1, ARCH, &b);
+    ck_assert_int_eq(b.cache_hit, 1);
+    ck_assert(memcmp(a.image, b.image, a.size) == 0);
+    amk__code_clear(&b);
+    amk__code_clear(&a);
+
+    /* Another compiler process-wide (e.g. the next `amk` run) hits the same entry. */
+    amk__compiler_free(c);
+    c = make_compiler(1, 0);
+    compile_cfgs(c, &cfg, 1, ARCH, &b);
+    ck_assert_int_eq(b.cache_hit, 1);
+    amk__code_clear(&b);
+    amk__compiler_free(c);
+    remove_tmpdir();
+}
+END_TEST
+
+/* Injected abort/segv/hang inside the real compiler's worker: only the targeted config
+ * fails, with the right status, the worker is replaced, and the next compile is fine. */
+START_TEST(test_compile_injected_faults)
+{
+    make_tmpdir();
+    amk_config cfgs[4] = {cfg_of("scale", NULL, "BLOCK", 64), cfg_of("scale", NULL, "BLOCK", 128),
+                          cfg_of("scale", NULL, "BLOCK", 512), cfg_of("scale", NULL, "BLOCK", 1024)};
+    char ids[4][17];
+    for (int i = 0; i < 4; i++)
+        amk_config_id(&cfgs[i], ids[i]);
+    static const struct {
+        const char *fault;
+        amk_status want;
+        const char *in_reason;
+    } cases[] = {
+        {"abort", AMK_STATUS_COMPILE_CRASH, "signal 6"},
+        {"segv", AMK_STATUS_COMPILE_CRASH, "signal 11"},
+        {"exit", AMK_STATUS_COMPILE_CRASH, "status 7"},
+        {"hang", AMK_STATUS_COMPILE_TIMEOUT, "limit"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        /* A fresh cache per case, so that nothing is a hit. */
+        char dir[512];
+        snprintf(dir, sizeof dir, "%s/case%zu", tmpdir, k);
+        amk_compiler *c = make_compiler_in(dir, 2, 4.0);
+        int victim = (int)k % 4;
+        char env[64];
+        snprintf(env, sizeof env, "%s:%.8s", cases[k].fault, ids[victim]);
+        setenv("AMK_TEST_COMPILE_FAULT", env, 1);
+        amk_code out[4];
+        double t0 = amk_now_s();
+        compile_cfgs(c, cfgs, 4, ARCH, out);
+        double dt = amk_now_s() - t0;
+        unsetenv("AMK_TEST_COMPILE_FAULT");
+        for (int i = 0; i < 4; i++) {
+            if (i == victim) {
+                ck_assert_msg(out[i].status == cases[k].want, "%s: got %s (%s)", cases[k].fault,
+                              amk_status_name(out[i].status), out[i].reason);
+                ck_assert_msg(strstr(out[i].reason, cases[k].in_reason), "%s: reason '%s'",
+                              cases[k].fault, out[i].reason);
+                ck_assert_ptr_null(out[i].image);
+                ck_assert_int_eq(out[i].cache_hit, 0);
+                const char *lp = log_path(out[i].notes);
+                ck_assert_msg(file_contains(lp, "amk test fault"), "%s: log '%s'",
+                              cases[k].fault, lp);
+            } else {
+                ck_assert_msg(out[i].status == AMK_STATUS_OK, "bystander %d: %s", i,
+                              out[i].reason);
+                ck_assert_int_eq(out[i].cache_hit, 0);
+            }
+            amk__code_clear(&out[i]);
+        }
+        if (cases[k].want == AMK_STATUS_COMPILE_TIMEOUT)
+            ck_assert_msg(dt >= 3.9 && dt < 30, "hang batch took %.2f s", dt);
+        ck_assert_int_eq(amk__worker_pool_respawns(amk__compiler_pool(c)), 1);
+        /* The failed config was not cached and compiles now, in the replaced worker. */
+        compile_cfgs(c, &cfgs[victim], 1, ARCH, out);
+        ck_assert_msg(out[0].status == AMK_STATUS_OK, "after %s: %s", cases[k].fault,
+                      out[0].reason);
+        ck_assert_int_eq(out[0].cache_hit, 0);
+        amk__code_clear(&out[0]);
+        amk__compiler_free(c);
+    }
+    remove_tmpdir();
+}
+END_TEST
+
+/* The compile-bomb fixture: the real compiler runs until the timeout kills it. */
+START_TEST(test_compile_real_hang_times_out)
+{
+    make_tmpdir();
+    amk_compiler *c = make_compiler(1, 3.0);
+    ck_assert(fabs(amk__compiler_timeout(c) - 3.0) < 1e-9);
+    amk_config cfg = cfg_of("compile_hang", NULL, NULL, 0);
+    amk_code out;
+    double t0 = amk_now_s();
+    compile_cfgs(c, &cfg, 1, ARCH, &out);
+    double dt = amk_now_s() - t0;
+    ck_assert_msg(out.status == AMK_STATUS_COMPILE_TIMEOUT, "%s: %s",
+                  amk_status_name(out.status), out.reason);
+    ck_assert_msg(dt >= 2.9 && dt < 20, "took %.2f s", dt);
+    ck_assert(strstr(out.reason, "3 s limit") != NULL);
+    amk__code_clear(&out);
+    amk_config ok = cfg_of("scale", NULL, NULL, 0);
+    compile_cfgs(c, &ok, 1, ARCH, &out);
+    ck_assert_msg(out.status == AMK_STATUS_OK, "%s", out.reason);
+    amk__code_clear(&out);
+    amk__compiler_free(c);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_compile_syntax_error_keeps_log)
+{
+    make_tmpdir();
+    amk_compiler *c = make_compiler(1, 0);
+    amk_config cfg = cfg_of("syntax_error", NULL, NULL, 0);
+    amk_code out;
+    compile_cfgs(c, &cfg, 1, ARCH, &out);
+    ck_assert_msg(out.status == AMK_STATUS_COMPILE_ERROR, "%s", amk_status_name(out.status));
+    ck_assert_msg(strstr(out.reason, "syntax_error.hip") && strstr(out.reason, "error"),
+                  "reason: %s", out.reason);
+    const char *lp = log_path(out.notes);
+    char id[17];
+    amk_config_id(&cfg, id);
+    ck_assert_msg(strstr(lp, id) && strstr(lp, "/logs/"), "notes: %s", out.notes);
+    /* The whole log is on disk: the error and where it is. */
+    ck_assert(file_contains(lp, "syntax_error.hip") && file_contains(lp, "error"));
+    ck_assert_ptr_null(out.image);
+    amk__code_clear(&out);
+    /* The rejection is cached too: the same bytes are rejected the same way. */
+    compile_cfgs(c, &cfg, 1, ARCH, &out);
+    ck_assert_int_eq(out.status, AMK_STATUS_COMPILE_ERROR);
+    ck_assert_int_eq(out.cache_hit, 1);
+    ck_assert(strstr(out.reason, "(cached)") != NULL);
+    ck_assert(file_contains(log_path(out.notes), "syntax_error.hip"));
+    amk__code_clear(&out);
+    /* Its reference is fine. */
+    amk_compile_unit u;
+    amk_diag d;
+    ck_assert_int_eq(amk__compile_unit_reference(&cfg, ARCH, &u, &d), AMK_OK);
+    ck_assert_int_eq(amk__compiler_run(c, &u, 1, &out, &d), AMK_OK);
+    ck_assert_msg(out.status == AMK_STATUS_OK, "%s", out.reason);
+    amk__code_clear(&out);
+    amk__compile_unit_clear(&u);
+    amk__compiler_free(c);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_compiler_timeout_adaptive)
+{
+    make_tmpdir();
+    amk_compiler *c = make_compiler(1, 0);
+    ck_assert(fabs(amk__compiler_timeout(c) - 120.0) < 1e-9); /* the cap, before any compile */
+    amk_config cfg = cfg_of("scale", NULL, NULL, 0);
+    amk_code out;
+    compile_cfgs(c, &cfg, 1, ARCH, &out);
+    ck_assert(out.status == AMK_STATUS_OK);
+    double ms = out.compile_ms;
+    amk__code_clear(&out);
+    double want = fmin(120.0, fmax(10.0, 10.0 * ms / 1e3));
+    ck_assert_msg(fabs(amk__compiler_timeout(c) - want) < 1e-6, "timeout %.3f, want %.3f",
+                  amk__compiler_timeout(c), want);
+    amk__compiler_free(c);
+    c = make_compiler(1, 5.0);
+    ck_assert(fabs(amk__compiler_timeout(c) - 5.0) < 1e-9);
+    compile_cfgs(c, &cfg, 1, ARCH, &out); /* a cache hit: no observation */
+    ck_assert_int_eq(out.cache_hit, 1);
+    amk__code_clear(&out);
+    ck_assert(fabs(amk__compiler_timeout(c) - 5.0) < 1e-9);
+    amk__compiler_free(c);
+    remove_tmpdir();
+}
+END_TEST
+
+START_TEST(test_compile_batch_public)
+{
+    make_tmpdir();
+    amk_backend_opts o = {0};
+    o.cache_dir = tmpdir;
+    o.jobs = 2;
+    amk_config cfgs[2] = {cfg_of("scale", NULL, NULL, 0), cfg_of("syntax_error", NULL, NULL, 0)};
+    const amk_config *ptr[2] = {&cfgs[0], &cfgs[1]};
+    amk_compile_result r[2];
+    amk_diag d;
+    ck_assert_msg(amk_compile_batch(ptr, 2, ARCH, &o, r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(r[0].status, AMK_STATUS_OK);
+    ck_assert_int_eq(r[0].cache_hit, 0);
+    ck_assert(r[0].code_bytes > 0 && r[0].compile_ms > 0);
+    char id[17];
+    amk_config_id(&cfgs[0], id);
+    ck_assert_str_eq(r[0].config_id, id);
+    ck_assert_int_eq(r[1].status, AMK_STATUS_COMPILE_ERROR);
+    ck_assert(strstr(r[1].notes, "log: ") != NULL);
+    ck_assert_int_eq(amk_compile_batch(ptr, 1, ARCH, &o, r, &d), AMK_OK);
+    ck_assert_int_eq(r[0].cache_hit, 1);
+    ck_assert_int_eq(amk_compile_references(ptr, 2, ARCH, &o, r, &d), AMK_OK);
+    ck_assert_int_eq(r[0].status, AMK_STATUS_OK);
+    ck_assert_int_eq(r[1].status, AMK_STATUS_OK);
+    ck_assert_str_eq(r[0].config_id, id);
+    ck_assert_int_eq(amk_compile_batch(ptr, 1, OTHER_ARCH, &o, r, &d), AMK_EUNSUPPORTED);
+    ck_assert(strstr(d.msg, OTHER_ARCH) != NULL);
+    ck_assert_int_eq(amk_compile_batch(ptr, 1, "sm_90 -DEVIL", &o, r, &d), AMK_EUNSUPPORTED);
+    remove_tmpdir();
+}
+END_TEST
+
+#if defined(AMK_GPU_HIP)
+/* Debian's hipRTC 5.2.3 aborts with "munmap_chunk(): invalid pointer" for gfx942: a real
+ * compiler crash, contained; the next gfx90a compile succeeds. */
+START_TEST(test_compile_hiprtc_gfx942_real_crash)
+{
+    make_tmpdir();
+    amk_compiler *c = make_compiler(1, 0);
+    amk_config cfg = cfg_of("scale", NULL, NULL, 0);
+    int pid0 = amk__worker_pool_pid(amk__compiler_pool(c), 0);
+    amk_code out;
+    compile_cfgs(c, &cfg, 1, "gfx942", &out);
+    ck_assert_msg(out.status == AMK_STATUS_COMPILE_CRASH, "gfx942: %s (%s)",
+                  amk_status_name(out.status), out.reason);
+    ck_assert_msg(strstr(out.reason, "signal 6"), "reason: %s", out.reason);
+    const char *lp = log_path(out.notes);
+    ck_assert_msg(file_contains(lp, "munmap_chunk(): invalid pointer"), "log %s", lp);
+    amk__code_clear(&out);
+    ck_assert_int_eq(amk__worker_pool_respawns(amk__compiler_pool(c)), 1);
+    ck_assert_int_ne(amk__worker_pool_pid(amk__compiler_pool(c), 0), pid0);
+    compile_cfgs(c, &cfg, 1, "gfx90a", &out);
+    ck_assert_msg(out.status == AMK_STATUS_OK, "gfx90a after the crash: %s", out.reason);
+    ck_assert(out.size > 0);
+    amk__code_clear(&out);
+    amk__compiler_free(c);
+    remove_tmpdir();
+}
+END_TEST
+#endif
+
+#else /* no GPU vendor layer */
+
+START_TEST(test_compile_batch_unsupported)
+{
+    amk_config cfg = cfg_of("scale", NULL, NULL, 0);
+    const amk_config *ptr[1] = {&cfg};
+    amk_compile_result r;
+    amk_diag d;
+    ck_assert_int_eq(amk_compile_batch(ptr, 1, "sm_90", NULL, &r, &d), AMK_EUNSUPPORTED);
+    ck_assert(strstr(d.msg, "without a GPU vendor") != NULL);
+    amk_compiler *c = NULL;
+    ck_assert_int_eq(amk__compiler_create(NULL, &c, &d), AMK_EUNSUPPORTED);
+    ck_assert_ptr_null(c);
+}
+END_TEST
+
+#endif
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("compile");
+    TCase *tc = tcase_create("worker_pool");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_worker_pool_run_parallel_echo);
+    tcase_add_test(tc, test_worker_pool_run_abort_replaced_with_stderr);
+    tcase_add_test(tc, test_worker_pool_run_segv_and_exit);
+    tcase_add_test(tc, test_worker_pool_run_hang_times_out);
+    tcase_add_test(tc, test_worker_pool_run_mixed_batch);
+    tcase_add_test(tc, test_worker_pool_run_cpu_limit);
+    tcase_add_test(tc, test_worker_pool_create_as_limit);
+    tcase_add_test(tc, test_worker_pool_run_recycle);
+    tcase_add_test(tc, test_worker_pool_create_closes_other_fds);
+    tcase_add_test(tc, test_worker_pool_run_big_messages);
+    tcase_add_test(tc, test_worker_pool_run_keeps_stderr_on_success);
+    tcase_add_test(tc, test_worker_pool_free_reaps_all);
+    tcase_add_test(tc, test_worker_pool_create_invalid);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("cache");
+    tcase_add_test(tc, test_cache_key_sensitivity);
+    tcase_add_test(tc, test_cache_get_roundtrip_and_miss);
+    tcase_add_test(tc, test_cache_get_detects_corruption);
+    tcase_add_test(tc, test_cache_put_concurrent_writers);
+    tcase_add_test(tc, test_cache_write_log);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("compile_unit");
+    tcase_add_checked_fixture(tc, load_registry, free_registry);
+    tcase_add_test(tc, test_compile_unit_config_options);
+    tcase_add_test(tc, test_compile_unit_reference);
+    tcase_add_test(tc, test_arch_vendor);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("compile");
+    tcase_set_timeout(tc, 150);
+    tcase_add_checked_fixture(tc, load_registry, free_registry);
+#if defined(AMK_HAVE_GPU)
+    tcase_add_test(tc, test_compile_builtin_kernels);
+    tcase_add_test(tc, test_compile_cache_hit_and_corruption);
+    tcase_add_test(tc, test_compile_injected_faults);
+    tcase_add_test(tc, test_compile_real_hang_times_out);
+    tcase_add_test(tc, test_compile_syntax_error_keeps_log);
+    tcase_add_test(tc, test_compiler_timeout_adaptive);
+    tcase_add_test(tc, test_compile_batch_public);
+#if defined(AMK_GPU_HIP)
+    tcase_add_test(tc, test_compile_hiprtc_gfx942_real_crash);
+#endif
+#else
+    tcase_add_test(tc, test_compile_batch_unsupported);
+#endif
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
