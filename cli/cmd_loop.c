@@ -272,6 +272,16 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         return cli_fail_diag(ctx, code, &d);
     }
 
+    if (res.trials == 0 && res.exhausted && !resume) {
+        /* The strategy had nothing at all to propose: no config satisfies the spec here. */
+        cli_fail(ctx, CLI_EXIT_INPUT, "kernel %s at %s on %s: %s (`amk space %s` lists the "
+                 "restrictions)", amk_spec_name(s), shape, et->key, amk_strerror(AMK_EEMPTY),
+                 amk_spec_name(s));
+        amk_space_free(sp);
+        amk_evaluator_free(ev);
+        return CLI_EXIT_INPUT;
+    }
+
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "kernel", amk_spec_name(s));
     cJSON_AddStringToObject(out, "shape", shape);

@@ -25,6 +25,7 @@ struct amk_evaluator {
     const amk_backend_type *type;
     void *state;
     double margin;
+    amk_target target; /* the backend's target with measured ceilings (amk calibrate) */
 };
 
 const amk_backend_type *const amk_backends[] = {
@@ -81,6 +82,8 @@ int amk__evaluator_create_type(const amk_backend_type *type, const amk_backend_o
             amk_diag_set(d, rc, "%s backend: %s", type->name, amk_strerror(rc));
         goto fail;
     }
+    const amk_target *bt = type->target ? type->target(ev->state) : NULL;
+    amk_target_with_ceilings(bt ? bt : amk_target_default(), &ev->target);
     *out = ev;
     return AMK_OK;
 oom:
@@ -231,12 +234,7 @@ const char *amk_evaluator_backend(const amk_evaluator *ev)
 
 const amk_target *amk_evaluator_target(const amk_evaluator *ev)
 {
-    const amk_target *t = NULL;
-    if (!ev)
-        return NULL;
-    if (ev->type->target)
-        t = ev->type->target(ev->state);
-    return t ? t : amk_target_default();
+    return ev ? &ev->target : NULL;
 }
 
 const char *amk_evaluator_device(const amk_evaluator *ev)

@@ -55,9 +55,12 @@ typedef struct amk_tsv_stats {
 } amk_tsv_stats;
 
 /* Streams rows to cb (nonzero return stops; a negative one is returned as the result, with
- * d set by cb). Blank lines and lines starting with '#' after the header are skipped. A line with too few fields is skipped as torn
- * only when it is the last line or lacks its newline; any other malformed line is AMK_ETSV
- * with "FILE:LINE: column latency_us: 'abc' is not a number". A missing file is AMK_ENOENT. */
+ * d set by cb). Blank lines and lines starting with '#' after the header are skipped. Torn
+ * rows are skipped and counted: the last line when it lacks its newline, and a line with too
+ * few fields whose complete fields (all but its last) parse - a row cut short by a killed
+ * writer, isolated by the newline the next writer put after it. Any other malformed line is
+ * AMK_ETSV with "FILE:LINE: column latency_us: 'abc' is not a number". A missing file is
+ * AMK_ENOENT; an empty file has no rows. */
 int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *ud,
                  amk_tsv_stats *st, amk_diag *d);
 /* Parses one line (no newline) into r; used by the reader and the fuzz target. */

@@ -819,7 +819,7 @@ int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *
     memset(st, 0, sizeof *st);
     if (!path)
         return amk_diag_set(d, AMK_EINVAL, "amk_tsv_read: NULL path");
-    line_reader lr = {.fd = open(path, O_RDONLY | O_CLOEXEC), .cap = 1 << 20};
+    line_reader lr = {.fd = open(path, O_RDONLY | O_CLOEXEC), .cap = 1 << 18};
     if (lr.fd < 0)
         return amk_diag_set(d, errno == ENOENT ? AMK_ENOENT : AMK_EIO, "%s: %s", path,
                             strerror(errno));

@@ -66,7 +66,7 @@ typedef struct amk_loop_opts {
     int64_t budget;                /* trials (rows written); 0 = until exhausted/time */
     double time_limit_s;           /* 0 = none */
     int batch;                     /* proposals evaluated together (0 = 1) */
-    double min_gain;               /* fraction, default 0.01 */
+    double min_gain;               /* fraction; 0 = default 0.01, negative = none */
     const char *results_path;      /* required */
     const char *best_path;         /* NULL = no best.json */
     int resume;                    /* continue from results_path */

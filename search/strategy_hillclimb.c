@@ -1,9 +1,9 @@
 /* hillclimb (the default): a Sobol initial design (randomly shifted per seed, Cranley-
- * Patterson, so seeds differ while the design stays low-discrepancy), then mutations of
- * the current point:
- * its neighbours in random order, then jumps of 2-3 params once the neighbours are used up;
- * after `patience` trials without improvement it restarts from a fresh point (alternately
- * the continued Sobol sequence and a uniform sample). Never proposes a seen config. */
+ * Patterson, so seeds differ while the design stays low-discrepancy), then mutations of the
+ * current point: its neighbours in random order, then jumps of 2-3 params once the
+ * neighbours are used up; after `patience` trials without improvement it restarts from a
+ * fresh point (alternately the continued Sobol sequence and a uniform sample). Never
+ * proposes a config twice or one in `seen`. */
 #include "search_int.h"
 
 #include <gsl/gsl_qrng.h>
@@ -62,11 +62,18 @@ static int hc_init(void *state, const amk_space *sp, const amk_strategy_opts *op
     return AMK_OK;
 }
 
-/* A fresh unseen point: from the Sobol sequence when sobol is set (mapped to the nearest
- * valid config), else, or when Sobol keeps landing on seen points, a uniform sample. */
-static int fresh_point(hc_state *s, const amk_idset *seen, int sobol, amk_config *out)
+/* Sobol modes of fresh_point. */
+enum { FRESH_UNIFORM, FRESH_SOBOL_NEAREST, FRESH_SOBOL_VALID };
+
+/* A fresh unseen point. FRESH_SOBOL_NEAREST (the initial design): the next shifted Sobol
+ * point mapped to the nearest valid config (amk_space_from_unit). FRESH_SOBOL_VALID
+ * (restarts): the next Sobol points whose cell is itself valid, skipping invalid cells
+ * instead of paying a nearest-valid search each time. Otherwise, or when Sobol keeps
+ * landing on seen or invalid points, a uniform sample. */
+static int fresh_point(hc_state *s, const amk_idset *seen, int mode, amk_config *out)
 {
-    if (sobol && s->q) {
+    if (mode != FRESH_UNIFORM && s->q) {
+        const amk_spec *spec = amk_space_spec(s->sp);
         double u[AMK_MAX_PARAMS];
         for (int t = 0; t < HC_SOBOL_TRIES; t++) {
             if (gsl_qrng_get(s->q, u) != 0)
@@ -78,8 +85,18 @@ static int fresh_point(hc_state *s, const amk_idset *seen, int sobol, amk_config
             }
             amk_config c;
             amk__config_zero(s->sp, &c);
-            if (amk_space_from_unit(s->sp, u, s->rng, &c) != AMK_OK)
-                continue;
+            if (mode == FRESH_SOBOL_NEAREST) {
+                if (amk_space_from_unit(s->sp, u, s->rng, &c) != AMK_OK)
+                    continue;
+            } else {
+                for (int i = 0; i < s->n; i++) {
+                    int nc = amk_spec_param_n_choices(spec, i);
+                    int k = (int)(u[i] * nc);
+                    c.choice[i] = (uint8_t)(k < 0 ? 0 : k >= nc ? nc - 1 : k);
+                }
+                if (!amk__space_valid(s->sp, &c))
+                    continue;
+            }
             if (!amk__visited_has(&s->vis, seen, &c)) {
                 *out = c;
                 return 1;
@@ -105,7 +122,7 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
     if (!s->climbing) {
         if (s->designed < s->initial) {
             s->designed++;
-            rc = fresh_point(s, seen, 1, &c);
+            rc = fresh_point(s, seen, FRESH_SOBOL_NEAREST, &c);
             return rc == 1 ? emit(s, out, &c, "sobol") : rc;
         }
         s->climbing = 1;
@@ -135,7 +152,7 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
     s->nb_ready = 0;
     s->stall = 0;
     s->restarts++;
-    rc = fresh_point(s, seen, (int)(s->restarts & 1), &c);
+    rc = fresh_point(s, seen, s->restarts & 1 ? FRESH_SOBOL_VALID : FRESH_UNIFORM, &c);
     return rc == 1 ? emit(s, out, &c, "restart") : rc;
 }
 

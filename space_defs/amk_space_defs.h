@@ -151,7 +151,8 @@ typedef struct amk_cost_terms {
 } amk_cost_terms;
 
 /* Checks restrictions (with limits as named values). AMK_OK when valid; AMK_ERESTRICT with
- * d->msg = "restriction 'BM % TM == 0' is false" (the spec's text), or an expression error. */
+ * d->msg = "restriction 'BM % TM == 0' is false" (the spec's text), or an expression error.
+ * In this function and the three below, lim may be NULL: generous H100-like limits are used. */
 int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d);
 /* Value of any named thing (dim, param, derived, limit, elt) or of an expression text. */
 int amk_config_eval(const amk_config *c, const amk_limits *lim, const char *expr, int64_t *out,
@@ -163,6 +164,7 @@ int amk_config_cost(const amk_config *c, const amk_limits *lim, amk_cost_terms *
 /* ---------- the space of one spec at one shape on one device ---------------------------- */
 typedef struct amk_space amk_space;
 
+/* sh NULL = the default shape; lim NULL = generous H100-like limits. The space borrows s. */
 int amk_space_create(const amk_spec *s, const amk_shape *sh, const amk_limits *lim,
                      amk_space **out, amk_diag *d);
 void amk_space_free(amk_space *sp);

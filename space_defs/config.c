@@ -390,7 +390,8 @@ static int fill_needed(const amk_config *c, const amk_limits *lim, unsigned char
         rc = amk__expr_run(dv->e, slots, &slots[dv->slot], &pc);
         if (rc) {
             amk__expr_error(dv->e, slots, rc, pc, d);
-            return amk_diag_prefix(d, "derived value '%s'", dv->name);
+            amk_diag_prefix(d, "derived value '%s'", dv->name); /* returns 0 when d is NULL */
+            return rc;
         }
     }
     return AMK_OK;
@@ -413,8 +414,10 @@ int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d)
     for (int i = 0; i < s->nrestrict; i++) {
         int64_t v;
         rc = amk_expr_eval(s->restrict_[i].e, slots, &v, d);
-        if (rc)
-            return amk_diag_prefix(d, "restriction '%s'", amk_expr_source(s->restrict_[i].e));
+        if (rc) {
+            amk_diag_prefix(d, "restriction '%s'", amk_expr_source(s->restrict_[i].e));
+            return rc;
+        }
         if (!v)
             return amk_diag_set(d, AMK_ERESTRICT, "restriction '%s' is false",
                                 amk_expr_source(s->restrict_[i].e));

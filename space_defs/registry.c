@@ -128,7 +128,8 @@ static int add_dir(amk_registry *r, const char *dir, int builtin, int allow_empt
     }
     closedir(dh);
     if (!rc) {
-        qsort(names, (size_t)n, sizeof *names, cmp_str); /* deterministic load order */
+        if (n > 1) /* deterministic load order */
+            qsort(names, (size_t)n, sizeof *names, cmp_str);
         for (int i = 0; i < n && !rc; i++)
             rc = load_one(r, names[i], builtin, d);
         if (!rc && n == 0 && !allow_empty)

@@ -65,7 +65,8 @@ int amk_space_create(const amk_spec *s, const amk_shape *sh, const amk_limits *l
     int rc = amk__config_choices_ok(&c, d);
     if (rc) {
         free(sp);
-        return amk_diag_prefix(d, "space of %s", s->name);
+        amk_diag_prefix(d, "space of %s", s->name);
+        return rc;
     }
     /* group by level; dorder is already sorted by level, so topological order holds */
     int nd = 0, nr = 0;

@@ -106,7 +106,8 @@ int amk__slots_derived(const amk_spec *s, int64_t *slots, amk_diag *d)
         int rc = amk__expr_run(dv->e, slots, &slots[dv->slot], &pc);
         if (rc) {
             amk__expr_error(dv->e, slots, rc, pc, d);
-            return amk_diag_prefix(d, "derived value '%s'", dv->name);
+            amk_diag_prefix(d, "derived value '%s'", dv->name);
+            return rc;
         }
     }
     return AMK_OK;
@@ -775,9 +776,23 @@ static int load_args(loader *L, const cJSON *arr, const char *path, char (*out)[
 }
 
 /* A file named by the spec: relative, inside the folder, a regular file. */
+/* Does the relative path have a ".." component? */
+static int has_dotdot(const char *rel)
+{
+    for (const char *p = rel; *p;) {
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return 1;
+        p += n;
+        while (*p == '/')
+            p++;
+    }
+    return 0;
+}
+
 static int check_file(loader *L, const char *path, const char *rel)
 {
-    if (!*rel || rel[0] == '/' || strstr(rel, ".."))
+    if (!*rel || rel[0] == '/' || has_dotdot(rel))
         return fail(L, AMK_ESPEC, path, "'%s' must be a relative path inside the kernel folder",
                     rel);
     char full[4096];

@@ -326,6 +326,68 @@ START_TEST(test_amk_strategy_find_every_listed_strategy)
 }
 END_TEST
 
+/* Every strategy, driven directly with a `seen` that holds all but 7 valid configs, proposes
+ * exactly those 7, each once, then reports that nothing is left. */
+START_TEST(test_amk_strategy_next_avoids_seen_and_ends)
+{
+    enum_ctx e = {0};
+    ck_assert_int_eq(amk_space_enumerate(F.sp, enum_collect, &e), AMK_OK);
+    gsl_rng *rng = amk__rng_create(99);
+    size_t keep[7];
+    for (int i = 0; i < 7; i++) {
+        int dup;
+        do {
+            keep[i] = (size_t)gsl_rng_uniform_int(rng, e.n);
+            dup = 0;
+            for (int j = 0; j < i; j++)
+                dup |= keep[j] == keep[i];
+        } while (dup);
+    }
+    for (int k = 0; amk_strategies[k]; k++) {
+        const amk_strategy_type *st = amk_strategies[k];
+        amk_idset *seen = amk_idset_create(), *left = amk_idset_create();
+        for (size_t i = 0; i < e.n; i++) {
+            char id[17];
+            amk_config_id(&e.v[i], id);
+            int is_kept = 0;
+            for (int j = 0; j < 7; j++)
+                is_kept |= keep[j] == i;
+            amk_idset_add(is_kept ? left : seen, id);
+        }
+        void *state = calloc(1, st->state_size);
+        amk_strategy_opts so = {.seed = 5};
+        ck_assert_int_eq(st->init(state, F.sp, &so), AMK_OK);
+        int got = 0, rc = 1;
+        for (int call = 0; call < 100 && rc == 1; call++) {
+            amk_proposal p;
+            rc = st->next(state, seen, &p);
+            ck_assert_int_ge(rc, 0);
+            if (rc == 0)
+                break;
+            char id[17];
+            amk_config_id(&p.config, id);
+            ck_assert_msg(amk_idset_has(left, id), "%s proposed a seen config (%s)", st->name,
+                          p.source);
+            ck_assert_msg(!amk_idset_has(seen, id), "%s repeated a config", st->name);
+            amk_idset_add(seen, id);
+            amk_verdict v = {0};
+            amk_verdict_init(&v);
+            v.status = AMK_STATUS_OK;
+            v.latency_us = predicted(&p.config);
+            st->observe(state, &p.config, &v, got == 0);
+            got++;
+        }
+        ck_assert_msg(rc == 0 && got == 7, "%s: %d proposals, last rc %d", st->name, got, rc);
+        st->clear(state);
+        free(state);
+        amk_idset_free(seen);
+        amk_idset_free(left);
+    }
+    gsl_rng_free(rng);
+    free(e.v);
+}
+END_TEST
+
 /* ---- keep/revert ------------------------------------------------------------------------- */
 
 static amk_verdict ok_verdict(double lat, double spread)
@@ -785,6 +847,32 @@ START_TEST(test_amk_loop_run_resume_continues_numbering_and_incumbent)
 }
 END_TEST
 
+START_TEST(test_amk_loop_run_resume_exhaustive_completes_the_space)
+{
+    int64_t count = count_space();
+    amk_loop_opts o = opts_for("exhaustive", 1, 1000);
+    amk_loop_result r1, r2;
+    amk_diag d = {0};
+    ck_assert_msg(amk_loop_run(&o, &r1, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(r1.exhausted, 0);
+    o = opts_for("exhaustive", 1, 0);
+    o.resume = 1;
+    o.batch = 64;
+    ck_assert_msg(amk_loop_run(&o, &r2, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(r2.exhausted, 1);
+    ck_assert_int_eq(r2.first_trial, 1001);
+    ck_assert_int_eq(r2.trials, count - 1000);
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq((int64_t)rv.n, count);
+    ck_assert_int_eq((int64_t)distinct_ids(&rv), count);
+    char id[17], opt[17];
+    amk_config_id(&r2.best.config, id);
+    optimum_id(opt);
+    ck_assert_str_eq(id, opt);
+    free(rv.v);
+}
+END_TEST
+
 static size_t count_rows_now(const char *path)
 {
     amk_tsv_stats st = {0};
@@ -1068,6 +1156,7 @@ static Suite *search_suite(void)
 
     tc = tcase(s, "amk_strategy_find", 10);
     tcase_add_test(tc, test_amk_strategy_find_every_listed_strategy);
+    tcase_add_test(tc, test_amk_strategy_next_avoids_seen_and_ends);
 
     tc = tcase(s, "amk_keep_decide", 10);
     tcase_add_test(tc, test_amk_keep_decide_first_ok_candidate_is_kept);
@@ -1087,6 +1176,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_loop_run_rejects_bad_options);
     tcase_add_test(tc, test_amk_loop_run_writes_rows_and_best_json);
     tcase_add_test(tc, test_amk_loop_run_resume_continues_numbering_and_incumbent);
+    tcase_add_test(tc, test_amk_loop_run_resume_exhaustive_completes_the_space);
     tcase_add_test(tc, test_amk_loop_run_survives_sigkill_and_resumes);
 
     tc = tcase(s, "internals", 30);

@@ -1024,8 +1024,11 @@ static void check_enumeration(const amk_spec *s, const char *shape, const amk_li
         seen++;
         if (amk_space_valid(sp, &c, NULL) == AMK_OK) {
             ck_assert_int_lt(valid, k.n);
-            ck_assert_msg(amk_config_equal(&k.v[valid], &c), "enumeration differs at #%lld",
-                          (long long)valid);
+            if (!amk_config_equal(&k.v[valid], &c)) {
+                char *a = amk_config_params_json(&k.v[valid]), *b = amk_config_params_json(&c);
+                ck_assert_msg(0, "enumeration differs at #%lld: enumerated %s, expected %s",
+                              (long long)valid, a, b);
+            }
             valid++;
         }
     } while (odometer_next(s, &c));
@@ -1104,6 +1107,66 @@ START_TEST(test_amk_space_enumerate_matches_brute_force)
     amk_spec_free(s);
     s = load(GOOD "/tiny");
     check_enumeration(s, NULL, NULL);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* Loads a mutated tgemm from a temporary folder (removed again before returning). */
+static amk_spec *load_mutated(cJSON *j)
+{
+    const char *dir = make_dir(j);
+    cJSON_Delete(j);
+    amk_spec *s = NULL;
+    amk_diag d = {0};
+    int rc = amk_spec_load(dir, &s, &d);
+    rm_tree(dir);
+    ck_assert_msg(rc == AMK_OK, "%s", d.msg);
+    return s;
+}
+
+START_TEST(test_amk_space_enumerate_arithmetic_errors_invalidate)
+{
+    /* a derived value that divides by zero for BM = 64 and one that overflows for the
+     * biggest tiles: those configs are invalid, exactly as amk_space_valid says */
+    cJSON *j = base_spec();
+    set(j, "derived", "q", "\"BM != 128 ? M / (BM - 64) : 0\"");
+    set(j, "derived", "big", "\"BN == 256 && TN == 8 ? (BN << 55) : 1\"");
+    set(j, NULL, "restrictions", "[\"q >= 0\", \"big > 0\", \"BM % TM == 0\"]");
+    amk_spec *s = load_mutated(j);
+    amk_limits lim = h100();
+    check_enumeration(s, NULL, &lim);
+    amk_space *sp = space_of(s, NULL, &lim);
+    amk_config c;
+    amk_config_default(s, NULL, &c);
+    c.choice[0] = 2; /* BM 64 */
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_space_valid(sp, &c, &d), AMK_EDIVZERO);
+    assert_has(d.msg, "derived value 'q': division by zero");
+    /* the code does not depend on whether a diagnostic is asked for */
+    ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_EDIVZERO);
+    ck_assert_int_eq(amk_config_check(&c, NULL, NULL), AMK_EDIVZERO);
+    int64_t v;
+    ck_assert_int_eq(amk_config_eval(&c, NULL, "q + 1", &v, NULL), AMK_EDIVZERO);
+    ck_assert_int_eq(amk_config_eval(&c, NULL, "threads", &v, NULL), AMK_OK); /* q not needed */
+    ck_assert_int_eq(v, 128); /* (64 / 8) * (128 / 8) */
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_space_enumerate_param_free_restriction)
+{
+    /* a restriction on dims only: decided once per space */
+    cJSON *j = base_spec();
+    set(j, NULL, "restrictions", "[\"M <= 1024\", \"BM % TM == 0\"]");
+    amk_spec *s = load_mutated(j);
+    amk_space *sp = space_of(s, NULL, NULL);
+    ck_assert_int_eq(amk_space_count(sp), 0);
+    amk_space_free(sp);
+    check_enumeration(s, "small", NULL);
+    sp = space_of(s, "small", NULL);
+    ck_assert_int_eq(amk_space_count(sp), 3600); /* every BM is a multiple of every TM */
+    amk_space_free(sp);
     amk_spec_free(s);
 }
 END_TEST
@@ -1435,6 +1498,8 @@ static Suite *suite(void)
         {"amk_space_raw_size", {test_amk_space_raw_size_product}},
         {"amk_space_valid", {test_amk_space_valid_checks_shape_and_restrictions}},
         {"amk_space_enumerate", {test_amk_space_enumerate_matches_brute_force,
+                                 test_amk_space_enumerate_arithmetic_errors_invalidate,
+                                 test_amk_space_enumerate_param_free_restriction,
                                  test_amk_space_enumerate_stops_early}},
         {"amk_space_count", {test_amk_space_count_known_values}},
         {"amk_space_sample", {test_amk_space_sample_uniform, test_amk_space_sample_empty_and_args,

@@ -32,7 +32,7 @@ void amk__bench_opts_default(amk__bench_opts *o)
     o->reps_min = 20;
     o->reps_max = 2000;
     o->window_s = 0.100;
-    o->max_s = 2.0;
+    o->max_s = 1.0;
     o->warmup_s = 0.020;
     o->mem_cap = (int64_t)4 << 30;
     o->window_s = env_double("AMK_BENCH_WINDOW_MS", o->window_s * 1e3) / 1e3;

@@ -263,22 +263,35 @@ static uint64_t splitmix64(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-static double unit01(uint64_t *s) /* [0, 1) with 53 bits */
+typedef struct rng {
+    uint64_t s;
+    int has_spare;
+    double spare;
+} rng;
+
+static double unit01(rng *r) /* [0, 1) with 53 bits */
 {
-    return (double)(splitmix64(s) >> 11) * 0x1p-53;
+    return (double)(splitmix64(&r->s) >> 11) * 0x1p-53;
 }
 
-static double draw(int init, uint64_t *s)
+static double draw(int init, rng *r)
 {
     switch (init) {
     case AMK__INIT_NORMAL: {
-        double u1 = unit01(s), u2 = unit01(s);
+        if (r->has_spare) { /* Box-Muller gives two; use both */
+            r->has_spare = 0;
+            return r->spare;
+        }
+        double u1 = unit01(r), u2 = unit01(r);
         if (u1 < 0x1p-53)
             u1 = 0x1p-53;
-        return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+        double rad = sqrt(-2.0 * log(u1)), ang = 6.283185307179586 * u2;
+        r->spare = rad * sin(ang);
+        r->has_spare = 1;
+        return rad * cos(ang);
     }
-    case AMK__INIT_POSITIVE: return 0.5 + unit01(s);
-    default: return 2.0 * unit01(s) - 1.0;
+    case AMK__INIT_POSITIVE: return 0.5 + unit01(r);
+    default: return 2.0 * unit01(r) - 1.0;
     }
 }
 
@@ -287,13 +300,13 @@ static double draw(int init, uint64_t *s)
  * so products stay exact. A value that is zero once converted is drawn again. */
 void amk__check_fill(void *dst, int dt, int64_t count, int init, uint64_t seed, uint64_t stream)
 {
-    uint64_t s = seed ^ (UINT64_C(0xd1b54a32d192ed03) * (stream + 1));
-    splitmix64(&s);
+    rng r = {seed ^ (UINT64_C(0xd1b54a32d192ed03) * (stream + 1)), 0, 0.0};
+    splitmix64(&r.s);
     int is_float = amk__dtype_is_float(dt);
     for (int64_t i = 0; i < count; i++) {
         double v;
         for (;;) {
-            v = draw(init, &s);
+            v = draw(init, &r);
             if (!is_float)
                 v = init == AMK__INIT_POSITIVE ? floor(1.0 + 2.0 * (v - 0.5)) + 0.0
                                                : nearbyint(v * 8.0);

@@ -146,7 +146,7 @@ typedef struct amk__bench_opts {
     double warmup_s;        /* untimed warm-up per kernel (at least 2 launches) */
     int64_t mem_cap;        /* device bytes the rotating input sets may take */
 } amk__bench_opts;
-/* Defaults (cold, 20..2000 reps, 100 ms window, 2 s cap, 20 ms warm-up, 4 GiB), then the
+/* Defaults (cold, 20..2000 reps, 100 ms window, 1 s cap, 20 ms warm-up, 4 GiB), then the
  * environment: AMK_BENCH_WINDOW_MS, AMK_BENCH_MIN_REPS, AMK_BENCH_WARM=1 (warm L2). */
 void amk__bench_opts_default(amk__bench_opts *o);
 

@@ -484,17 +484,20 @@ static int run_once(hipFunction_t fn, const amk__run_kernel *k, void **argv, con
     } while (0)
 
 /* Uploads every input (in, inout) of set s from host and poisons the outputs (out) with
- * 0xFF bytes: NaN in every float type. */
+ * 0xFF bytes: NaN in every float type. Everything goes through the worker's own stream
+ * (non-blocking: it does not order with the legacy default stream). */
 static int upload(const amk__run_case *c, dev_set *s, void *const *host, int inputs,
                   int poison, run_ctx *x)
 {
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
         if (inputs && rb->role != AMK__ROLE_OUT)
-            GPU(hipMemcpy(s->ptr[b], host[b], buf_bytes(rb), hipMemcpyHostToDevice));
+            GPU(hipMemcpyAsync(s->ptr[b], host[b], buf_bytes(rb), hipMemcpyHostToDevice,
+                               W.stream));
         if (poison && rb->role == AMK__ROLE_OUT)
-            GPU(hipMemset(s->ptr[b], 0xff, buf_bytes(rb)));
+            GPU(hipMemsetAsync(s->ptr[b], 0xff, buf_bytes(rb), W.stream));
     }
+    GPU(hipStreamSynchronize(W.stream));
     return 1;
 out:
     return 0;
@@ -504,7 +507,9 @@ static int download(const amk__run_case *c, dev_set *s, void **host, run_ctx *x)
 {
     for (int b = 0; b < c->nbufs; b++)
         if (c->bufs[b].role != AMK__ROLE_IN)
-            GPU(hipMemcpy(host[b], s->ptr[b], buf_bytes(&c->bufs[b]), hipMemcpyDeviceToHost));
+            GPU(hipMemcpyAsync(host[b], s->ptr[b], buf_bytes(&c->bufs[b]),
+                               hipMemcpyDeviceToHost, W.stream));
+    GPU(hipStreamSynchronize(W.stream));
     return 1;
 out:
     return 0;
