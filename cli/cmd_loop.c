@@ -219,6 +219,27 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         return cli_fail_diag(ctx, cli_exit_for(e), &d);
     }
 
+    /* Without --resume the file is still checked (a hand-edited or foreign file is refused
+     * before anything is appended), and an earlier run of the same search is pointed out. */
+    if (!resume && amk_fs_exists(results)) {
+        amk_resume *prev = NULL;
+        e = amk_resume_load(results, amk_spec_name(s), shape, dev, &prev, &d);
+        if (e != AMK_OK) {
+            if (!d.msg[0])
+                amk_diag_set(&d, e, "%s: %s", results, amk_strerror(e));
+            else if (!strstr(d.msg, results))
+                amk_diag_prefix(&d, "%s", results);
+            amk_space_free(sp);
+            amk_evaluator_free(ev);
+            return cli_fail_diag(ctx, cli_exit_for_results(e), &d);
+        }
+        if (amk_resume_rows(prev) > 0 && ctx->tables != 0)
+            cli_warn(ctx, "note: %s already holds %zu trial(s) of %s at %s on %s; they are "
+                     "kept, but this run starts a fresh search (use --resume to continue "
+                     "it)", results, amk_resume_rows(prev), amk_spec_name(s), shape, dev);
+        amk_resume_free(prev);
+    }
+
     progress_ui ui;
     memset(&ui, 0, sizeof ui);
     ui.bar = ctx->tables != 0 && isatty(STDERR_FILENO);

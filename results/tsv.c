@@ -358,7 +358,10 @@ static int parse_int64(const char *p, size_t n, int64_t *out)
     return AMK_OK;
 }
 
-static int parse_col(const col_def *c, const char *p, size_t n, amk_row *r, amk_diag *d)
+/* check_bytes: whether text fields must still be searched for NUL and newline bytes (the
+ * row parser skips that when the whole line is known to hold none). */
+static int parse_col(const col_def *c, const char *p, size_t n, amk_row *r, int check_bytes,
+                     amk_diag *d)
 {
     char buf[64], q[64];
     switch (c->type) {
@@ -382,7 +385,7 @@ static int parse_col(const col_def *c, const char *p, size_t n, amk_row *r, amk_
         if (n > c->size - 1)
             return amk_diag_set(d, AMK_ETSV, "column %s: %zu bytes, longer than the %zu allowed",
                                 c->name, n, c->size - 1);
-        if (memchr(p, '\0', n) || memchr(p, '\n', n))
+        if (check_bytes && (memchr(p, '\0', n) || memchr(p, '\n', n)))
             return amk_diag_set(d, AMK_ETSV, "column %s: '%s' contains a NUL or newline byte",
                                 c->name, show(q, p, n));
         char *dst = (char *)r + c->off;
@@ -495,8 +498,9 @@ int amk__row_parse(const char *line, size_t len, amk_row *r, int allow_torn, amk
         return amk_diag_set(d, AMK_ETSV, "%zu fields, expected %d", nf, AMK__TSV_NCOLS);
     /* A torn row: its last field may be cut anywhere, the ones before it must be intact. */
     size_t complete = nf < AMK__TSV_NCOLS ? nf - 1 : nf;
+    int check_bytes = len && (memchr(line, '\0', len) || memchr(line, '\n', len));
     for (size_t i = 0; i < complete; i++) {
-        int rc = parse_col(&cols[i], fp[i], fl[i], r, d);
+        int rc = parse_col(&cols[i], fp[i], fl[i], r, check_bytes, d);
         if (rc)
             return rc;
     }

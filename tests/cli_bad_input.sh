@@ -259,6 +259,12 @@ run loop toy "${S[@]}" --backend model --budget 2 --results edited.tsv --best ed
 expect_rc 3
 expect_err "edited.tsv"
 expect_unchanged edited.tsv
+run loop toy "${S[@]}" --backend model --budget 2 --results edited.tsv --best edited.json
+expect_rc 3
+expect_err "edited.tsv:$line"
+expect_unchanged edited.tsv
+[ ! -e edited.json ] || fail "a refused loop wrote its best file"
+pass
 run evaluate good.json "${S[@]}" --results edited.tsv
 expect_rc 3
 expect_err "edited.tsv"

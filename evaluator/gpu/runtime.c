@@ -662,8 +662,9 @@ static int bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction
     x->res->nstats = nk;
     int cold = j->bench.cold && (nsets > 1 || flush_buf) && !(flush && !flush_buf);
     snprintf(x->res->regime, sizeof x->res->regime, "%s", cold ? "cold_l2" : "warm_l2");
-    note(x, "%d reps, %d input set%s of %.1f MiB%s", x->res->stats[0].reps, nsets,
-         nsets == 1 ? "" : "s", footprint / 1048576.0, flush_buf ? ", L2 flushed" : "");
+    note(x, "%s: %d reps, %d input set%s of %.1f MiB%s", x->res->regime, x->res->stats[0].reps,
+         nsets, nsets == 1 ? "" : "s", footprint / 1048576.0,
+         flush_buf ? " + L2 flush" : nsets > 1 ? " rotated" : "");
     ok = 1;
 out:
     if (flush_buf)
