@@ -128,8 +128,9 @@ int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv)
         }
         cli_args_unknown(&a);
     }
-    if (a.err || a.help)
-        return a.err;
+    int done = cli_args_done(ctx, &a); /* prints the help after --help */
+    if (done >= 0)
+        return done;
     if (do_fit) {
         if (n_files == 0)
             return cli_fail(ctx, CLI_EXIT_USAGE, "--fit needs at least one results file");

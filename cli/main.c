@@ -160,6 +160,8 @@ const cli_command cli_commands[] = {
      cli_cmd_report, cli_help_report},
     {"devices", "show GPUs (or why none answers) and the known targets", cli_cmd_devices,
      cli_help_devices},
+    {"calibrate", "measure a GPU's ceilings, or fit the cost model to measured results",
+     cli_cmd_calibrate, cli_help_calibrate},
     {"compile", "compile kernel templates without running them (check, warm the cache)",
      cmd_compile, amk_cmd_compile_help},
     {"help", "show help for amk or one command", cli_cmd_help, cli_help_help},

@@ -186,6 +186,7 @@ static int build_unit(const amk_config *c, const char *arch, const char *name,
         return amk_diag_set(d, AMK_ESPEC, "%s: spec names no %s source/entry",
                             amk_spec_name(c->spec), with_params ? "template" : "reference");
     snprintf(u->name, sizeof u->name, "%s", name);
+    snprintf(u->kernel, sizeof u->kernel, "%s", amk_spec_name(c->spec));
     snprintf(u->arch, sizeof u->arch, "%s", arch);
     snprintf(u->entry, sizeof u->entry, "%s", entry);
     char *text = NULL;
@@ -734,8 +735,9 @@ static int cache_store(amk_compiler *c, uint64_t key, char kind, const void *dat
     return rc;
 }
 
-/* The fault the test hook asks for on unit `name`, or NULL. */
-static const char *fault_for(const char *name, char *buf, size_t cap)
+/* The fault the test hook asks for on unit u, or NULL: AMK_TEST_COMPILE_FAULT=FAULT[:WHO]
+ * where WHO is a prefix of the unit's name (config_id) or its kernel's name. */
+static const char *fault_for(const amk_compile_unit *u, char *buf, size_t cap)
 {
     const char *env = getenv("AMK_TEST_COMPILE_FAULT");
     if (!env || !*env)
@@ -744,7 +746,8 @@ static const char *fault_for(const char *name, char *buf, size_t cap)
     char *colon = strchr(buf, ':');
     if (colon) {
         *colon = '\0';
-        if (strncmp(name, colon + 1, strlen(colon + 1)) != 0)
+        const char *who = colon + 1;
+        if (strncmp(u->name, who, strlen(who)) != 0 && strcmp(u->kernel, who) != 0)
             return NULL;
     }
     return buf;
@@ -886,7 +889,7 @@ int amk__compiler_run(amk_compiler *c, const amk_compile_unit *units, size_t n,
         }
         free(data);
         char fb[128];
-        const char *fault = fault_for(u->name, fb, sizeof fb);
+        const char *fault = fault_for(u, fb, sizeof fb);
         amk_sb *sb = &reqs[nj];
         put_u32(sb, AMK__COMPILE_OP_COMPILE);
         put_str(sb, u->name);

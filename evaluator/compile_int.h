@@ -47,7 +47,8 @@ int amk__cache_write_log(amk_cache *c, const char *name, const char *log, size_t
 /* ---------- compile units ------------------------------------------------------------------ */
 /* One thing to compile: full source text (vendor prelude + template) and options. */
 typedef struct amk_compile_unit {
-    char name[64];          /* label for logs/cache: config_id, or "<kernel>.reference" */
+    char name[64];          /* label for logs/cache: config_id, or "<kernel>.reference.<dt>" */
+    char kernel[AMK_NAME_MAX]; /* spec name ("" for a text unit) */
     char arch[16];          /* "sm_90", "gfx90a" */
     char entry[AMK_NAME_MAX]; /* extern "C" kernel name to look up in the code object */
     char *source;           /* owned */
@@ -113,7 +114,10 @@ double amk__compiler_timeout(const amk_compiler *c);
 
 /* Compiles n units in parallel (cache hits skip the workers). Every out[i] is filled (the
  * caller clears each with amk__code_clear). Failures of a unit are statuses; returns an
- * error only when the service itself broke (out of memory, no worker can start). */
+ * error only when the service itself broke (out of memory, no worker can start).
+ * Test-only fault hook: AMK_TEST_COMPILE_FAULT=abort|segv|hang|spin|exit[:WHO] makes the
+ * worker do that instead of compiling each missed unit whose name (config_id) starts with
+ * WHO or whose kernel is named WHO (all units without :WHO). Read at every call. */
 int amk__compiler_run(amk_compiler *c, const amk_compile_unit *units, size_t n,
                       amk_code *out, amk_diag *d);
 

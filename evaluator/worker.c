@@ -49,6 +49,7 @@ typedef struct worker {
 } worker;
 
 struct amk_worker_pool {
+    amk_worker_pool *next; /* every live pool of the process (children close their fds) */
     char name[32];
     int n;
     worker *w;
@@ -78,6 +79,11 @@ const char *amk__signal_name(int sig)
     default: return "signal";
     }
 }
+
+/* Live pools of this process: a child forked for one pool must not keep another pool's pipe
+ * ends (a compile worker holding the run worker's request pipe would keep it from seeing
+ * EOF). Pools are created and freed from one thread. */
+static amk_worker_pool *live_pools;
 
 /* ---------- child side -------------------------------------------------------------------- */
 
@@ -128,7 +134,7 @@ static void arm_cpu_limit(double limit_s)
     (void)setrlimit(RLIMIT_CPU, &rl);
 }
 
-static void child_setup(amk_worker_pool *p, int self, int req_rd, int resp_wr)
+static void child_setup(amk_worker_pool *p, int self)
 {
     /* Die with the parent; if it is already gone, go now. */
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -148,7 +154,21 @@ static void child_setup(amk_worker_pool *p, int self, int req_rd, int resp_wr)
     signal(SIGABRT, SIG_DFL);
     signal(SIGPIPE, SIG_IGN); /* a vanished parent is an EPIPE, then we exit */
 
-    /* Close every other worker's pipes and files, and the parent's ends of ours. */
+    /* Close every other worker's pipes and files (of this pool and of any other live pool),
+     * and the parent's ends of ours. */
+    for (amk_worker_pool *q = live_pools; q; q = q->next) {
+        if (q == p)
+            continue;
+        for (int i = 0; i < q->n; i++) {
+            worker *o = &q->w[i];
+            if (o->req_fd >= 0)
+                close(o->req_fd);
+            if (o->resp_fd >= 0)
+                close(o->resp_fd);
+            if (o->err_fd >= 0)
+                close(o->err_fd);
+        }
+    }
     for (int i = 0; i < p->n; i++) {
         worker *o = &p->w[i];
         if (o->req_fd >= 0)
@@ -166,8 +186,6 @@ static void child_setup(amk_worker_pool *p, int self, int req_rd, int resp_wr)
     dup2(p->w[self].err_fd, 1);
     dup2(p->w[self].err_fd, 2);
     close(p->w[self].err_fd);
-    (void)req_rd;
-    (void)resp_wr;
 
     struct rlimit rl = {0, 0};
     (void)setrlimit(RLIMIT_CORE, &rl); /* a crashing compiler must not write gigabytes */
@@ -184,7 +202,7 @@ static void child_setup(amk_worker_pool *p, int self, int req_rd, int resp_wr)
 
 static void child_main(amk_worker_pool *p, int self, int req_rd, int resp_wr)
 {
-    child_setup(p, self, req_rd, resp_wr);
+    child_setup(p, self);
     if (p->opts.child_init)
         p->opts.child_init(p->opts.ud);
     for (;;) {
@@ -321,6 +339,8 @@ static int spawn(amk_worker_pool *p, int i, amk_diag *d)
         return amk_diag_set(d, AMK_EWORKER, "%s worker %d: pipe: %s", p->name, i, strerror(e));
     }
     fflush(NULL); /* no buffered output may be duplicated into the child */
+    /* Note: PR_SET_PDEATHSIG in the child fires when the forking THREAD exits: pools are
+     * created and used from the process's main (or a long-lived) thread. */
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -389,6 +409,8 @@ int amk__worker_pool_create(const amk_worker_opts *opts, amk_worker_fn fn,
     struct sigaction sa;
     if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
         signal(SIGPIPE, SIG_IGN);
+    p->next = live_pools;
+    live_pools = p;
 
     for (int i = 0; i < n; i++) {
         int rc = spawn(p, i, d);
@@ -405,6 +427,11 @@ void amk__worker_pool_free(amk_worker_pool *p)
 {
     if (!p)
         return;
+    for (amk_worker_pool **q = &live_pools; *q; q = &(*q)->next)
+        if (*q == p) {
+            *q = p->next;
+            break;
+        }
     /* Closing the request pipes makes idle children exit; give them a moment together. */
     for (int i = 0; i < p->n; i++)
         close_fd(&p->w[i].req_fd);
@@ -546,8 +573,9 @@ static int respawn(amk_worker_pool *p, int i, amk_diag *d)
     return spawn(p, i, d);
 }
 
-/* Sends job to worker i. Returns 0 when dispatched, -1 when the worker could not take it
- * (the job is then failed) and the pool could not start a replacement (*broken set). */
+/* Sends job j to worker i (starting the worker first if it is down). Returns 0 when the job
+ * is running, -1 when it is already finished as failed (the worker could not take it; *broken
+ * is set when no replacement could be started). */
 static int dispatch(amk_worker_pool *p, int i, long j, amk_worker_job *jobs, int *broken,
                     amk_diag *d)
 {

@@ -2,6 +2,7 @@
  * ($AMK_FUZZ_SPECS, else tests/fixtures/specs/good next to this file). A config that
  * parses must round-trip through its canonical form and its params JSON unchanged, and its
  * defines must be built from declared choices only. */
+#define _POSIX_C_SOURCE 200809L /* setenv: fuzz targets are built without _GNU_SOURCE */
 #include "amk_space_defs.h"
 
 #include <stdint.h>
@@ -31,9 +32,11 @@ static void load_registry(void)
         snprintf(cut, sizeof path - (size_t)(cut - path), "tests/fixtures/specs/good");
 #endif
     }
+    /* the fixtures are the whole registry: half-edited built-ins must not stop the fuzzer */
+    setenv("AMK_KERNELS_DIR", path, 1);
     amk_diag d = {0};
-    if (amk_registry_create(&reg, &d) || amk_registry_add_dir(reg, path, &d)) {
-        fprintf(stderr, "fuzz_config: %s\n", d.msg);
+    if (amk_registry_create(&reg, &d) || amk_registry_count(reg) == 0) {
+        fprintf(stderr, "fuzz_config: %s: %s\n", path, d.msg[0] ? d.msg : "no kernels");
         abort();
     }
 }

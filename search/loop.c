@@ -103,7 +103,7 @@ static int fill_row(amk_row *r, int64_t trial, const loop_key *k, const char *id
     r->bound_us = v->bound_us;
     r->pct_of_roofline = v->pct_of_roofline;
     r->compile_ms = v->compile_ms;
-    r->cache_hit = isnan(v->compile_ms) && !v->cache_hit ? -1 : (v->cache_hit != 0);
+    r->cache_hit = v->cache_hit < 0 ? -1 : (v->cache_hit != 0); /* -1: nothing compiled */
     r->kept = kept;
     snprintf(r->device, sizeof r->device, "%s", k->device);
     if (v->reason[0] && v->notes[0])

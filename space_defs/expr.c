@@ -609,12 +609,6 @@ void amk_expr_slots(const amk_expr *e, unsigned char *used, int nslots)
             used[e->code[i].v] = 1;
 }
 
-int64_t amk__expr_const(const amk_expr *e, int *is)
-{
-    *is = e && e->n == 1 && e->code[0].op == AMK__OP_CONST;
-    return *is ? e->code[0].v : 0;
-}
-
 const char *amk_expr_source(const amk_expr *e)
 {
     return e ? e->src : NULL;

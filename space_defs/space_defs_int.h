@@ -51,8 +51,6 @@ struct amk_expr {
 int amk__expr_run(const amk_expr *e, const int64_t *slots, int64_t *out, int *errpc);
 /* Formats the message of a failed amk__expr_run into d; returns code. */
 int amk__expr_error(const amk_expr *e, const int64_t *slots, int code, int errpc, amk_diag *d);
-/* The constant value if the expression is a literal only (after parse), else 0 with *is=0. */
-int64_t amk__expr_const(const amk_expr *e, int *is);
 
 /* ---- specs ---- */
 typedef struct amk__param {

@@ -446,6 +446,27 @@ START_TEST(test_worker_pool_free_reaps_all)
 }
 END_TEST
 
+/* A pool's workers must not hold another pool's pipes: freeing the first pool while a second
+ * exists lets its idle workers see EOF and exit at once (no kill after the grace period). */
+START_TEST(test_worker_pool_free_with_other_pool_alive)
+{
+    amk_worker_pool *a = make_pool(2, 0, 0);
+    amk_worker_pool *b = make_pool(2, 0, 0);
+    amk_worker_job j;
+    run1(b, &j, "ping", 10);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    amk__worker_job_clear(&j);
+    double t0 = amk_now_s();
+    amk__worker_pool_free(a);
+    double dt = amk_now_s() - t0;
+    ck_assert_msg(dt < 0.8, "freeing took %.3f s: workers did not see EOF", dt);
+    run1(b, &j, "still", 10);
+    ck_assert_int_eq(j.rc, AMK_OK);
+    amk__worker_job_clear(&j);
+    amk__worker_pool_free(b);
+}
+END_TEST
+
 START_TEST(test_worker_pool_create_invalid)
 {
     amk_worker_opts o = {0};
@@ -995,6 +1016,32 @@ START_TEST(test_compile_injected_faults)
 }
 END_TEST
 
+/* The hook can name a kernel: every config of the compile_crash fixture crashes its worker,
+ * the scale configs of the same batch compile. */
+START_TEST(test_compile_fault_by_kernel_name)
+{
+    make_tmpdir();
+    amk_compiler *c = make_compiler(2, 0);
+    amk_config cfgs[3] = {cfg_of("compile_crash", NULL, NULL, 0), cfg_of("scale", NULL, NULL, 0),
+                          cfg_of("compile_crash", NULL, "BLOCK", 64)};
+    setenv("AMK_TEST_COMPILE_FAULT", "segv:compile_crash", 1);
+    amk_code out[3];
+    compile_cfgs(c, cfgs, 3, ARCH, out);
+    unsetenv("AMK_TEST_COMPILE_FAULT");
+    ck_assert_msg(out[0].status == AMK_STATUS_COMPILE_CRASH, "%s", out[0].reason);
+    ck_assert_msg(out[1].status == AMK_STATUS_OK, "%s", out[1].reason);
+    ck_assert_msg(out[2].status == AMK_STATUS_COMPILE_CRASH, "%s", out[2].reason);
+    ck_assert_int_eq(amk__worker_pool_respawns(amk__compiler_pool(c)), 2);
+    for (int i = 0; i < 3; i++)
+        amk__code_clear(&out[i]);
+    compile_cfgs(c, cfgs, 1, ARCH, out); /* without the hook it is a fine template */
+    ck_assert_msg(out[0].status == AMK_STATUS_OK, "%s", out[0].reason);
+    amk__code_clear(&out[0]);
+    amk__compiler_free(c);
+    remove_tmpdir();
+}
+END_TEST
+
 /* The compile-bomb fixture: the real compiler runs until the timeout kills it. */
 START_TEST(test_compile_real_hang_times_out)
 {
@@ -1180,6 +1227,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_worker_pool_run_big_messages);
     tcase_add_test(tc, test_worker_pool_run_keeps_stderr_on_success);
     tcase_add_test(tc, test_worker_pool_free_reaps_all);
+    tcase_add_test(tc, test_worker_pool_free_with_other_pool_alive);
     tcase_add_test(tc, test_worker_pool_create_invalid);
     suite_add_tcase(s, tc);
 
@@ -1205,6 +1253,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_compile_builtin_kernels);
     tcase_add_test(tc, test_compile_cache_hit_and_corruption);
     tcase_add_test(tc, test_compile_injected_faults);
+    tcase_add_test(tc, test_compile_fault_by_kernel_name);
     tcase_add_test(tc, test_compile_real_hang_times_out);
     tcase_add_test(tc, test_compile_syntax_error_keeps_log);
     tcase_add_test(tc, test_compiler_timeout_adaptive);
