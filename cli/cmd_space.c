@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* Above this many raw points `space` estimates the counts by sampling (unless --exact). */
-#define SPACE_EXACT_LIMIT 5e7
+#define SPACE_EXACT_LIMIT 2e6
 #define SPACE_SAMPLES 200000
 
 static double raw_size(const amk_spec *s)
@@ -21,7 +21,9 @@ static double raw_size(const amk_spec *s)
 
 static void fmt_count(char *out, size_t cap, double n)
 {
-    if (n < 1e15)
+    if (isnan(n))
+        snprintf(out, cap, "?");
+    else if (n < 1e15)
         snprintf(out, cap, "%.0f", n);
     else
         snprintf(out, cap, "%.3g", n);
@@ -147,16 +149,25 @@ static int estimate_counts(const amk_space *sp, const amk_target *t, double *val
     return AMK_OK;
 }
 
-static void print_space_table(const amk_spec *s, const cJSON *out)
+static const char *jstr(const cJSON *o, const char *key)
 {
-    const cJSON *space = out;
-    const cJSON *params = cJSON_GetObjectItemCaseSensitive(space, "params");
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "?";
+}
+
+static double jnum(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void print_space_table(const cJSON *out)
+{
     const cJSON *p;
-    fprintf(stderr, "kernel %s  shape %s  target %s\n", amk_spec_name(s),
-            cJSON_GetObjectItemCaseSensitive(out, "shape")->valuestring,
-            cJSON_GetObjectItemCaseSensitive(out, "target")->valuestring);
+    fprintf(stderr, "kernel %s  shape %s  target %s\n", jstr(out, "kernel"), jstr(out, "shape"),
+            jstr(out, "target"));
     fprintf(stderr, "%-12s %-10s %s\n", "PARAM", "DEFAULT", "CHOICES");
-    cJSON_ArrayForEach(p, params)
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(out, "params"))
     {
         char *def = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(p, "default"));
         char *ch = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(p, "choices"));
@@ -164,29 +175,29 @@ static void print_space_table(const amk_spec *s, const cJSON *out)
         free(def);
         free(ch);
     }
-    const cJSON *derived = cJSON_GetObjectItemCaseSensitive(space, "derived");
+    const cJSON *derived = cJSON_GetObjectItemCaseSensitive(out, "derived");
     if (cJSON_GetArraySize(derived) > 0) {
         fprintf(stderr, "derived:\n");
         cJSON_ArrayForEach(p, derived)
             if (cJSON_IsString(p))
                 fprintf(stderr, "  %s = %s\n", p->string, p->valuestring);
     }
-    const cJSON *restr = cJSON_GetObjectItemCaseSensitive(space, "restrictions");
+    const cJSON *restr = cJSON_GetObjectItemCaseSensitive(out, "restrictions");
     if (cJSON_GetArraySize(restr) > 0) {
         fprintf(stderr, "restrictions:\n");
         cJSON_ArrayForEach(p, restr)
             if (cJSON_IsString(p))
                 fprintf(stderr, "  %s\n", p->valuestring);
     }
-    const cJSON *counted = cJSON_GetObjectItemCaseSensitive(out, "counted");
     char raw[32], valid[32], feas[32];
-    fmt_count(raw, sizeof raw, cJSON_GetObjectItemCaseSensitive(out, "raw_size")->valuedouble);
-    fmt_count(valid, sizeof valid,
-              cJSON_GetObjectItemCaseSensitive(out, "valid_count")->valuedouble);
-    fmt_count(feas, sizeof feas,
-              cJSON_GetObjectItemCaseSensitive(out, "feasible_count")->valuedouble);
+    fmt_count(raw, sizeof raw, jnum(out, "raw_size"));
+    fmt_count(valid, sizeof valid, jnum(out, "valid_count"));
+    fmt_count(feas, sizeof feas, jnum(out, "feasible_count"));
     fprintf(stderr, "raw %s  valid %s  feasible %s  (%s)\n", raw, valid, feas,
-            counted->valuestring);
+            jstr(out, "counted"));
+    const cJSON *def = cJSON_GetObjectItemCaseSensitive(out, "default_config");
+    if (def && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(def, "valid")))
+        fprintf(stderr, "default config is not valid here: %s\n", jstr(def, "reason"));
 }
 
 int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
@@ -273,6 +284,8 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
     cJSON_AddNumberToObject(out, "valid_count", round(valid));
     cJSON_AddNumberToObject(out, "feasible_count", round(feasible));
     cJSON_AddStringToObject(out, "counted", counted);
+    if (!strcmp(counted, "estimated"))
+        cJSON_AddNumberToObject(out, "samples", SPACE_SAMPLES);
 
     /* Is the default config usable here? Agents start from it. */
     amk_config def;
@@ -291,7 +304,7 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
             cJSON_AddStringToObject(dj, "reason", d.msg);
     }
     amk_space_free(sp);
-    if (cli_tables(ctx) && cJSON_GetObjectItemCaseSensitive(out, "counted"))
-        print_space_table(s, out);
+    if (cli_tables(ctx))
+        print_space_table(out);
     return cli_print_json(ctx, out);
 }

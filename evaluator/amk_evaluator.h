@@ -61,6 +61,11 @@ typedef struct amk_backend_type {
     const amk_target *(*target)(void *state);
     const char *(*device)(void *state); /* device name for rows: "NVIDIA H100 80GB HBM3" */
     void (*clear)(void *state);
+    /* Optional, NULL when unsupported (model, sim): times configs a and b of one kernel and
+     * shape interleaved in one window (A B A B ...) so drift hits both alike; fills the
+     * medians lat_us[2] and spreads spread[2]. Used by keep/revert when a gap is close. */
+    int (*remeasure)(void *state, const amk_config *a, const amk_config *b, double lat_us[2],
+                     double spread[2], amk_diag *d);
 } amk_backend_type;
 
 extern const amk_backend_type *const amk_backends[]; /* NULL-terminated */
@@ -86,6 +91,10 @@ const char *amk_evaluator_device(const amk_evaluator *ev);
  * not_recorded with the reason (rejected/screened ones are still decided). */
 int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_config *const *cfgs,
                       size_t n, double incumbent_us, amk_verdict *out);
+/* Interleaved re-measure of a and b through the backend (see amk_backend_type.remeasure).
+ * AMK_EUNSUPPORTED when the backend has none (its latencies are not measurements). */
+int amk_evaluator_remeasure(amk_evaluator *ev, const amk_config *a, const amk_config *b,
+                            double lat_us[2], double spread[2], amk_diag *d);
 /* Screen margin (fraction, default 0.02): floor > incumbent * (1 + margin) is screened. */
 void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin);
 

@@ -247,6 +247,15 @@ const char *amk_evaluator_device(const amk_evaluator *ev)
     return s && *s ? s : ev->type->name;
 }
 
+int amk_evaluator_remeasure(amk_evaluator *ev, const amk_config *a, const amk_config *b,
+                            double lat_us[2], double spread[2], amk_diag *d)
+{
+    if (!ev || !ev->type->remeasure)
+        return amk_diag_set(d, AMK_EUNSUPPORTED, "backend %s cannot re-measure",
+                            ev ? ev->type->name : "(none)");
+    return ev->type->remeasure(ev->state, a, b, lat_us, spread, d);
+}
+
 void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin)
 {
     if (ev && isfinite(margin) && margin >= 0)

@@ -39,6 +39,25 @@ static double noise_of(double spread)
     return isfinite(spread) && spread > 0 ? spread : 0;
 }
 
+/* The margin a gain must clear: max(min_gain, the larger measured spread). */
+static double keep_margin(const amk_incumbent *inc, const amk_verdict *v, double min_gain)
+{
+    double margin = isfinite(min_gain) && min_gain > 0 ? min_gain : 0;
+    double noise = fmax(noise_of(inc->spread), noise_of(v->spread));
+    return noise > margin ? noise : margin;
+}
+
+int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
+                    double min_gain)
+{
+    if (!inc || !inc->has || inc->kind != AMK_LAT_MEASURED || !v ||
+        v->status != AMK_STATUS_OK || v->latency_kind != AMK_LAT_MEASURED ||
+        !(inc->latency_us > 0) || !(v->latency_us > 0) || amk_config_equal(&inc->config, cand))
+        return 0;
+    double gain = (inc->latency_us - v->latency_us) / inc->latency_us;
+    return fabs(gain) <= 2 * keep_margin(inc, v, min_gain);
+}
+
 int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
                          const amk_verdict *v, double min_gain, const amk_limits *lim)
 {
@@ -52,10 +71,7 @@ int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
         return 0;
     if (!isfinite(inc->latency_us) || inc->latency_us <= 0)
         return 1; /* an incumbent without a latency loses to any measured one */
-    double margin = isfinite(min_gain) && min_gain > 0 ? min_gain : 0;
-    double noise = fmax(noise_of(inc->spread), noise_of(v->spread));
-    if (noise > margin)
-        margin = noise;
+    double margin = keep_margin(inc, v, min_gain);
     double gain = (inc->latency_us - v->latency_us) / inc->latency_us; /* >0: faster */
     if (gain > margin)
         return 1;

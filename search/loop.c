@@ -124,6 +124,34 @@ static int write_best(const char *path, const amk_row *row, const amk_incumbent 
     return rc;
 }
 
+/* A close call between two measured configs is re-measured interleaved in one window
+ * (DESIGN §3) when the backend can: the incumbent's latency is refreshed and the decision
+ * uses the candidate's re-measured median. The row keeps the candidate's first measurement
+ * and says in its note what the re-measure found. Backends that cannot re-measure (or a
+ * re-measure that fails) leave the decision to the first measurements. */
+static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_config *cand,
+                            amk_verdict *decide, amk_verdict *logged)
+{
+    double lat[2], spread[2];
+    amk_diag d = {0};
+    int rc = amk_evaluator_remeasure(ev, &inc->config, cand, lat, spread, &d);
+    if (rc == AMK_EUNSUPPORTED)
+        return;
+    size_t len = strlen(logged->notes);
+    char *tail = logged->notes + len;
+    size_t cap = sizeof logged->notes - len;
+    if (rc != AMK_OK) {
+        snprintf(tail, cap, "%sre-measure failed: %s", len ? "; " : "", d.msg);
+        return;
+    }
+    snprintf(tail, cap, "%sre-measured interleaved with incumbent (trial %lld): incumbent "
+             "%.3f us, candidate %.3f us", len ? "; " : "", (long long)inc->trial, lat[0], lat[1]);
+    inc->latency_us = lat[0];
+    inc->spread = spread[0];
+    decide->latency_us = lat[1];
+    decide->spread = spread[1];
+}
+
 int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
 {
     if (!o || !o->space || !o->ev || !o->results_path || !out)
@@ -279,8 +307,10 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
          * before best.json, so best.json never names a trial the log does not hold. */
         int changed = 0;
         for (int i = 0; i < n; i++) {
-            int keep = amk__keep_decide_lim(&inc, &props[i].config, &verdicts[i], min_gain,
-                                            lim);
+            amk_verdict decide = verdicts[i]; /* what keep/revert judges (maybe re-measured) */
+            if (amk__keep_close(&inc, &props[i].config, &decide, min_gain))
+                remeasure_close(o->ev, &inc, &props[i].config, &decide, &verdicts[i]);
+            int keep = amk__keep_decide_lim(&inc, &props[i].config, &decide, min_gain, lim);
             rc = fill_row(&rows[i], next_trial + i, &key, ids[i], &props[i], &verdicts[i],
                           keep, d);
             if (rc < 0)
@@ -288,8 +318,8 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
             if (keep) {
                 inc.has = 1;
                 inc.config = props[i].config;
-                inc.latency_us = verdicts[i].latency_us;
-                inc.spread = verdicts[i].spread;
+                inc.latency_us = decide.latency_us;
+                inc.spread = decide.spread;
                 inc.kind = verdicts[i].latency_kind;
                 inc.trial = rows[i].trial;
                 inc_row = rows[i];

@@ -78,6 +78,11 @@ int amk__config_simpler(const amk_config *a, const amk_config *b, const amk_limi
 
 /* amk_keep_decide with the limits used to evaluate launch geometry (the loop passes its
  * space's limits; the public function uses the default target's). */
+/* 1 when candidate and incumbent are both measured and their gap is within twice the keep
+ * margin: close enough that separate measurements may have decided it by drift, so the
+ * loop re-measures both interleaved before deciding. */
+int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
+                    double min_gain);
 int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
                          const amk_verdict *v, double min_gain, const amk_limits *lim);
 

@@ -5,6 +5,7 @@
  * determinism, budgets, resume and crash consistency, and can fail. */
 #include "amk_search.h"
 #include "search_int.h"
+#include "evaluator_int.h"
 
 #include <check.h>
 #include <cjson/cJSON.h>
@@ -1139,6 +1140,99 @@ START_TEST(test_amk__jump_moves_two_or_three_params)
 }
 END_TEST
 
+
+/* ---- interleaved re-measure of close calls ------------------------------------------------ */
+
+/* A fake measuring backend: the k-th evaluated config measures fake_lat[k]; remeasure answers
+ * fake_re[0] (incumbent) and fake_re[1] (candidate) and counts its calls. */
+static double fake_lat[4], fake_re[2];
+static int fake_calls, fake_re_calls;
+
+static int fake_init(void *st, const amk_backend_opts *o, amk_diag *d)
+{
+    (void)st, (void)o, (void)d;
+    return AMK_OK;
+}
+
+static int fake_evaluate(void *st, const amk_config *const *c, size_t n, amk_verdict *out)
+{
+    (void)st, (void)c;
+    for (size_t i = 0; i < n; i++) {
+        out[i].status = AMK_STATUS_OK;
+        out[i].correct = 1;
+        out[i].latency_kind = AMK_LAT_MEASURED;
+        out[i].latency_us = fake_lat[fake_calls++ % 4];
+        out[i].spread = 0.001;
+    }
+    return AMK_OK;
+}
+
+static int fake_remeasure(void *st, const amk_config *a, const amk_config *b, double lat[2],
+                          double spread[2], amk_diag *d)
+{
+    (void)st, (void)a, (void)b, (void)d;
+    fake_re_calls++;
+    lat[0] = fake_re[0];
+    lat[1] = fake_re[1];
+    spread[0] = spread[1] = 0.001;
+    return AMK_OK;
+}
+
+static void fake_clear(void *st) { (void)st; }
+
+static const amk_backend_type fake_bench = {
+    .api_version = 1, .name = "fakebench", .init = fake_init, .evaluate = fake_evaluate,
+    .clear = fake_clear, .remeasure = fake_remeasure,
+};
+
+/* Runs exhaustive for 2 trials on the fake backend; returns the rows. */
+static rowvec two_trials(double first, double second, double re_inc, double re_cand)
+{
+    amk_evaluator *ev = NULL;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk__evaluator_create_type(&fake_bench, NULL, &ev, &d), AMK_OK);
+    fake_lat[0] = first;
+    fake_lat[1] = second;
+    fake_re[0] = re_inc;
+    fake_re[1] = re_cand;
+    fake_calls = fake_re_calls = 0;
+    remove_results();
+    amk_loop_opts o = opts_for("exhaustive", 1, 2);
+    o.ev = ev;
+    amk_loop_result res;
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    amk_evaluator_free(ev);
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq(rv.n, 2);
+    return rv;
+}
+
+START_TEST(test_amk_loop_run_remeasures_close_calls_interleaved)
+{
+    /* 0.2% apart (inside the 1% margin): re-measured together, the candidate is really 10%
+     * faster, so it is kept; the row keeps its first measurement and says what happened. */
+    rowvec rv = two_trials(1000.0, 998.0, 1000.0, 900.0);
+    ck_assert_int_eq(fake_re_calls, 1);
+    ck_assert_int_eq(rv.v[1].kept, 1);
+    ck_assert_double_eq_tol(rv.v[1].latency_us, 998.0, 1e-6);
+    ck_assert_ptr_nonnull(strstr(rv.v[1].note, "re-measured interleaved"));
+    free(rv.v);
+
+    /* Close again, but together the candidate is slower: reverted whatever the tie-break. */
+    rv = two_trials(1000.0, 999.0, 1000.0, 1100.0);
+    ck_assert_int_eq(fake_re_calls, 1);
+    ck_assert_int_eq(rv.v[1].kept, 0);
+    free(rv.v);
+
+    /* A clear win needs no re-measure. */
+    rv = two_trials(1000.0, 500.0, 0, 0);
+    ck_assert_int_eq(fake_re_calls, 0);
+    ck_assert_int_eq(rv.v[1].kept, 1);
+    ck_assert_ptr_null(strstr(rv.v[1].note, "re-measured"));
+    free(rv.v);
+}
+END_TEST
+
 static TCase *tcase(Suite *s, const char *name, int timeout)
 {
     TCase *tc = tcase_create(name);
@@ -1178,6 +1272,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_loop_run_resume_continues_numbering_and_incumbent);
     tcase_add_test(tc, test_amk_loop_run_resume_exhaustive_completes_the_space);
     tcase_add_test(tc, test_amk_loop_run_survives_sigkill_and_resumes);
+    tcase_add_test(tc, test_amk_loop_run_remeasures_close_calls_interleaved);
 
     tc = tcase(s, "internals", 30);
     tcase_add_test(tc, test_amk__sampler_next_serves_every_config_once);

@@ -16,7 +16,7 @@ done
 run --help
 expect_rc 0
 expect_out "usage: amk [GLOBAL OPTIONS] COMMAND"
-for cmd in list space propose evaluate loop report devices help; do
+for cmd in list space propose evaluate loop report devices calibrate help; do
     run "$cmd" --help
     expect_rc 0
     expect_out "usage: amk $cmd"
@@ -132,6 +132,18 @@ h100=$(jget "$WORK/out" 'd["valid_count"]')
 # The A100 has less opt-in shared memory than the H100: never more valid configs.
 python3 -c "import sys; sys.exit(0 if $a100 <= $h100 else 1)" || fail "a100 has more valid gemm configs ($a100) than h100 ($h100)"
 pass
+# A large space is estimated by sampling; the estimate is close to the exact count.
+BIG="$SRC/tests/fixtures/specs/good/big"
+if [ -f "$BIG/spec.json" ]; then
+    run space big --spec-dir "$BIG"
+    expect_rc 0
+    expect_py "$WORK/out" 'd["counted"] == "estimated" and d["samples"] > 0 and d["raw_size"] > 2e6'
+    cp "$WORK/out" big_est.json
+    run space big --spec-dir "$BIG" --exact
+    expect_rc 0
+    expect_py "$WORK/out" 'd["counted"] == "exact"'
+    expect_py "$WORK/out" 'abs(json.load(open("big_est.json"))["valid_count"] - d["valid_count"]) <= 0.02 * d["raw_size"]'
+fi
 run space gemm --target nosuchgpu
 expect_rc 2
 expect_err "unknown target 'nosuchgpu'" "h100"

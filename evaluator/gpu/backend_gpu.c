@@ -720,4 +720,5 @@ const amk_backend_type amk_backend_gpu = {
     .target = gpu_target,
     .device = gpu_device,
     .clear = gpu_clear,
+    .remeasure = amk__gpu_remeasure,
 };
