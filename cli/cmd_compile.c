@@ -385,10 +385,16 @@ static void print_rows(const rows *r, int json)
            "compile_ms", "cache");
     for (size_t i = 0; i < r->n; i++) {
         const unit_row *u = &r->v[i];
-        printf("%-16s %-9s %-16s %-15s %10.1f %s\n", amk_spec_name(u->spec),
+        char ms[32];
+        if (isnan(u->res.compile_ms))
+            snprintf(ms, sizeof ms, "-");
+        else
+            snprintf(ms, sizeof ms, "%.1f", u->res.compile_ms);
+        printf("%-16s %-9s %-16s %-15s %10s %s\n", amk_spec_name(u->spec),
                u->reference ? "reference" : "config", u->res.config_id,
-               amk_status_name(u->res.status), u->res.compile_ms,
-               u->res.cache_hit ? "hit" : "miss");
+               amk_status_name(u->res.status), ms,
+               u->res.status == AMK_STATUS_REJECTED ? "-"
+                                                    : (u->res.cache_hit ? "hit" : "miss"));
         if (u->res.status != AMK_STATUS_OK) {
             if (u->res.reason[0])
                 printf("    reason: %s\n", u->res.reason);

@@ -87,7 +87,8 @@ typedef struct amk_worker_job {
 } amk_worker_job;
 
 /* Runs n jobs in parallel across the pool (each on the next free worker, at most one per
- * worker at a time) and waits for all. Per-job failures are reported in the job (rc, reason,
+ * worker at a time) and waits for all. The outputs of every job are overwritten (clear a job
+ * that ran before, or its resp leaks). Not thread-safe: one caller per pool at a time. Per-job failures are reported in the job (rc, reason,
  * stderr_tail), the failed worker is killed, reaped and replaced, and the other jobs go on.
  * Returns AMK_OK, or AMK_EINVAL / AMK_EWORKER when the pool itself cannot go on (no worker
  * could be started: d says why; unfinished jobs then carry rc AMK_EWORKER). */

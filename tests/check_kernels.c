@@ -513,7 +513,7 @@ START_TEST(test_specs_rmsnorm_cost_and_launch)
     ck_assert_str_eq(t.unit, "none");
     ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(l.grid[0], 1023); /* ROWS = 1 by default */
-    ck_assert_int_eq(l.block[0], 256);
+    ck_assert_int_eq(l.block[0], 128); /* THREADS = 128 by default */
     amk_config b = config_at(s, "default");
     ck_assert_msg(amk_config_cost(&b, &lim, &t, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(t.min_bytes, (2 * 4096LL * 4096 + 4096) * 2); /* bf16 */

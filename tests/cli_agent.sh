@@ -32,6 +32,16 @@ expect_py v0.json 'd["status"] == "ok" and d["valid"] is True and d["latency_kin
 expect_py v0.json 'd["latency_us"] > 0 and d["bound_us"] > 0 and d["latency_us"] >= d["bound_us"]'
 expect_py v0.json 'd["correct"] is None and d["rejected_reason"] is None'
 expect_py v0.json 'set(d) >= {"status", "valid", "rejected_reason", "correct", "latency_us", "latency_kind", "predicted_us", "bound_us", "pct_of_roofline", "config_id", "notes"}'
+# The verdict has exactly the fields of space_defs/schema/verdict.schema.json, and the
+# proposal's config only fields of config.schema.json.
+VSCHEMA="$SRC/space_defs/schema/verdict.schema.json"
+CSCHEMA="$SRC/space_defs/schema/config.schema.json"
+if [ -f "$VSCHEMA" ]; then
+    expect_py v0.json 'set(d) == set(json.load(open("'"$VSCHEMA"'"))["properties"])'
+fi
+if [ -f "$CSCHEMA" ]; then
+    expect_py p0.json 'set(json.load(open("'"$CSCHEMA"'"))["required"]) <= set(d["config"]) <= set(json.load(open("'"$CSCHEMA"'"))["properties"])'
+fi
 id0=$(jget p0.json 'd["config_id"]')
 [ "$(jget v0.json 'd["config_id"]')" = "$id0" ] || fail "verdict config_id differs from the proposal's"
 pass
