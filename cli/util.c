@@ -20,6 +20,8 @@ void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv)
 }
 
 static void args_vfail(cli_args *a, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+static void args_vfail(cli_args *a, const char *fmt, va_list ap)
 {
     fprintf(stderr, "amk%s%s: ", a->cmd ? " " : "", a->cmd ? a->cmd : "");
     vfprintf(stderr, fmt, ap);
@@ -169,6 +171,8 @@ int cli_common_option(cli_ctx *ctx, cli_args *a)
 
 /* ---------- messages --------------------------------------------------------------------- */
 
+static void vmsg(const cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 static void vmsg(const cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
 {
     fprintf(stderr, "amk%s%s: %s", ctx && ctx->cmd ? " " : "", ctx && ctx->cmd ? ctx->cmd : "",

@@ -36,7 +36,10 @@
     "AMK_INLINE amk_bf16 amk_bf16_from_float(float f) {\n"                                    \
     "    unsigned int u = __float_as_uint(f);\n"                                              \
     "    amk_bf16 h;\n"                                                                       \
-    "    if ((u & 0x7fffffffu) > 0x7f800000u) { h.bits = (unsigned short)((u >> 16) | 0x40u); return h; }\n" \
+    "    if ((u & 0x7fffffffu) > 0x7f800000u) { /* NaN: keep it, made quiet */\n"             \
+    "        h.bits = (unsigned short)((u >> 16) | 0x40u);\n"                                  \
+    "        return h;\n"                                                                     \
+    "    }\n"                                                                                 \
     "    u += 0x7fffu + ((u >> 16) & 1u);\n"                                                  \
     "    h.bits = (unsigned short)(u >> 16);\n"                                               \
     "    return h;\n"                                                                         \
@@ -53,7 +56,8 @@
     "        return r;\n"                                                                     \
     "    }\n"                                                                                 \
     "    unsigned int e = (a >> 23) - 120u, m = (a >> 20) & 7u, rem = a & 0xfffffu;\n"         \
-    "    if (rem > 0x80000u || (rem == 0x80000u && (m & 1u))) { if (++m == 8u) { m = 0u; ++e; } }\n" \
+    "    if (rem > 0x80000u || (rem == 0x80000u && (m & 1u))) /* to nearest, ties even */\n"  \
+    "        if (++m == 8u) { m = 0u; ++e; }\n"                                                 \
     "    unsigned int b = (e << 3) | m;\n"                                                    \
     "    r.bits = (unsigned char)(s | (b > 0x7eu ? 0x7eu : b));\n"                             \
     "    return r;\n"                                                                         \

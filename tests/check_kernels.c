@@ -322,10 +322,16 @@ static void roundtrip_all_patterns(const char *dtype, uint16_t one, uint16_t exp
     amk_spec_free(s);
 }
 
-START_TEST(test_rmsnorm_bf16_roundtrips_every_pattern) { roundtrip_all_patterns("bf16", 0x3f80, 0x7f80); }
+START_TEST(test_rmsnorm_bf16_roundtrips_every_pattern)
+{
+    roundtrip_all_patterns("bf16", 0x3f80, 0x7f80);
+}
 END_TEST
 
-START_TEST(test_rmsnorm_f16_roundtrips_every_pattern) { roundtrip_all_patterns("f16", 0x3c00, 0x7c00); }
+START_TEST(test_rmsnorm_f16_roundtrips_every_pattern)
+{
+    roundtrip_all_patterns("f16", 0x3c00, 0x7c00);
+}
 END_TEST
 
 /* Mean square computed from 16-bit inputs: row [1, 2, 2] in f16 has mean square 3, so
