@@ -30,7 +30,8 @@
     XX(RESULTS, 3, "results file problem: missing, malformed, foreign or hand-edited "      \
                    "results.tsv, or it cannot be written")                                 \
     XX(NODEV, 4, "no device: the backend asked for explicitly (gpu) is not available")     \
-    XX(INTERNAL, 5, "internal error (out of memory, a backend or worker that broke)")
+    XX(INTERNAL, 5, "internal error (out of memory, a backend or worker that broke)")     \
+    XX(COMPILE, 6, "`amk compile` only: at least one template failed to compile")
 
 enum {
 #define CLI__EXIT_ENUM(name, val, doc) CLI_EXIT_##name = (val),
@@ -154,8 +155,6 @@ cJSON *cli_space_json(const amk_spec *s);
 /* JSON value of choice `k` of param `i` (integer or enum label). */
 cJSON *cli_choice_json(const amk_spec *s, int i, int k);
 
-/* Fills a verdict from a results row (for strategies replaying history). */
-void cli_verdict_from_row(const amk_row *r, amk_verdict *v);
 
 /* Subcommands. */
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv);

@@ -3,6 +3,7 @@
  * compile time and cache hit, and exits non-zero when any failed. The compiler runs in
  * isolated worker processes, so a crashing or hanging compiler is a status, not our death.
  * Self-contained on the public library API: amk_cmd_compile(argc, argv). */
+#include "cli_int.h"
 #include "amk_common.h"
 #include "amk_cost_model.h"
 #include "amk_evaluator.h"
@@ -20,15 +21,6 @@
 int amk_cmd_compile(int argc, char **argv);
 extern const char amk_cmd_compile_help[];
 
-/* Exit codes (the first five as every amk subcommand; 6 is compile's own). */
-enum {
-    EXIT_OK = 0,
-    EXIT_USAGE = 1,
-    EXIT_INPUT = 2,
-    EXIT_NODEV = 4,
-    EXIT_INTERNAL = 5,
-    EXIT_FAILED = 6
-};
 
 const char amk_cmd_compile_help[] =
     "usage: amk compile KERNEL|--all [--arch ARCH] [--target T] [--shape SHAPE]\n"
@@ -90,7 +82,7 @@ static int usage(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (see `amk compile --help`)\n");
     va_end(ap);
-    return EXIT_USAGE;
+    return CLI_EXIT_USAGE;
 }
 
 static int parse_long(const char *name, const char *text, long lo, long hi, long *out)
@@ -125,7 +117,7 @@ static int parse_args(int argc, char **argv, opts *o)
         }
         if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
             fputs(amk_cmd_compile_help, stdout);
-            return EXIT_OK;
+            return CLI_EXIT_OK;
         }
         if (!strcmp(name, "--all") || !strcmp(name, "--json") ||
             !strcmp(name, "--no-reference")) {
@@ -169,15 +161,15 @@ static int parse_args(int argc, char **argv, opts *o)
             o->spec_dirs[o->n_spec_dirs++] = val;
         } else if (!strcmp(name, "--random")) {
             if (parse_long(name, val, 0, 100000, &v))
-                return EXIT_USAGE;
+                return CLI_EXIT_USAGE;
             o->random = v;
         } else if (!strcmp(name, "--seed")) {
             if (parse_long(name, val, 0, 0x7fffffffL, &v))
-                return EXIT_USAGE;
+                return CLI_EXIT_USAGE;
             o->seed = (unsigned long)v;
         } else if (!strcmp(name, "--jobs")) {
             if (parse_long(name, val, 1, 1024, &v))
-                return EXIT_USAGE;
+                return CLI_EXIT_USAGE;
             o->jobs = v;
         } else if (!strcmp(name, "--timeout")) {
             double s;
@@ -230,14 +222,14 @@ static int add_kernel(const opts *o, const amk_spec *s, const amk_target *t, gsl
     if (o->shape) {
         if (amk_shape_parse(s, o->shape, &sh, &d) != AMK_OK) {
             fprintf(stderr, "amk compile: %s: --shape: %s\n", amk_spec_name(s), d.msg);
-            return EXIT_INPUT;
+            return CLI_EXIT_INPUT;
         }
     } else
         amk_spec_shape(s, 0, &sh);
     amk_space *sp;
     if (amk_space_create(s, &sh, &t->limits, &sp, &d) != AMK_OK) {
         fprintf(stderr, "amk compile: %s: %s\n", amk_spec_name(s), d.msg);
-        return EXIT_INPUT;
+        return CLI_EXIT_INPUT;
     }
     amk_config c;
     amk_config_default(s, &sh, &c);
@@ -273,7 +265,7 @@ static int add_kernel(const opts *o, const amk_spec *s, const amk_target *t, gsl
 oom:
     amk_space_free(sp);
     fprintf(stderr, "amk compile: out of memory\n");
-    return EXIT_INTERNAL;
+    return CLI_EXIT_INTERNAL;
 }
 
 /* Configs from --config FILE (an object or an array of them). */
@@ -292,7 +284,7 @@ static int add_config_file(const opts *o, const amk_registry *reg, const amk_tar
         if (sb.oom) {
             amk_sb_free(&sb);
             fprintf(stderr, "amk compile: out of memory\n");
-            return EXIT_INTERNAL;
+            return CLI_EXIT_INTERNAL;
         }
         len = sb.len;
         text = amk_sb_take(&sb);
@@ -300,13 +292,13 @@ static int add_config_file(const opts *o, const amk_registry *reg, const amk_tar
             text[0] = '\0';
     } else if (amk_fs_read_all(o->config, &text, &len, &d) != AMK_OK) {
         fprintf(stderr, "amk compile: --config: %s\n", d.msg);
-        return EXIT_INPUT;
+        return CLI_EXIT_INPUT;
     }
     cJSON *js = cJSON_ParseWithLength(text, len);
     free(text);
     if (!js) {
         fprintf(stderr, "amk compile: %s: malformed JSON\n", o->config);
-        return EXIT_INPUT;
+        return CLI_EXIT_INPUT;
     }
     int n = cJSON_IsArray(js) ? cJSON_GetArraySize(js) : 1;
     int rc = -1;
@@ -315,13 +307,13 @@ static int add_config_file(const opts *o, const amk_registry *reg, const amk_tar
         amk_config c;
         if (amk_config_from_json(reg, obj, &c, &d) != AMK_OK) {
             fprintf(stderr, "amk compile: %s: config %d: %s\n", o->config, i, d.msg);
-            rc = EXIT_INPUT;
+            rc = CLI_EXIT_INPUT;
             break;
         }
         if (o->kernel && strcmp(o->kernel, amk_spec_name(c.spec)) != 0) {
             fprintf(stderr, "amk compile: %s: config %d is for kernel '%s', not '%s'\n",
                     o->config, i, amk_spec_name(c.spec), o->kernel);
-            rc = EXIT_INPUT;
+            rc = CLI_EXIT_INPUT;
             break;
         }
         if (seen(out, &c))
@@ -329,7 +321,7 @@ static int add_config_file(const opts *o, const amk_registry *reg, const amk_tar
         unit_row *u = push(out);
         if (!u) {
             fprintf(stderr, "amk compile: out of memory\n");
-            rc = EXIT_INTERNAL;
+            rc = CLI_EXIT_INTERNAL;
             break;
         }
         u->spec = c.spec;
@@ -420,12 +412,12 @@ int amk_cmd_compile(int argc, char **argv)
     const amk_config **ptrs = NULL;
     if (amk_registry_create(&reg, &d) != AMK_OK) {
         fprintf(stderr, "amk compile: %s\n", d.msg);
-        return EXIT_INPUT;
+        return CLI_EXIT_INPUT;
     }
     for (int i = 0; i < o.n_spec_dirs; i++) {
         if (amk_registry_add_dir(reg, o.spec_dirs[i], &d) != AMK_OK) {
             fprintf(stderr, "amk compile: --spec-dir %s: %s\n", o.spec_dirs[i], d.msg);
-            rc = EXIT_INPUT;
+            rc = CLI_EXIT_INPUT;
             goto out;
         }
     }
@@ -434,7 +426,7 @@ int amk_cmd_compile(int argc, char **argv)
     if (o.target) {
         if (!(t = amk_target_find(o.target))) {
             fprintf(stderr, "amk compile: unknown target '%s'\n", o.target);
-            rc = EXIT_INPUT;
+            rc = CLI_EXIT_INPUT;
             goto out;
         }
     } else if (o.arch && !(t = amk_target_find(o.arch))) {
@@ -453,7 +445,7 @@ int amk_cmd_compile(int argc, char **argv)
         rng = gsl_rng_alloc(gsl_rng_mt19937);
         if (!rng) {
             fprintf(stderr, "amk compile: out of memory\n");
-            rc = EXIT_INTERNAL;
+            rc = CLI_EXIT_INTERNAL;
             goto out;
         }
         gsl_rng_set(rng, o.seed);
@@ -468,7 +460,7 @@ int amk_cmd_compile(int argc, char **argv)
                 for (int i = 0; i < amk_registry_count(reg); i++)
                     fprintf(stderr, " %s", amk_spec_name(amk_registry_at(reg, i)));
                 fprintf(stderr, "\n");
-                rc = EXIT_INPUT;
+                rc = CLI_EXIT_INPUT;
                 goto out;
             }
             if ((rc = add_kernel(&o, s, t, rng, &r)) >= 0)
@@ -489,7 +481,7 @@ int amk_cmd_compile(int argc, char **argv)
         amk_config c = r.v[i].cfg;
         unit_row *u = push(&r);
         if (!u) {
-            rc = EXIT_INTERNAL;
+            rc = CLI_EXIT_INTERNAL;
             goto out;
         }
         u->spec = c.spec;
@@ -502,7 +494,7 @@ int amk_cmd_compile(int argc, char **argv)
     if (!res || !ptrs || !idx) {
         free(idx);
         fprintf(stderr, "amk compile: out of memory\n");
-        rc = EXIT_INTERNAL;
+        rc = CLI_EXIT_INTERNAL;
         goto out;
     }
     amk_backend_opts bo = {0};
@@ -523,8 +515,8 @@ int amk_cmd_compile(int argc, char **argv)
                      : amk_compile_batch(ptrs, m, arch, &bo, res, &d);
         if (c != AMK_OK) {
             fprintf(stderr, "amk compile: %s\n", d.msg);
-            rc = c == AMK_EUNSUPPORTED ? EXIT_NODEV
-                 : (c == AMK_EINVAL ? EXIT_USAGE : EXIT_INTERNAL);
+            rc = c == AMK_EUNSUPPORTED ? CLI_EXIT_NODEV
+                 : (c == AMK_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_INTERNAL);
             free(idx);
             goto out;
         }
@@ -549,7 +541,7 @@ int amk_cmd_compile(int argc, char **argv)
             fprintf(stderr, ", %zu %s", by[s], amk_status_name((amk_status)s));
     fprintf(stderr, "; %zu compiled, %zu cache hits; %.2f s wall, %.2f units/s\n", compiled,
             hits, wall, wall > 0 ? (double)(r.n - by[AMK_STATUS_REJECTED]) / wall : 0.0);
-    rc = ok == r.n ? EXIT_OK : EXIT_FAILED;
+    rc = ok == r.n ? CLI_EXIT_OK : CLI_EXIT_COMPILE;
 out:
     free(res);
     free(ptrs);

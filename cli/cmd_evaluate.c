@@ -145,31 +145,10 @@ static int log_append(cli_ctx *ctx, const char *path, trial_log *lg, const amk_c
 {
     amk_diag d;
     amk_diag_clear(&d);
-    amk_row_init(row);
-    row->trial = amk_resume_last_trial(lg->res) + 1;
-    amk_time_iso(row->time);
-    snprintf(row->kernel, sizeof row->kernel, "%s", amk_spec_name(cfg->spec));
-    snprintf(row->shape, sizeof row->shape, "%s", shape);
-    memcpy(row->config_id, v->config_id, sizeof row->config_id);
-    char *params = amk_config_params_json(cfg);
-    if (!params)
-        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
-    snprintf(row->params, sizeof row->params, "%s", params);
-    free(params);
-    snprintf(row->source, sizeof row->source, "user");
-    row->status = v->status;
-    row->latency_us = v->latency_us;
-    row->latency_kind = v->latency_kind;
-    row->spread = v->spread;
-    row->predicted_us = v->predicted_us;
-    row->bound_us = v->bound_us;
-    row->pct_of_roofline = v->pct_of_roofline;
-    row->compile_ms = v->compile_ms;
-    row->cache_hit = isnan(v->compile_ms) ? -1 : v->cache_hit;
-    snprintf(row->device, sizeof row->device, "%s", device);
-    snprintf(row->note, sizeof row->note, "%s%s%s", v->reason,
-             v->reason[0] && v->notes[0] ? "; " : "", v->notes);
-
+    int e = amk_verdict_to_row(v, cfg, amk_resume_last_trial(lg->res) + 1, shape, "user", device,
+                               0, row, &d);
+    if (e != AMK_OK)
+        return cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
     row->kept = 0;
     if (v->status == AMK_STATUS_OK) {
         const amk_row *inc = amk_resume_incumbent(lg->res);
@@ -185,7 +164,7 @@ static int log_append(cli_ctx *ctx, const char *path, trial_log *lg, const amk_c
         }
         row->kept = amk_keep_decide(&ic, cfg, v, 0.01) == 1;
     }
-    int e = amk_tsv_append(lg->tsv, row, 1, &d);
+    e = amk_tsv_append(lg->tsv, row, 1, &d);
     if (e != AMK_OK) {
         if (!d.msg[0])
             amk_diag_set(&d, e, "%s: %s", path, amk_strerror(e));

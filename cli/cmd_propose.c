@@ -48,7 +48,7 @@ static int replay_cb(const amk_row *r, void *ud)
         return 1;
     }
     amk_verdict v;
-    cli_verdict_from_row(r, &v);
+    amk_verdict_from_row(r, &v);
     rs->st->observe(rs->st_state, &c, &v, r->kept == 1);
     if (r->status == AMK_STATUS_OK && !isnan(r->latency_us)) {
         int rank = kind_rank(r->latency_kind), best_rank = kind_rank(rs->best.latency_kind);

@@ -456,24 +456,3 @@ cJSON *cli_space_json(const amk_spec *s)
     return out;
 }
 
-void cli_verdict_from_row(const amk_row *r, amk_verdict *v)
-{
-    amk_verdict_init(v);
-    v->status = r->status;
-    v->valid = r->status != AMK_STATUS_REJECTED;
-    if (r->status == AMK_STATUS_OK || r->status == AMK_STATUS_WITHHELD)
-        v->correct = 1;
-    else if (r->status == AMK_STATUS_WRONG)
-        v->correct = 0;
-    memcpy(v->config_id, r->config_id, sizeof v->config_id);
-    v->latency_us = r->latency_us;
-    v->latency_kind = r->latency_kind;
-    v->spread = r->spread;
-    v->predicted_us = r->predicted_us;
-    v->bound_us = r->bound_us;
-    v->pct_of_roofline = r->pct_of_roofline;
-    v->compile_ms = r->compile_ms;
-    v->cache_hit = r->cache_hit > 0;
-    snprintf(v->device, sizeof v->device, "%s", r->device);
-    snprintf(v->notes, sizeof v->notes, "%s", r->note);
-}

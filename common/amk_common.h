@@ -122,7 +122,7 @@ typedef struct amk_sb {
     int oom;
 } amk_sb;
 void amk_sb_printf(amk_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void amk_sb_vprintf(amk_sb *sb, const char *fmt, va_list ap);
+void amk_sb_vprintf(amk_sb *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void amk_sb_putn(amk_sb *sb, const char *s, size_t n);
 void amk_sb_free(amk_sb *sb);
 /* Returns the string and leaves sb empty; NULL on oom. Caller frees. */

@@ -7,6 +7,7 @@
 #define AMK_EVALUATOR_H
 
 #include "amk_cost_model.h"
+#include "amk_results.h"
 #include "amk_space_defs.h"
 
 typedef struct amk_verdict {
@@ -35,6 +36,14 @@ typedef struct amk_verdict {
 void amk_verdict_init(amk_verdict *v);
 /* JSON per space_defs/schema/verdict.schema.json. Caller frees with cJSON_Delete. */
 cJSON *amk_verdict_to_json(const amk_verdict *v);
+/* The results.tsv row of one trial of config c: every verdict field, plus the trial number,
+ * shape text, who proposed it (source), the device and whether it became the incumbent.
+ * The note joins the verdict's reason and notes. AMK_ENOMEM when params cannot be built. */
+int amk_verdict_to_row(const amk_verdict *v, const amk_config *c, int64_t trial,
+                       const char *shape, const char *source, const char *device, int kept,
+                       amk_row *out, amk_diag *d);
+/* The verdict a results row records (for strategies and keep/revert replaying history). */
+void amk_verdict_from_row(const amk_row *r, amk_verdict *out);
 
 typedef struct amk_backend_opts {
     const char *target;        /* target key/name for model & sim ("h100"); NULL = default */

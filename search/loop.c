@@ -62,57 +62,6 @@ static void restore_incumbent(const amk_resume *rs, const amk_space *sp, amk_inc
     *inc_row = *r;
 }
 
-static void verdict_from_row(const amk_row *r, amk_verdict *v)
-{
-    amk_verdict_init(v);
-    v->status = r->status;
-    v->valid = 1;
-    snprintf(v->config_id, sizeof v->config_id, "%s", r->config_id);
-    v->latency_us = r->latency_us;
-    v->latency_kind = r->latency_kind;
-    v->spread = r->spread;
-    v->predicted_us = r->predicted_us;
-    v->bound_us = r->bound_us;
-    v->pct_of_roofline = r->pct_of_roofline;
-    snprintf(v->device, sizeof v->device, "%s", r->device);
-}
-
-/* One TSV row for one evaluated proposal. AMK_ENOMEM when the params JSON cannot be built. */
-static int fill_row(amk_row *r, int64_t trial, const loop_key *k, const char *id,
-                    const amk_proposal *p, const amk_verdict *v, int kept, amk_diag *d)
-{
-    amk_row_init(r);
-    r->trial = trial;
-    amk_time_iso(r->time);
-    snprintf(r->kernel, sizeof r->kernel, "%s", k->kernel);
-    snprintf(r->shape, sizeof r->shape, "%s", k->shape);
-    snprintf(r->config_id, sizeof r->config_id, "%s", id);
-    char *pj = amk_config_params_json(&p->config);
-    if (!pj)
-        return amk_diag_set(d, AMK_ENOMEM, "loop: out of memory formatting params");
-    if (snprintf(r->params, sizeof r->params, "%s", pj) >= (int)sizeof r->params)
-        amk_log(AMK_LOG_WARN, "trial %lld: params JSON truncated to %zu bytes",
-                (long long)trial, sizeof r->params - 1);
-    free(pj);
-    snprintf(r->source, sizeof r->source, "%s", p->source);
-    r->status = v->status;
-    r->latency_us = v->latency_us;
-    r->latency_kind = v->latency_kind;
-    r->spread = v->spread;
-    r->predicted_us = v->predicted_us;
-    r->bound_us = v->bound_us;
-    r->pct_of_roofline = v->pct_of_roofline;
-    r->compile_ms = v->compile_ms;
-    r->cache_hit = v->cache_hit < 0 ? -1 : (v->cache_hit != 0); /* -1: nothing compiled */
-    r->kept = kept;
-    snprintf(r->device, sizeof r->device, "%s", k->device);
-    if (v->reason[0] && v->notes[0])
-        snprintf(r->note, sizeof r->note, "%s; %s", v->reason, v->notes);
-    else
-        snprintf(r->note, sizeof r->note, "%s", v->reason[0] ? v->reason : v->notes);
-    return AMK_OK;
-}
-
 static int write_best(const char *path, const amk_row *row, const amk_incumbent *inc,
                       amk_diag *d)
 {
@@ -244,7 +193,7 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
     state_ok = 1;
     if (inc.has) {
         amk_verdict v;
-        verdict_from_row(&inc_row, &v);
+        amk_verdict_from_row(&inc_row, &v);
         st->observe(state, &inc.config, &v, 1);
     }
 
@@ -311,8 +260,8 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
             if (amk__keep_close(&inc, &props[i].config, &decide, min_gain))
                 remeasure_close(o->ev, &inc, &props[i].config, &decide, &verdicts[i]);
             int keep = amk__keep_decide_lim(&inc, &props[i].config, &decide, min_gain, lim);
-            rc = fill_row(&rows[i], next_trial + i, &key, ids[i], &props[i], &verdicts[i],
-                          keep, d);
+            rc = amk_verdict_to_row(&verdicts[i], &props[i].config, next_trial + i, key.shape,
+                                    props[i].source, key.device, keep, &rows[i], d);
             if (rc < 0)
                 goto done;
             if (keep) {
