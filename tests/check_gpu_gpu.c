@@ -506,6 +506,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("gpu");
     TCase *tc = tcase_create("host");
+    tcase_set_timeout(tc, 60); /* input generation over large buffers: slow under sanitizers */
     tcase_add_test(tc, test_dtype_conversions_round_to_nearest_even);
     tcase_add_test(tc, test_check_fill_deterministic_never_zero);
     tcase_add_test(tc, test_check_compare_detects_each_failure);
