@@ -336,17 +336,7 @@ int cli_resolve_target(cli_ctx *ctx, const amk_target **out)
             amk_sb_free(&sb);
             return CLI_EXIT_INPUT;
         }
-        ctx->target_copy = *t;
-        char path[4096];
-        amk_ceilings_path(&ctx->target_copy, path, sizeof path);
-        if (path[0] && amk_fs_exists(path)) {
-            amk_diag d;
-            amk_diag_clear(&d);
-            if (amk_ceilings_load(&ctx->target_copy, path, &d) != AMK_OK) {
-                cli_warn(ctx, "warning: ignoring measured ceilings: %s", d.msg);
-                ctx->target_copy = *t;
-            }
-        }
+        amk_target_with_ceilings(t, &ctx->target_copy);
         ctx->target_ready = 1;
     }
     *out = &ctx->target_copy;
