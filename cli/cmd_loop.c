@@ -250,8 +250,12 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
     if (ui.bar) {
         sigaction(SIGINT, &sa, &old_int);
         sigaction(SIGTERM, &sa, &old_term);
-        fprintf(stderr, "amk loop: %s at %s on %s (%s), strategy %s, results %s\n",
-                amk_spec_name(s), shape, dev && *dev ? dev : et->key, used, strategy, results);
+        const char *where = dev && *dev ? dev : et->key;
+        /* The model and sim backends already name themselves in their device string. */
+        fprintf(stderr, "amk loop: %s at %s on %s%s%s%s, strategy %s, results %s\n",
+                amk_spec_name(s), shape, where, strstr(where, used) ? "" : " (",
+                strstr(where, used) ? "" : used, strstr(where, used) ? "" : ")", strategy,
+                results);
     }
 
     amk_loop_opts lo;
