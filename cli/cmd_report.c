@@ -6,10 +6,67 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The spec's default config of each group, for the speedup over the default: looked up
+ * here (the results library never reads specs) and handed to the report. A kernel that is
+ * not in the registry, or a shape it cannot parse, gets a reason instead. */
+static int set_defaults(cli_ctx *ctx, amk_report *rep)
+{
+    amk_registry *reg = NULL;
+    amk_diag rd;
+    amk_diag_clear(&rd);
+    if (!amk_report_ngroups(rep))
+        return CLI_EXIT_OK;
+    /* Not cli_registry: a spec that fails to load costs the speedup, not the report. */
+    int e = amk_registry_create(&reg, &rd);
+    for (int i = 0; e == AMK_OK && i < ctx->n_spec_dirs; i++)
+        if ((e = amk_registry_add_dir(reg, ctx->spec_dirs[i], &rd)) != AMK_OK)
+            amk_diag_prefix(&rd, "--spec-dir %s", ctx->spec_dirs[i]);
+    if (e == AMK_ENOMEM) {
+        amk_registry_free(reg);
+        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
+    }
+    if (e != AMK_OK) {
+        char why[1200];
+        snprintf(why, sizeof why, "the kernel specs did not load: %s", rd.msg);
+        for (size_t g = 0; g < amk_report_ngroups(rep); g++)
+            amk_report_set_default(rep, g, NULL, why);
+        amk_registry_free(reg);
+        return CLI_EXIT_OK;
+    }
+    for (size_t g = 0; g < amk_report_ngroups(rep); g++) {
+        const char *kernel, *shape;
+        char why[300], id[17];
+        amk_report_group(rep, g, &kernel, &shape, NULL);
+        const amk_spec *s = amk_registry_find(reg, kernel);
+        if (!s) {
+            snprintf(why, sizeof why, "kernel '%s' is not known here (add its folder with "
+                     "--spec-dir)", kernel);
+            amk_report_set_default(rep, g, NULL, why);
+            continue;
+        }
+        amk_shape sh;
+        amk_diag d;
+        amk_diag_clear(&d);
+        if (amk_shape_parse(s, shape, &sh, &d) != AMK_OK) {
+            snprintf(why, sizeof why, "shape '%s' does not parse for %s: %s", shape, kernel,
+                     d.msg);
+            amk_report_set_default(rep, g, NULL, why);
+            continue;
+        }
+        amk_config cfg;
+        amk_config_default(s, &sh, &cfg);
+        amk_config_id(&cfg, id);
+        amk_report_set_default(rep, g, id, NULL);
+    }
+    amk_registry_free(reg);
+    return CLI_EXIT_OK;
+}
+
 int cli_cmd_report(cli_ctx *ctx, int argc, char **argv)
 {
     cli_args a;
     int k, rc, json = 0;
+    const char *svg_dir = NULL;
     const char **paths = calloc((size_t)argc + 1, sizeof *paths);
     size_t n = 0;
     if (!paths)
@@ -26,6 +83,8 @@ int cli_cmd_report(cli_ctx *ctx, int argc, char **argv)
             json = 1;
             continue;
         }
+        if (cli_args_value(&a, "--svg", &svg_dir))
+            continue;
         cli_args_unknown(&a);
     }
     if ((rc = cli_args_done(ctx, &a)) >= 0) {
@@ -54,10 +113,33 @@ int cli_cmd_report(cli_ctx *ctx, int argc, char **argv)
             amk_diag_set(&d, e, "%s", amk_strerror(e));
         return cli_fail_diag(ctx, cli_exit_for_results(e), &d);
     }
+    if ((rc = set_defaults(ctx, rep)) != CLI_EXIT_OK) {
+        amk_report_free(rep);
+        return rc;
+    }
+    cJSON *written = svg_dir ? cJSON_CreateArray() : NULL;
+    if (svg_dir && (e = amk_report_svg(rep, svg_dir, written, &d)) != AMK_OK) {
+        cJSON_Delete(written);
+        amk_report_free(rep);
+        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_RESULTS, &d);
+    }
     if (json) {
-        rc = cli_print_json(ctx, amk_report_json(rep));
+        if (cli_tables(ctx))
+            amk_report_print(rep, stderr);
+        cJSON *j = amk_report_json(rep);
+        if (j && written)
+            cJSON_AddItemToObject(j, "svg", written);
+        else
+            cJSON_Delete(written);
+        rc = cli_print_json(ctx, j);
     } else {
         amk_report_print(rep, stdout);
+        if (written) {
+            cJSON *w;
+            cJSON_ArrayForEach(w, written)
+                printf("wrote %s\n", w->valuestring);
+        }
+        cJSON_Delete(written);
         rc = CLI_EXIT_OK;
     }
     amk_report_free(rep);

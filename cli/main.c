@@ -99,10 +99,13 @@ const char cli_help_loop[] =
     "  --min-gain F    keep a candidate only when faster by this fraction (default 0.01)\n";
 
 const char cli_help_report[] =
-    "usage: amk report FILE... [--json]\n"
+    "usage: amk report FILE... [--json] [--svg DIR]\n"
     "\n"
-    "Summarises results files: the best row per kernel/shape/device and the number of\n"
-    "trials per status. A table on stdout, or JSON with --json.\n";
+    "Summarises results files per kernel/shape/device: the best row, speedup over the\n"
+    "spec's default config, trials per status, compile times, trials to within 1% of the\n"
+    "best, the cost model's rank correlation. A table on stdout, or JSON with --json.\n"
+    "  --svg DIR   also write plots per kernel/shape (best so far, measured vs predicted,\n"
+    "              latency by status) as standalone SVG files into DIR\n";
 
 const char cli_help_devices[] =
     "usage: amk devices [--require]\n"
@@ -119,6 +122,40 @@ const char cli_help_help[] =
     "usage: amk help [COMMAND]\n"
     "\n"
     "Prints the overview, or the help of COMMAND (same as `amk COMMAND --help`).\n";
+
+const char cli_help_export[] =
+    "usage: amk export RESULTS.tsv... [--format json|c] [-o FILE] [--kernel K]\n"
+    "                  [--include-replayed]\n"
+    "\n"
+    "Builds the tuned-config database from results files: the fastest ok row per\n"
+    "vendor -> arch -> device -> kernel -> shape (latency_kind measured only; replayed\n"
+    "rows with --include-replayed; predicted rows never), with a default config at every\n"
+    "level (the config best on the most shapes; ties: best on the largest shape). Devices\n"
+    "map to vendor/arch through the known targets; others go under vendor \"unknown\".\n"
+    "--format json (default) writes the database for `amk lookup`; --format c writes a\n"
+    "self-contained C header with amk_tuned_<kernel>(device_name, dims..., dtype) per\n"
+    "kernel. Rules and formats: docs/EXPORT.md.\n"
+    "\n"
+    "  --format F          json (default) or c\n"
+    "  -o, --output FILE   write FILE atomically instead of stdout\n"
+    "  --kernel K          only kernel K (exit 2 when no row has it)\n"
+    "  --include-replayed  also rows replayed by the sim backend\n"
+    "Exit 2 when nothing can be exported (no ok measured row) or a file cannot be\n"
+    "written, 3 when a results file is missing or malformed.\n";
+
+const char cli_help_lookup[] =
+    "usage: amk lookup KERNEL --db FILE --device NAME --shape M=..,N=..[,dtype=D]\n"
+    "                  [--dtype D]\n"
+    "\n"
+    "Answers from a database written by `amk export --format json`, with the rules of the\n"
+    "C header: the device itself, else its arch, else its vendor, else the default; then\n"
+    "the tuned shape of the same dtype nearest to SHAPE (sum over dims of |log2 ratio|),\n"
+    "else that level's default config. Prints JSON on stdout:\n"
+    "  {kernel, device, query, matched: {vendor, arch, device, shape, level, nearest,\n"
+    "   distance, tuned: {latency_us, latency_kind, config_id, device, trial, source}},\n"
+    "   config}\n"
+    "config holds the tuned params. SHAPE must give every dimension of KERNEL.\n"
+    "Exit 2: malformed or foreign database, kernel not in it, bad SHAPE.\n";
 
 /* `amk compile` lives in cmd_compile.c with its own parser; global options given before the
  * command name are passed on to it. */
@@ -164,6 +201,10 @@ const cli_command cli_commands[] = {
      cli_cmd_calibrate, cli_help_calibrate},
     {"compile", "compile kernel templates without running them (check, warm the cache)",
      cmd_compile, amk_cmd_compile_help},
+    {"export", "export best configs as a JSON database or a C header (dispatch table)",
+     cli_cmd_export, cli_help_export},
+    {"lookup", "look up the tuned config of a kernel/device/shape in an export database",
+     cli_cmd_lookup, cli_help_lookup},
     {"help", "show help for amk or one command", cli_cmd_help, cli_help_help},
     {NULL, NULL, NULL, NULL},
 };

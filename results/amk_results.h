@@ -102,5 +102,57 @@ int amk_report_build(const char *const *paths, size_t n, amk_report **out, amk_d
 cJSON *amk_report_json(const amk_report *r);
 void amk_report_print(const amk_report *r, FILE *f); /* human table */
 void amk_report_free(amk_report *r);
+/* The groups, in order of first appearance: kernel, shape and device of group g (borrowed,
+ * valid until amk_report_free; any out pointer may be NULL). AMK_EINVAL when out of range. */
+size_t amk_report_ngroups(const amk_report *r);
+int amk_report_group(const amk_report *r, size_t g, const char **kernel, const char **shape,
+                     const char **device);
+/* The spec's default config of group g (its config_id, 16 hex digits) for the speedup over
+ * the default ("vs_default"); config_id NULL says there is none, with why (e.g. "kernel
+ * not in the registry"). The report itself never reads specs: the caller looks it up.
+ * AMK_EINVAL when g is out of range or config_id is malformed. */
+int amk_report_set_default(amk_report *r, size_t g, const char *config_id, const char *why);
+/* Writes three standalone SVG plots per group into dir (created when missing), named
+ * KERNEL-SHAPE[-DEVICE]-{progress,model,status}.svg (characters other than [A-Za-z0-9._-]
+ * become '_'): best-so-far latency against trial (one line per file), measured against
+ * predicted latency (log-log, Spearman in the title), latency by status. When written is
+ * non-NULL (a cJSON array) the paths are appended to it. AMK_OK or a negative code with d. */
+int amk_report_svg(const amk_report *r, const char *dir, cJSON *written, amk_diag *d);
+
+/* ---------- export database and lookup (docs/EXPORT.md) ----------------------------------
+ * A JSON database of the best config per vendor → arch → device → kernel → shape, built from
+ * results files, with a default at every level and nearest-shape fallback; a C header with
+ * the same data and rules; and the lookup over the JSON. results does not know the device
+ * targets: the caller passes the device → vendor/arch table (the CLI passes cost_model's). */
+typedef struct amk_export_target {
+    const char *key, *name, *vendor, *arch; /* "h100", "H100 SXM 80GB", "nvidia", "sm_90" */
+} amk_export_target;
+
+typedef struct amk_export_opts {
+    const char *kernel;                    /* only this kernel; NULL = every kernel */
+    int include_replayed;                  /* also rows with latency_kind replayed */
+    const amk_export_target *targets;      /* borrowed; copied into the database */
+    size_t n_targets;
+} amk_export_opts;
+
+/* Builds the database from the ok rows (latency measured; replayed too when asked) of the
+ * results files. Errors: reading a file (as amk_tsv_read: AMK_ENOENT, AMK_ETSV, AMK_EIO),
+ * AMK_ENOENT when opts->kernel has no row, AMK_EEMPTY when no row is eligible, AMK_ENOMEM.
+ * On success *out is a new cJSON tree the caller frees. */
+int amk_export_build(const char *const *paths, size_t n, const amk_export_opts *opts,
+                     cJSON **out, amk_diag *d);
+/* Checks that db is a well-formed database of this version: AMK_OK or AMK_EPARSE naming the
+ * member at fault. */
+int amk_export_check(const cJSON *db, amk_diag *d);
+/* Writes the self-contained C header of every kernel of db (or only `kernel`) into out.
+ * AMK_EPARSE (malformed db), AMK_ENOENT (unknown kernel) or AMK_ENOMEM. */
+int amk_export_c(const cJSON *db, const char *kernel, amk_sb *out, amk_diag *d);
+/* Answers KERNEL on device_name at shape ("M=4096,N=4096[,dtype=f16]"; dtype, when not
+ * NULL, overrides the shape's) with the export's rules. *out gets {kernel, device, query,
+ * matched: {vendor, arch, device, shape, level, nearest, distance, latency_us, ...},
+ * config}. AMK_EPARSE (malformed db), AMK_ENOENT (kernel not in db), AMK_EINVAL (shape:
+ * unknown or missing dimension, non-integer value), AMK_ENOMEM. */
+int amk_export_lookup(const cJSON *db, const char *kernel, const char *device_name,
+                      const char *shape, const char *dtype, cJSON **out, amk_diag *d);
 
 #endif

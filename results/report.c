@@ -156,6 +156,10 @@ const amk__report_stat_type *const amk__report_stats[] = {
     &amk__stat_counts_type,
     &amk__stat_best_type,
     &amk__stat_best_predicted_type,
+    &amk__stat_speedup_type,
+    &amk__stat_compile_type,
+    &amk__stat_trace_type,
+    &amk__stat_model_type,
     NULL,
 };
 
@@ -190,6 +194,43 @@ const char *amk__report_file(const amk_report *rep, size_t file)
 size_t amk__report_groups(const amk_report *rep)
 {
     return rep ? rep->ngroups : 0;
+}
+
+size_t amk__report_nfiles(const amk_report *rep)
+{
+    return rep ? rep->nfiles : 0;
+}
+
+size_t amk_report_ngroups(const amk_report *rep)
+{
+    return amk__report_groups(rep);
+}
+
+int amk_report_group(const amk_report *rep, size_t g, const char **kernel, const char **shape,
+                     const char **device)
+{
+    if (!rep || g >= rep->ngroups)
+        return AMK_EINVAL;
+    if (kernel)
+        *kernel = rep->groups[g].kernel;
+    if (shape)
+        *shape = rep->groups[g].shape;
+    if (device)
+        *device = rep->groups[g].device;
+    return AMK_OK;
+}
+
+int amk_report_set_default(amk_report *rep, size_t g, const char *config_id, const char *why)
+{
+    uint64_t id;
+    amk__stat_speedup *s = (amk__stat_speedup *)amk__report_state(rep, g,
+                                                                  &amk__stat_speedup_type);
+    if (!s || (config_id && amk__id_parse(config_id, &id) != AMK_OK))
+        return AMK_EINVAL;
+    s->has_default = config_id != NULL;
+    snprintf(s->default_id, sizeof s->default_id, "%s", config_id ? config_id : "");
+    snprintf(s->why, sizeof s->why, "%s", config_id || !why ? "" : why);
+    return AMK_OK;
 }
 
 const void *amk__report_state(const amk_report *rep, size_t g,

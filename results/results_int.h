@@ -82,4 +82,94 @@ extern const amk__report_stat_type amk__stat_counts_type;
 extern const amk__report_stat_type amk__stat_best_type;           /* measured or replayed */
 extern const amk__report_stat_type amk__stat_best_predicted_type; /* predicted only */
 
+/* ---- analysis statistics (report_stats.c) and plots (svg.c) ---------------------------- */
+size_t amk__report_nfiles(const amk_report *rep);
+
+/* Speedup of the group's best over the spec's default config (set by amk_report_set_default). */
+typedef struct amk__stat_speedup {
+    int has_default;
+    char default_id[17];
+    char why[400]; /* why there is no default, when has_default is 0 */
+    int has_best;
+    double best_us;
+    struct {
+        uint64_t id;
+        int64_t trial;
+        uint8_t status;
+        double latency_us; /* NAN unless ok with a measured/replayed latency */
+    } *pts;
+    size_t n, cap;
+} amk__stat_speedup;
+typedef struct amk__speedup {
+    double best_us, default_us, speedup; /* speedup = default_us / best_us; NAN when unknown */
+    int64_t default_trial;
+    char reason[500]; /* why speedup is NAN */
+} amk__speedup;
+void amk__speedup_compute(const amk__stat_speedup *s, amk__speedup *out);
+
+/* Compile times of compiled rows (compile_ms recorded, not a cache hit), and cache hits. */
+typedef struct amk__stat_compile {
+    double *ms;
+    size_t n, cap, cache_hits;
+} amk__stat_compile;
+/* Median and p90 (GSL quantiles, linear interpolation) and max; NAN when nothing compiled. */
+void amk__compile_compute(const amk__stat_compile *c, double *median, double *p90,
+                          double *max);
+
+/* Every row of the group in read order: the convergence statistic and the plots. */
+typedef struct amk__trace_pt {
+    int64_t trial;
+    uint32_t file;
+    uint8_t status, kind, measured; /* measured: ok with a measured/replayed latency */
+    double latency_us;
+} amk__trace_pt;
+typedef struct amk__stat_trace {
+    amk__trace_pt *pts;
+    size_t n, cap;
+} amk__stat_trace;
+typedef struct amk__convergence {
+    size_t file, rows;     /* rows of the group in that file */
+    double best_us;        /* best measured in that file; NAN if none */
+    size_t to_within_1pct; /* rows read until the first within 1% of best_us; 0 if none */
+    int64_t trial;         /* that row's trial number */
+} amk__convergence;
+/* One entry per file that has rows of this group, in file order; returns the count.
+ * out has room for nfiles entries. */
+int amk__trace_files(const amk__stat_trace *t, size_t nfiles, amk__convergence *out);
+
+/* Measured (ok, measured/replayed) against predicted latency. */
+typedef struct amk__stat_model {
+    struct {
+        uint32_t file;
+        double measured_us, predicted_us;
+    } *pts;
+    size_t n, cap;
+} amk__stat_model;
+/* Spearman rank correlation (ties get average ranks); NAN when n < 2 or undefined. */
+double amk__spearman(const double *x, const double *y, size_t n);
+double amk__model_spearman(const amk__stat_model *m);
+
+extern const amk__report_stat_type amk__stat_speedup_type;
+extern const amk__report_stat_type amk__stat_compile_type;
+extern const amk__report_stat_type amk__stat_trace_type;
+extern const amk__report_stat_type amk__stat_model_type;
+
+/* SVG plotting (svg.c). A plot of series on linear or log axes, or on categories. */
+typedef struct amk__plot_series {
+    const char *label;
+    const double *x, *y;
+    size_t n;
+    int step; /* 1: a step line through the points (best so far); 0: markers */
+} amk__plot_series;
+typedef struct amk__plot {
+    const char *title, *xlabel, *ylabel;
+    int xlog, ylog;
+    const char *const *xcats; /* non-NULL: categorical x axis, category i at x = i */
+    size_t ncats;
+    const amk__plot_series *series;
+    size_t nseries;
+} amk__plot;
+/* Appends a standalone SVG document to out (check out->oom). */
+void amk__svg_plot(const amk__plot *p, amk_sb *out);
+
 #endif

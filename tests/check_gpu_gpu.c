@@ -64,7 +64,9 @@ END_TEST
 
 START_TEST(test_check_fill_deterministic_never_zero)
 {
-    enum { N = 200000 };
+    /* 20000 draws: the mean bound below is still about 5 sigma, and the suite stays fast
+     * under sanitizers. */
+    enum { N = 20000 };
     static const int types[] = {AMK__DT_F32, AMK__DT_F16, AMK__DT_BF16, AMK__DT_FP8E4M3,
                                 AMK__DT_INT8};
     static unsigned char a[N * 4], b[N * 4];

@@ -1,0 +1,381 @@
+/* Check suite of the export database (results/export.c): building from a fixture results
+ * file, the checks on a database, the lookup's levels and nearest-shape fallback, and the C
+ * header, compiled with the system C compiler into a small program that must answer as the
+ * JSON lookup does. */
+#include "amk_cost_model.h"
+#include "amk_results.h"
+
+#include <check.h>
+#include <ftw.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define FIX AMK_TEST_FIXTURES "/export/"
+#define H100 "NVIDIA H100 80GB HBM3"
+
+static char tmpdir[256];
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+static void setup_tmp(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/amk-check-export-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void teardown_tmp(void)
+{
+    if (tmpdir[0])
+        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static amk_export_target targets[16];
+
+/* The database of the fixture, with the cost model's targets, as the CLI builds it. */
+static int build_db(const char *file, const char *kernel, int replayed, cJSON **db,
+                    amk_diag *d)
+{
+    amk_export_opts o = {.kernel = kernel, .include_replayed = replayed, .targets = targets};
+    for (int i = 0; i < amk_target_count() && i < 16; i++, o.n_targets++) {
+        const amk_target *t = amk_target_at(i);
+        targets[i] = (amk_export_target){t->key, t->name, t->vendor, t->arch};
+    }
+    const char *paths[] = {file};
+    return amk_export_build(paths, 1, &o, db, d);
+}
+
+static cJSON *fixture_db(void)
+{
+    cJSON *db = NULL;
+    amk_diag d;
+    int rc = build_db(FIX "results.tsv", NULL, 0, &db, &d);
+    ck_assert_msg(rc == AMK_OK, "%s", d.msg);
+    return db;
+}
+
+static int param(const cJSON *cfg, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, name);
+    ck_assert_ptr_nonnull(v);
+    return v->valueint;
+}
+
+static const char *mstr(const cJSON *look, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(look, "matched"), key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int mbool(const cJSON *look, const char *key)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(look, "matched"), key));
+}
+
+/* ---- amk_export_build ------------------------------------------------------------------ */
+
+START_TEST(test_amk_export_build_best_per_device_and_shape)
+{
+    cJSON *db = fixture_db();
+    ck_assert_int_eq(amk_export_check(db, NULL), AMK_OK);
+    const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(
+                        cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(
+                                cJSON_GetObjectItemCaseSensitive(
+                                    cJSON_GetObjectItemCaseSensitive(db, "vendors"), "nvidia"),
+                                "archs"),
+                            "sm_90"),
+                        "devices"),
+                    H100),
+                "kernels"),
+            "gemm"),
+        "shapes");
+    ck_assert_ptr_nonnull(shapes);
+    /* predicted (100), replayed (50) and wrong (10) rows are faster but never chosen. */
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(shapes, "M=4096,N=4096,K=4096,dtype=f32");
+    ck_assert_ptr_nonnull(a);
+    ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(a, "latency_us")->valuedouble, 400);
+    ck_assert_int_eq(param(cJSON_GetObjectItemCaseSensitive(a, "params"), "BM"), 128);
+    ck_assert_int_eq(cJSON_GetArraySize(shapes), 4);
+    /* Devices the targets do not know go under vendor/arch "unknown". */
+    ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetObjectItemCaseSensitive(
+                    cJSON_GetObjectItemCaseSensitive(db, "vendors"), "unknown"),
+                "archs"),
+            "unknown"),
+        "devices"));
+    /* Default: best on the most entries (cfg BM=128,BN=128 wins 3 of the gemm entries). */
+    const cJSON *dflt = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(db, "kernels"), "gemm"),
+        "default");
+    ck_assert_int_eq(param(cJSON_GetObjectItemCaseSensitive(dflt, "params"), "BN"), 128);
+    ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(dflt, "wins")->valueint, 3);
+    cJSON_Delete(db);
+}
+END_TEST
+
+START_TEST(test_amk_export_build_replayed_only_when_asked)
+{
+    cJSON *db = NULL, *look = NULL;
+    amk_diag d;
+    ck_assert_int_eq(build_db(FIX "results.tsv", "gemm", 1, &db, &d), AMK_OK);
+    ck_assert_int_eq(amk_export_lookup(db, "gemm", H100, "M=4096,N=4096,K=4096,dtype=f32",
+                                       NULL, &look, &d),
+                     AMK_OK);
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(look, "config");
+    ck_assert_int_eq(param(cfg, "BN"), 256); /* the replayed 50 us row */
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(db, "kernel_info"), "copy"));
+    cJSON_Delete(look);
+    cJSON_Delete(db);
+}
+END_TEST
+
+START_TEST(test_amk_export_build_errors)
+{
+    cJSON *db = NULL;
+    amk_diag d;
+    ck_assert_int_eq(build_db(FIX "no_measured.tsv", NULL, 0, &db, &d), AMK_EEMPTY);
+    ck_assert_ptr_nonnull(strstr(d.msg, "measured"));
+    ck_assert_int_eq(build_db(FIX "results.tsv", "nosuch", 0, &db, &d), AMK_ENOENT);
+    ck_assert_ptr_nonnull(strstr(d.msg, "nosuch"));
+    ck_assert_int_eq(build_db(FIX "missing.tsv", NULL, 0, &db, &d), AMK_ENOENT);
+    ck_assert_ptr_null(db);
+}
+END_TEST
+
+/* ---- amk_export_check ------------------------------------------------------------------ */
+
+START_TEST(test_amk_export_check_malformed)
+{
+    amk_diag d;
+    char *text;
+    size_t len;
+    ck_assert_int_eq(amk_fs_read_all(FIX "bad_db.json", &text, &len, &d), AMK_OK);
+    cJSON *db = cJSON_Parse(text);
+    free(text);
+    ck_assert_int_eq(amk_export_check(db, &d), AMK_EPARSE);
+    ck_assert_ptr_nonnull(strstr(d.msg, "kernels.gemm"));
+    cJSON *look = NULL;
+    ck_assert_int_eq(amk_export_lookup(db, "gemm", H100, "M=1", NULL, &look, &d), AMK_EPARSE);
+    cJSON_Delete(db);
+    db = cJSON_Parse("{\"hello\": 1}");
+    ck_assert_int_eq(amk_export_check(db, &d), AMK_EPARSE);
+    ck_assert_ptr_nonnull(strstr(d.msg, "format"));
+    cJSON_Delete(db);
+}
+END_TEST
+
+/* ---- amk_export_lookup ------------------------------------------------------------------- */
+
+typedef struct query {
+    const char *device, *shape, *dtype;
+    long long M, N, K;
+    const char *level;
+    int nearest, BM, BN;
+} query;
+
+static const query queries[] = {
+    {H100, "M=4096,N=4096,K=4096", "f32", 4096, 4096, 4096, "device", 0, 128, 128},
+    {"nvidia h100 80gb hbm3", "M=1024,N=1024,K=1024", "f32", 1024, 1024, 1024, "device", 0, 64,
+     64},
+    {H100, "M=1000,N=1000,K=1000", "f32", 1000, 1000, 1000, "device", 1, 64, 64},
+    {H100, "M=4096,N=4096,K=4096", "f16", 4096, 4096, 4096, "device", 0, 128, 128},
+    {H100, "M=4096,N=4096,K=4096", "bf16", 4096, 4096, 4096, "device", 1, 128, 128},
+    {"NVIDIA H100 PCIe", "M=8192,N=8192,K=7000", "f32", 8192, 8192, 7000, "arch", 1, 256, 256},
+    {"NVIDIA A100 PCIe", "M=4096,N=4096,K=4096", "f32", 4096, 4096, 4096, "arch", 0, 64, 64},
+    {"AMD Instinct MI250X", "M=4096,N=4096,K=4096", "f32", 4096, 4096, 4096, "vendor", 0, 64, 128},
+    {"Mystery GPU 9000", "M=4096,N=4096,K=4096", "f32", 4096, 4096, 4096, "device", 0, 32, 64},
+    {"Some Other GPU", "M=4096,N=4096,K=4096", "f32", 4096, 4096, 4096, "default", 0, 128, 128},
+    {"Some Other GPU", "M=600,N=900,K=1100", NULL, 600, 900, 1100, "default", 1, 64, 64},
+};
+#define NQ (sizeof queries / sizeof queries[0])
+
+START_TEST(test_amk_export_lookup_levels_and_nearest)
+{
+    cJSON *db = fixture_db();
+    for (size_t i = 0; i < NQ; i++) {
+        const query *q = &queries[i];
+        cJSON *look = NULL;
+        amk_diag d;
+        int rc = amk_export_lookup(db, "gemm", q->device, q->shape, q->dtype, &look, &d);
+        ck_assert_msg(rc == AMK_OK, "query %zu: %s", i, d.msg);
+        ck_assert_msg(!strcmp(mstr(look, "level"), q->level), "query %zu: level %s, want %s", i,
+                      mstr(look, "level"), q->level);
+        ck_assert_msg(mbool(look, "nearest") == q->nearest, "query %zu: nearest", i);
+        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(look, "config");
+        ck_assert_msg(param(cfg, "BM") == q->BM && param(cfg, "BN") == q->BN,
+                      "query %zu: BM %d BN %d", i, param(cfg, "BM"), param(cfg, "BN"));
+        cJSON_Delete(look);
+    }
+    cJSON_Delete(db);
+}
+END_TEST
+
+START_TEST(test_amk_export_lookup_bad_query)
+{
+    cJSON *db = fixture_db(), *look = NULL;
+    amk_diag d;
+    ck_assert_int_eq(amk_export_lookup(db, "nosuch", H100, "M=1", NULL, &look, &d), AMK_ENOENT);
+    ck_assert_ptr_nonnull(strstr(d.msg, "gemm"));
+    ck_assert_int_eq(amk_export_lookup(db, "gemm", H100, "M=1,N=2", NULL, &look, &d),
+                     AMK_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.msg, "missing dimension K"));
+    ck_assert_int_eq(amk_export_lookup(db, "gemm", H100, "M=1,N=2,K=3,Q=4", NULL, &look, &d),
+                     AMK_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.msg, "unknown dimension Q"));
+    ck_assert_int_eq(amk_export_lookup(db, "gemm", H100, "M=x,N=2,K=3", NULL, &look, &d),
+                     AMK_EINVAL);
+    ck_assert_ptr_null(look);
+    cJSON_Delete(db);
+}
+END_TEST
+
+/* ---- amk_export_c ------------------------------------------------------------------------ */
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(test_amk_export_c_compiles_and_answers_like_lookup)
+{
+    cJSON *db = fixture_db();
+    amk_sb h = {0}, prog = {0};
+    amk_diag d;
+    char path[512], cmd[2048];
+    ck_assert_int_eq(amk_export_c(db, NULL, &h, &d), AMK_OK);
+    snprintf(path, sizeof path, "%s/tuned.h", tmpdir);
+    write_text(path, h.p);
+    amk_sb_printf(&prog, "#include \"tuned.h\"\n#include <stdio.h>\nint main(void)\n{\n"
+                         "    amk_tuned_match m;\n    const amk_tuned_gemm_params *p;\n");
+    for (size_t i = 0; i < NQ; i++) {
+        const query *q = &queries[i];
+        amk_sb_printf(&prog,
+                      "    p = amk_tuned_gemm_ex(\"%s\", %lld, %lld, %lld, %s%s%s, &m);\n"
+                      "    printf(\"%%s %%s %%d %%lld %%lld %%lld %%lld\\n\", m.level, m.shape, "
+                      "m.nearest, p->BM, p->BN, p->BK, p->STAGES);\n",
+                      q->device, q->M, q->N, q->K, q->dtype ? "\"" : "",
+                      q->dtype ? q->dtype : "NULL", q->dtype ? "\"" : "");
+    }
+    amk_sb_printf(&prog,
+                  "    p = amk_tuned_gemm(NULL, 4096, 4096, 4096, \"f32\");\n"
+                  "    printf(\"null %%lld\\n\", p->BM);\n"
+                  "    {\n        const amk_tuned_copy_params *c = amk_tuned_copy(\"" H100
+                  "\", 1 << 20, \"f32\");\n"
+                  "        printf(\"copy %%lld %%s %%lld\\n\", c->BLOCK, c->MODE, c->VEC);\n"
+                  "    }\n    return 0;\n}\n");
+    snprintf(path, sizeof path, "%s/prog.c", tmpdir);
+    write_text(path, prog.p);
+    snprintf(cmd, sizeof cmd,
+             "cd %s && cc -std=c99 -pedantic -Wall -Wextra -Werror -o prog prog.c 2>cc.log && "
+             "./prog > out.txt",
+             tmpdir);
+    int rc = system(cmd);
+    if (rc != 0) {
+        char *log = NULL;
+        size_t len;
+        snprintf(path, sizeof path, "%s/cc.log", tmpdir);
+        amk_fs_read_all(path, &log, &len, NULL);
+        ck_abort_msg("compiling/running the generated header failed: %s", log ? log : "");
+    }
+    char *out = NULL;
+    size_t len;
+    snprintf(path, sizeof path, "%s/out.txt", tmpdir);
+    ck_assert_int_eq(amk_fs_read_all(path, &out, &len, &d), AMK_OK);
+    char *line = out, *save = NULL;
+    for (size_t i = 0; i < NQ; i++) {
+        const query *q = &queries[i];
+        line = strtok_r(i ? NULL : out, "\n", &save);
+        ck_assert_ptr_nonnull(line);
+        cJSON *look = NULL;
+        ck_assert_int_eq(amk_export_lookup(db, "gemm", q->device, q->shape, q->dtype, &look, &d),
+                         AMK_OK);
+        const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(look, "config");
+        char want[512];
+        snprintf(want, sizeof want, "%s %s %d %d %d %d %d", mstr(look, "level"),
+                 mstr(look, "shape"), mbool(look, "nearest"), param(cfg, "BM"),
+                 param(cfg, "BN"), param(cfg, "BK"), param(cfg, "STAGES"));
+        ck_assert_msg(!strcmp(line, want), "query %zu: header says '%s', lookup '%s'", i, line,
+                      want);
+        /* and both give what the TSV says */
+        char lead[128];
+        snprintf(lead, sizeof lead, "%s ", q->level);
+        ck_assert_msg(!strncmp(line, lead, strlen(lead)), "query %zu: %s", i, line);
+        cJSON_Delete(look);
+    }
+    line = strtok_r(NULL, "\n", &save);
+    ck_assert_str_eq(line, "null 128");
+    line = strtok_r(NULL, "\n", &save);
+    ck_assert_str_eq(line, "copy 256 fast 4");
+    free(out);
+    amk_sb_free(&h);
+    amk_sb_free(&prog);
+    cJSON_Delete(db);
+}
+END_TEST
+
+START_TEST(test_amk_export_c_one_kernel)
+{
+    cJSON *db = fixture_db();
+    amk_sb h = {0};
+    amk_diag d;
+    ck_assert_int_eq(amk_export_c(db, "copy", &h, &d), AMK_OK);
+    ck_assert_ptr_nonnull(strstr(h.p, "amk_tuned_copy("));
+    ck_assert_ptr_null(strstr(h.p, "amk_tuned_gemm"));
+    amk_sb_free(&h);
+    ck_assert_int_eq(amk_export_c(db, "nosuch", &h, &d), AMK_ENOENT);
+    amk_sb_free(&h);
+    cJSON_Delete(db);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("export");
+    TCase *t = tcase_create("amk_export_build");
+    tcase_add_test(t, test_amk_export_build_best_per_device_and_shape);
+    tcase_add_test(t, test_amk_export_build_replayed_only_when_asked);
+    tcase_add_test(t, test_amk_export_build_errors);
+    suite_add_tcase(s, t);
+    t = tcase_create("amk_export_check");
+    tcase_add_test(t, test_amk_export_check_malformed);
+    suite_add_tcase(s, t);
+    t = tcase_create("amk_export_lookup");
+    tcase_add_test(t, test_amk_export_lookup_levels_and_nearest);
+    tcase_add_test(t, test_amk_export_lookup_bad_query);
+    suite_add_tcase(s, t);
+    t = tcase_create("amk_export_c");
+    tcase_add_checked_fixture(t, setup_tmp, teardown_tmp);
+    tcase_add_test(t, test_amk_export_c_compiles_and_answers_like_lookup);
+    tcase_add_test(t, test_amk_export_c_one_kernel);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# `amk report --svg`: the plots are well-formed XML with the expected number of lines and
+# points, and render to a picture that is not blank in headless Chromium (Debian package
+# `chromium`; the rendering part is skipped, loudly, where it is absent).
+# Run as: bash cli_report_svg.sh AMK_BINARY SOURCE_DIR
+set -euo pipefail
+source "$2/tests/fixtures/cli/lib.sh"
+cli_setup "$@"
+RFIX="$SRC/tests/fixtures/report"
+cp "$RFIX/a.tsv" "$RFIX/b.tsv" .
+
+run report a.tsv b.tsv --json --svg plots
+expect_rc 0
+expect_json
+expect_py "$WORK/out" 'len(d["svg"]) == 6 and all(p.startswith("plots/") for p in d["svg"])'
+[ "$(ls plots/*.svg | wc -l)" = 6 ] || fail "expected 6 SVG files, got $(ls plots | wc -l)"
+pass
+
+# Well-formed XML; the counts of lines and points follow the fixture (see check_report.c).
+python3 - plots <<'PY' || fail "SVG structure"
+import sys, xml.etree.ElementTree as ET, glob
+ns = "{http://www.w3.org/2000/svg}"
+def load(name):
+    t = ET.parse(f"{sys.argv[1]}/{name}").getroot()
+    assert t.tag == ns + "svg", t.tag
+    return t
+def count(root, tag, cls):
+    return sum(1 for e in root.iter(ns + tag) if e.get("class") == cls)
+def texts(root):
+    return " ".join(e.text or "" for e in root.iter(ns + "text"))
+for f in glob.glob(f"{sys.argv[1]}/*.svg"):
+    load(f.split("/")[-1])
+p = load("k-M_64_N_64-Dev-progress.svg")
+assert count(p, "path", "line") == 2, "one best-so-far line per file"
+assert "a.tsv" in texts(p) and "b.tsv" in texts(p), "legend names the files"
+m = load("k-M_64_N_64-Dev-model.svg")
+assert count(m, "circle", "point") == 6, count(m, "circle", "point")
+assert "Spearman rho = 0.943 (n = 6)" in texts(m), texts(m)
+s = load("k-M_64_N_64-Dev-status.svg")
+assert count(s, "circle", "point") == 8, count(s, "circle", "point")   # measured ok rows
+for lab in ("ok (9)", "rejected (1)", "screened (1)", "compile_error (1)", "wrong (1)"):
+    assert lab in texts(s), lab
+assert "(log scale)" in texts(s)
+k2 = load("k2-M_64_N_64-Dev-model.svg")
+assert count(k2, "circle", "point") == 0 and "no data" in texts(k2)
+PY
+pass
+
+# Real measurements (H100): plots of 100 trials each.
+EV="$SRC/docs/evidence/h100-2026-11-22"
+run report "$EV/gemm.tsv" "$EV/rmsnorm.tsv" --svg real
+expect_rc 0
+[ "$(ls real/*.svg | wc -l)" = 6 ] || fail "expected 6 SVG files from the evidence"
+pass
+# Speedup over the spec's default config: measured for rmsnorm (its default was trial 57 and
+# the best), not measured for gemm (null with the reason). --tables puts the table on stderr.
+run report "$EV/gemm.tsv" "$EV/rmsnorm.tsv" --json --tables
+expect_rc 0
+expect_json
+expect_err "vs default:" "compile:" "within 1% of the best" "model: Spearman"
+expect_py "$WORK/out" 'd["groups"][0]["vs_default"]["speedup"] is None and "not measured" in d["groups"][0]["vs_default"]["reason"]'
+expect_py "$WORK/out" 'd["groups"][1]["vs_default"]["config_id"] == "e955402a17d3652b" and d["groups"][1]["vs_default"]["speedup"] == 1'
+expect_py "$WORK/out" 'd["groups"][0]["trials_to_within_1pct"] == 59 and d["groups"][0]["compile"]["compiled"] == 100'
+expect_py "$WORK/out" 'd["groups"][1]["model"]["spearman"] is None and d["groups"][1]["model"]["pairs"] == 100'
+
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROMIUM" ]; then
+    echo "cli_report_svg: SKIP rendering: chromium is not installed (Debian: apt-get install chromium)" >&2
+    echo "cli_report_svg: $CHECKS checks passed (rendering skipped)"
+    exit 0
+fi
+# A PNG is not blank when it has several colours and enough non-white pixels. Decoded with
+# zlib in pure Python (no PIL needed).
+cat > notblank.py <<'PY'
+import sys, zlib, struct
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+pos, idat, w = 8, b"", 0
+while pos < len(data):
+    n, typ = struct.unpack(">I4s", data[pos:pos + 8])
+    body = data[pos + 8:pos + 8 + n]
+    if typ == b"IHDR":
+        w, h, depth, ctype = struct.unpack(">IIBB", body[:10])
+        assert depth == 8 and ctype in (2, 6), (depth, ctype)
+        bpp = 3 if ctype == 2 else 4
+    elif typ == b"IDAT":
+        idat += body
+    pos += 12 + n
+raw = zlib.decompress(idat)
+stride = w * bpp
+prev = bytearray(stride)
+colours, nonwhite = set(), 0
+for y in range(h):
+    f = raw[y * (stride + 1)]
+    line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+    for i in range(stride):
+        a = line[i - bpp] if i >= bpp else 0
+        b = prev[i]
+        c = prev[i - bpp] if i >= bpp else 0
+        if f == 1: line[i] = (line[i] + a) & 255
+        elif f == 2: line[i] = (line[i] + b) & 255
+        elif f == 3: line[i] = (line[i] + (a + b) // 2) & 255
+        elif f == 4:
+            p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    for x in range(0, stride, bpp):
+        px = bytes(line[x:x + 3])
+        colours.add(px)
+        nonwhite += px != b"\xff\xff\xff"
+    prev = line
+frac = nonwhite / (w * h)
+assert len(colours) >= 8 and frac > 0.01, f"blank: {len(colours)} colours, {frac:.4f} non-white"
+if len(sys.argv) > 2:  # the data are drawn: a pixel of the first series' colour #1f77b4
+    assert any(abs(c[0] - 31) + abs(c[1] - 119) + abs(c[2] - 180) < 30 for c in colours), "no data drawn"
+print(f"{sys.argv[1]}: {w}x{h}, {len(colours)} colours, {100 * frac:.1f}% non-white")
+PY
+for f in plots/*.svg real/*.svg; do
+    png="${f%.svg}.png"
+    timeout 120 "$CHROMIUM" --headless --disable-gpu --no-sandbox --hide-scrollbars \
+        --screenshot="$WORK/$png" --window-size=900,500 "file://$WORK/$f" >chromium.log 2>&1 ||
+        { cat chromium.log >&2; fail "chromium could not render $f"; }
+    [ -s "$png" ] || { cat chromium.log >&2; fail "chromium wrote no picture of $f"; }
+    case "$f" in plots/k2-*model*) data= ;; *) data=data ;; esac
+    python3 notblank.py "$png" $data || fail "$f renders blank"
+done
+pass
+echo "cli_report_svg: $CHECKS checks passed"
