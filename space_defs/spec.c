@@ -729,9 +729,13 @@ static int load_buffers(loader *L, const cJSON *root)
             return fail(L, AMK_ESPEC, fpath, "an output buffer has no initial distribution");
         if (!init)
             init = "uniform";
-        if (strcmp(init, "uniform") && strcmp(init, "normal") && strcmp(init, "positive"))
-            return fail(L, AMK_ESPEC, fpath, "unknown init '%s' (uniform, normal, positive)",
-                        init);
+        if (strcmp(init, "uniform") && strcmp(init, "normal") && strcmp(init, "positive") &&
+            strcmp(init, "zero"))
+            return fail(L, AMK_ESPEC, fpath, "unknown init '%s' (uniform, normal, positive, "
+                        "zero)", init);
+        /* "zero" is for workspace (counters, atomics) only: real inputs are never zero. */
+        if (!strcmp(init, "zero") && bf->role != AMK__ROLE_INOUT)
+            return fail(L, AMK_ESPEC, fpath, "init 'zero' is for inout workspace buffers only");
         snprintf(bf->init, sizeof bf->init, "%s", init);
         s->nbuffers++;
         snprintf(fpath, sizeof fpath, "%s.count", path);

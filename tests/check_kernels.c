@@ -414,6 +414,10 @@ START_TEST(test_specs_are_json_and_name_existing_sources)
 {
     check_folder("gemm", "gemm_f32");
     check_folder("rmsnorm", "rmsnorm");
+    check_folder("gemm_tc", "gemm_tc");
+    check_folder("softmax", "softmax");
+    check_folder("gemv", "gemv");
+    check_folder("quant_per_tensor", "quant_per_tensor");
 }
 END_TEST
 
@@ -439,6 +443,7 @@ START_TEST(test_specs_default_configs_valid_on_every_shape)
 {
     defaults_valid("gemm");
     defaults_valid("rmsnorm");
+    defaults_valid("gemm_tc");
 }
 END_TEST
 
@@ -527,6 +532,200 @@ START_TEST(test_specs_rmsnorm_cost_and_launch)
 }
 END_TEST
 
+/* ---------- gemm_tc ---------------------------------------------------------------------- */
+
+/* bf16 and f16 inputs, f32 output: a hand example with exactly representable values, and the
+ * reference refuses an f32 input or a 16-bit output (the spec's C is always f32). */
+START_TEST(test_gemm_tc_host_reference)
+{
+    amk_spec *s = load_kernel("gemm_tc");
+    amk_config c = config_at(s, "M=2,N=2,K=3");
+    /* A = [[1.5, -0.25, 2], [1, 0, -3]], B = [[2, 1], [3, 0.5], [0.5, -1]] in bf16. */
+    uint16_t A[6] = {0x3fc0, 0xbe80, 0x4000, 0x3f80, 0x0000, 0xc040};
+    uint16_t B[6] = {0x4000, 0x3f80, 0x4040, 0x3f00, 0x3f00, 0xbf80};
+    float C[4] = {NAN, NAN, NAN, NAN};
+    amk_host_buffer bufs[3] = {{"A", "bf16", A, 6}, {"B", "bf16", B, 6}, {"C", "f32", C, 4}};
+    amk_diag d = {0};
+    amk_host_ref_fn f = amk_host_ref_find("gemm_tc");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_msg(f(&c, bufs, 3, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_float_eq(C[0], 3.0f - 0.75f + 1.0f);  /* 3.25 */
+    ck_assert_float_eq(C[1], 1.5f - 0.125f - 2.0f); /* -0.625 */
+    ck_assert_float_eq(C[2], 2.0f - 1.5f);          /* 0.5 */
+    ck_assert_float_eq(C[3], 1.0f + 3.0f);          /* 4 */
+    /* The same values in f16 bit patterns give the same sums. */
+    uint16_t Ah[6] = {0x3e00, 0xb400, 0x4000, 0x3c00, 0x0000, 0xc200};
+    uint16_t Bh[6] = {0x4000, 0x3c00, 0x4200, 0x3800, 0x3800, 0xbc00};
+    amk_host_buffer hb[3] = {{"A", "f16", Ah, 6}, {"B", "f16", Bh, 6}, {"C", "f32", C, 4}};
+    ck_assert_msg(f(&c, hb, 3, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_float_eq(C[0], 3.25f);
+    ck_assert_float_eq(C[3], 4.0f);
+    float Af[6] = {0};
+    amk_host_buffer bad_in[3] = {{"A", "f32", Af, 6}, {"B", "bf16", B, 6}, {"C", "f32", C, 4}};
+    ck_assert_int_ne(f(&c, bad_in, 3, &d), AMK_OK);
+    uint16_t C16[4];
+    amk_host_buffer bad_out[3] = {{"A", "bf16", A, 6}, {"B", "bf16", B, 6}, {"C", "bf16", C16, 4}};
+    ck_assert_int_ne(f(&c, bad_out, 3, &d), AMK_OK);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* The default config: 128x128 tile of 4 warps, 3 stages of padded bf16 slices, a 1-D grid. */
+START_TEST(test_specs_gemm_tc_cost_and_launch)
+{
+    amk_spec *s = load_kernel("gemm_tc");
+    amk_limits lim = h100_limits();
+    amk_config c = config_at(s, "default");
+    amk_launch l;
+    amk_cost_terms t;
+    amk_diag d = {0};
+    ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], 32 * 32);
+    ck_assert_int_eq(l.block[0], 128);
+    ck_assert_int_eq(l.shared_bytes, 3 * (128 * 40 + 32 * 136) * 2);
+    ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(t.flops, 2 * 4096LL * 4096 * 4096);
+    ck_assert_int_eq(t.min_bytes, 2 * 4096LL * 4096 * 2 + 4096LL * 4096 * 4);
+    amk_config o = config_at(s, "small");
+    ck_assert_msg(amk_config_launch(&o, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], 3 * 4); /* cdiv(257,128) * cdiv(511,128) */
+    amk_spec_free(s);
+}
+END_TEST
+
+/* ---------- softmax, gemv, quant_per_tensor -------------------------------------------- */
+
+/* softmax: closed forms (equal entries give 1/N, [0, ln 3] gives [1/4, 3/4]) and shift
+ * invariance (a row of large values does not overflow). */
+START_TEST(test_softmax_host_reference)
+{
+    amk_spec *s = load_kernel("softmax");
+    amk_config c = config_at(s, "M=3,N=2,dtype=f32");
+    float x[6] = {5, 5, 0, (float)log(3.0), 1000, 1000 + (float)log(3.0)}, y[6];
+    for (int i = 0; i < 6; i++)
+        y[i] = NAN;
+    amk_host_buffer bufs[2] = {{"x", "f32", x, 6}, {"y", "f32", y, 6}};
+    amk_diag d = {0};
+    amk_host_ref_fn f = amk_host_ref_find("softmax");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_msg(f(&c, bufs, 2, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_double_eq_tol(y[0], 0.5, 1e-7);
+    ck_assert_double_eq_tol(y[1], 0.5, 1e-7);
+    ck_assert_double_eq_tol(y[2], 0.25, 1e-7);
+    ck_assert_double_eq_tol(y[3], 0.75, 1e-7);
+    ck_assert_double_eq_tol(y[4], 0.25, 1e-4); /* 1000 + ln 3 is not exact in f32 */
+    ck_assert_double_eq_tol(y[5], 0.75, 1e-4);
+    /* bf16 in and out: one row of four equal values gives 0.25 exactly (0x3e80). */
+    amk_config c2 = config_at(s, "M=1,N=4,dtype=bf16");
+    uint16_t xb[4] = {0x3f80, 0x3f80, 0x3f80, 0x3f80}, yb[4] = {0};
+    amk_host_buffer bb[2] = {{"x", "bf16", xb, 4}, {"y", "bf16", yb, 4}};
+    ck_assert_msg(f(&c2, bb, 2, &d) == AMK_OK, "%s", d.msg);
+    for (int i = 0; i < 4; i++)
+        ck_assert_uint_eq(yb[i], 0x3e80);
+    amk_host_buffer short_y[2] = {{"x", "f32", x, 6}, {"y", "f32", y, 5}};
+    ck_assert_int_ne(f(&c, short_y, 2, &d), AMK_OK);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* gemv: a hand example in bf16 with exactly representable products; y is f32. */
+START_TEST(test_gemv_host_reference)
+{
+    amk_spec *s = load_kernel("gemv");
+    amk_config c = config_at(s, "N=2,K=3");
+    /* W = [[1.5, -0.25, 2], [1, 0, -3]], x = [2, 3, 0.5] in bf16. */
+    uint16_t W[6] = {0x3fc0, 0xbe80, 0x4000, 0x3f80, 0x0000, 0xc040};
+    uint16_t x[3] = {0x4000, 0x4040, 0x3f00};
+    float y[2] = {NAN, NAN};
+    amk_host_buffer bufs[3] = {{"W", "bf16", W, 6}, {"x", "bf16", x, 3}, {"y", "f32", y, 2}};
+    amk_diag d = {0};
+    amk_host_ref_fn f = amk_host_ref_find("gemv");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_msg(f(&c, bufs, 3, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_float_eq(y[0], 3.0f - 0.75f + 1.0f);
+    ck_assert_float_eq(y[1], 2.0f - 1.5f);
+    amk_host_buffer short_x[3] = {{"W", "bf16", W, 6}, {"x", "bf16", x, 2}, {"y", "f32", y, 2}};
+    ck_assert_int_ne(f(&c, short_x, 3, &d), AMK_OK);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* quant_per_tensor: absmax 4 gives scale 4/127 (int8) or 4/448 (fp8); hand-checked codes,
+ * saturation at the absmax element, round half to even at an exact tie, the workspace
+ * left at zero. */
+START_TEST(test_quant_per_tensor_host_reference)
+{
+    amk_spec *s = load_kernel("quant_per_tensor");
+    amk_config c = config_at(s, "M=1,N=4,dtype=int8");
+    /* x = [-4, 1, 0.5, 2] in bf16. */
+    uint16_t x[4] = {0xc080, 0x3f80, 0x3f00, 0x4000};
+    int8_t q[4] = {0};
+    float scale = NAN, ws[2] = {7, 7};
+    amk_host_buffer bufs[4] = {{"x", "bf16", x, 4}, {"q", "int8", q, 4},
+                               {"scale", "f32", &scale, 1}, {"ws", "f32", ws, 2}};
+    amk_diag d = {0};
+    amk_host_ref_fn f = amk_host_ref_find("quant_per_tensor");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_msg(f(&c, bufs, 4, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_float_eq(scale, 4.0f / 127.0f);
+    ck_assert_int_eq(q[0], -127);
+    ck_assert_int_eq(q[1], 32);  /* 31.75 */
+    ck_assert_int_eq(q[2], 16);  /* 15.875 */
+    ck_assert_int_eq(q[3], 64);  /* 63.5 in f32 arithmetic: tie, to even */
+    ck_assert_float_eq(ws[0], 0.0f);
+    ck_assert_float_eq(ws[1], 0.0f);
+    /* fp8 e4m3: scale 4/448 = 1/112; x / scale = -448, 112, 56, 224 exactly. */
+    amk_config c8 = config_at(s, "M=1,N=4,dtype=fp8e4m3");
+    uint8_t q8[4] = {0};
+    amk_host_buffer b8[3] = {{"x", "bf16", x, 4}, {"q", "fp8e4m3", q8, 4},
+                             {"scale", "f32", &scale, 1}};
+    ck_assert_msg(f(&c8, b8, 3, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_float_eq(scale, 4.0f / 448.0f);
+    ck_assert_uint_eq(q8[0], 0xfe); /* -448: sign, exponent 15, mantissa 6 */
+    ck_assert_uint_eq(q8[1], 0x6e); /* 112 = 1.75 * 2^6: exponent 6+7, mantissa 6 */
+    ck_assert_uint_eq(q8[2], 0x66); /* 56 = 1.75 * 2^5 */
+    ck_assert_uint_eq(q8[3], 0x76); /* 224 = 1.75 * 2^7 */
+    amk_host_buffer bad_q[3] = {{"x", "bf16", x, 4}, {"q", "f32", &scale, 4},
+                                {"scale", "f32", &scale, 1}};
+    ck_assert_int_ne(f(&c8, bad_q, 3, &d), AMK_OK);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* The three memory-bound specs: launch geometry and compulsory bytes of the defaults. */
+START_TEST(test_specs_memory_bound_cost_and_launch)
+{
+    amk_limits lim = h100_limits();
+    amk_launch l;
+    amk_cost_terms t;
+    amk_diag d = {0};
+    amk_spec *s = load_kernel("softmax");
+    amk_config c = config_at(s, "default");
+    ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], 32768);
+    ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(t.min_bytes, 2 * 32768LL * 4096 * 2);
+    amk_spec_free(s);
+    s = load_kernel("gemv");
+    c = config_at(s, "default");
+    ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], 14336 / 8); /* 256 threads, groups of 32, 1 row each */
+    ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(t.min_bytes, (14336LL * 4096 + 4096) * 2 + 14336LL * 4);
+    amk_spec_free(s);
+    s = load_kernel("quant_per_tensor");
+    c = config_at(s, "default");
+    ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], 132 * 2); /* persistent: sm_count * BPS */
+    ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(t.min_bytes, 16384LL * 4096 * 3 + 4);
+    c = config_at(s, "decode");
+    ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], 32 * 4096 / (512 * 8)); /* small tensors: fewer blocks */
+    amk_spec_free(s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("kernels");
@@ -548,6 +747,10 @@ static Suite *suite(void)
     tcase_add_test(tc, test_gemm_f32_rejects_bad_buffers);
     suite_add_tcase(s, tc);
 
+    tc = tcase_create("gemm_tc");
+    tcase_add_test(tc, test_gemm_tc_host_reference);
+    suite_add_tcase(s, tc);
+
     tc = tcase_create("rmsnorm");
     tcase_add_test(tc, test_rmsnorm_f32_known_rows);
     tcase_add_test(tc, test_rmsnorm_bf16_roundtrips_every_pattern);
@@ -556,12 +759,20 @@ static Suite *suite(void)
     tcase_add_test(tc, test_rmsnorm_rejects_bad_buffers);
     suite_add_tcase(s, tc);
 
+    tc = tcase_create("memory_bound");
+    tcase_add_test(tc, test_softmax_host_reference);
+    tcase_add_test(tc, test_gemv_host_reference);
+    tcase_add_test(tc, test_quant_per_tensor_host_reference);
+    tcase_add_test(tc, test_specs_memory_bound_cost_and_launch);
+    suite_add_tcase(s, tc);
+
     tc = tcase_create("specs");
     tcase_add_test(tc, test_specs_are_json_and_name_existing_sources);
     tcase_add_test(tc, test_specs_default_configs_valid_on_every_shape);
     tcase_add_test(tc, test_specs_space_sizes);
     tcase_add_test(tc, test_specs_gemm_cost_and_launch);
     tcase_add_test(tc, test_specs_rmsnorm_cost_and_launch);
+    tcase_add_test(tc, test_specs_gemm_tc_cost_and_launch);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -252,6 +252,8 @@ int amk__init_from_name(const char *name)
         return AMK__INIT_NORMAL;
     if (strcmp(name, "positive") == 0)
         return AMK__INIT_POSITIVE;
+    if (strcmp(name, "zero") == 0) /* workspace (inout) only; the spec loader enforces it */
+        return AMK__INIT_ZERO;
     return -1;
 }
 
@@ -300,6 +302,10 @@ static double draw(int init, rng *r)
  * so products stay exact. A value that is zero once converted is drawn again. */
 void amk__check_fill(void *dst, int dt, int64_t count, int init, uint64_t seed, uint64_t stream)
 {
+    if (init == AMK__INIT_ZERO) { /* workspace: zero bytes (0, 0.0f, +0 in every type) */
+        memset(dst, 0, (size_t)count * amk__dtype_size(dt));
+        return;
+    }
     rng r = {seed ^ (UINT64_C(0xd1b54a32d192ed03) * (stream + 1)), 0, 0.0};
     splitmix64(&r.s);
     int is_float = amk__dtype_is_float(dt);

@@ -105,7 +105,7 @@ float amk__bf16_to_f32(uint16_t b);
 uint8_t amk__f32_to_fp8e4m3(float f);
 float amk__fp8e4m3_to_f32(uint8_t b);
 
-enum { AMK__INIT_UNIFORM, AMK__INIT_NORMAL, AMK__INIT_POSITIVE };
+enum { AMK__INIT_UNIFORM, AMK__INIT_NORMAL, AMK__INIT_POSITIVE, AMK__INIT_ZERO };
 int amk__init_from_name(const char *name); /* NULL = uniform; -1 unknown */
 /* Fills count elements deterministically from (seed, stream); never a zero element. */
 void amk__check_fill(void *dst, int dt, int64_t count, int init, uint64_t seed, uint64_t stream);
