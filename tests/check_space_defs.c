@@ -403,6 +403,12 @@ START_TEST(test_amk_spec_load_bad_buffers_and_args)
     set(j, NULL, "buffers", "[{\"name\": \"M\", \"dtype\": \"f32\", \"count\": \"M\", "
                             "\"role\": \"out\"}]");
     expect_spec_error(j, AMK_ESPEC, "buffers[0].name: 'M' is already", NULL);
+    /* Zero-filled buffers are workspace only: a real input is never all zeros. */
+    j = base_spec();
+    set(j, NULL, "buffers", "[{\"name\": \"X\", \"dtype\": \"f32\", \"count\": \"M\", "
+                            "\"role\": \"in\", \"init\": \"zero\"}, {\"name\": \"C\", "
+                            "\"dtype\": \"f32\", \"count\": \"M\", \"role\": \"out\"}]");
+    expect_spec_error(j, AMK_ESPEC, "buffers[0]", "init 'zero' is for inout workspace buffers only");
     j = base_spec();
     set(j, "launch", "block", "[\"threads\", \"1\"]");
     expect_spec_error(j, AMK_ESPEC, "launch.block: expected an array of 3 expressions", NULL);

@@ -107,7 +107,8 @@ float amk__fp8e4m3_to_f32(uint8_t b);
 
 enum { AMK__INIT_UNIFORM, AMK__INIT_NORMAL, AMK__INIT_POSITIVE, AMK__INIT_ZERO };
 int amk__init_from_name(const char *name); /* NULL = uniform; -1 unknown */
-/* Fills count elements deterministically from (seed, stream); never a zero element. */
+/* Fills count elements deterministically from (seed, stream); never a zero element, except
+ * for init "zero" (inout workspace buffers only, enforced by the spec loader). */
 void amk__check_fill(void *dst, int dt, int64_t count, int init, uint64_t seed, uint64_t stream);
 /* 1 when element i still has the poison pattern (every byte 0xFF: NaN for float types). */
 int amk__check_poisoned(int dt, const void *base, int64_t i);
