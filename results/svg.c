@@ -131,8 +131,8 @@ void amk__svg_plot(const amk__plot *p, amk_sb *sb)
                   W, H, W, H);
     amk_sb_printf(sb, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W,
                   H);
-    amk_sb_printf(sb, "<text x=\"%d\" y=\"28\" text-anchor=\"middle\" font-size=\"15\">",
-                  (PX0 + PX1) / 2);
+    /* Left-anchored: titles name kernel, shape and device and can be wider than the plot. */
+    amk_sb_printf(sb, "<text x=\"10\" y=\"24\" text-anchor=\"start\" font-size=\"13\">");
     esc(sb, p->title);
     amk_sb_printf(sb, "</text>\n");
 
