@@ -70,6 +70,20 @@ int amk__jump(const amk_space *sp, gsl_rng *rng, const amk_config *from, int k,
 /* Fisher-Yates shuffle of n configs with rng. */
 void amk__shuffle_configs(gsl_rng *rng, amk_config *v, int n);
 
+/* The neighbourhood of a centre, walked once: its valid neighbours in an order shuffled when
+ * the walk starts, then random jumps of 2 or 3 params. Set `ready` to 0 whenever the centre
+ * moves. Zero-initialise. */
+typedef struct amk__near {
+    amk_config nb[2 * AMK_MAX_PARAMS];
+    int n, next, ready;
+} amk__near;
+enum { AMK__NEAR_NONE = 0, AMK__NEAR_NEIGHBOUR = 1, AMK__NEAR_JUMP = 2 };
+/* Next config near centre that is neither visited nor seen (the caller marks it visited):
+ * AMK__NEAR_NEIGHBOUR or AMK__NEAR_JUMP with *out set, or AMK__NEAR_NONE when both are used
+ * up. */
+int amk__near_next(amk__near *nr, const amk_space *sp, gsl_rng *rng, const amk_config *centre,
+                   amk__visited *vis, const amk_idset *seen, amk_config *out);
+
 /* Order by simplicity: fewer threads per block (product of the launch block), then fewer
  * dynamic shared bytes, then lexicographically smaller choice indices. <0 when a is
  * simpler, >0 when b is, 0 when indistinguishable. A launch that cannot be evaluated

@@ -296,3 +296,26 @@ int amk__jump(const amk_space *sp, gsl_rng *rng, const amk_config *from, int k,
     }
     return 0;
 }
+
+int amk__near_next(amk__near *nr, const amk_space *sp, gsl_rng *rng, const amk_config *centre,
+                   amk__visited *vis, const amk_idset *seen, amk_config *out)
+{
+    enum { JUMP_TRIES = 64 };
+    if (!nr->ready) {
+        nr->n = amk_space_neighbours(sp, centre, nr->nb, 2 * AMK_MAX_PARAMS);
+        if (nr->n < 0)
+            nr->n = 0;
+        amk__shuffle_configs(rng, nr->nb, nr->n);
+        nr->next = 0;
+        nr->ready = 1;
+    }
+    while (nr->next < nr->n) {
+        *out = nr->nb[nr->next++];
+        if (!amk__visited_has(vis, seen, out))
+            return AMK__NEAR_NEIGHBOUR;
+    }
+    int k = 2 + (int)gsl_rng_uniform_int(rng, 2);
+    if (amk__jump(sp, rng, centre, k, vis, seen, JUMP_TRIES, out))
+        return AMK__NEAR_JUMP;
+    return AMK__NEAR_NONE;
+}

@@ -9,7 +9,6 @@
 
 #define AN_T0 0.15      /* a 10% slower move is accepted about half the time at the start */
 #define AN_TMIN 0.002   /* below this the chain is frozen: restart */
-#define AN_JUMP_TRIES 64
 
 typedef struct anneal_state {
     const amk_space *sp;
@@ -23,8 +22,7 @@ typedef struct anneal_state {
     int has_cur;
     amk_config cur;
     double cur_log, chain_best_log;
-    amk_config nb[2 * AMK_MAX_PARAMS];
-    int nnb, inb, nb_ready;
+    amk__near near; /* around cur */
 } anneal_state;
 
 static int anneal_init(void *state, const amk_space *sp, const amk_strategy_opts *opts)
@@ -53,24 +51,8 @@ static int anneal_next(void *state, const amk_idset *seen, amk_proposal *out)
     if (s->has_cur && (s->T < AN_TMIN || s->stall >= s->patience))
         s->has_cur = 0;
     if (s->has_cur) {
-        if (!s->nb_ready) {
-            s->nnb = amk_space_neighbours(s->sp, &s->cur, s->nb, 2 * AMK_MAX_PARAMS);
-            if (s->nnb < 0)
-                s->nnb = 0;
-            amk__shuffle_configs(s->rng, s->nb, s->nnb);
-            s->inb = 0;
-            s->nb_ready = 1;
-        }
-        while (s->inb < s->nnb) {
-            c = s->nb[s->inb++];
-            if (!amk__visited_has(&s->vis, seen, &c)) {
-                amk__visited_mark(&s->vis, &c);
-                amk__proposal_set(out, &c, "anneal");
-                return 1;
-            }
-        }
-        int k = 2 + (int)gsl_rng_uniform_int(s->rng, 2);
-        if (amk__jump(s->sp, s->rng, &s->cur, k, &s->vis, seen, AN_JUMP_TRIES, &c)) {
+        if (amk__near_next(&s->near, s->sp, s->rng, &s->cur, &s->vis, seen, &c) !=
+            AMK__NEAR_NONE) {
             amk__visited_mark(&s->vis, &c);
             amk__proposal_set(out, &c, "anneal");
             return 1;
@@ -84,7 +66,7 @@ static int anneal_next(void *state, const amk_idset *seen, amk_proposal *out)
         s->started = 1;
         s->T = AN_T0;
         s->stall = 0;
-        s->nb_ready = 0;
+        s->near.ready = 0;
     }
     return rc;
 }
@@ -92,7 +74,7 @@ static int anneal_next(void *state, const amk_idset *seen, amk_proposal *out)
 static void accept(anneal_state *s, const amk_config *c, double lg)
 {
     if (!s->has_cur || !amk_config_equal(&s->cur, c))
-        s->nb_ready = 0;
+        s->near.ready = 0;
     if (!s->has_cur) { /* a new chain: its first point is its best */
         s->chain_best_log = INFINITY;
         s->stall = 0;

@@ -11,7 +11,6 @@
 #include <string.h>
 
 #define HC_SOBOL_TRIES 32 /* Sobol points tried before falling back to a uniform sample */
-#define HC_JUMP_TRIES 64
 
 typedef struct hc_state {
     const amk_space *sp;
@@ -29,8 +28,7 @@ typedef struct hc_state {
     int has_cur, cur_is_inc;
     amk_config cur;        /* centre of the mutations */
     double cur_lat;
-    amk_config nb[2 * AMK_MAX_PARAMS];
-    int nnb, inb, nb_ready;
+    amk__near near; /* around cur */
     int stall;             /* observed trials since cur last moved */
 } hc_state;
 
@@ -129,27 +127,14 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
         s->stall = 0;
     }
     if (s->has_cur && s->stall < s->patience) {
-        if (!s->nb_ready) {
-            s->nnb = amk_space_neighbours(s->sp, &s->cur, s->nb, 2 * AMK_MAX_PARAMS);
-            if (s->nnb < 0)
-                s->nnb = 0;
-            amk__shuffle_configs(s->rng, s->nb, s->nnb);
-            s->inb = 0;
-            s->nb_ready = 1;
-        }
-        while (s->inb < s->nnb) {
-            c = s->nb[s->inb++];
-            if (!amk__visited_has(&s->vis, seen, &c))
-                return emit(s, out, &c, "mutate");
-        }
-        int k = 2 + (int)gsl_rng_uniform_int(s->rng, 2);
-        if (amk__jump(s->sp, s->rng, &s->cur, k, &s->vis, seen, HC_JUMP_TRIES, &c))
-            return emit(s, out, &c, "jump");
+        int how = amk__near_next(&s->near, s->sp, s->rng, &s->cur, &s->vis, seen, &c);
+        if (how != AMK__NEAR_NONE)
+            return emit(s, out, &c, how == AMK__NEAR_NEIGHBOUR ? "mutate" : "jump");
     }
     /* Restart: forget the current point; the next good verdict becomes the new centre. */
     s->has_cur = 0;
     s->cur_is_inc = 0;
-    s->nb_ready = 0;
+    s->near.ready = 0;
     s->stall = 0;
     s->restarts++;
     rc = fresh_point(s, seen, s->restarts & 1 ? FRESH_SOBOL_VALID : FRESH_UNIFORM, &c);
@@ -159,7 +144,7 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
 static void move_to(hc_state *s, const amk_config *c, double lat, int is_inc)
 {
     if (!s->has_cur || !amk_config_equal(&s->cur, c))
-        s->nb_ready = 0;
+        s->near.ready = 0;
     s->cur = *c;
     s->cur_lat = lat;
     s->has_cur = 1;
