@@ -278,17 +278,9 @@ int cli_cmd_devices(cli_ctx *ctx, int argc, char **argv)
                 "CUs", "WARP", "SMEM/BLK", "BW GB/s", "F32 TF/s", "F16 TF/s");
     }
     for (int i = 0; i < amk_target_count(); i++) {
-        amk_target t = *amk_target_at(i);
-        int calibrated = 0;
-        char path[4096];
-        amk_ceilings_path(&t, path, sizeof path);
-        if (path[0] && amk_fs_exists(path)) {
-            amk_target copy = t;
-            if (amk_ceilings_load(&copy, path, NULL) == AMK_OK) {
-                t = copy;
-                calibrated = 1;
-            }
-        }
+        amk_target t;
+        amk_target_with_ceilings(amk_target_at(i), &t);
+        int calibrated = memcmp(&t, amk_target_at(i), sizeof t) != 0; /* a ceilings file applied */
         cJSON_AddItemToArray(targets, target_json(&t, calibrated));
         if (tables)
             fprintf(stderr, "%-8s %-16.16s %-7s %5lld %5lld %8lld %10.0f %9.1f %9.1f\n", t.key,
