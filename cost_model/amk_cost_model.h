@@ -48,7 +48,8 @@ void amk_ceilings_path(const amk_target *t, char *out, size_t cap);
  * exists. A malformed file is logged as a warning and ignored (out keeps t's numbers). */
 void amk_target_with_ceilings(const amk_target *t, amk_target *out);
 
-/* Resource feasibility: threads per block, dynamic shared memory (incl. stages) per block,
+/* Resource feasibility: the spec's arch requirement ("requires", amk_spec_compile_arch),
+ * threads per block, dynamic shared memory (incl. stages) per block,
  * estimated registers per block and per thread, grid limits, resident blocks per SM.
  * AMK_OK or AMK_ERESTRICT with a reason naming the resource and both numbers. */
 int amk_cost_feasible(const amk_config *c, const amk_target *t, amk_diag *d);

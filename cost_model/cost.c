@@ -71,6 +71,11 @@ static int blocks_per_sm(const resources *r, const amk_limits *lim)
 
 int amk_cost_feasible(const amk_config *c, const amk_target *t, amk_diag *d)
 {
+    /* A spec that "requires" an arch (wgmma: sm_90a) cannot run on other targets at all. */
+    char arch[16];
+    amk_diag ad;
+    if (amk_spec_compile_arch(c->spec, t->vendor, t->arch, arch, sizeof arch, &ad) != AMK_OK)
+        return amk_diag_set(d, AMK_ERESTRICT, "%s", ad.msg);
     resources r;
     int rc = gather(c, t, &r, d);
     if (rc != AMK_OK)

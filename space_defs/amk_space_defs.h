@@ -81,6 +81,14 @@ int64_t amk_spec_param_value(const amk_spec *s, int i, int choice); /* the -D va
 const char *amk_spec_param_label(const amk_spec *s, int i, int choice);
 int amk_spec_param_default(const amk_spec *s, int i); /* default choice index */
 
+/* The arch to compile s for on a target of `vendor` ("nvidia" | "amd") and `arch` ("sm_90",
+ * "gfx942"), from the spec's optional "requires" field. Without one: arch itself. With one:
+ * the vendor must be listed and arch must be the required arch, or on NVIDIA its base (an
+ * sm_90 device runs sm_90a code, which is what is compiled then). AMK_OK with the arch in
+ * out; AMK_EUNSUPPORTED with a message naming the requirement; AMK_EINVAL (cap too small). */
+int amk_spec_compile_arch(const amk_spec *s, const char *vendor, const char *arch, char *out,
+                          size_t cap, amk_diag *d);
+
 int amk_spec_n_dims(const amk_spec *s);
 const char *amk_spec_dim_name(const amk_spec *s, int i);
 int amk_spec_n_dtypes(const amk_spec *s);

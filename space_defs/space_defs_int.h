@@ -134,6 +134,11 @@ struct amk_spec {
     amk_expr *tol_reduction;
     double rtol_scale, atol;
 
+    /* "requires": the exact compile arch per vendor ("" = that vendor is not supported);
+     * has_requires = 0 when the spec states no requirement (every vendor, any arch). */
+    int has_requires;
+    char requires[2][16]; /* [0] nvidia, [1] amd */
+
     /* slot layout */
     int slot_dtype, slot_elt, slot_limits, slot_params, slot_derived, nslots;
 };

@@ -945,6 +945,65 @@ static int load_tolerance(loader *L, const cJSON *root)
     return 0;
 }
 
+/* Vendors a "requires" object may name, in amk_spec.requires order. */
+static const char *const vendors[] = {"nvidia", "amd", NULL};
+
+/* "sm_90", "sm_90a", "sm_100a": an NVIDIA arch, at most one feature letter 'a' at the end. */
+static int is_sm_arch(const char *a)
+{
+    size_t n = 0;
+    if (strncmp(a, "sm_", 3) != 0)
+        return 0;
+    while (isdigit((unsigned char)a[3 + n]))
+        n++;
+    return n >= 2 && n <= 3 && (a[3 + n] == '\0' || (a[3 + n] == 'a' && a[4 + n] == '\0'));
+}
+
+/* "gfx90a", "gfx942", "gfx1100": "gfx" and 3 or 4 lowercase letters or digits. */
+static int is_gfx_arch(const char *a)
+{
+    size_t n = 0;
+    if (strncmp(a, "gfx", 3) != 0)
+        return 0;
+    while (isdigit((unsigned char)a[3 + n]) || islower((unsigned char)a[3 + n]))
+        n++;
+    return n >= 3 && n <= 4 && a[3 + n] == '\0';
+}
+
+/* Optional "requires": {"nvidia": "sm_90a", "amd": "gfx942"}: the exact arch the kernel's
+ * code must be compiled for, per supported vendor (e.g. wgmma exists only in sm_90a). */
+static int load_requires(loader *L, const cJSON *root)
+{
+    amk_spec *s = L->s;
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "requires");
+    if (!r)
+        return 0;
+    if (!cJSON_IsObject(r) || !r->child)
+        return fail(L, AMK_ESPEC, "requires", "expected an object naming at least one vendor "
+                    "(\"nvidia\": \"sm_90a\", \"amd\": \"gfx942\"), got %s",
+                    cJSON_IsObject(r) ? "an empty object" : json_type(r));
+    if (check_keys(L, r, "requires", vendors, NULL))
+        return L->err;
+    for (int v = 0; vendors[v]; v++) {
+        const char *arch = get_string(L, r, vendors[v], "requires", 0);
+        if (L->err)
+            return L->err;
+        if (!arch)
+            continue;
+        char path[32];
+        snprintf(path, sizeof path, "requires.%s", vendors[v]);
+        if (v == 0 && !is_sm_arch(arch))
+            return fail(L, AMK_ESPEC, path, "'%s' is not an NVIDIA arch (sm_NN or sm_NNa, "
+                        "e.g. sm_90a)", arch);
+        if (v == 1 && !is_gfx_arch(arch))
+            return fail(L, AMK_ESPEC, path, "'%s' is not an AMD arch (gfxNNN, e.g. gfx942)",
+                        arch);
+        snprintf(s->requires[v], sizeof s->requires[v], "%s", arch);
+    }
+    s->has_requires = 1;
+    return 0;
+}
+
 /* Evaluates one expression of the default config; an arithmetic error is a spec error. */
 static int eval_default(loader *L, const amk_expr *e, const char *path, const int64_t *slots)
 {
@@ -1015,7 +1074,7 @@ static int load_root(loader *L, const cJSON *root)
     static const char *const allowed[] = {
         "amk_spec", "name", "description", "dims", "dtypes", "shapes", "params", "derived",
         "restrictions", "buffers", "args", "source", "entry", "launch", "cost", "reference",
-        "tolerance", NULL};
+        "tolerance", "requires", NULL};
     static const char *const required[] = {
         "amk_spec", "name", "dims", "dtypes", "shapes", "params", "buffers", "args", "source",
         "entry", "launch", "cost", "reference", "tolerance", NULL};
@@ -1072,7 +1131,8 @@ static int load_root(loader *L, const cJSON *root)
     if (!(s->source = dup_or_fail(L, src)) || !(s->entry = dup_or_fail(L, entry)))
         return L->err;
     if (load_launch(L, cJSON_GetObjectItemCaseSensitive(root, "launch"), "launch", &s->launch) ||
-        load_cost(L, root) || load_reference(L, root) || load_tolerance(L, root))
+        load_cost(L, root) || load_reference(L, root) || load_tolerance(L, root) ||
+        load_requires(L, root))
         return L->err;
     return check_default(L);
 }
@@ -1232,6 +1292,40 @@ const char *amk_spec_param_label(const amk_spec *s, int i, int choice)
 int amk_spec_param_default(const amk_spec *s, int i)
 {
     return i >= 0 && i < s->nparams ? s->params[i].def : 0;
+}
+
+int amk_spec_compile_arch(const amk_spec *s, const char *vendor, const char *arch, char *out,
+                          size_t cap, amk_diag *d)
+{
+    if (!arch || !vendor)
+        return amk_diag_set(d, AMK_EINVAL, "%s: no target arch/vendor given", s->name);
+    if (!s->has_requires) {
+        snprintf(out, cap, "%s", arch);
+        return AMK_OK;
+    }
+    char want[64] = "";
+    for (int v = 0; vendors[v]; v++)
+        if (s->requires[v][0])
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s %s",
+                     want[0] ? " or " : "", vendors[v], s->requires[v]);
+    const char *req = NULL;
+    for (int v = 0; vendors[v]; v++)
+        if (!strcmp(vendor, vendors[v]))
+            req = s->requires[v];
+    if (!req || !req[0])
+        return amk_diag_set(d, AMK_EUNSUPPORTED, "%s requires %s (spec field 'requires'); the "
+                            "target is %s %s", s->name, want, vendor, arch);
+    /* On NVIDIA, code for the arch-specific sm_NNa runs on sm_NN devices only. */
+    size_t n = strlen(arch);
+    int base = !strcmp(vendor, "nvidia") && strlen(req) == n + 1 && req[n] == 'a' &&
+               !strncmp(req, arch, n);
+    if (strcmp(req, arch) != 0 && !base)
+        return amk_diag_set(d, AMK_EUNSUPPORTED, "%s requires %s (spec field 'requires'); the "
+                            "target's arch is %s", s->name, want, arch);
+    if (strlen(req) >= cap)
+        return amk_diag_set(d, AMK_EINVAL, "%s: arch buffer too small", s->name);
+    snprintf(out, cap, "%s", req);
+    return AMK_OK;
 }
 
 int amk_spec_n_dims(const amk_spec *s) { return s->ndims; }

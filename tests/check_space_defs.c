@@ -450,6 +450,99 @@ START_TEST(test_amk_spec_param_accessors)
 }
 END_TEST
 
+/* "requires": an object of vendor -> arch, each value a well-formed arch of that vendor. */
+START_TEST(test_amk_spec_load_bad_requires)
+{
+    cJSON *j = base_spec();
+    set(j, NULL, "requires", "\"sm_90a\"");
+    expect_spec_error(j, AMK_ESPEC, "requires: expected an object", "got a string");
+    j = base_spec();
+    set(j, NULL, "requires", "{}");
+    expect_spec_error(j, AMK_ESPEC, "requires: expected an object", "an empty object");
+    j = base_spec();
+    set(j, NULL, "requires", "{\"intel\": \"xe\"}");
+    expect_spec_error(j, AMK_ESPEC, "requires: unknown field 'intel'", "nvidia, amd");
+    j = base_spec();
+    set(j, NULL, "requires", "{\"nvidia\": \"gfx942\"}");
+    expect_spec_error(j, AMK_ESPEC, "requires.nvidia: 'gfx942' is not an NVIDIA arch", NULL);
+    j = base_spec();
+    set(j, NULL, "requires", "{\"nvidia\": \"sm_90a -DEVIL\"}");
+    expect_spec_error(j, AMK_ESPEC, "requires.nvidia: 'sm_90a -DEVIL'", NULL);
+    j = base_spec();
+    set(j, NULL, "requires", "{\"nvidia\": \"sm_9\"}");
+    expect_spec_error(j, AMK_ESPEC, "requires.nvidia: 'sm_9'", NULL);
+    j = base_spec();
+    set(j, NULL, "requires", "{\"amd\": \"sm_90a\"}");
+    expect_spec_error(j, AMK_ESPEC, "requires.amd: 'sm_90a' is not an AMD arch", NULL);
+    j = base_spec();
+    set(j, NULL, "requires", "{\"nvidia\": 90}");
+    expect_spec_error(j, AMK_ESPEC, "requires: nvidia: expected a string, got a number", NULL);
+}
+END_TEST
+
+/* Loads tgemm with "requires" set to `req` (JSON text). */
+static amk_spec *load_with_requires(const char *req)
+{
+    cJSON *j = base_spec();
+    set(j, NULL, "requires", req);
+    const char *dir = make_dir(j);
+    cJSON_Delete(j);
+    amk_spec *s = load(dir);
+    rm_tree(dir);
+    return s;
+}
+
+START_TEST(test_amk_spec_compile_arch_requirement)
+{
+    char arch[16];
+    amk_diag d = {0};
+    /* No requirement: any vendor and arch, unchanged. */
+    amk_spec *s = load(GOOD "/tgemm");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "nvidia", "sm_80", arch, sizeof arch, &d), AMK_OK);
+    ck_assert_str_eq(arch, "sm_80");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "amd", "gfx942", arch, sizeof arch, &d), AMK_OK);
+    ck_assert_str_eq(arch, "gfx942");
+    amk_spec_free(s);
+
+    /* sm_90a: an sm_90 device compiles sm_90a; sm_90a itself too; nothing else. */
+    s = load_with_requires("{\"nvidia\": \"sm_90a\"}");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "nvidia", "sm_90", arch, sizeof arch, &d), AMK_OK);
+    ck_assert_str_eq(arch, "sm_90a");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "nvidia", "sm_90a", arch, sizeof arch, &d),
+                     AMK_OK);
+    ck_assert_str_eq(arch, "sm_90a");
+    strcpy(arch, "untouched");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "nvidia", "sm_80", arch, sizeof arch, &d),
+                     AMK_EUNSUPPORTED);
+    assert_has(d.msg, "tgemm requires nvidia sm_90a");
+    assert_has(d.msg, "'requires'");
+    assert_has(d.msg, "sm_80");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "nvidia", "sm_100", arch, sizeof arch, &d),
+                     AMK_EUNSUPPORTED);
+    ck_assert_int_eq(amk_spec_compile_arch(s, "nvidia", "sm_9", arch, sizeof arch, &d),
+                     AMK_EUNSUPPORTED);
+    ck_assert_int_eq(amk_spec_compile_arch(s, "amd", "gfx942", arch, sizeof arch, &d),
+                     AMK_EUNSUPPORTED);
+    assert_has(d.msg, "requires nvidia sm_90a");
+    assert_has(d.msg, "amd gfx942");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "nvidia", "sm_90", arch, 4, &d), AMK_EINVAL);
+    amk_spec_free(s);
+
+    /* Both vendors listed; AMD matches exactly (gfx90a is not the base of anything). */
+    s = load_with_requires("{\"nvidia\": \"sm_80\", \"amd\": \"gfx90a\"}");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "amd", "gfx90a", arch, sizeof arch, &d), AMK_OK);
+    ck_assert_str_eq(arch, "gfx90a");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "amd", "gfx90", arch, sizeof arch, &d),
+                     AMK_EUNSUPPORTED);
+    assert_has(d.msg, "nvidia sm_80 or amd gfx90a");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "nvidia", "sm_80", arch, sizeof arch, &d), AMK_OK);
+    ck_assert_str_eq(arch, "sm_80");
+    ck_assert_int_eq(amk_spec_compile_arch(s, "nvidia", "sm_90", arch, sizeof arch, &d),
+                     AMK_EUNSUPPORTED);
+    amk_spec_free(s);
+}
+END_TEST
+
 START_TEST(test_amk_spec_dims_and_dtypes)
 {
     amk_spec *s = load(GOOD "/tgemm");
@@ -1466,7 +1559,7 @@ static Suite *suite(void)
     Suite *s = suite_create("space_defs");
     struct {
         const char *name;
-        const TTest *tests[12];
+        const TTest *tests[16];
     } groups[] = {
         {"amk_spec_load", {test_amk_spec_load_valid_fixture, test_amk_spec_load_malformed_json,
                            test_amk_spec_load_missing_file, test_amk_spec_load_fixture_errors,
@@ -1474,7 +1567,9 @@ static Suite *suite(void)
                            test_amk_spec_load_bad_top_level, test_amk_spec_load_bad_shapes,
                            test_amk_spec_load_cycle_names_path,
                            test_amk_spec_load_default_arithmetic_errors,
-                           test_amk_spec_load_bad_buffers_and_args}},
+                           test_amk_spec_load_bad_buffers_and_args,
+                           test_amk_spec_load_bad_requires}},
+        {"amk_spec_compile_arch", {test_amk_spec_compile_arch_requirement}},
         {"amk_spec_param", {test_amk_spec_param_accessors}},
         {"amk_spec_dims", {test_amk_spec_dims_and_dtypes}},
         {"amk_dtype_size", {test_amk_dtype_size_known_and_unknown}},
