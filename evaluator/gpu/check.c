@@ -1,12 +1,23 @@
 /* Correctness gate, host side: element types (f32, f16, bf16, fp8e4m3, int8, ...) as bit
  * patterns, deterministic never-zero inputs from a seed, the NaN poison pattern, and the
- * CK-style tolerance comparison that reports the worst element. No GPU call lives here: the
- * run worker (runtime.c) moves the bytes; this file decides what they must be. */
+ * CK-style tolerance comparison that reports the worst element; large buffers are filled and
+ * compared by a few threads, with results that do not depend on their number. No GPU call
+ * lives here: the run worker (runtime.c) moves the bytes; this file decides what they must
+ * be. */
 #include "gpu_int.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The inputs must be the same bytes on every machine: no fused multiply-add where the
+ * compiler would choose it (GCC does not contract in ISO C mode; clang would). */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
 
 /* ---------- element types ------------------------------------------------------------- */
 
@@ -173,7 +184,11 @@ float amk__fp8e4m3_to_f32(uint8_t b)
     return (b & 0x80u) ? -v : v;
 }
 
-double amk__dtype_get(int dt, const void *base, int64_t i)
+/* Element access, inlined into the fill and compare loops (which call them with a constant
+ * type, so each loop is compiled once per type without a switch per element). */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE double elt_get(int dt, const void *base, int64_t i)
 {
     switch (dt) {
     case AMK__DT_F32: {
@@ -207,7 +222,7 @@ double amk__dtype_get(int dt, const void *base, int64_t i)
     }
 }
 
-void amk__dtype_put(int dt, void *base, int64_t i, double v)
+ALWAYS_INLINE void elt_put(int dt, void *base, int64_t i, double v)
 {
     switch (dt) {
     case AMK__DT_F32: {
@@ -242,6 +257,94 @@ void amk__dtype_put(int dt, void *base, int64_t i, double v)
     }
 }
 
+double amk__dtype_get(int dt, const void *base, int64_t i)
+{
+    return elt_get(dt, base, i);
+}
+
+void amk__dtype_put(int dt, void *base, int64_t i, double v)
+{
+    elt_put(dt, base, i, v);
+}
+
+/* ---------- threads -------------------------------------------------------------------- */
+
+#define MAX_THREADS 64
+#define GRAIN 65536 /* elements: a part smaller than this costs more to hand out than it saves */
+
+/* AMK_CHECK_THREADS when it is a number >= 1 (at most 64); else the cores this process may
+ * run on, at most 16. */
+int amk__check_threads(void)
+{
+    const char *env = getenv("AMK_CHECK_THREADS");
+    if (env && *env) {
+        char *end;
+        long n = strtol(env, &end, 10);
+        if (*end == '\0' && n >= 1)
+            return n > MAX_THREADS ? MAX_THREADS : (int)n;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < n)
+        n = CPU_COUNT(&set);
+    return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+}
+
+typedef void (*range_fn)(void *ud, int part, int64_t lo, int64_t hi);
+
+typedef struct part_task {
+    range_fn fn;
+    void *ud;
+    int part;
+    int64_t lo, hi;
+} part_task;
+
+static void *part_main(void *arg)
+{
+    part_task *t = arg;
+    t->fn(t->ud, t->part, t->lo, t->hi);
+    return NULL;
+}
+
+/* Start of part k of n elements cut in `parts` (aligned to 64 elements). */
+static int64_t part_start(int64_t n, int k, int parts)
+{
+    return k == 0 ? 0 : k == parts ? n : (n * k / parts) & ~(int64_t)63;
+}
+
+/* Runs fn over [0, n) cut into contiguous parts, one thread each (the caller runs part 0),
+ * and returns the number of parts: at most `threads`, one per GRAIN elements. Threads are
+ * started and joined within the call, so no thread outlives it (the run worker is a fork).
+ * A thread that cannot start has its part run by the caller: the result is the same. */
+static int parallel_for(int64_t n, int threads, range_fn fn, void *ud)
+{
+    int64_t most = (n + GRAIN - 1) / GRAIN;
+    int parts = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+    if (parts > most)
+        parts = most < 1 ? 1 : (int)most;
+    part_task t[MAX_THREADS] = {{0}};
+    pthread_t th[MAX_THREADS];
+    int started[MAX_THREADS] = {0};
+    for (int k = 0; k < parts; k++)
+        t[k] = (part_task){fn, ud, k, part_start(n, k, parts), part_start(n, k + 1, parts)};
+    pthread_attr_t attr;
+    int have_attr = parts > 1 && pthread_attr_init(&attr) == 0;
+    if (have_attr)
+        (void)pthread_attr_setstacksize(&attr, (size_t)1 << 20);
+    for (int k = 1; k < parts; k++)
+        started[k] = pthread_create(&th[k], have_attr ? &attr : NULL, part_main, &t[k]) == 0;
+    part_main(&t[0]);
+    for (int k = 1; k < parts; k++) {
+        if (started[k])
+            (void)pthread_join(th[k], NULL);
+        else
+            part_main(&t[k]);
+    }
+    if (have_attr)
+        (void)pthread_attr_destroy(&attr);
+    return parts;
+}
+
 /* ---------- inputs --------------------------------------------------------------------- */
 
 int amk__init_from_name(const char *name)
@@ -257,83 +360,191 @@ int amk__init_from_name(const char *name)
     return -1;
 }
 
-static uint64_t splitmix64(uint64_t *s)
+/* ---------- the generator --------------------------------------------------------------
+ * Counter-based, so any element can be computed without the ones before it and the threads
+ * that fill a buffer need not agree on anything: draw j (0, 1) of attempt a of element (or
+ * normal pair) idx is splitmix64's output number ctr + 1 from the stream's key, with
+ * ctr = idx << 7 | a << 1 | j. The key mixes (seed, stream). */
+
+#define GOLDEN UINT64_C(0x9e3779b97f4a7c15)
+#define ATTEMPTS 64 /* a: 0 first, then redraws of an element that converted to zero */
+
+static uint64_t mix64(uint64_t z)
 {
-    uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
     return z ^ (z >> 31);
 }
 
-typedef struct rng {
-    uint64_t s;
-    int has_spare;
-    double spare;
-} rng;
-
-static double unit01(rng *r) /* [0, 1) with 53 bits */
+static uint64_t stream_key(uint64_t seed, uint64_t stream)
 {
-    return (double)(splitmix64(&r->s) >> 11) * 0x1p-53;
+    return mix64(seed ^ (UINT64_C(0xd1b54a32d192ed03) * (stream + 1)));
 }
 
-static double draw(int init, rng *r)
+ALWAYS_INLINE uint64_t bits64(uint64_t key, int64_t idx, unsigned a, unsigned j)
 {
-    switch (init) {
-    case AMK__INIT_NORMAL: {
-        if (r->has_spare) { /* Box-Muller gives two; use both */
-            r->has_spare = 0;
-            return r->spare;
+    uint64_t ctr = (uint64_t)idx << 7 | a << 1 | j;
+    return mix64(key + GOLDEN * (ctr + 1));
+}
+
+/* Uniform in [0, 1) with 53 bits. */
+ALWAYS_INLINE double unit01(uint64_t key, int64_t idx, unsigned a, unsigned j)
+{
+    return (double)(bits64(key, idx, a, j) >> 11) * 0x1p-53;
+}
+
+/* cos and sin of 2*pi*k/2^ANGLE_BITS: the angle of a Box-Muller pair is a table entry plus a
+ * small rest whose cos and sin are short series (libm's sin and cos would triple the cost of
+ * a normal fill). Built once, before the threads start. */
+#define ANGLE_BITS 10
+#define TWO_PI 6.283185307179586
+static double cos_tab[1 << ANGLE_BITS], sin_tab[1 << ANGLE_BITS];
+static pthread_once_t angle_once = PTHREAD_ONCE_INIT;
+
+static void angle_init(void)
+{
+    for (int k = 0; k < 1 << ANGLE_BITS; k++) {
+        cos_tab[k] = cos(TWO_PI * k / (1 << ANGLE_BITS));
+        sin_tab[k] = sin(TWO_PI * k / (1 << ANGLE_BITS));
+    }
+}
+
+/* Box-Muller: normal pair p of attempt a (element 2p gets g[0], 2p+1 gets g[1]). The angle
+ * is 2*pi times a 53-bit uniform: its top ANGLE_BITS pick the table entry, the other 43 give
+ * the rest d < 2*pi/1024, where the series below are off by less than 1e-16. */
+ALWAYS_INLINE void gauss_pair(uint64_t key, int64_t p, unsigned a, double g[2])
+{
+    double u1 = unit01(key, p, a, 0);
+    uint64_t z = bits64(key, p, a, 1) >> 11;
+    unsigned k = (unsigned)(z >> (53 - ANGLE_BITS));
+    double d = (double)(z & ((UINT64_C(1) << (53 - ANGLE_BITS)) - 1)) * (TWO_PI * 0x1p-53);
+    double d2 = d * d;
+    double cd = 1.0 - d2 * (0.5 - d2 * (1.0 / 24.0));
+    double sd = d * (1.0 - d2 * (1.0 / 6.0 - d2 * (1.0 / 120.0)));
+    double rad = sqrt(-2.0 * log(1.0 - u1)); /* 1 - u1 in (0, 1] */
+    g[0] = rad * (cos_tab[k] * cd - sin_tab[k] * sd);
+    g[1] = rad * (sin_tab[k] * cd + cos_tab[k] * sd);
+}
+
+/* Integer types get small exact values, so that products and sums stay exact: uniform
+ * round(8u) in [-8, 8], normal round(8g) (saturated by the type), positive 1 or 2. */
+ALWAYS_INLINE double int_value(int init, double v)
+{
+    return init == AMK__INIT_POSITIVE ? floor(1.0 + 2.0 * (v - 0.5)) + 0.0 : nearbyint(v * 8.0);
+}
+
+/* Element i of attempt a as a double, before conversion to the type. */
+ALWAYS_INLINE double draw(int init, int is_float, uint64_t key, int64_t i, unsigned a)
+{
+    double v;
+    if (init == AMK__INIT_NORMAL) {
+        double g[2];
+        gauss_pair(key, i >> 1, a, g);
+        v = g[i & 1];
+    } else {
+        double u = unit01(key, i, a, 0);
+        v = init == AMK__INIT_POSITIVE ? 0.5 + u : 2.0 * u - 1.0;
+    }
+    return is_float ? v : int_value(init, v);
+}
+
+/* Stores v as element i; 1 when the stored element is not zero. */
+ALWAYS_INLINE int put_nonzero(int dt, void *dst, int64_t i, double v)
+{
+    elt_put(dt, dst, i, v);
+    return elt_get(dt, dst, i) != 0.0;
+}
+
+/* Element i converted to zero: attempts 1, 2, ... of the same element. Should all of them
+ * convert to zero too (below 2^-180 even for int8), the element is 1. */
+static void redraw(int dt, int init, uint64_t key, void *dst, int64_t i)
+{
+    int is_float = amk__dtype_is_float(dt);
+    for (unsigned a = 1; a < ATTEMPTS; a++)
+        if (put_nonzero(dt, dst, i, draw(init, is_float, key, i, a)))
+            return;
+    elt_put(dt, dst, i, 1.0);
+}
+
+typedef struct fill_job {
+    void *dst;
+    int dt, init;
+    uint64_t key;
+} fill_job;
+
+ALWAYS_INLINE void fill_range(int dt, const fill_job *f, int64_t lo, int64_t hi)
+{
+    int is_float = amk__dtype_is_float(dt);
+    if (f->init == AMK__INIT_NORMAL) { /* one Box-Muller for both elements of a pair */
+        for (int64_t i = lo; i < hi;) {
+            double g[2];
+            gauss_pair(f->key, i >> 1, 0, g);
+            for (int h = (int)(i & 1); h < 2 && i < hi; h++, i++)
+                if (!put_nonzero(dt, f->dst, i, is_float ? g[h] : int_value(f->init, g[h])))
+                    redraw(dt, f->init, f->key, f->dst, i);
         }
-        double u1 = unit01(r), u2 = unit01(r);
-        if (u1 < 0x1p-53)
-            u1 = 0x1p-53;
-        double rad = sqrt(-2.0 * log(u1)), ang = 6.283185307179586 * u2;
-        r->spare = rad * sin(ang);
-        r->has_spare = 1;
-        return rad * cos(ang);
+        return;
     }
-    case AMK__INIT_POSITIVE: return 0.5 + unit01(r);
-    default: return 2.0 * unit01(r) - 1.0;
+    for (int64_t i = lo; i < hi; i++)
+        if (!put_nonzero(dt, f->dst, i, draw(f->init, is_float, f->key, i, 0)))
+            redraw(dt, f->init, f->key, f->dst, i);
+}
+
+static void fill_part(void *ud, int part, int64_t lo, int64_t hi)
+{
+    const fill_job *f = ud;
+    (void)part;
+    switch (f->dt) { /* a constant type per call: each loop is specialised */
+    case AMK__DT_F32: fill_range(AMK__DT_F32, f, lo, hi); break;
+    case AMK__DT_F16: fill_range(AMK__DT_F16, f, lo, hi); break;
+    case AMK__DT_BF16: fill_range(AMK__DT_BF16, f, lo, hi); break;
+    case AMK__DT_FP8E4M3: fill_range(AMK__DT_FP8E4M3, f, lo, hi); break;
+    case AMK__DT_INT8: fill_range(AMK__DT_INT8, f, lo, hi); break;
+    case AMK__DT_F64: fill_range(AMK__DT_F64, f, lo, hi); break;
+    case AMK__DT_I32: fill_range(AMK__DT_I32, f, lo, hi); break;
+    default: break;
     }
 }
 
-/* Deterministic in (seed, stream): the same call always writes the same bytes, on any
- * machine. Integers draw small non-zero values (uniform/normal in [-8,8], positive 1..3)
- * so products stay exact. A value that is zero once converted is drawn again. */
-void amk__check_fill(void *dst, int dt, int64_t count, int init, uint64_t seed, uint64_t stream)
+/* Deterministic in (seed, stream): element i is a function of (seed, stream, i) alone, so
+ * the bytes are the same for any thread count, on any machine. A value that is zero once
+ * converted is drawn again (never a zero element, except for init "zero"). */
+void amk__check_fill_threads(void *dst, int dt, int64_t count, int init, uint64_t seed,
+                             uint64_t stream, int threads)
 {
+    if (count <= 0 || (unsigned)dt >= AMK__DT_COUNT)
+        return;
     if (init == AMK__INIT_ZERO) { /* workspace: zero bytes (0, 0.0f, +0 in every type) */
         memset(dst, 0, (size_t)count * amk__dtype_size(dt));
         return;
     }
-    rng r = {seed ^ (UINT64_C(0xd1b54a32d192ed03) * (stream + 1)), 0, 0.0};
-    splitmix64(&r.s);
-    int is_float = amk__dtype_is_float(dt);
-    for (int64_t i = 0; i < count; i++) {
-        double v;
-        for (;;) {
-            v = draw(init, &r);
-            if (!is_float)
-                v = init == AMK__INIT_POSITIVE ? floor(1.0 + 2.0 * (v - 0.5)) + 0.0
-                                               : nearbyint(v * 8.0);
-            amk__dtype_put(dt, dst, i, v);
-            if (amk__dtype_get(dt, dst, i) != 0.0)
-                break;
-        }
-    }
+    if (init == AMK__INIT_NORMAL)
+        (void)pthread_once(&angle_once, angle_init);
+    fill_job f = {dst, dt, init, stream_key(seed, stream)};
+    parallel_for(count, threads, fill_part, &f);
+}
+
+void amk__check_fill(void *dst, int dt, int64_t count, int init, uint64_t seed, uint64_t stream)
+{
+    amk__check_fill_threads(dst, dt, count, init, seed, stream, amk__check_threads());
 }
 
 /* Poisoned = every byte 0xFF: NaN for all float types, -1 for integers (which is why
  * integer outputs are also compared against the reference: a left-over -1 is caught
  * whenever the reference differs). */
+ALWAYS_INLINE int poisoned(int dt, const void *base, int64_t i)
+{
+    size_t sz = dtypes[dt].size;
+    const unsigned char *e = (const unsigned char *)base + (size_t)i * sz;
+    for (size_t k = 0; k < sz; k++)
+        if (e[k] != 0xffu)
+            return 0;
+    return 1;
+}
+
 int amk__check_poisoned(int dt, const void *base, int64_t i)
 {
-    size_t sz = amk__dtype_size(dt);
-    const unsigned char *p = (const unsigned char *)base + (size_t)i * sz;
-    for (size_t k = 0; k < sz; k++)
-        if (p[k] != 0xffu)
-            return 0;
-    return sz > 0;
+    return (unsigned)dt < AMK__DT_COUNT && poisoned(dt, base, i);
 }
 
 /* ---------- tolerance ------------------------------------------------------------------ */
@@ -361,41 +572,52 @@ void amk__tolerance_for(int dt, double reduction, double rtol_scale, double atol
     out->atol = !isnan(atol_override) ? atol_override : rtol_scale * (eps + acc) * max_abs_ref;
 }
 
-/* Compares got against want (both of type dt). Non-finite outputs, poisoned (unwritten)
- * elements and a non-finite reference never pass. Fills *out with the count of failing
- * elements and the worst one: the first unwritten/non-finite element if any, else the
- * element with the largest |diff| / tol. Returns 1 when every element passes, else 0. */
-int amk__check_compare(int dt, const void *got, const void *want, int64_t count,
-                       double reduction, double rtol_scale, double atol_override,
-                       amk__compare *out)
+/* One part of a comparison: pass 1 (reference scan) and pass 2 (classification). */
+typedef struct cmp_part {
+    int64_t bad_ref;        /* first non-finite reference element, -1 none */
+    double max_ref;
+    int64_t bad, unwritten, nonfinite;
+    int64_t worst;          /* -1 none */
+    int cls;                /* 2 unwritten, 1 non-finite, 0 numeric */
+    double ratio, got, want, lim;
+} cmp_part;
+
+typedef struct cmp_job {
+    int dt;
+    const void *got, *want;
+    double atol, rtol;
+    cmp_part part[MAX_THREADS];
+} cmp_job;
+
+ALWAYS_INLINE void ref_range(int dt, cmp_job *j, cmp_part *p, int64_t lo, int64_t hi)
 {
-    memset(out, 0, sizeof *out);
-    out->count = count;
-    out->worst = -1;
     double max_ref = 0.0;
-    for (int64_t i = 0; i < count; i++) {
-        double r = amk__dtype_get(dt, want, i);
+    p->bad_ref = -1;
+    for (int64_t i = lo; i < hi; i++) {
+        double r = elt_get(dt, j->want, i);
         if (!isfinite(r)) {
-            out->kind = AMK__CMP_REF_NONFINITE;
-            out->worst = i;
-            out->want = r;
-            out->got = amk__dtype_get(dt, got, i);
-            out->bad = 1;
-            return 0;
+            p->bad_ref = i;
+            break;
         }
         if (fabs(r) > max_ref)
             max_ref = fabs(r);
     }
-    out->max_ref = max_ref;
-    amk__tolerance_for(dt, reduction, rtol_scale, atol_override, max_ref, &out->tol);
-    double worst_ratio = -1.0;
-    int worst_class = 0; /* 2 unwritten, 1 non-finite, 0 numeric */
-    for (int64_t i = 0; i < count; i++) {
-        double g = amk__dtype_get(dt, got, i), w = amk__dtype_get(dt, want, i);
-        double lim = out->tol.atol + out->tol.rtol * fabs(w);
+    p->max_ref = max_ref;
+}
+
+ALWAYS_INLINE void classify_range(int dt, cmp_job *j, cmp_part *p, int64_t lo, int64_t hi)
+{
+    int is_float = dtypes[dt].is_float;
+    p->bad = p->unwritten = p->nonfinite = 0;
+    p->worst = -1;
+    p->cls = 0;
+    p->ratio = -1.0;
+    for (int64_t i = lo; i < hi; i++) {
+        double g = elt_get(dt, j->got, i), w = elt_get(dt, j->want, i);
+        double lim = j->atol + j->rtol * fabs(w);
         int cls = -1;
         double ratio = 0.0;
-        if (amk__check_poisoned(dt, got, i) && (amk__dtype_is_float(dt) || g != w))
+        if (poisoned(dt, j->got, i) && (is_float || g != w))
             cls = 2;
         else if (!isfinite(g))
             cls = 1;
@@ -408,29 +630,119 @@ int amk__check_compare(int dt, const void *got, const void *want, int64_t count,
         }
         if (cls < 0)
             continue;
-        out->bad++;
+        p->bad++;
         if (cls == 2)
-            out->unwritten++;
+            p->unwritten++;
         else if (cls == 1)
-            out->nonfinite++;
+            p->nonfinite++;
         /* Unwritten beats non-finite beats numeric; the first of a class is kept,
          * except numeric mismatches, where the largest diff/tol ratio wins. */
-        int better = out->worst < 0 || cls > worst_class ||
-                     (cls == worst_class && cls == 0 && ratio > worst_ratio);
-        if (better) {
-            worst_class = cls;
-            worst_ratio = ratio;
-            out->worst = i;
-            out->got = g;
-            out->want = w;
-            out->diff = isfinite(g) ? fabs(g - w) : INFINITY;
-            out->limit = lim;
-            out->kind = cls == 2 ? AMK__CMP_UNWRITTEN
-                        : cls == 1 ? AMK__CMP_NONFINITE
-                                   : AMK__CMP_MISMATCH;
+        if (p->worst < 0 || cls > p->cls || (cls == p->cls && cls == 0 && ratio > p->ratio)) {
+            p->worst = i;
+            p->cls = cls;
+            p->ratio = ratio;
+            p->got = g;
+            p->want = w;
+            p->lim = lim;
+        }
+    }
+}
+
+#define EACH_DTYPE(F, ...)                                                                 \
+    switch (j->dt) {                                                                       \
+    case AMK__DT_F32: F(AMK__DT_F32, __VA_ARGS__); break;                                  \
+    case AMK__DT_F16: F(AMK__DT_F16, __VA_ARGS__); break;                                  \
+    case AMK__DT_BF16: F(AMK__DT_BF16, __VA_ARGS__); break;                                \
+    case AMK__DT_FP8E4M3: F(AMK__DT_FP8E4M3, __VA_ARGS__); break;                          \
+    case AMK__DT_INT8: F(AMK__DT_INT8, __VA_ARGS__); break;                                \
+    case AMK__DT_F64: F(AMK__DT_F64, __VA_ARGS__); break;                                  \
+    case AMK__DT_I32: F(AMK__DT_I32, __VA_ARGS__); break;                                  \
+    default: break;                                                                        \
+    }
+
+static void ref_part(void *ud, int part, int64_t lo, int64_t hi)
+{
+    cmp_job *j = ud;
+    EACH_DTYPE(ref_range, j, &j->part[part], lo, hi)
+}
+
+static void classify_part(void *ud, int part, int64_t lo, int64_t hi)
+{
+    cmp_job *j = ud;
+    EACH_DTYPE(classify_range, j, &j->part[part], lo, hi)
+}
+
+/* Compares got against want (both of type dt). Non-finite outputs, poisoned (unwritten)
+ * elements and a non-finite reference never pass. Fills *out with the count of failing
+ * elements and the worst one: the first unwritten/non-finite element if any, else the
+ * element with the largest |diff| / tol (the lowest index among equals). Parts are merged
+ * in index order with the same rule, so *out is the same for any thread count. Returns 1
+ * when every element passes, else 0. */
+int amk__check_compare_threads(int dt, const void *got, const void *want, int64_t count,
+                               double reduction, double rtol_scale, double atol_override,
+                               int threads, amk__compare *out)
+{
+    memset(out, 0, sizeof *out);
+    out->count = count;
+    out->worst = -1;
+    if (count <= 0 || (unsigned)dt >= AMK__DT_COUNT)
+        return count <= 0;
+    cmp_job job, *j = &job;
+    j->dt = dt;
+    j->got = got;
+    j->want = want;
+    int parts = parallel_for(count, threads, ref_part, j);
+    double max_ref = 0.0;
+    for (int k = 0; k < parts; k++) {
+        const cmp_part *p = &j->part[k];
+        if (p->bad_ref >= 0) { /* the first in index order */
+            out->kind = AMK__CMP_REF_NONFINITE;
+            out->worst = p->bad_ref;
+            out->want = amk__dtype_get(dt, want, p->bad_ref);
+            out->got = amk__dtype_get(dt, got, p->bad_ref);
+            out->bad = 1;
+            return 0;
+        }
+        if (p->max_ref > max_ref)
+            max_ref = p->max_ref;
+    }
+    out->max_ref = max_ref;
+    amk__tolerance_for(dt, reduction, rtol_scale, atol_override, max_ref, &out->tol);
+    j->atol = out->tol.atol;
+    j->rtol = out->tol.rtol;
+    parts = parallel_for(count, threads, classify_part, j);
+    int worst_cls = 0;
+    double worst_ratio = -1.0;
+    for (int k = 0; k < parts; k++) {
+        const cmp_part *p = &j->part[k];
+        out->bad += p->bad;
+        out->unwritten += p->unwritten;
+        out->nonfinite += p->nonfinite;
+        if (p->worst < 0)
+            continue;
+        if (out->worst < 0 || p->cls > worst_cls ||
+            (p->cls == worst_cls && p->cls == 0 && p->ratio > worst_ratio)) {
+            worst_cls = p->cls;
+            worst_ratio = p->ratio;
+            out->worst = p->worst;
+            out->got = p->got;
+            out->want = p->want;
+            out->diff = isfinite(p->got) ? fabs(p->got - p->want) : INFINITY;
+            out->limit = p->lim;
+            out->kind = p->cls == 2 ? AMK__CMP_UNWRITTEN
+                        : p->cls == 1 ? AMK__CMP_NONFINITE
+                                      : AMK__CMP_MISMATCH;
         }
     }
     return out->bad == 0;
+}
+
+int amk__check_compare(int dt, const void *got, const void *want, int64_t count,
+                       double reduction, double rtol_scale, double atol_override,
+                       amk__compare *out)
+{
+    return amk__check_compare_threads(dt, got, want, count, reduction, rtol_scale,
+                                      atol_override, amk__check_threads(), out);
 }
 
 /* One line for a verdict's reason, e.g.

@@ -107,9 +107,17 @@ float amk__fp8e4m3_to_f32(uint8_t b);
 
 enum { AMK__INIT_UNIFORM, AMK__INIT_NORMAL, AMK__INIT_POSITIVE, AMK__INIT_ZERO };
 int amk__init_from_name(const char *name); /* NULL = uniform; -1 unknown */
+/* Threads the check uses on a large buffer: AMK_CHECK_THREADS when set (1..64), else the
+ * cores this process may use, at most 16. Buffers below 64Ki elements use one. */
+int amk__check_threads(void);
 /* Fills count elements deterministically from (seed, stream); never a zero element, except
- * for init "zero" (inout workspace buffers only, enforced by the spec loader). */
+ * for init "zero" (inout workspace buffers only, enforced by the spec loader). Element i is a
+ * pure function of (seed, stream, i) (counter-based splitmix64; Box-Muller per pair of
+ * elements for "normal"), so the bytes do not depend on the thread count. */
 void amk__check_fill(void *dst, int dt, int64_t count, int init, uint64_t seed, uint64_t stream);
+/* The same with an explicit thread count (tests, benchmarks): identical bytes for any. */
+void amk__check_fill_threads(void *dst, int dt, int64_t count, int init, uint64_t seed,
+                             uint64_t stream, int threads);
 /* 1 when element i still has the poison pattern (every byte 0xFF: NaN for float types). */
 int amk__check_poisoned(int dt, const void *base, int64_t i);
 
@@ -132,10 +140,15 @@ typedef struct amk__compare {
     double got, want, diff, limit, max_ref;
     amk__tolerance tol;
 } amk__compare;
-/* 1 when every element passes |got-want| <= atol + rtol*|want| (finite, written). */
+/* 1 when every element passes |got-want| <= atol + rtol*|want| (finite, written). The worst
+ * element: the first unwritten, else the first non-finite, else the largest diff/tol (the
+ * lowest index among equals), so *out does not depend on the thread count. */
 int amk__check_compare(int dt, const void *got, const void *want, int64_t count,
                        double reduction, double rtol_scale, double atol_override,
                        amk__compare *out);
+int amk__check_compare_threads(int dt, const void *got, const void *want, int64_t count,
+                               double reduction, double rtol_scale, double atol_override,
+                               int threads, amk__compare *out);
 void amk__compare_describe(const amk__compare *c, const char *buf, char *out, size_t cap);
 
 /* ---------- benchmark statistics (bench.c; host only) ---------------------------------- */

@@ -126,6 +126,17 @@ int amk__run_job_decode(const void *buf, size_t len, amk__run_job *j)
 
 /* ---------- run worker state (lives only in the child) --------------------------------- */
 
+/* Host buffers kept across jobs: inputs of the benchmarked case (they feed the benchmark
+ * after the check), inputs of the other cases, reference and candidate outputs. */
+enum { HOST_BENCH_IN, HOST_CHECK_IN, HOST_WANT, HOST_GOT, HOST_KINDS };
+
+typedef struct host_buf {
+    void *p;
+    size_t cap;
+    int pinned;        /* from hipHostMalloc (else malloc) */
+    unsigned long job; /* the last job that used it */
+} host_buf;
+
 static struct {
     int ready, device;
     hipStream_t stream;
@@ -138,6 +149,8 @@ static struct {
     } mods[MOD_CACHE];
     int nmods;
     unsigned long tick;
+    host_buf host[HOST_KINDS][AMK__RUN_MAX_BUFS];
+    unsigned long jobs;
 } W;
 
 /* The run's failure, built up while unwinding. */
@@ -391,6 +404,65 @@ static int geometry_ok(const amk__run_kernel *k, const char *what, run_ctx *x)
     return 1;
 }
 
+/* ---------- host buffers kept across jobs ----------------------------------------------
+ * A trial on a big shape moves hundreds of MiB through host memory. Fresh malloc'd buffers
+ * pay a page fault per 4 KiB in every job, and pageable memory crosses the bus at a fraction
+ * of the link's speed, so the run worker keeps its host buffers (pinned where the runtime
+ * gives pinned memory) and grows them when a job needs more. Past HOST_KEEP_MAX in all, the
+ * ones the last job did not use go (another kernel's or shape's); what one job needs stays.
+ * Nothing is read that the job did not write first: inputs are filled from the job's seed,
+ * outputs downloaded before they are compared. */
+#define HOST_KEEP_MAX ((size_t)4 << 30)
+#define HOST_ROUND ((size_t)64 << 10)
+
+static void host_release(host_buf *h)
+{
+    if (h->p) {
+        if (h->pinned)
+            (void)hipHostFree(h->p);
+        else
+            free(h->p);
+    }
+    memset(h, 0, sizeof *h);
+}
+
+/* Host buffer `kind` number b with room for `bytes`; NULL when out of memory. */
+static void *host_get(int kind, int b, size_t bytes)
+{
+    host_buf *h = &W.host[kind][b];
+    h->job = W.jobs;
+    if (h->p && h->cap >= bytes)
+        return h->p;
+    host_release(h);
+    size_t cap = (bytes + HOST_ROUND - 1) / HOST_ROUND * HOST_ROUND;
+    if (hipHostMalloc(&h->p, cap, hipHostMallocDefault) == hipSuccess) {
+        h->pinned = 1;
+    } else {
+        (void)hipGetLastError();
+        h->p = malloc(cap);
+        if (!h->p)
+            return NULL;
+    }
+    h->cap = cap;
+    h->job = W.jobs;
+    return h->p;
+}
+
+static void host_trim(void)
+{
+    size_t kept = 0;
+    for (int k = 0; k < HOST_KINDS; k++)
+        for (int b = 0; b < AMK__RUN_MAX_BUFS; b++)
+            kept += W.host[k][b].cap;
+    if (kept > HOST_KEEP_MAX)
+        for (int k = 0; k < HOST_KINDS; k++)
+            for (int b = 0; b < AMK__RUN_MAX_BUFS; b++)
+                if (W.host[k][b].job != W.jobs)
+                    host_release(&W.host[k][b]);
+}
+
+/* ---------- device buffers --------------------------------------------------------------- */
+
 /* One set of device buffers and the argument arrays of both kernels over it. */
 typedef struct dev_set {
     void *ptr[AMK__RUN_MAX_BUFS];
@@ -424,22 +496,55 @@ static size_t buf_bytes(const amk__run_buf *b)
     return (size_t)b->count * amk__dtype_size(b->dtype);
 }
 
-static int alloc_set(dev_set *s, const amk__run_case *c, run_ctx *x)
+/* Allocates nbufs buffers of bytes[b] each (names[b] for the message). */
+static int alloc_bytes(dev_set *s, int nbufs, const size_t *bytes, const char *const *names,
+                       const char *label, run_ctx *x)
 {
     char eb[256];
     memset(s->ptr, 0, sizeof s->ptr);
-    for (int b = 0; b < c->nbufs; b++) {
-        hipError_t e = hipMalloc(&s->ptr[b], buf_bytes(&c->bufs[b]));
+    for (int b = 0; b < nbufs; b++) {
+        hipError_t e = hipMalloc(&s->ptr[b], bytes[b]);
         if (e != hipSuccess) {
             s->ptr[b] = NULL;
-            fail(x, AMK_STATUS_RUN_ERROR, "%s: hipMalloc of buffer %s (%zu bytes): %s",
-                 c->label, c->bufs[b].name, buf_bytes(&c->bufs[b]), errtext(e, eb, sizeof eb));
+            fail(x, AMK_STATUS_RUN_ERROR, "%s: hipMalloc of buffer %s (%zu bytes): %s", label,
+                 names[b], bytes[b], errtext(e, eb, sizeof eb));
             (void)hipGetLastError();
-            free_set(s, c->nbufs);
+            free_set(s, nbufs);
             return 0;
         }
     }
     return 1;
+}
+
+static int alloc_set(dev_set *s, const amk__run_case *c, run_ctx *x)
+{
+    size_t bytes[AMK__RUN_MAX_BUFS];
+    const char *names[AMK__RUN_MAX_BUFS];
+    for (int b = 0; b < c->nbufs; b++) {
+        bytes[b] = buf_bytes(&c->bufs[b]);
+        names[b] = c->bufs[b].name;
+    }
+    return alloc_bytes(s, c->nbufs, bytes, names, c->label, x);
+}
+
+/* The check's device buffers, allocated once per job: buffer b is as large as the largest
+ * buffer b of any case. *nbufs gets the most buffers of a case. */
+static int alloc_check_set(const amk__run_job *j, dev_set *s, int *nbufs, run_ctx *x)
+{
+    size_t bytes[AMK__RUN_MAX_BUFS] = {0};
+    const char *names[AMK__RUN_MAX_BUFS] = {0};
+    *nbufs = 0;
+    for (int ci = 0; ci < j->ncases; ci++) {
+        const amk__run_case *c = &j->cases[ci];
+        for (int b = 0; b < c->nbufs; b++)
+            if (!names[b] || buf_bytes(&c->bufs[b]) > bytes[b]) {
+                bytes[b] = buf_bytes(&c->bufs[b]);
+                names[b] = c->bufs[b].name;
+            }
+        if (c->nbufs > *nbufs)
+            *nbufs = c->nbufs;
+    }
+    return alloc_bytes(s, *nbufs, bytes, names, "correctness check", x);
 }
 
 static hipError_t launch_kernel(hipFunction_t fn, const amk__run_kernel *k, void **argv)
@@ -483,19 +588,24 @@ static int run_once(hipFunction_t fn, const amk__run_kernel *k, void **argv, con
         }                                                                                  \
     } while (0)
 
-/* Uploads every input (in, inout) of set s from host and poisons the outputs (out) with
- * 0xFF bytes: NaN in every float type. Everything goes through the worker's own stream
- * (non-blocking: it does not order with the legacy default stream). */
-static int upload(const amk__run_case *c, dev_set *s, void *const *host, int inputs,
-                  int poison, run_ctx *x)
+/* Gives set s its pristine inputs (in, inout) and poisons its outputs (out) with 0xFF bytes:
+ * NaN in every float type. The inputs come from host (host != NULL) or from set `from`, a
+ * set that holds them untouched (device to device: no second trip over the bus). Everything
+ * goes through the worker's own stream (non-blocking: it does not order with the legacy
+ * default stream). */
+static int upload(const amk__run_case *c, dev_set *s, void *const *host, const dev_set *from,
+                  run_ctx *x)
 {
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
-        if (inputs && rb->role != AMK__ROLE_OUT)
+        if (rb->role == AMK__ROLE_OUT)
+            GPU(hipMemsetAsync(s->ptr[b], 0xff, buf_bytes(rb), W.stream));
+        else if (host)
             GPU(hipMemcpyAsync(s->ptr[b], host[b], buf_bytes(rb), hipMemcpyHostToDevice,
                                W.stream));
-        if (poison && rb->role == AMK__ROLE_OUT)
-            GPU(hipMemsetAsync(s->ptr[b], 0xff, buf_bytes(rb), W.stream));
+        else
+            GPU(hipMemcpyAsync(s->ptr[b], from->ptr[b], buf_bytes(rb),
+                               hipMemcpyDeviceToDevice, W.stream));
     }
     GPU(hipStreamSynchronize(W.stream));
     return 1;
@@ -515,64 +625,62 @@ out:
     return 0;
 }
 
-static void free_host(void **h, int n)
+/* Host inputs of case c from the job's seed, in the kept buffers of `kind`; in[b] gets
+ * them (NULL for outputs). 0 when out of host memory. */
+static int make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0, int kind,
+                       void **in)
 {
-    for (int i = 0; i < n; i++) {
-        free(h[i]);
-        h[i] = NULL;
+    for (int b = 0; b < c->nbufs; b++) {
+        const amk__run_buf *rb = &c->bufs[b];
+        in[b] = NULL;
+        if (rb->role == AMK__ROLE_OUT)
+            continue;
+        if (!(in[b] = host_get(kind, b, buf_bytes(rb))))
+            return 0;
+        amk__check_fill(in[b], rb->dtype, rb->count, rb->init, j->seed, stream0 + (uint64_t)b);
     }
+    return 1;
 }
 
-/* The correctness check of one case: inputs from the seed, reference into its outputs,
- * candidate into poisoned outputs, host comparison. Leaves the input data in `in` (the
- * benchmark reuses it). Returns 1 when the candidate passed. */
+/* The correctness check of case ci on the job's check set s: inputs from the seed,
+ * reference into its outputs, candidate into poisoned outputs, host comparison. The inputs
+ * stay in `in`, host buffers of `kind` (HOST_BENCH_IN for the case the benchmark reuses).
+ * Returns 1 when the candidate passed. */
 static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunction_t fcand,
-                      void **in, run_ctx *x)
+                      dev_set *s, int kind, void **in, run_ctx *x)
 {
     const amk__run_case *c = &j->cases[ci];
     void *want[AMK__RUN_MAX_BUFS] = {0}, *got[AMK__RUN_MAX_BUFS] = {0};
-    dev_set s;
-    int ok = 0, have_set = 0;
-    for (int b = 0; b < c->nbufs; b++) {
-        const amk__run_buf *rb = &c->bufs[b];
-        size_t bytes = buf_bytes(rb);
-        if (rb->role != AMK__ROLE_OUT) {
-            in[b] = malloc(bytes);
-            if (!in[b])
-                goto oom;
-            amk__check_fill(in[b], rb->dtype, rb->count, rb->init, j->seed,
-                            (uint64_t)ci * AMK__RUN_MAX_BUFS + (uint64_t)b);
-        }
-        if (rb->role != AMK__ROLE_IN) {
-            want[b] = malloc(bytes);
-            got[b] = malloc(bytes);
+    if (!make_inputs(j, c, (uint64_t)ci * AMK__RUN_MAX_BUFS, kind, in))
+        goto oom;
+    for (int b = 0; b < c->nbufs; b++)
+        if (c->bufs[b].role != AMK__ROLE_IN) {
+            want[b] = host_get(HOST_WANT, b, buf_bytes(&c->bufs[b]));
+            got[b] = host_get(HOST_GOT, b, buf_bytes(&c->bufs[b]));
             if (!want[b] || !got[b])
                 goto oom;
         }
-    }
-    if (!alloc_set(&s, c, x))
-        goto out;
-    have_set = 1;
-    set_args(&s, 0, &c->ref);
-    set_args(&s, 1, &c->cand);
+    set_args(s, 0, &c->ref);
+    set_args(s, 1, &c->cand);
 
     /* Reference on pristine inputs; its outputs leave the device before the candidate runs,
      * so nothing the candidate does can change them. */
-    if (!upload(c, &s, in, 1, 1, x))
-        goto out;
+    if (!upload(c, s, in, NULL, x))
+        return 0;
     stage(c->label, "reference kernel");
-    if (!run_once(fref, &c->ref, s.argv[0], "reference", c->label, x))
-        goto out;
-    if (!download(c, &s, want, x))
-        goto out;
-    /* Candidate: in-out buffers restored, outputs poisoned. */
-    if (!upload(c, &s, in, 1, 1, x))
-        goto out;
+    if (!run_once(fref, &c->ref, s->argv[0], "reference", c->label, x))
+        return 0;
+    if (!download(c, s, want, x))
+        return 0;
+    /* Candidate: every input uploaded again from host (pristine even if the reference wrote
+     * one), outputs poisoned. */
+    if (!upload(c, s, in, NULL, x))
+        return 0;
     stage(c->label, "candidate kernel");
-    if (!run_once(fcand, &c->cand, s.argv[1], "candidate", c->label, x))
-        goto out;
-    if (!download(c, &s, got, x))
-        goto out;
+    if (!run_once(fcand, &c->cand, s->argv[1], "candidate", c->label, x))
+        return 0;
+    if (!download(c, s, got, x))
+        return 0;
     stage(c->label, "compare");
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
@@ -586,25 +694,22 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
             fail(x, cmp.kind == AMK__CMP_REF_NONFINITE ? AMK_STATUS_RUN_ERROR
                                                         : AMK_STATUS_WRONG,
                  "%s: %s", c->label, what);
-            goto out;
+            return 0;
         }
     }
-    ok = 1;
-    goto out;
+    return 1;
 oom:
     fail(x, AMK_STATUS_RUN_ERROR, "%s: out of host memory for the check buffers", c->label);
-out:
-    if (have_set)
-        free_set(&s, c->nbufs);
-    free_host(want, c->nbufs);
-    free_host(got, c->nbufs);
-    return ok;
+    return 0;
 }
 
 /* Times the bench case's candidate (and `other` for REMEASURE) over rotating copies of the
- * inputs. stats gets one entry per timed kernel. */
+ * inputs. Set 0 is `first` when given (the job's check set, borrowed: large enough for every
+ * case), else allocated; it gets the inputs from host, the other sets copy them from set 0
+ * on the device. stats gets one entry per timed kernel. */
 static int bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction_t *fns,
-                      const amk__run_kernel *const *ks, int nk, void *const *in, run_ctx *x)
+                      const amk__run_kernel *const *ks, int nk, void *const *in,
+                      const dev_set *first, run_ctx *x)
 {
     dev_set *sets = NULL;
     int nsets = 1, flush = 0, made = 0, ok = 0;
@@ -626,10 +731,12 @@ static int bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction
         return 0;
     }
     for (made = 0; made < nsets; made++) {
-        if (!alloc_set(&sets[made], c, x))
+        if (made == 0 && first)
+            sets[0] = *first;
+        else if (!alloc_set(&sets[made], c, x))
             goto out;
-        if (!upload(c, &sets[made], in, 1, 1, x)) {
-            free_set(&sets[made], c->nbufs);
+        if (!upload(c, &sets[made], made == 0 ? in : NULL, &sets[0], x)) {
+            made++; /* freed below (unless borrowed) */
             goto out;
         }
         for (int i = 0; i < nk; i++)
@@ -669,18 +776,48 @@ static int bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction
 out:
     if (flush_buf)
         (void)hipFree(flush_buf);
-    for (int s = 0; s < made; s++)
+    for (int s = first ? 1 : 0; s < made; s++)
         free_set(&sets[s], c->nbufs);
     free(sets);
     return ok;
 }
 
-static void run_job(const amk__run_job *j, run_ctx *x)
+/* EVAL: every case checked on one set of device buffers, then the bench case timed (its
+ * check set becomes the benchmark's set 0). */
+static void eval_job(const amk__run_job *j, const hipFunction_t *fref,
+                     const hipFunction_t *fcand, int bench_ci, run_ctx *x)
 {
     amk__run_result *r = x->res;
+    void *ins[AMK__RUN_MAX_CASES][AMK__RUN_MAX_BUFS];
+    dev_set s;
+    int nbufs = 0;
+    if (!alloc_check_set(j, &s, &nbufs, x))
+        return;
+    for (int ci = 0; ci < j->ncases; ci++) {
+        int kind = ci == bench_ci ? HOST_BENCH_IN : HOST_CHECK_IN;
+        if (!check_case(j, ci, fref[ci], fcand[ci], &s, kind, ins[ci], x))
+            goto out;
+        r->checked++;
+    }
+    if (bench_ci < 0) {
+        r->status = AMK_STATUS_OK;
+        note(x, "checked only (no benchmarked shape)");
+        goto out;
+    }
+    const amk__run_case *bc = &j->cases[bench_ci];
+    hipFunction_t fns[1] = {fcand[bench_ci]};
+    const amk__run_kernel *ks[1] = {&bc->cand};
+    if (bench_case(j, bc, fns, ks, 1, ins[bench_ci], &s, x))
+        r->status = AMK_STATUS_OK;
+out:
+    free_set(&s, nbufs);
+}
+
+static void run_job(const amk__run_job *j, run_ctx *x)
+{
     hipFunction_t fref[AMK__RUN_MAX_CASES], fcand[AMK__RUN_MAX_CASES], fother = NULL;
-    void *in[AMK__RUN_MAX_BUFS] = {0};
     int bench_ci = -1;
+    W.jobs++;
     if (!ensure_ready(j->device, x))
         return;
     for (int ci = 0; ci < j->ncases; ci++) {
@@ -708,45 +845,20 @@ static void run_job(const amk__run_job *j, run_ctx *x)
             (void)hipGetLastError();
     }
     if (j->op == AMK__RUN_OP_EVAL) {
-        void *ins[AMK__RUN_MAX_CASES][AMK__RUN_MAX_BUFS] = {{0}};
-        for (int ci = 0; ci < j->ncases; ci++) {
-            int ok = check_case(j, ci, fref[ci], fcand[ci], ins[ci], x);
-            if (!ok || ci != bench_ci)
-                free_host(ins[ci], j->cases[ci].nbufs);
-            if (!ok) {
-                if (bench_ci >= 0)
-                    free_host(ins[bench_ci], j->cases[bench_ci].nbufs);
-                return;
-            }
-            r->checked++;
-        }
-        if (bench_ci < 0) {
-            r->status = AMK_STATUS_OK;
-            note(x, "checked only (no benchmarked shape)");
-            return;
-        }
-        memcpy(in, ins[bench_ci], sizeof in);
-    } else {
-        const amk__run_case *c = &j->cases[0];
-        for (int b = 0; b < c->nbufs; b++)
-            if (c->bufs[b].role != AMK__ROLE_OUT) {
-                in[b] = malloc(buf_bytes(&c->bufs[b]));
-                if (!in[b]) {
-                    free_host(in, c->nbufs);
-                    fail(x, AMK_STATUS_RUN_ERROR, "out of host memory");
-                    return;
-                }
-                amk__check_fill(in[b], c->bufs[b].dtype, c->bufs[b].count, c->bufs[b].init,
-                                j->seed, (uint64_t)b);
-            }
+        eval_job(j, fref, fcand, bench_ci, x);
+        return;
     }
-    const amk__run_case *bc = &j->cases[bench_ci];
-    hipFunction_t fns[2] = {fcand[bench_ci], fother};
+    /* REMEASURE: the inputs of case 0, as EVAL makes them. */
+    const amk__run_case *bc = &j->cases[0];
+    void *in[AMK__RUN_MAX_BUFS];
+    if (!make_inputs(j, bc, 0, HOST_BENCH_IN, in)) {
+        fail(x, AMK_STATUS_RUN_ERROR, "out of host memory");
+        return;
+    }
+    hipFunction_t fns[2] = {fcand[0], fother};
     const amk__run_kernel *ks[2] = {&bc->cand, &j->other};
-    int nk = j->op == AMK__RUN_OP_REMEASURE ? 2 : 1;
-    if (bench_case(j, bc, fns, ks, nk, in, x))
-        r->status = AMK_STATUS_OK;
-    free_host(in, bc->nbufs);
+    if (bench_case(j, bc, fns, ks, 2, in, NULL, x))
+        x->res->status = AMK_STATUS_OK;
 }
 
 int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **resp,
@@ -795,6 +907,7 @@ int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **res
     }
     r->status = AMK_STATUS_RUN_ERROR;
     run_job(j, &x);
+    host_trim();
     if (r->status != AMK_STATUS_OK && !r->reason[0])
         snprintf(r->reason, sizeof r->reason, "run worker: the job failed without a reason");
     free(j);

@@ -137,6 +137,10 @@ static inline cudaError_t amk__cuda_module_launch_kernel(cudaKernel_t f, unsigne
 #define hipStreamNonBlocking cudaStreamNonBlocking
 #define hipEventCreateWithFlags cudaEventCreateWithFlags
 #define hipEventDefault cudaEventDefault
+/* Pinned host memory: the run worker's kept check buffers. */
+#define hipHostMalloc cudaHostAlloc
+#define hipHostMallocDefault cudaHostAllocDefault
+#define hipHostFree cudaFreeHost
 
 /* Compute target of device dev as the compiler names it: "sm_90". */
 static inline cudaError_t amk__gpu_arch_name(int dev, char *out, size_t cap)

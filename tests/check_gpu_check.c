@@ -1,0 +1,311 @@
+/* Check suite for the host side of the correctness gate (evaluator/gpu/check.c) on large
+ * buffers, where the fill and the comparison run on several threads: the bytes and the
+ * reported worst element must not depend on the thread count, inputs are never zero in
+ * any type, and the NaN poison is still caught. No GPU needed (check.c makes no GPU call);
+ * a build without a GPU layer has no check.c and skips (exit 77). */
+#ifndef AMK_HAVE_GPU
+#include <stdio.h>
+int main(void)
+{
+    printf("SKIP: this build has no GPU layer, so no evaluator/gpu/check.c to test "
+           "(configure with AMK_CUDA=ON or AMK_HIP=ON)\n");
+    return 77;
+}
+#else
+#include "gpu_int.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Seven parts need 7 x 64Ki elements; odd, so the last normal pair is cut in half. */
+#define BIG (7 * 65536 + 12345)
+
+static const int all_types[] = {AMK__DT_F32, AMK__DT_F16, AMK__DT_BF16, AMK__DT_FP8E4M3,
+                                AMK__DT_INT8, AMK__DT_F64, AMK__DT_I32};
+#define NTYPES (int)(sizeof all_types / sizeof all_types[0])
+static const int thread_counts[] = {1, 2, 7};
+
+/* ---------- amk__check_fill ------------------------------------------------------------- */
+
+START_TEST(test_check_fill_same_bytes_for_any_thread_count)
+{
+    size_t cap = (size_t)BIG * 8;
+    unsigned char *ref = malloc(cap), *other = malloc(cap);
+    ck_assert(ref && other);
+    for (int t = 0; t < NTYPES; t++)
+        for (int init = AMK__INIT_UNIFORM; init <= AMK__INIT_POSITIVE; init++) {
+            int dt = all_types[t];
+            size_t bytes = (size_t)BIG * amk__dtype_size(dt);
+            amk__check_fill_threads(ref, dt, BIG, init, 1234, 5, 1);
+            for (size_t k = 1; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
+                memset(other, 0, bytes);
+                amk__check_fill_threads(other, dt, BIG, init, 1234, 5, thread_counts[k]);
+                ck_assert_msg(memcmp(ref, other, bytes) == 0, "%s init %d: %d threads differ",
+                              amk__dtype_name(dt), init, thread_counts[k]);
+            }
+            /* the default count (AMK_CHECK_THREADS or the cores) too */
+            memset(other, 0, bytes);
+            amk__check_fill(other, dt, BIG, init, 1234, 5);
+            ck_assert(memcmp(ref, other, bytes) == 0);
+        }
+    free(ref);
+    free(other);
+}
+END_TEST
+
+/* Element i is a function of (seed, stream, i) alone: a shorter buffer is a prefix, a
+ * buffer filled in pieces by hand would be the same. */
+START_TEST(test_check_fill_prefix_is_shorter_fill)
+{
+    static const int64_t lens[] = {1, 2, 63, 64, 65, 65537, 131071};
+    float *big = malloc(sizeof(float) * BIG), *small = malloc(sizeof(float) * BIG);
+    ck_assert(big && small);
+    for (int init = AMK__INIT_UNIFORM; init <= AMK__INIT_POSITIVE; init++) {
+        amk__check_fill_threads(big, AMK__DT_F32, BIG, init, 99, 0, 7);
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+            amk__check_fill_threads(small, AMK__DT_F32, lens[k], init, 99, 0, 2);
+            ck_assert_msg(memcmp(big, small, sizeof(float) * (size_t)lens[k]) == 0,
+                          "init %d: first %lld elements differ", init, (long long)lens[k]);
+        }
+    }
+    free(big);
+    free(small);
+}
+END_TEST
+
+START_TEST(test_check_fill_never_zero_in_any_type)
+{
+    size_t cap = (size_t)BIG * 8;
+    unsigned char *a = malloc(cap), *b = malloc(cap);
+    ck_assert(a && b);
+    for (int t = 0; t < NTYPES; t++)
+        for (int init = AMK__INIT_UNIFORM; init <= AMK__INIT_POSITIVE; init++) {
+            int dt = all_types[t], is_float = amk__dtype_is_float(dt);
+            amk__check_fill_threads(a, dt, BIG, init, 7, 1, 7);
+            double lo = INFINITY, hi = -INFINITY, sum = 0, sum2 = 0;
+            int64_t negative = 0, within_sigma = 0;
+            /* per element: plain tests (a ck_assert writes to Check's pipe every time) */
+            for (int64_t i = 0; i < BIG; i++) {
+                double v = amk__dtype_get(dt, a, i);
+                if (v == 0.0 || !isfinite(v) || (is_float && amk__check_poisoned(dt, a, i)) ||
+                    (!is_float && v != nearbyint(v)))
+                    ck_abort_msg("%s init %d: element %lld is %g", amk__dtype_name(dt), init,
+                                 (long long)i, v);
+                lo = fmin(lo, v);
+                hi = fmax(hi, v);
+                negative += v < 0;
+                within_sigma += fabs(v) < 1.0;
+                sum += v;
+                sum2 += v * v;
+            }
+            if (init == AMK__INIT_POSITIVE) {
+                ck_assert_msg(lo > 0 && (is_float ? hi <= 1.5 : hi <= 2), "%s: [%g, %g]",
+                              amk__dtype_name(dt), lo, hi);
+            } else if (init == AMK__INIT_UNIFORM) {
+                double bound = is_float ? 1.0 : 8.0; /* integers: round(8u), exact */
+                ck_assert_msg(lo >= -bound && hi <= bound && lo < -0.9 * bound &&
+                                  hi > 0.9 * bound, "%s: [%g, %g]", amk__dtype_name(dt), lo, hi);
+            } else { /* normal: about half negative, tails past 3 sigma */
+                double sigma = is_float ? 1.0 : 8.0;
+                ck_assert(negative > BIG * 0.45 && negative < BIG * 0.55);
+                ck_assert_msg(hi > 3 * sigma || dt == AMK__DT_INT8, "%s: max %g",
+                              amk__dtype_name(dt), hi);
+                if (dt == AMK__DT_F64) { /* the moments and P(|x| < 1) of N(0, 1) */
+                    double mean = sum / BIG, var = sum2 / BIG - mean * mean;
+                    double p1 = (double)within_sigma / BIG;
+                    ck_assert_msg(fabs(mean) < 0.01 && fabs(var - 1) < 0.02 &&
+                                      fabs(p1 - 0.6827) < 0.005,
+                                  "normal: mean %g var %g P(|x|<1) %g", mean, var, p1);
+                }
+            }
+            /* other seed, other stream: other data */
+            size_t bytes = (size_t)BIG * amk__dtype_size(dt);
+            amk__check_fill_threads(b, dt, BIG, init, 8, 1, 7);
+            ck_assert(memcmp(a, b, bytes) != 0);
+            amk__check_fill_threads(b, dt, BIG, init, 7, 2, 7);
+            ck_assert(memcmp(a, b, bytes) != 0);
+        }
+    /* workspace buffers: zero bytes */
+    memset(a, 0x5a, cap);
+    amk__check_fill_threads(a, AMK__DT_F32, BIG, AMK__INIT_ZERO, 7, 1, 7);
+    for (int64_t i = 0; i < BIG; i++)
+        if (amk__dtype_get(AMK__DT_F32, a, i) != 0.0)
+            ck_abort_msg("init zero: element %lld is not 0", (long long)i);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_check_threads_from_environment)
+{
+    setenv("AMK_CHECK_THREADS", "3", 1);
+    ck_assert_int_eq(amk__check_threads(), 3);
+    setenv("AMK_CHECK_THREADS", "1000", 1);
+    ck_assert_int_eq(amk__check_threads(), 64);
+    setenv("AMK_CHECK_THREADS", "many", 1);
+    int n = amk__check_threads();
+    ck_assert(n >= 1 && n <= 16);
+    unsetenv("AMK_CHECK_THREADS");
+    ck_assert_int_eq(amk__check_threads(), n);
+}
+END_TEST
+
+/* ---------- amk__check_compare ---------------------------------------------------------- */
+
+/* Compares with 1, 2 and 7 threads; the reports must agree field by field. Returns the
+ * verdict and leaves the 1-thread report in *out. */
+static int compare_all(int dt, const void *got, const void *want, int64_t n, double atol,
+                       amk__compare *out)
+{
+    int pass = amk__check_compare_threads(dt, got, want, n, 256, 1.0, atol, 1, out);
+    for (size_t k = 1; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
+        amk__compare c;
+        int p = amk__check_compare_threads(dt, got, want, n, 256, 1.0, atol, thread_counts[k],
+                                           &c);
+        ck_assert_int_eq(p, pass);
+        ck_assert_msg(c.worst == out->worst && c.kind == out->kind && c.bad == out->bad,
+                      "%d threads: worst %lld kind %d bad %lld; 1 thread: %lld %d %lld",
+                      thread_counts[k], (long long)c.worst, c.kind, (long long)c.bad,
+                      (long long)out->worst, out->kind, (long long)out->bad);
+        ck_assert_int_eq(c.unwritten, out->unwritten);
+        ck_assert_int_eq(c.nonfinite, out->nonfinite);
+        ck_assert(c.max_ref == out->max_ref);
+        ck_assert(memcmp(&c.tol, &out->tol, sizeof c.tol) == 0);
+        ck_assert(c.worst < 0 || isnan(c.got) || c.got == out->got);
+        ck_assert(c.worst < 0 || c.want == out->want || (isnan(c.want) && isnan(out->want)));
+        ck_assert(c.worst < 0 || c.diff == out->diff || isnan(c.diff));
+        ck_assert(c.limit == out->limit || isnan(c.limit));
+    }
+    return pass;
+}
+
+START_TEST(test_check_compare_same_worst_for_any_thread_count)
+{
+    float *want = malloc(sizeof(float) * BIG), *got = malloc(sizeof(float) * BIG);
+    ck_assert(want && got);
+    amk__check_fill_threads(want, AMK__DT_F32, BIG, AMK__INIT_UNIFORM, 3, 0, 7);
+    memcpy(got, want, sizeof(float) * BIG);
+    amk__compare c;
+    ck_assert(compare_all(AMK__DT_F32, got, want, BIG, NAN, &c));
+    ck_assert_int_eq(c.worst, -1);
+    ck_assert_int_eq(c.bad, 0);
+
+    /* Equal ratios in different parts: the lowest index wins; a smaller miss does not. */
+    static const int64_t ties[] = {400001, 100003, 300007, BIG - 1};
+    for (size_t k = 0; k < sizeof ties / sizeof ties[0]; k++) {
+        want[ties[k]] = 0.5f;
+        got[ties[k]] = 0.75f;
+    }
+    want[20] = 0.5f;
+    got[20] = 0.625f;
+    ck_assert(!compare_all(AMK__DT_F32, got, want, BIG, NAN, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_MISMATCH);
+    ck_assert_int_eq(c.worst, 100003);
+    ck_assert_int_eq(c.bad, 5);
+
+    /* a larger miss in the last part beats them */
+    want[BIG - 2] = 0.5f;
+    got[BIG - 2] = 0.875f;
+    ck_assert(!compare_all(AMK__DT_F32, got, want, BIG, NAN, &c));
+    ck_assert_int_eq(c.worst, BIG - 2);
+
+    /* non-finite (not poison) beats numeric: the first one */
+    got[450000] = INFINITY;
+    got[250000] = -INFINITY;
+    ck_assert(!compare_all(AMK__DT_F32, got, want, BIG, NAN, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_NONFINITE);
+    ck_assert_int_eq(c.worst, 250000);
+    ck_assert_int_eq(c.nonfinite, 2);
+
+    /* a reference that is not finite: the first one, whatever the parts */
+    want[330000] = NAN;
+    want[390000] = INFINITY;
+    ck_assert(!compare_all(AMK__DT_F32, got, want, BIG, NAN, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_REF_NONFINITE);
+    ck_assert_int_eq(c.worst, 330000);
+    free(want);
+    free(got);
+}
+END_TEST
+
+START_TEST(test_check_compare_poison_caught_for_any_thread_count)
+{
+    static const int types[] = {AMK__DT_F32, AMK__DT_BF16, AMK__DT_F16, AMK__DT_FP8E4M3,
+                                AMK__DT_INT8};
+    unsigned char *want = malloc((size_t)BIG * 4), *got = malloc((size_t)BIG * 4);
+    ck_assert(want && got);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        int dt = types[t];
+        size_t sz = amk__dtype_size(dt);
+        amk__check_fill_threads(want, dt, BIG, AMK__INIT_NORMAL, 11, 0, 7);
+        memcpy(got, want, (size_t)BIG * sz);
+        /* The candidate left its last 70000 elements and one early element unwritten; a
+         * non-finite value before them still loses to the unwritten ones. */
+        int64_t tail = BIG - 70000;
+        memset(got + (size_t)tail * sz, 0xff, (size_t)70000 * sz);
+        memset(got + (size_t)123457 * sz, 0xff, sz);
+        if (amk__dtype_is_float(dt))
+            amk__dtype_put(dt, got, 1000, INFINITY);
+        /* int8 poison is -1: an element whose reference is -1 is a right answer. */
+        int64_t first = -1, unwritten = 0;
+        for (int64_t i = 0; i < BIG; i++)
+            if ((i == 123457 || i >= tail) &&
+                (amk__dtype_is_float(dt) || amk__dtype_get(dt, want, i) != -1.0)) {
+                unwritten++;
+                if (first < 0)
+                    first = i;
+            }
+        ck_assert(first >= 123457 && first < tail && unwritten > 60000);
+        amk__compare c;
+        ck_assert(!compare_all(dt, got, want, BIG, NAN, &c));
+        ck_assert_msg(c.kind == AMK__CMP_UNWRITTEN && c.worst == first, "%s: kind %d worst %lld",
+                      amk__dtype_name(dt), c.kind, (long long)c.worst);
+        ck_assert_int_eq(c.unwritten, unwritten);
+        char text[400], expect[64];
+        amk__compare_describe(&c, "y", text, sizeof text);
+        snprintf(expect, sizeof expect, "y[%lld] left unwritten", (long long)first);
+        ck_assert_msg(strstr(text, expect), "%s", text);
+    }
+    /* An int8 element whose reference is -1 (the poison byte) is a correct answer. */
+    int8_t w8[4] = {3, -1, 5, -7}, g8[4] = {3, -1, 5, -7};
+    amk__compare c;
+    ck_assert(amk__check_compare_threads(AMK__DT_INT8, g8, w8, 4, 1, 1.0, NAN, 7, &c));
+    g8[2] = -1;
+    ck_assert(!amk__check_compare_threads(AMK__DT_INT8, g8, w8, 4, 1, 1.0, NAN, 7, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_UNWRITTEN);
+    ck_assert_int_eq(c.worst, 2);
+    free(want);
+    free(got);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("gpu_check");
+    TCase *fill = tcase_create("amk__check_fill");
+    tcase_set_timeout(fill, 300);
+    tcase_add_test(fill, test_check_fill_same_bytes_for_any_thread_count);
+    tcase_add_test(fill, test_check_fill_prefix_is_shorter_fill);
+    tcase_add_test(fill, test_check_fill_never_zero_in_any_type);
+    tcase_add_test(fill, test_check_threads_from_environment);
+    suite_add_tcase(s, fill);
+    TCase *cmp = tcase_create("amk__check_compare");
+    tcase_set_timeout(cmp, 300);
+    tcase_add_test(cmp, test_check_compare_same_worst_for_any_thread_count);
+    tcase_add_test(cmp, test_check_compare_poison_caught_for_any_thread_count);
+    suite_add_tcase(s, cmp);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
+#endif
