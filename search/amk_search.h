@@ -9,7 +9,8 @@
 
 typedef struct amk_strategy_opts {
     uint64_t seed;
-    int initial;            /* hillclimb: size of the Sobol initial design (0 = default) */
+    int initial;            /* hillclimb: size of the Sobol initial design (0 = default:
+                               max(2n+4, 8), at most 3% of a small space's valid configs) */
     int patience;           /* hillclimb: non-improving trials before a restart (0 = default) */
 } amk_strategy_opts;
 
@@ -65,14 +66,27 @@ typedef struct amk_loop_opts {
     amk_strategy_opts strategy_opts;
     int64_t budget;                /* trials (rows written); 0 = until exhausted/time */
     double time_limit_s;           /* 0 = none */
-    int batch;                     /* proposals evaluated together (0 = 1) */
+    int batch;                     /* proposals evaluated together (0 = twice the backend's
+                                      parallelism, or 1 when it evaluates one at a time) */
     double min_gain;               /* fraction; 0 = default 0.01, negative = none */
     const char *results_path;      /* required */
     const char *best_path;         /* NULL = no best.json */
     int resume;                    /* continue from results_path */
     void (*progress)(const amk_loop_progress *p, void *ud);
     void *progress_ud;
+    /* Config ids the search must never propose: they join the seen set before the first
+     * proposal, as a resumed run's trials do, and get no row. Used to search exactly the
+     * configs a sampled sweep recorded (space_defs/data/README.md). NULL = none; borrowed. */
+    const char (*exclude)[17];
+    size_t n_exclude;
 } amk_loop_opts;
+
+/* The valid configs of sp that ev cannot answer (a sampled sweep replayed by sim), as a
+ * malloc'd list for amk_loop_opts.exclude: searching only what was recorded is honest (no
+ * number is invented) and keeps the trial budget for configs that give an answer. *n = 0
+ * and *out = NULL when ev answers everything. AMK_ENOMEM, or the space's enumeration error. */
+int amk_loop_unrecorded(const amk_space *sp, const amk_evaluator *ev, char (**out)[17],
+                        size_t *n, amk_diag *d);
 
 typedef struct amk_loop_result {
     int64_t trials;                /* rows written by this run */

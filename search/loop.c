@@ -111,6 +111,9 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
         return amk_diag_set(d, AMK_EINVAL, "loop: budget %lld, time limit %g s, batch %d: "
                             "out of range (batch 0..%d)", (long long)o->budget,
                             o->time_limit_s, o->batch, LOOP_MAX_BATCH);
+    if (o->n_exclude && !o->exclude)
+        return amk_diag_set(d, AMK_EINVAL, "loop: %zu excluded config ids but no list",
+                            o->n_exclude);
     const char *sname = o->strategy ? o->strategy : "hillclimb";
     const amk_strategy_type *st = amk_strategy_find(sname);
     if (!st) {
@@ -127,7 +130,10 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
     const double t0 = amk_now_s();
     const amk_space *sp = o->space;
     const amk_spec *spec = amk_space_spec(sp);
-    const int batch = o->batch > 0 ? o->batch : 1;
+    /* Default batch: twice what the backend evaluates at once, so every device stays busy
+     * while the slowest of a batch finishes. */
+    const int par = amk_evaluator_parallelism(o->ev);
+    const int batch = o->batch > 0 ? o->batch : par > 1 ? 2 * par : 1;
     const double min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? 0 : 0.01;
     const amk_limits *lim = amk_space_limits(sp);
 
@@ -183,6 +189,15 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
                 "next trial %lld, incumbent %s", o->results_path, amk_resume_rows(rs),
                 key.kernel, key.shape, key.device, amk_idset_size(key.seen),
                 (long long)next_trial, inc.has ? inc_row.config_id : "none");
+    }
+
+    for (size_t i = 0; i < o->n_exclude; i++) {
+        rc = amk_idset_add(key.seen, o->exclude[i]);
+        if (rc < 0) {
+            amk_diag_set(d, rc, "loop: excluded config id %zu (\"%.16s\"): %s", i,
+                         o->exclude[i], amk_strerror(rc));
+            goto done;
+        }
     }
 
     rc = st->init(state, sp, &o->strategy_opts);
@@ -321,4 +336,53 @@ done:
     amk_tsv_close(tsv);
     amk_idset_free(key.seen);
     return rc;
+}
+
+typedef struct unrecorded_ctx {
+    const amk_evaluator *ev;
+    char (*ids)[17];
+    size_t n, cap;
+    int oom;
+} unrecorded_ctx;
+
+static int collect_unrecorded(const amk_config *c, void *ud)
+{
+    unrecorded_ctx *u = ud;
+    char id[17];
+    amk_config_id(c, id);
+    if (amk_evaluator_recorded(u->ev, id))
+        return 0;
+    if (u->n == u->cap) {
+        size_t cap = u->cap ? 2 * u->cap : 1024;
+        char (*p)[17] = realloc(u->ids, cap * sizeof *p);
+        if (!p) {
+            u->oom = 1;
+            return 1;
+        }
+        u->ids = p;
+        u->cap = cap;
+    }
+    memcpy(u->ids[u->n++], id, 17);
+    return 0;
+}
+
+int amk_loop_unrecorded(const amk_space *sp, const amk_evaluator *ev, char (**out)[17],
+                        size_t *n, amk_diag *d)
+{
+    *out = NULL;
+    *n = 0;
+    if (!amk_evaluator_restricted(ev))
+        return AMK_OK;
+    unrecorded_ctx u = {ev, NULL, 0, 0, 0};
+    int rc = amk_space_enumerate(sp, collect_unrecorded, &u);
+    if (u.oom)
+        rc = AMK_ENOMEM;
+    if (rc < 0) {
+        free(u.ids);
+        return amk_diag_set(d, rc, "loop: listing the configs %s cannot answer: %s",
+                            amk_evaluator_backend(ev), amk_strerror(rc));
+    }
+    *out = u.ids;
+    *n = u.n;
+    return AMK_OK;
 }

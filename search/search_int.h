@@ -70,17 +70,42 @@ int amk__jump(const amk_space *sp, gsl_rng *rng, const amk_config *from, int k,
 /* Fisher-Yates shuffle of n configs with rng. */
 void amk__shuffle_configs(gsl_rng *rng, amk_config *v, int n);
 
-/* The neighbourhood of a centre, walked once: its valid neighbours in an order shuffled when
- * the walk starts, then random jumps of 2 or 3 params. Set `ready` to 0 whenever the centre
- * moves. Zero-initialise. */
+/* What the observed latencies say about each param value, read as if params acted
+ * independently: the mean log latency of the ok configs holding that value, shrunk toward
+ * the mean of all of them. Cheap, and enough to try first the moves that the evidence so
+ * far favours (VEC 4 -> 8 after the VEC=8 points were fast). Zero-initialise. */
+typedef struct amk__marginals {
+    double sum[AMK_MAX_PARAMS][256];
+    int cnt[AMK_MAX_PARAMS][256];
+    double total;
+    long n;
+    int nparams;
+} amk__marginals;
+void amk__marginals_add(amk__marginals *m, const amk_config *c, double latency_us);
+/* Predicted change of log latency when param p of `from` takes choice `to` (0 while fewer
+ * than two latencies are known). */
+double amk__marginals_gain(const amk__marginals *m, const amk_config *from, int p, int to);
+
+/* The neighbourhood of a centre, walked once: its single moves (one param one step), then
+ * its diagonal moves (two params one step each: coupled params such as THREADS and ROWS of
+ * THREADS/ROWS threads per row lie along valleys that single moves cannot follow), then
+ * random jumps of 2 or 3 params. Each stage comes in an order shuffled when the walk starts;
+ * with a guide the single moves come best-predicted first (ties shuffled). Invalid moves
+ * are skipped. Set `ready` to 0 whenever the centre moves. Zero-initialise. */
+#define AMK__NEAR_MAX_MOVES (2 * AMK_MAX_PARAMS + 2 * AMK_MAX_PARAMS * (AMK_MAX_PARAMS - 1))
+typedef struct amk__move {
+    uint8_t p, q;          /* params moved; q == p for a single-param move */
+    uint8_t vp, vq;        /* their new choice indices */
+} amk__move;
 typedef struct amk__near {
-    amk_config nb[2 * AMK_MAX_PARAMS];
-    int n, next, ready;
+    const amk__marginals *guide; /* optional: orders the single moves */
+    amk__move move[AMK__NEAR_MAX_MOVES];
+    int nmove, next, ready;
 } amk__near;
 enum { AMK__NEAR_NONE = 0, AMK__NEAR_NEIGHBOUR = 1, AMK__NEAR_JUMP = 2 };
-/* Next config near centre that is neither visited nor seen (the caller marks it visited):
- * AMK__NEAR_NEIGHBOUR or AMK__NEAR_JUMP with *out set, or AMK__NEAR_NONE when both are used
- * up. */
+/* Next valid config near centre that is neither visited nor seen (the caller marks it
+ * visited): AMK__NEAR_NEIGHBOUR (a move of the list) or AMK__NEAR_JUMP with *out set, or
+ * AMK__NEAR_NONE when all are used up. */
 int amk__near_next(amk__near *nr, const amk_space *sp, gsl_rng *rng, const amk_config *centre,
                    amk__visited *vis, const amk_idset *seen, amk_config *out);
 

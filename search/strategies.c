@@ -3,6 +3,7 @@
 #include "search_int.h"
 
 #include <gsl/gsl_errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -297,21 +298,127 @@ int amk__jump(const amk_space *sp, gsl_rng *rng, const amk_config *from, int k,
     return 0;
 }
 
+/* ---- marginals -------------------------------------------------------------------------- */
+
+void amk__marginals_add(amk__marginals *m, const amk_config *c, double latency_us)
+{
+    if (!(latency_us > 0) || !isfinite(latency_us))
+        return;
+    double lg = log(latency_us);
+    int n = amk_spec_n_params(c->spec);
+    m->nparams = n;
+    for (int i = 0; i < n; i++) {
+        m->sum[i][c->choice[i]] += lg;
+        m->cnt[i][c->choice[i]]++;
+    }
+    m->total += lg;
+    m->n++;
+}
+
+/* Mean log latency of configs with param p at choice k, shrunk toward the overall mean as
+ * if one more config at the overall mean had been seen. */
+static double marginal_mean(const amk__marginals *m, int p, int k)
+{
+    double mean = m->total / (double)m->n;
+    return (m->sum[p][k] + mean) / (double)(m->cnt[p][k] + 1);
+}
+
+double amk__marginals_gain(const amk__marginals *m, const amk_config *from, int p, int to)
+{
+    if (!m || m->n < 2 || p >= m->nparams)
+        return 0.0;
+    return marginal_mean(m, p, to) - marginal_mean(m, p, from->choice[p]);
+}
+
+/* ---- neighbourhood walk ------------------------------------------------------------------ */
+
+static double move_gain(const amk__marginals *m, const amk_config *centre, const amk__move *mv)
+{
+    double g = amk__marginals_gain(m, centre, mv->p, mv->vp);
+    if (mv->q != mv->p)
+        g += amk__marginals_gain(m, centre, mv->q, mv->vq);
+    return g;
+}
+
+typedef struct ranked_move {
+    amk__move mv;
+    int pos;
+    double gain;
+} ranked_move;
+
+static int ranked_cmp(const void *a, const void *b)
+{
+    const ranked_move *x = a, *y = b;
+    if (x->gain != y->gain)
+        return x->gain < y->gain ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* Builds the move list of centre: its single moves, then its diagonal moves, each stage
+ * shuffled. With a guide the single moves are then ordered by predicted gain; the diagonal
+ * ones stay shuffled, since they are there for the coupling of params that a guide reading
+ * params one at a time cannot see. Without memory for the ranking the walk stays valid,
+ * only unguided. */
+static void moves_init(amk__near *nr, const amk_space *sp, gsl_rng *rng,
+                       const amk_config *centre)
+{
+    const amk_spec *spec = amk_space_spec(sp);
+    int n = amk_spec_n_params(spec);
+    int stage_end[2], m = 0;
+    for (int stage = 0; stage < 2; stage++) {
+        int first = m;
+        for (int i = 0; i < n; i++) {
+            int nci = amk_spec_param_n_choices(spec, i), ci = centre->choice[i];
+            for (int di = -1; di <= 1 && stage == 0; di += 2)
+                if (ci + di >= 0 && ci + di < nci)
+                    nr->move[m++] = (amk__move){(uint8_t)i, (uint8_t)i, (uint8_t)(ci + di),
+                                                (uint8_t)(ci + di)};
+            for (int j = i + 1; j < n && stage == 1; j++) {
+                int ncj = amk_spec_param_n_choices(spec, j), cj = centre->choice[j];
+                for (int signs = 0; signs < 4; signs++) {
+                    int vi = ci + (signs & 1 ? 1 : -1), vj = cj + (signs & 2 ? 1 : -1);
+                    if (vi >= 0 && vi < nci && vj >= 0 && vj < ncj)
+                        nr->move[m++] = (amk__move){(uint8_t)i, (uint8_t)j, (uint8_t)vi,
+                                                    (uint8_t)vj};
+                }
+            }
+        }
+        for (int k = m - 1; k > first; k--) {
+            int r = first + (int)gsl_rng_uniform_int(rng, (unsigned long)(k - first) + 1);
+            amk__move t = nr->move[k];
+            nr->move[k] = nr->move[r];
+            nr->move[r] = t;
+        }
+        stage_end[stage] = m;
+    }
+    nr->nmove = m;
+    nr->next = 0;
+    int ns = stage_end[0];
+    if (!nr->guide || ns < 2)
+        return;
+    ranked_move rk[2 * AMK_MAX_PARAMS];
+    for (int k = 0; k < ns; k++)
+        rk[k] = (ranked_move){nr->move[k], k, move_gain(nr->guide, centre, &nr->move[k])};
+    qsort(rk, (size_t)ns, sizeof *rk, ranked_cmp);
+    for (int k = 0; k < ns; k++)
+        nr->move[k] = rk[k].mv;
+}
+
 int amk__near_next(amk__near *nr, const amk_space *sp, gsl_rng *rng, const amk_config *centre,
                    amk__visited *vis, const amk_idset *seen, amk_config *out)
 {
     enum { JUMP_TRIES = 64 };
     if (!nr->ready) {
-        nr->n = amk_space_neighbours(sp, centre, nr->nb, 2 * AMK_MAX_PARAMS);
-        if (nr->n < 0)
-            nr->n = 0;
-        amk__shuffle_configs(rng, nr->nb, nr->n);
-        nr->next = 0;
+        moves_init(nr, sp, rng, centre);
         nr->ready = 1;
     }
-    while (nr->next < nr->n) {
-        *out = nr->nb[nr->next++];
-        if (!amk__visited_has(vis, seen, out))
+    while (nr->next < nr->nmove) {
+        const amk__move *mv = &nr->move[nr->next++];
+        *out = *centre;
+        out->shape = *amk_space_shape(sp);
+        out->choice[mv->p] = mv->vp;
+        out->choice[mv->q] = mv->vq;
+        if (amk__space_valid(sp, out) && !amk__visited_has(vis, seen, out))
             return AMK__NEAR_NEIGHBOUR;
     }
     int k = 2 + (int)gsl_rng_uniform_int(rng, 2);

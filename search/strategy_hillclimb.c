@@ -1,9 +1,10 @@
 /* hillclimb (the default): a Sobol initial design (randomly shifted per seed, Cranley-
- * Patterson, so seeds differ while the design stays low-discrepancy), then mutations of the
- * current point: its neighbours in random order, then jumps of 2-3 params once the
- * neighbours are used up; after `patience` trials without improvement it restarts from a
- * fresh point (alternately the continued Sobol sequence and a uniform sample). Never
- * proposes a config twice or one in `seen`. */
+ * Patterson, so seeds differ while the design stays low-discrepancy; at most 3% of the valid
+ * configs of a small space), then mutations of the current point: its neighbours, then its
+ * diagonal neighbours, best-predicted first by what every latency so far says about each
+ * param value, then jumps of 2-3 params once those are used up; after `patience` trials
+ * without improvement it restarts from a fresh point (alternately the continued Sobol
+ * sequence and a uniform sample). Never proposes a config twice or one in `seen`. */
 #include "search_int.h"
 
 #include <gsl/gsl_qrng.h>
@@ -11,6 +12,10 @@
 #include <string.h>
 
 #define HC_SOBOL_TRIES 32 /* Sobol points tried before falling back to a uniform sample */
+/* A small space gets a smaller initial design: a user tuning 120 configs expects a good one
+ * within a dozen trials, and a dozen Sobol points would be the whole of them. */
+#define HC_INITIAL_PERCENT 3
+#define HC_INITIAL_MIN 2
 
 typedef struct hc_state {
     const amk_space *sp;
@@ -25,12 +30,36 @@ typedef struct hc_state {
     int climbing;          /* the initial design is over */
     long proposed;
     long restarts;
-    int has_cur, cur_is_inc;
+    int has_cur;
     amk_config cur;        /* centre of the mutations */
     double cur_lat;
     amk__near near; /* around cur */
+    amk__marginals marg;   /* guides the order of near's moves */
     int stall;             /* observed trials since cur last moved */
 } hc_state;
+
+typedef struct count_ctx {
+    int64_t n, cap;
+} count_ctx;
+
+static int count_upto(const amk_config *c, void *ud)
+{
+    (void)c;
+    count_ctx *k = ud;
+    return ++k->n >= k->cap;
+}
+
+/* The default initial design: max(2n+4, 8) points, or HC_INITIAL_PERCENT of the valid
+ * configs (at least HC_INITIAL_MIN) when that is fewer. Counts no further than it needs. */
+static int default_initial(const amk_space *sp, int n)
+{
+    int dflt = 2 * n + 4 > 8 ? 2 * n + 4 : 8;
+    count_ctx k = {0, (int64_t)dflt * 100 / HC_INITIAL_PERCENT + 1};
+    if (amk_space_enumerate(sp, count_upto, &k) != AMK_OK || k.n >= k.cap)
+        return dflt;
+    int small = (int)(k.n * HC_INITIAL_PERCENT / 100);
+    return small < HC_INITIAL_MIN ? HC_INITIAL_MIN : small < dflt ? small : dflt;
+}
 
 static int hc_init(void *state, const amk_space *sp, const amk_strategy_opts *opts)
 {
@@ -53,10 +82,10 @@ static int hc_init(void *state, const amk_space *sp, const amk_strategy_opts *op
         s->shift[i] = gsl_rng_uniform(s->rng);
     amk__visited_init(&s->vis, sp);
     amk__sampler_init(&s->smp, sp, s->rng, &s->vis);
-    int dflt_initial = 2 * s->n + 4 > 8 ? 2 * s->n + 4 : 8;
-    s->initial = opts && opts->initial > 0 ? opts->initial : dflt_initial;
+    s->initial = opts && opts->initial > 0 ? opts->initial : default_initial(sp, s->n);
     s->patience = opts && opts->patience > 0 ? opts->patience : 2 * s->n + 8;
     s->cur_lat = NAN;
+    s->near.guide = &s->marg;
     return AMK_OK;
 }
 
@@ -133,7 +162,6 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
     }
     /* Restart: forget the current point; the next good verdict becomes the new centre. */
     s->has_cur = 0;
-    s->cur_is_inc = 0;
     s->near.ready = 0;
     s->stall = 0;
     s->restarts++;
@@ -141,14 +169,13 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
     return rc == 1 ? emit(s, out, &c, "restart") : rc;
 }
 
-static void move_to(hc_state *s, const amk_config *c, double lat, int is_inc)
+static void move_to(hc_state *s, const amk_config *c, double lat)
 {
     if (!s->has_cur || !amk_config_equal(&s->cur, c))
         s->near.ready = 0;
     s->cur = *c;
     s->cur_lat = lat;
     s->has_cur = 1;
-    s->cur_is_inc = is_inc;
     s->stall = 0;
 }
 
@@ -157,18 +184,21 @@ static void hc_observe(void *state, const amk_config *c, const amk_verdict *v, i
     hc_state *s = state;
     int ok = v && v->status == AMK_STATUS_OK && isfinite(v->latency_us) && v->latency_us > 0;
     double lat = ok ? v->latency_us : NAN;
+    if (ok)
+        amk__marginals_add(&s->marg, c, lat);
     if (kept) {
         /* The loop's incumbent moved here. Before any proposal this is a resumed run:
          * skip the initial design and climb from the restored incumbent. */
         if (!s->climbing && s->proposed == 0)
             s->climbing = 1;
-        move_to(s, c, lat, 1);
+        move_to(s, c, lat);
         return;
     }
-    /* Not the incumbent: while climbing away from it (after a restart) follow our own
-     * best; never step off the incumbent on a gain the loop judged to be noise. */
-    if (ok && (!s->has_cur || (!s->cur_is_inc && lat < s->cur_lat))) {
-        move_to(s, c, lat, 0);
+    /* Not the incumbent: follow the best latency of this climb, even a gain the loop judged
+     * to be noise. The incumbent stays the loop's decision; stepping onto an equally good
+     * point only lets the walk go on across a plateau (VEC 2 -> 4 within noise, then 8). */
+    if (ok && (!s->has_cur || lat < s->cur_lat)) {
+        move_to(s, c, lat);
         return;
     }
     if (s->climbing && s->has_cur)
@@ -191,8 +221,9 @@ static void hc_clear(void *state)
 const amk_strategy_type amk__strategy_hillclimb = {
     .api_version = AMK__STRATEGY_API,
     .name = "hillclimb",
-    .doc = "Sobol initial design, then neighbour mutations and 2-3 param jumps of the best "
-           "point, restarting after `patience` trials without improvement",
+    .doc = "Sobol initial design (smaller for small spaces), then neighbour and diagonal "
+           "mutations of the best point, the evidence-favoured first, and 2-3 param jumps, "
+           "restarting after `patience` trials without improvement",
     .state_size = sizeof(hc_state),
     .init = hc_init,
     .next = hc_next,

@@ -1233,6 +1233,136 @@ START_TEST(test_amk_loop_run_remeasures_close_calls_interleaved)
 }
 END_TEST
 
+/* ---- several devices: configs of a batch finishing out of order --------------------------- */
+
+/* A fake backend of `ndevices` devices (as the gpu backend with several GPUs): a config's
+ * latency is a fixed function of its id (ties and close calls included, some configs wrong),
+ * but each batch finishes in a scrambled order that depends on the device count, every config
+ * on one of the devices, and the notes say which one. */
+typedef struct multi_state {
+    int ndev;
+    uint64_t rng;
+} multi_state;
+static size_t multi_max_batch;
+
+static int multi_init(void *st, const amk_backend_opts *o, amk_diag *d)
+{
+    (void)d;
+    multi_state *m = st;
+    m->ndev = o && o->ndevices > 0 ? o->ndevices : 1;
+    m->rng = UINT64_C(0x9e3779b97f4a7c15) * (uint64_t)(m->ndev + 1);
+    return AMK_OK;
+}
+
+static int multi_parallelism(void *st)
+{
+    return ((multi_state *)st)->ndev;
+}
+
+static uint64_t multi_next(multi_state *m)
+{
+    m->rng ^= m->rng << 13;
+    m->rng ^= m->rng >> 7;
+    m->rng ^= m->rng << 17;
+    return m->rng;
+}
+
+static int multi_evaluate(void *st, const amk_config *const *c, size_t n, amk_verdict *out)
+{
+    multi_state *m = st;
+    size_t order[256];
+    (void)c;
+    ck_assert_uint_le(n, 256);
+    if (n > multi_max_batch)
+        multi_max_batch = n;
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    for (size_t i = n; i > 1; i--) { /* Fisher-Yates: the completion order */
+        size_t j = (size_t)(multi_next(m) % i), t = order[i - 1];
+        order[i - 1] = order[j];
+        order[j] = t;
+    }
+    for (size_t k = 0; k < n; k++) {
+        amk_verdict *v = &out[order[k]];
+        uint64_t h = amk_hash64(v->config_id, 16);
+        v->status = h % 7 == 0 ? AMK_STATUS_WRONG : AMK_STATUS_OK;
+        v->correct = v->status == AMK_STATUS_OK;
+        if (v->status == AMK_STATUS_OK) {
+            v->latency_kind = AMK_LAT_MEASURED;
+            v->latency_us = 100.0 + (double)(h % 400) * 0.25; /* 100..200 us, steps of 0.25 */
+            v->spread = 0.002;
+        }
+        snprintf(v->notes, sizeof v->notes, "gpu %d", (int)(k % (size_t)m->ndev));
+    }
+    return AMK_OK;
+}
+
+static const amk_backend_type multi_gpu = {
+    .api_version = 1, .name = "fakemulti", .state_size = sizeof(multi_state),
+    .init = multi_init, .evaluate = multi_evaluate, .clear = fake_clear,
+    .parallelism = multi_parallelism,
+};
+
+/* Runs hillclimb (seed 5, batch `batch`) on the fake backend with ndev devices. */
+static rowvec multi_rows(int ndev, int batch, int64_t budget)
+{
+    amk_evaluator *ev = NULL;
+    amk_diag d = {0};
+    int devs[3] = {0, 1, 2};
+    amk_backend_opts bo = {0};
+    bo.devices = devs;
+    bo.ndevices = ndev;
+    ck_assert_int_eq(amk__evaluator_create_type(&multi_gpu, &bo, &ev, &d), AMK_OK);
+    ck_assert_int_eq(amk_evaluator_parallelism(ev), ndev);
+    remove_results();
+    multi_max_batch = 0;
+    amk_loop_opts o = opts_for("hillclimb", 5, budget);
+    o.ev = ev;
+    o.batch = batch;
+    amk_loop_result res;
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    amk_evaluator_free(ev);
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq((int64_t)rv.n, budget);
+    return rv;
+}
+
+START_TEST(test_amk_loop_run_rows_same_for_any_parallelism)
+{
+    rowvec one = multi_rows(1, 6, 90);
+    rowvec three = multi_rows(3, 6, 90);
+    int kept = 0, wrong = 0, notes_differ = 0;
+    for (size_t i = 0; i < one.n; i++) {
+        const amk_row *a = &one.v[i], *b = &three.v[i];
+        ck_assert_int_eq(a->trial, b->trial);
+        ck_assert_msg(strcmp(a->config_id, b->config_id) == 0, "trial %lld: %s vs %s",
+                      (long long)a->trial, a->config_id, b->config_id);
+        ck_assert_str_eq(a->params, b->params);
+        ck_assert_str_eq(a->source, b->source);
+        ck_assert_int_eq(a->status, b->status);
+        ck_assert_int_eq(a->kept, b->kept);
+        ck_assert(a->latency_us == b->latency_us ||
+                  (isnan(a->latency_us) && isnan(b->latency_us)));
+        ck_assert_str_eq(a->device, b->device);
+        kept += a->kept;
+        wrong += a->status == AMK_STATUS_WRONG;
+        notes_differ |= strcmp(a->note, b->note) != 0;
+    }
+    /* The comparison means something: the search moved, failures happened, and the two runs
+     * did not run each trial on the same device. */
+    ck_assert_int_ge(kept, 3);
+    ck_assert_int_ge(wrong, 1);
+    ck_assert(notes_differ);
+    free(one.v);
+    free(three.v);
+
+    /* Without --batch the loop keeps every device busy: twice the parallelism. */
+    rowvec dflt = multi_rows(3, 0, 12);
+    ck_assert_uint_eq(multi_max_batch, 6);
+    free(dflt.v);
+}
+END_TEST
+
 static TCase *tcase(Suite *s, const char *name, int timeout)
 {
     TCase *tc = tcase_create(name);
@@ -1273,6 +1403,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_loop_run_resume_exhaustive_completes_the_space);
     tcase_add_test(tc, test_amk_loop_run_survives_sigkill_and_resumes);
     tcase_add_test(tc, test_amk_loop_run_remeasures_close_calls_interleaved);
+    tcase_add_test(tc, test_amk_loop_run_rows_same_for_any_parallelism);
 
     tc = tcase(s, "internals", 30);
     tcase_add_test(tc, test_amk__sampler_next_serves_every_config_once);
