@@ -107,6 +107,13 @@ void cli_args_fail(cli_args *a, const char *fmt, ...) __attribute__((format(prin
 int cli_args_int(cli_args *a, const char *name, const char *text, int64_t lo, int64_t hi,
                  int64_t *out);
 
+/* Most GPUs one --devices list may name. */
+#define CLI_MAX_DEVICES 64
+/* --devices value: "all" (*n = 0: every visible device) or distinct device indices
+ * "0,1,3" (out[0..*n-1], at most CLI_MAX_DEVICES). A usage error otherwise. Returns 1 when
+ * parsed. */
+int cli_args_devices(cli_args *a, const char *name, const char *text, int *out, int *n);
+
 /* After the parse loop: prints the command's help and returns CLI_EXIT_OK after --help,
  * returns the usage error code after an error, or -1 to go on. */
 int cli_args_done(const cli_ctx *ctx, const cli_args *a);
@@ -145,6 +152,13 @@ int cli_check_backend(cli_ctx *ctx, const char *backend);
 /* Creates the evaluator; exit code on failure (4 when an explicit gpu has no device). */
 int cli_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
                   const amk_spec *s, const amk_shape *sh, amk_evaluator **out);
+/* `amk loop`'s evaluator (cmd_loop_mpi.c): under mpirun in an AMK_MPI build, worker ranks
+ * serve rank 0 and return with *served = 1 (the exit code is returned; nothing else to do),
+ * rank 0 gets the `mpi` evaluator (rank_timeout_s: deadline of one chunk, 0 = from the
+ * backend); otherwise it is cli_evaluator's. */
+int cli_loop_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
+                       const amk_spec *s, const amk_shape *sh, double rank_timeout_s,
+                       amk_evaluator **out, int *served);
 
 /* JSON helpers: a number or null when NaN. */
 cJSON *cli_json_num(double v);

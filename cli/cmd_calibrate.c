@@ -147,9 +147,12 @@ int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv)
         return rc;
 
     amk_backend_opts opts;
+    static const int device0 = 0; /* ceilings are measured on one device */
     memset(&opts, 0, sizeof opts);
     opts.jobs = (int)jobs;
     opts.seed = 1;
+    opts.devices = &device0;
+    opts.ndevices = 1;
     if (!strncmp(backend, "sim:", 4))
         opts.sim_path = backend + 4;
     char path[4096], dir[3072];

@@ -177,7 +177,9 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
 {
     cli_args a;
     int k, rc;
-    const char *input = NULL, *backend = "model", *results = NULL;
+    const char *input = NULL, *backend = "model", *results = NULL, *devices_txt = NULL;
+    /* One config runs on one device: device 0 unless --devices says otherwise. */
+    int devs[CLI_MAX_DEVICES] = {0}, ndevs = 1;
     cli_args_init(&a, "evaluate", argc, argv);
     while ((k = cli_args_next(&a)) != CLI_ARG_END) {
         if (k == CLI_ARG_POS) {
@@ -189,6 +191,10 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
         if (cli_common_option(ctx, &a) || cli_args_value(&a, "--backend", &backend) ||
             cli_args_value(&a, "--results", &results))
             continue;
+        if (cli_args_value(&a, "--devices", &devices_txt)) {
+            cli_args_devices(&a, "--devices", devices_txt, devs, &ndevs);
+            continue;
+        }
         cli_args_unknown(&a);
     }
     if ((rc = cli_args_done(ctx, &a)) >= 0)
@@ -210,6 +216,8 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
     amk_backend_opts opts;
     memset(&opts, 0, sizeof opts);
     opts.target = t->key;
+    opts.devices = ndevs > 0 ? devs : NULL; /* --devices all: every device of device 0's model */
+    opts.ndevices = ndevs;
     if (!strncmp(backend, "sim:", 4))
         opts.sim_path = backend + 4;
     amk_evaluator *ev = NULL;

@@ -3,6 +3,7 @@
  * terminal and a JSON summary on stdout. */
 #include "cli_int.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -107,104 +108,131 @@ static cJSON *best_json(const amk_incumbent *b)
     return o;
 }
 
-int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
-{
-    cli_args a;
-    int k, rc, resume = 0;
-    const char *kernel = NULL, *shape_txt = NULL, *strategy = "hillclimb", *backend = "auto";
-    const char *results = "results.tsv", *best_path = "best.json", *v = NULL;
-    int64_t budget = -1, seed = 1, batch = 1, jobs = 0;
-    double time_limit = 0, min_gain = 0.01;
-    cli_args_init(&a, "loop", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (kernel)
-                cli_args_fail(&a, "unexpected argument '%s' (one KERNEL)", a.arg);
-            kernel = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--shape", &shape_txt) ||
-            cli_args_value(&a, "--strategy", &strategy) ||
-            cli_args_value(&a, "--backend", &backend) ||
-            cli_args_value(&a, "--results", &results) || cli_args_value(&a, "--best", &best_path))
-            continue;
-        if (cli_args_flag(&a, "--resume")) {
-            resume = 1;
-            continue;
-        }
-        if (cli_args_value(&a, "--budget", &v)) {
-            cli_args_int(&a, "--budget", v, 0, INT64_C(1000000000000), &budget);
-            continue;
-        }
-        if (cli_args_value(&a, "--seed", &v)) {
-            cli_args_int(&a, "--seed", v, 0, INT64_MAX, &seed);
-            continue;
-        }
-        if (cli_args_value(&a, "--batch", &v)) {
-            cli_args_int(&a, "--batch", v, 1, 4096, &batch);
-            continue;
-        }
-        if (cli_args_value(&a, "--jobs", &v)) {
-            cli_args_int(&a, "--jobs", v, 0, 1024, &jobs);
-            continue;
-        }
-        if (cli_args_value(&a, "--time", &v)) {
-            if (v && (amk_parse_duration(v, &time_limit) != AMK_OK || time_limit <= 0))
-                cli_args_fail(&a, "option --time: '%s' is not a duration (e.g. 90s, 10m, 1h)", v);
-            continue;
-        }
-        if (cli_args_value(&a, "--min-gain", &v)) {
-            char *end = NULL;
-            errno = 0;
-            if (v)
-                min_gain = strtod(v, &end);
-            if (v && (errno || end == v || *end || !(min_gain >= 0 && min_gain < 1)))
-                cli_args_fail(&a, "option --min-gain: '%s' is not a fraction in [0, 1)", v);
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
-        return rc;
-    if (!kernel) {
-        cli_args_fail(&a, "missing KERNEL (see `amk list`)");
-        return a.err;
-    }
-    if (!amk_strategy_find(strategy)) {
-        amk_sb sb = {0};
-        for (int i = 0; amk_strategies[i]; i++)
-            amk_sb_printf(&sb, "%s%s", i ? ", " : "", amk_strategies[i]->name);
-        cli_args_fail(&a, "unknown strategy '%s' (known: %s)", strategy, sb.p ? sb.p : "none");
-        amk_sb_free(&sb);
-        return a.err;
-    }
-    if ((rc = cli_check_backend(ctx, backend)) != 0)
-        return rc;
-    if (budget < 0)
-        budget = time_limit > 0 ? 0 : LOOP_DEFAULT_BUDGET;
-    if (!strcmp(results, best_path))
-        return cli_fail(ctx, CLI_EXIT_USAGE, "--results and --best name the same file '%s'",
-                        results);
+/* GPUs of one model: one search each (the model is the results key). */
+typedef struct dev_group {
+    int idx[CLI_MAX_DEVICES];
+    int n;
+    char name[64], arch[32];
+} dev_group;
 
+/* Splits --devices (or, with nwant == 0, every visible GPU) into model groups for the gpu
+ * and auto backends. *ng = 0 when there is nothing to split (another backend, or no GPU
+ * answers: creating the evaluator then says why). A listed device that does not answer is
+ * bad input. */
+static int device_groups(cli_ctx *ctx, const char *backend, const int *want, int nwant,
+                         dev_group *g, int *ng)
+{
+    *ng = 0;
+    if ((strcmp(backend, "gpu") != 0 && strcmp(backend, "auto") != 0) ||
+        !amk_backend_find("gpu"))
+        return CLI_EXIT_OK;
+    amk_gpu_device all[CLI_MAX_DEVICES];
+    int n = 0;
+    amk_diag d;
+    amk_diag_clear(&d);
+    if (amk_gpu_devices(all, CLI_MAX_DEVICES, &n, &d) != AMK_OK)
+        return CLI_EXIT_OK;
+    if (n > CLI_MAX_DEVICES)
+        n = CLI_MAX_DEVICES;
+    int use[CLI_MAX_DEVICES], nuse = 0;
+    for (int k = 0; k < (nwant > 0 ? nwant : n); k++) {
+        int found = nwant > 0 ? -1 : k;
+        for (int j = 0; j < n && found < 0; j++)
+            if (all[j].index == want[k])
+                found = j;
+        if (found < 0) {
+            amk_sb sb = {0};
+            for (int j = 0; j < n; j++)
+                amk_sb_printf(&sb, "%s%d %s", j ? ", " : "", all[j].index, all[j].name);
+            int rc = cli_fail(ctx, CLI_EXIT_INPUT, "--devices: device %d does not answer "
+                              "(visible: %s; see `amk devices`)", want[k], sb.p ? sb.p : "none");
+            amk_sb_free(&sb);
+            return rc;
+        }
+        use[nuse++] = found;
+    }
+    for (int k = 0; k < nuse; k++) {
+        const amk_gpu_device *dv = &all[use[k]];
+        int j = 0;
+        while (j < *ng && (strcmp(g[j].name, dv->name) != 0 || strcmp(g[j].arch, dv->arch) != 0))
+            j++;
+        if (j == *ng) {
+            memset(&g[j], 0, sizeof g[j]);
+            snprintf(g[j].name, sizeof g[j].name, "%s", dv->name);
+            snprintf(g[j].arch, sizeof g[j].arch, "%s", dv->arch);
+            (*ng)++;
+        }
+        g[j].idx[g[j].n++] = dv->index;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* best.json -> best.nvidia-h100-80gb-hbm3.json: one best file per model group. */
+static void group_best_path(const char *best, const char *model, char *out, size_t cap)
+{
+    char slug[64];
+    size_t n = 0;
+    for (const char *p = model; *p && n + 1 < sizeof slug; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (isalnum(c))
+            slug[n++] = (char)tolower(c);
+        else if (n && slug[n - 1] != '-')
+            slug[n++] = '-';
+    }
+    while (n && slug[n - 1] == '-')
+        n--;
+    slug[n] = '\0';
+    const char *base = strrchr(best, '/');
+    const char *dot = strrchr(base ? base : best, '.');
+    if (dot && dot != (base ? base + 1 : best))
+        snprintf(out, cap, "%.*s.%s%s", (int)(dot - best), best, slug, dot);
+    else
+        snprintf(out, cap, "%s.%s", best, slug);
+}
+
+/* What one search needs, parsed once from the command line. */
+typedef struct loop_args {
     const amk_spec *s;
     const amk_target *t;
     amk_shape sh;
-    if ((rc = cli_kernel(ctx, kernel, &s)) || (rc = cli_resolve_target(ctx, &t)) ||
-        (rc = cli_shape(ctx, s, shape_txt, &sh)))
-        return rc;
+    const char *strategy, *backend, *results;
+    int64_t budget, seed, batch, jobs;
+    double time_limit, min_gain, rank_timeout;
+    int resume;
+} loop_args;
+
+/* One search on one model's devices (devs/ndevs: as amk_backend_opts.devices; NULL/0 = the
+ * backend's choice), best config to best_path. Returns an exit code; on success *summary is
+ * the JSON summary, or NULL when this process only served an MPI rank 0. */
+static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndevs,
+                    const char *best_path, cJSON **summary)
+{
+    const amk_spec *s = la->s;
+    const amk_target *t = la->t;
+    amk_shape sh = la->sh;
+    const char *strategy = la->strategy, *backend = la->backend, *results = la->results;
+    int64_t budget = la->budget, seed = la->seed, batch = la->batch, jobs = la->jobs;
+    double time_limit = la->time_limit, min_gain = la->min_gain, rank_timeout = la->rank_timeout;
+    int resume = la->resume, rc;
     char shape[256];
     amk_shape_format(s, &sh, shape, sizeof shape);
+    *summary = NULL;
 
     amk_backend_opts opts;
     memset(&opts, 0, sizeof opts);
     opts.target = t->key;
     opts.jobs = (int)jobs;
     opts.seed = (uint64_t)seed;
+    opts.devices = devs;
+    opts.ndevices = ndevs;
     if (!strncmp(backend, "sim:", 4))
         opts.sim_path = backend + 4;
     amk_evaluator *ev = NULL;
-    if ((rc = cli_evaluator(ctx, backend, &opts, s, &sh, &ev)) != 0)
+    int served = 0; /* an MPI worker rank: it served rank 0 and is done */
+    if ((rc = cli_loop_evaluator(ctx, backend, &opts, s, &sh, rank_timeout, &ev, &served)) != 0 ||
+        served)
         return rc;
+    int par = amk_evaluator_parallelism(ev);
     const char *used = amk_evaluator_backend(ev);
     const amk_target *et = amk_evaluator_target(ev);
     if (!et)
@@ -273,9 +301,20 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
     lo.resume = resume;
     lo.progress = progress_cb;
     lo.progress_ud = &ui;
+    /* A sampled sweep (sim): search only the configs it recorded. */
+    char (*unrecorded)[17] = NULL;
+    size_t n_unrecorded = 0;
+    e = amk_loop_unrecorded(sp, ev, &unrecorded, &n_unrecorded, &d);
+    if (e == AMK_OK && n_unrecorded)
+        cli_warn(ctx, "note: %s cannot answer %zu valid config(s) of %s at %s; the search "
+                 "covers the configs it recorded", used, n_unrecorded, amk_spec_name(s), shape);
+    lo.exclude = (const char (*)[17])unrecorded;
+    lo.n_exclude = n_unrecorded;
     amk_loop_result res;
     memset(&res, 0, sizeof res);
-    e = amk_loop_run(&lo, &res, &d);
+    if (e == AMK_OK)
+        e = amk_loop_run(&lo, &res, &d);
+    free(unrecorded);
 
     if (ui.bar) {
         if (ui.drawn)
@@ -313,6 +352,12 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
     cJSON_AddStringToObject(out, "backend", used ? used : backend);
     cJSON_AddStringToObject(out, "device", dev && *dev ? dev : et->key);
     cJSON_AddStringToObject(out, "target", et->key);
+    if (ndevs > 0 && used && !strcmp(used, "gpu")) {
+        cJSON *dl = cJSON_AddArrayToObject(out, "devices");
+        for (int k = 0; k < ndevs; k++)
+            cJSON_AddItemToArray(dl, cJSON_CreateNumber(devs[k]));
+    }
+    cJSON_AddNumberToObject(out, "parallelism", par);
     cJSON_AddStringToObject(out, "strategy", strategy);
     cJSON_AddNumberToObject(out, "seed", (double)seed);
     cJSON_AddNumberToObject(out, "budget", (double)budget);
@@ -346,5 +391,154 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
     }
     amk_space_free(sp);
     amk_evaluator_free(ev);
-    return cli_print_json(ctx, out);
+    *summary = out;
+    return CLI_EXIT_OK;
+}
+
+int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
+{
+    cli_args a;
+    int k, rc, resume = 0;
+    const char *kernel = NULL, *shape_txt = NULL, *strategy = "hillclimb", *backend = "auto";
+    const char *results = "results.tsv", *best_path = "best.json", *v = NULL;
+    int64_t budget = -1, seed = 1, batch = 0, jobs = 0;
+    int devs[CLI_MAX_DEVICES], ndevs = 0;
+    double time_limit = 0, min_gain = 0.01, rank_timeout = 0;
+    cli_args_init(&a, "loop", argc, argv);
+    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
+        if (k == CLI_ARG_POS) {
+            if (kernel)
+                cli_args_fail(&a, "unexpected argument '%s' (one KERNEL)", a.arg);
+            kernel = a.arg;
+            continue;
+        }
+        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--shape", &shape_txt) ||
+            cli_args_value(&a, "--strategy", &strategy) ||
+            cli_args_value(&a, "--backend", &backend) ||
+            cli_args_value(&a, "--results", &results) || cli_args_value(&a, "--best", &best_path))
+            continue;
+        if (cli_args_flag(&a, "--resume")) {
+            resume = 1;
+            continue;
+        }
+        if (cli_args_value(&a, "--budget", &v)) {
+            cli_args_int(&a, "--budget", v, 0, INT64_C(1000000000000), &budget);
+            continue;
+        }
+        if (cli_args_value(&a, "--seed", &v)) {
+            cli_args_int(&a, "--seed", v, 0, INT64_MAX, &seed);
+            continue;
+        }
+        if (cli_args_value(&a, "--batch", &v)) {
+            cli_args_int(&a, "--batch", v, 1, 4096, &batch);
+            continue;
+        }
+        if (cli_args_value(&a, "--jobs", &v)) {
+            cli_args_int(&a, "--jobs", v, 0, 1024, &jobs);
+            continue;
+        }
+        if (cli_args_value(&a, "--devices", &v)) {
+            cli_args_devices(&a, "--devices", v, devs, &ndevs);
+            continue;
+        }
+        if (cli_args_value(&a, "--time", &v)) {
+            if (v && (amk_parse_duration(v, &time_limit) != AMK_OK || time_limit <= 0))
+                cli_args_fail(&a, "option --time: '%s' is not a duration (e.g. 90s, 10m, 1h)", v);
+            continue;
+        }
+        if (cli_args_value(&a, "--min-gain", &v)) {
+            char *end = NULL;
+            errno = 0;
+            if (v)
+                min_gain = strtod(v, &end);
+            if (v && (errno || end == v || *end || !(min_gain >= 0 && min_gain < 1)))
+                cli_args_fail(&a, "option --min-gain: '%s' is not a fraction in [0, 1)", v);
+            continue;
+        }
+        if (cli_args_value(&a, "--rank-timeout", &v)) { /* MPI runs: see cmd_loop_mpi.c */
+            if (v && (amk_parse_duration(v, &rank_timeout) != AMK_OK || rank_timeout <= 0))
+                cli_args_fail(&a, "option --rank-timeout: '%s' is not a duration (e.g. 30, "
+                              "90s, 10m)", v);
+            continue;
+        }
+        cli_args_unknown(&a);
+    }
+    if ((rc = cli_args_done(ctx, &a)) >= 0)
+        return rc;
+    if (!kernel) {
+        cli_args_fail(&a, "missing KERNEL (see `amk list`)");
+        return a.err;
+    }
+    if (!amk_strategy_find(strategy)) {
+        amk_sb sb = {0};
+        for (int i = 0; amk_strategies[i]; i++)
+            amk_sb_printf(&sb, "%s%s", i ? ", " : "", amk_strategies[i]->name);
+        cli_args_fail(&a, "unknown strategy '%s' (known: %s)", strategy, sb.p ? sb.p : "none");
+        amk_sb_free(&sb);
+        return a.err;
+    }
+    if ((rc = cli_check_backend(ctx, backend)) != 0)
+        return rc;
+    if (budget < 0)
+        budget = time_limit > 0 ? 0 : LOOP_DEFAULT_BUDGET;
+    if (!strcmp(results, best_path))
+        return cli_fail(ctx, CLI_EXIT_USAGE, "--results and --best name the same file '%s'",
+                        results);
+
+    const amk_spec *s;
+    const amk_target *t;
+    amk_shape sh;
+    if ((rc = cli_kernel(ctx, kernel, &s)) || (rc = cli_resolve_target(ctx, &t)) ||
+        (rc = cli_shape(ctx, s, shape_txt, &sh)))
+        return rc;
+
+    loop_args la = {s, t, sh, strategy, backend, results, budget, seed, batch, jobs,
+                    time_limit, min_gain, rank_timeout, resume};
+    dev_group *groups = calloc(CLI_MAX_DEVICES, sizeof *groups);
+    int ng = 0;
+    if (!groups)
+        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
+    if ((rc = device_groups(ctx, backend, devs, ndevs, groups, &ng)) != 0) {
+        free(groups);
+        return rc;
+    }
+    cJSON *out = NULL;
+    if (ng <= 1) {
+        /* One model: one search (ng == 0: the backend picks, as without --devices). */
+        rc = ng ? loop_one(ctx, &la, groups[0].idx, groups[0].n, best_path, &out)
+                : loop_one(ctx, &la, ndevs > 0 ? devs : NULL, ndevs, best_path, &out);
+        free(groups);
+        return rc || !out ? rc : cli_print_json(ctx, out);
+    }
+    /* Several models: one search per model, one after another, each its own results key
+     * (the device column) and its own best file. */
+    if (ctx->tables != 0) {
+        amk_sb sb = {0};
+        for (int gi = 0; gi < ng; gi++) {
+            amk_sb_printf(&sb, "%sdevice%s ", gi ? "; " : "", groups[gi].n > 1 ? "s" : "");
+            for (int j = 0; j < groups[gi].n; j++)
+                amk_sb_printf(&sb, "%s%d", j ? "," : "", groups[gi].idx[j]);
+            amk_sb_printf(&sb, ": %s", groups[gi].name);
+        }
+        cli_warn(ctx, "note: the devices are of %d models (%s): one search per model, one "
+                 "after another", ng, sb.p ? sb.p : "");
+        amk_sb_free(&sb);
+    }
+    cJSON *all = cJSON_CreateObject();
+    cJSON *list = cJSON_AddArrayToObject(all, "groups");
+    rc = CLI_EXIT_OK;
+    for (int gi = 0; gi < ng && rc == CLI_EXIT_OK; gi++) {
+        char best[4096];
+        group_best_path(best_path, groups[gi].name, best, sizeof best);
+        rc = loop_one(ctx, &la, groups[gi].idx, groups[gi].n, best, &out);
+        if (out)
+            cJSON_AddItemToArray(list, out);
+    }
+    free(groups);
+    if (cJSON_GetArraySize(list) == 0) {
+        cJSON_Delete(all);
+        return rc;
+    }
+    int prc = cli_print_json(ctx, all);
+    return rc ? rc : prc;
 }

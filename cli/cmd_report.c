@@ -224,37 +224,35 @@ int cli_cmd_devices(cli_ctx *ctx, int argc, char **argv)
                  "CUDA toolkit (-DAMK_CUDA=ON, needs CUDA >= 12 with NVRTC) nor HIP "
                  "(-DAMK_HIP=ON, needs libamdhip64-dev) was found at configure time");
     } else {
-        for (int i = 0; i < 16; i++) {
-            amk_backend_opts opts;
-            memset(&opts, 0, sizeof opts);
-            opts.device_index = i;
-            opts.jobs = 1;
-            amk_evaluator *ev = NULL;
-            amk_diag d;
-            amk_diag_clear(&d);
-            int e = amk_evaluator_create("gpu", &opts, NULL, NULL, &ev, &d);
-            if (e != AMK_OK) {
-                if (i == 0) {
-                    const char *why = d.msg[0] ? d.msg : amk_strerror(e);
-                    if (!vendor)
-                        snprintf(reason, sizeof reason, "amk was built without CUDA/HIP "
-                                 "(the CUDA toolkit and HIP were not found at configure "
-                                 "time): %s", why);
-                    else
-                        snprintf(reason, sizeof reason, "%s", why);
-                }
-                break;
-            }
-            const amk_target *t = amk_evaluator_target(ev);
+        /* Every visible device, each asked by a run worker of its own. */
+        amk_gpu_device *list = calloc(CLI_MAX_DEVICES, sizeof *list);
+        int n = 0;
+        amk_diag d;
+        amk_diag_clear(&d);
+        int e = list ? amk_gpu_devices(list, CLI_MAX_DEVICES, &n, &d) : AMK_ENOMEM;
+        if (e != AMK_OK) {
+            const char *why = d.msg[0] ? d.msg : amk_strerror(e);
+            if (!vendor)
+                snprintf(reason, sizeof reason, "amk was built without CUDA/HIP (the CUDA "
+                         "toolkit and HIP were not found at configure time): %s", why);
+            else
+                snprintf(reason, sizeof reason, "%s", why);
+            n = 0;
+        }
+        for (int i = 0; i < n && i < CLI_MAX_DEVICES; i++) {
+            /* The target the gpu backend would tune for: by name, else by arch. */
+            const amk_target *t = amk_target_find(list[i].name);
+            if (!t)
+                t = amk_target_find(list[i].arch);
             cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "index", i);
-            cJSON_AddStringToObject(o, "name", amk_evaluator_device(ev));
-            cJSON_AddStringToObject(o, "target", t ? t->key : "");
-            cJSON_AddStringToObject(o, "arch", t ? t->arch : "");
+            cJSON_AddNumberToObject(o, "index", list[i].index);
+            cJSON_AddStringToObject(o, "name", list[i].name);
+            cJSON_AddStringToObject(o, "target", t ? t->key : amk_target_default()->key);
+            cJSON_AddStringToObject(o, "arch", list[i].arch);
             cJSON_AddItemToArray(devs, o);
-            amk_evaluator_free(ev);
             found++;
         }
+        free(list);
     }
     cJSON_AddBoolToObject(gpu, "built", vendor != NULL);
     if (vendor)
@@ -274,6 +272,12 @@ int cli_cmd_devices(cli_ctx *ctx, int argc, char **argv)
             fprintf(stderr, "%d GPU(s) answer\n", found);
         else
             fprintf(stderr, "no GPU answers: %s\n", reason);
+        const cJSON *dv;
+        cJSON_ArrayForEach(dv, devs)
+            fprintf(stderr, "  device %d: %s (%s)\n",
+                    (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(dv, "index")),
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dv, "name")),
+                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dv, "arch")));
         fprintf(stderr, "%-8s %-16s %-7s %5s %5s %8s %10s %9s %9s\n", "TARGET", "NAME", "ARCH",
                 "CUs", "WARP", "SMEM/BLK", "BW GB/s", "F32 TF/s", "F16 TF/s");
     }

@@ -127,6 +127,48 @@ int cli_args_int(cli_args *a, const char *name, const char *text, int64_t lo, in
     return 1;
 }
 
+int cli_args_devices(cli_args *a, const char *name, const char *text, int *out, int *n)
+{
+    if (!text)
+        return 0;
+    *n = 0;
+    if (!strcmp(text, "all"))
+        return 1;
+    const char *p = text;
+    for (;;) {
+        char tok[32];
+        size_t len = strcspn(p, ",");
+        int64_t v;
+        if (len == 0 || len >= sizeof tok) {
+            cli_args_fail(a, "option %s: '%s' is not a list of device indices (e.g. 0,1,3) "
+                          "or all", name, text);
+            return 0;
+        }
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        if (amk_parse_i64(tok, &v) != AMK_OK || v < 0 || v > 1023) {
+            cli_args_fail(a, "option %s: '%s' in '%s' is not a device index (0..1023)", name,
+                          tok, text);
+            return 0;
+        }
+        for (int k = 0; k < *n; k++)
+            if (out[k] == (int)v) {
+                cli_args_fail(a, "option %s: device %d is listed twice in '%s'", name, (int)v,
+                              text);
+                return 0;
+            }
+        if (*n >= CLI_MAX_DEVICES) {
+            cli_args_fail(a, "option %s: more than %d devices in '%s'", name, CLI_MAX_DEVICES,
+                          text);
+            return 0;
+        }
+        out[(*n)++] = (int)v;
+        if (!p[len])
+            return 1;
+        p += len + 1;
+    }
+}
+
 int cli_args_done(const cli_ctx *ctx, const cli_args *a)
 {
     if (a->help) {

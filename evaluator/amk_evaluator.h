@@ -51,7 +51,12 @@ typedef struct amk_backend_opts {
     int jobs;                  /* gpu: compile workers (0 = one per core) */
     double compile_timeout_s;  /* gpu: cap of the adaptive compile timeout (0 = default) */
     double run_timeout_s;      /* gpu: per-kernel hang limit (0 = default) */
-    int device_index;          /* gpu: which device (default 0) */
+    int device_index;          /* gpu: the device whose model is tuned when devices is NULL
+                                  (default 0) */
+    const int *devices;        /* gpu: device indices evaluated together, all of one model
+                                  (one run worker each, one shared compile pool); NULL = every
+                                  visible device of device_index's model */
+    int ndevices;
     const char *cache_dir;     /* gpu: compile cache (NULL = default) */
     uint64_t seed;             /* input seed base for correctness checks */
 } amk_backend_opts;
@@ -75,9 +80,29 @@ typedef struct amk_backend_type {
      * medians lat_us[2] and spreads spread[2]. Used by keep/revert when a gap is close. */
     int (*remeasure)(void *state, const amk_config *a, const amk_config *b, double lat_us[2],
                      double spread[2], amk_diag *d);
+    /* Optional, NULL = 1: how many configs the backend evaluates at once (the gpu backend's
+     * device count; the mpi backend's total over its ranks). The loop's default batch is
+     * twice this, so that every device stays busy. */
+    int (*parallelism)(void *state);
+    /* Optional, NULL = it can evaluate any config: 1 when the backend can answer config_id
+     * with something other than not_recorded (sim: the file holds a row for it). */
+    int (*recorded)(void *state, const char *config_id);
 } amk_backend_type;
 
 extern const amk_backend_type *const amk_backends[]; /* NULL-terminated */
+
+/* A GPU as the gpu backend sees it. Devices of one model (same name and arch) share one
+ * results key (the row's device column is the name) and can be tuned together. */
+typedef struct amk_gpu_device {
+    int index;                 /* the runtime's device index: what --devices takes */
+    char name[64];             /* "NVIDIA H100 80GB HBM3" */
+    char arch[32];             /* "sm_90" */
+} amk_gpu_device;
+/* Every visible GPU that answers, in index order, each asked by a run worker of its own (in
+ * parallel; this process never loads the driver). Fills min(cap, *n) entries; *n = how many
+ * answer. AMK_ENODEV when none does (d says why, in the words `amk_evaluator_create("gpu")`
+ * would use), AMK_EUNSUPPORTED in a build without a GPU vendor layer. */
+int amk_gpu_devices(amk_gpu_device *out, int cap, int *n, amk_diag *d);
 const amk_backend_type *amk_backend_find(const char *name);
 
 typedef struct amk_evaluator amk_evaluator;
@@ -92,6 +117,11 @@ void amk_evaluator_free(amk_evaluator *ev);
 const char *amk_evaluator_backend(const amk_evaluator *ev); /* name actually in use */
 const amk_target *amk_evaluator_target(const amk_evaluator *ev);
 const char *amk_evaluator_device(const amk_evaluator *ev);
+int amk_evaluator_parallelism(const amk_evaluator *ev); /* backend's, >= 1 */
+/* 1 when the backend can answer config_id (see amk_backend_type.recorded); 1 for backends
+ * that evaluate anything. amk_evaluator_restricted: 1 when some configs may be unanswerable. */
+int amk_evaluator_recorded(const amk_evaluator *ev, const char *config_id);
+int amk_evaluator_restricted(const amk_evaluator *ev);
 
 /* Runs the pipeline on n configs of one space. incumbent_us is the latency to beat (NAN when
  * there is none): a config whose floor exceeds it by more than screen_margin is `screened`.

@@ -33,6 +33,7 @@ static int model_evaluate(void *state, const amk_config *const *cfgs, size_t n,
                           amk_verdict *out)
 {
     model_state *s = state;
+    amk__sim_delay(n);
     for (size_t i = 0; i < n; i++) {
         amk_verdict *v = &out[i];
         if (!isfinite(v->predicted_us)) { /* called outside the pipeline */

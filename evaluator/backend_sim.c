@@ -6,10 +6,12 @@
 
 #include "amk_results.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* One usable row of the file, kept while loading. */
 typedef struct sim_rec {
@@ -410,9 +412,27 @@ fail:
     return rc;
 }
 
+void amk__sim_delay(size_t n)
+{
+    static double ms = -1;
+    if (ms < 0) {
+        const char *e = getenv("AMK_SIM_DELAY_MS");
+        char *end = NULL;
+        double v = e && *e ? strtod(e, &end) : 0;
+        ms = end && !*end && isfinite(v) && v > 0 ? v : 0;
+    }
+    if (ms <= 0 || n == 0)
+        return;
+    double total = ms * (double)n / 1000.0;
+    struct timespec ts = {(time_t)total, (long)((total - floor(total)) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) /* interrupted: sleep the rest */
+        ;
+}
+
 static int sim_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_verdict *out)
 {
     sim_state *s = state;
+    amk__sim_delay(n);
     for (size_t i = 0; i < n; i++) {
         amk_verdict *v = &out[i];
         char id[17];
@@ -457,6 +477,11 @@ static const char *sim_device(void *state)
     return ((sim_state *)state)->device;
 }
 
+static int sim_recorded(void *state, const char *config_id)
+{
+    return lookup(state, config_id) != NULL;
+}
+
 const amk_backend_type amk_backend_sim = {
     .api_version = 1,
     .name = "sim",
@@ -466,4 +491,5 @@ const amk_backend_type amk_backend_sim = {
     .target = sim_target,
     .device = sim_device,
     .clear = sim_clear,
+    .recorded = sim_recorded,
 };

@@ -182,6 +182,13 @@ static int build_unit(const amk_config *c, const char *arch, const char *name,
     const char *vendor = amk__arch_vendor(arch);
     if (!vendor)
         return amk__arch_options(arch, NULL, 0, d);
+    /* The effective arch (sm_90 -> sm_90a for a spec that requires it) goes into the unit,
+     * hence into the options and the cache key. */
+    char eff[sizeof u->arch];
+    int rc = amk_spec_compile_arch(c->spec, vendor, arch, eff, sizeof eff, d);
+    if (rc != AMK_OK)
+        return rc;
+    arch = eff;
     if (!file || !entry)
         return amk_diag_set(d, AMK_ESPEC, "%s: spec names no %s source/entry",
                             amk_spec_name(c->spec), with_params ? "template" : "reference");
@@ -191,7 +198,7 @@ static int build_unit(const amk_config *c, const char *arch, const char *name,
     snprintf(u->entry, sizeof u->entry, "%s", entry);
     char *text = NULL;
     size_t len = 0;
-    int rc = read_spec_file(c->spec, file, &text, &len, d);
+    rc = read_spec_file(c->spec, file, &text, &len, d);
     if (rc == AMK_OK)
         rc = set_source(u, vendor, file, text, len, d);
     free(text);
@@ -835,6 +842,38 @@ static void finish(amk_compiler *c, const amk_compile_unit *u, uint64_t key,
 int amk__compiler_run(amk_compiler *c, const amk_compile_unit *units, size_t n,
                       amk_code *out, amk_diag *d)
 {
+    int rc = amk__compiler_run_cb(c, units, n, out, NULL, NULL, d);
+    if (rc != AMK_OK)
+        for (size_t i = 0; i < n && out; i++)
+            amk__code_clear(&out[i]);
+    return rc;
+}
+
+/* What the pool's completion callback needs to finish a compile unit and pass it on. */
+typedef struct run_ctx {
+    amk_compiler *c;
+    const amk_compile_unit *units;
+    amk_code *out;
+    amk_worker_job *jobs;
+    const size_t *which;
+    const uint64_t *keys;
+    double timeout_s, med;
+    amk_compile_done_fn on_done;
+    void *ud;
+} run_ctx;
+
+static void job_finished(size_t k, void *ud)
+{
+    run_ctx *x = ud;
+    size_t i = x->which[k];
+    finish(x->c, &x->units[i], x->keys[i], &x->jobs[k], x->timeout_s, x->med, &x->out[i]);
+    if (x->on_done)
+        x->on_done(i, x->ud);
+}
+
+int amk__compiler_run_cb(amk_compiler *c, const amk_compile_unit *units, size_t n,
+                         amk_code *out, amk_compile_done_fn on_done, void *ud, amk_diag *d)
+{
     if (!c || (n && (!units || !out)))
         return amk_diag_set(d, AMK_EINVAL, "compile service: invalid arguments");
     for (size_t i = 0; i < n; i++)
@@ -866,6 +905,8 @@ int amk__compiler_run(amk_compiler *c, const amk_compile_unit *units, size_t n,
         if (!uv || strcmp(uv, vendor) != 0) {
             snprintf(o->reason, sizeof o->reason,
                      "this build's compiler (%s) cannot target '%s'", c->version, u->arch);
+            if (on_done)
+                on_done(i, ud);
             continue;
         }
         keys[i] = amk__cache_key(u->source, u->source_len, (const char *const *)u->options,
@@ -885,6 +926,8 @@ int amk__compiler_run(amk_compiler *c, const amk_compile_unit *units, size_t n,
             o->cache_hit = 1;
             from_cache(c, u, o, data, len, orig);
             o->compile_ms = (amk_now_s() - t0) * 1e3;
+            if (on_done)
+                on_done(i, ud);
             continue;
         }
         free(data);
@@ -910,14 +953,8 @@ int amk__compiler_run(amk_compiler *c, const amk_compile_unit *units, size_t n,
     if (nj > 0) {
         amk_diag pd;
         amk_diag_clear(&pd);
-        int prc = amk__worker_pool_run(c->pool, jobs, nj, &pd);
-        if (prc == AMK_EINVAL || prc == AMK_ENOMEM) {
-            rc = amk_diag_set(d, prc, "%s", pd.msg);
-            goto done;
-        }
-        for (size_t k = 0; k < nj; k++)
-            finish(c, &units[which[k]], keys[which[k]], &jobs[k], timeout_s, med,
-                   &out[which[k]]);
+        run_ctx x = {c, units, out, jobs, which, keys, timeout_s, med, on_done, ud};
+        int prc = amk__worker_pool_run_cb(c->pool, jobs, nj, job_finished, &x, &pd);
         if (prc != AMK_OK)
             rc = amk_diag_set(d, prc, "%s", pd.msg);
     }
@@ -930,9 +967,6 @@ done:
     free(which);
     free(keys);
     free(reqs);
-    if (rc != AMK_OK)
-        for (size_t i = 0; i < n; i++)
-            amk__code_clear(&out[i]);
     return rc;
 }
 
@@ -958,6 +992,13 @@ int amk__compiler_configs(amk_compiler *c, const amk_config *const *cfgs, size_t
         if (u == AMK_ENOMEM) {
             rc = amk_diag_set(d, u, "%s", ud.msg);
             goto done;
+        }
+        if (u == AMK_EUNSUPPORTED && amk__arch_vendor(arch)) {
+            /* A known arch the spec's "requires" rules out: never compiled. */
+            out[i].status = AMK_STATUS_REJECTED;
+            amk_config_id(cfgs[i], out[i].key);
+            snprintf(out[i].reason, sizeof out[i].reason, "%s", ud.msg);
+            continue;
         }
         if (u != AMK_OK) {
             out[i].status = AMK_STATUS_COMPILE_ERROR;
@@ -1050,7 +1091,10 @@ static int compile_public(const amk_config *const *cfgs, size_t n, const char *a
             int u = amk__compile_unit_reference(cfgs[i], arch, &units[nu], &ud);
             if (u == AMK_ENOMEM)
                 rc = amk_diag_set(d, u, "%s", ud.msg);
-            else if (u != AMK_OK) {
+            else if (u == AMK_EUNSUPPORTED) { /* arch checked above: the spec's "requires" */
+                codes[i].status = AMK_STATUS_REJECTED;
+                snprintf(codes[i].reason, sizeof codes[i].reason, "%s", ud.msg);
+            } else if (u != AMK_OK) {
                 codes[i].status = AMK_STATUS_COMPILE_ERROR;
                 snprintf(codes[i].reason, sizeof codes[i].reason,
                          "cannot build the reference source: %s", ud.msg);

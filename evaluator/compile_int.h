@@ -65,7 +65,9 @@ const char *amk__arch_vendor(const char *arch);
  * count, or AMK_EUNSUPPORTED for an unknown arch. */
 int amk__arch_options(const char *arch, char out[][64], int cap, amk_diag *d);
 
-/* The template of c's spec with c's params: prelude(vendor of arch) + "\n" + "#line 1" +
+/* The unit's arch is the effective one (amk_spec_compile_arch: sm_90 becomes sm_90a for a
+ * spec that requires sm_90a; AMK_EUNSUPPORTED naming the requirement when arch cannot run it).
+ * The template of c's spec with c's params: prelude(vendor of arch) + "\n" + "#line 1" +
  * template text; options = -DNAME=<int> per param, -DAMK_DTYPE=<idx>, -DAMK_ELT=<bytes>,
  * -DAMK_T_<DTYPE>=1, then the compiler's arch and default options. AMK_EIO when the template
  * cannot be read, AMK_ESPEC when the spec names no source, AMK_EUNSUPPORTED for an unknown
@@ -83,7 +85,8 @@ int amk__compile_unit_text(const char *name, const char *entry, const char *text
 void amk__compile_unit_clear(amk_compile_unit *u); /* frees and zeroes; accepts zeroed */
 
 /* ---------- the compile service ------------------------------------------------------------ */
-/* A compiled unit. status is OK, COMPILE_ERROR, COMPILE_CRASH or COMPILE_TIMEOUT. */
+/* A compiled unit. status is OK, COMPILE_ERROR, COMPILE_CRASH or COMPILE_TIMEOUT (or
+ * REJECTED from amk__compiler_configs: the spec requires another arch). */
 typedef struct amk_code {
     amk_status status;
     void *image;            /* CUBIN (NVIDIA) or code object (AMD); malloc'd; NULL unless ok */
@@ -121,8 +124,20 @@ double amk__compiler_timeout(const amk_compiler *c);
 int amk__compiler_run(amk_compiler *c, const amk_compile_unit *units, size_t n,
                       amk_code *out, amk_diag *d);
 
+/* Called in the caller's thread as soon as out[unit] is final: at once for a cache hit or a
+ * unit this build cannot target, on the worker's answer (or crash, or timeout) otherwise.
+ * Once per unit, in completion order. It must not use the compiler. */
+typedef void (*amk_compile_done_fn)(size_t unit, void *ud);
+/* amk__compiler_run, telling on_done (may be NULL) about each unit as it becomes final, so
+ * the caller can use a finished code object while the rest still compile. Unlike
+ * amk__compiler_run, an error return leaves out[] as it is (units already reported stay
+ * valid): the caller clears every out[i] in all cases. */
+int amk__compiler_run_cb(amk_compiler *c, const amk_compile_unit *units, size_t n,
+                         amk_code *out, amk_compile_done_fn on_done, void *ud, amk_diag *d);
+
 /* Convenience: builds the config units (amk__compile_unit_config) and runs them. A unit that
- * cannot be built (unreadable template) comes back as compile_error with the reason. */
+ * cannot be built (unreadable template) comes back as compile_error with the reason; one whose
+ * spec "requires" another arch or vendor as rejected, never compiled. */
 int amk__compiler_configs(amk_compiler *c, const amk_config *const *cfgs, size_t n,
                           const char *arch, amk_code *out, amk_diag *d);
 

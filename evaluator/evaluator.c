@@ -37,6 +37,18 @@ const amk_backend_type *const amk_backends[] = {
     NULL,
 };
 
+#ifndef AMK_HAVE_GPU
+int amk_gpu_devices(amk_gpu_device *out, int cap, int *n, amk_diag *d)
+{
+    (void)out;
+    (void)cap;
+    if (n)
+        *n = 0;
+    return amk_diag_set(d, AMK_EUNSUPPORTED, "gpu backend: this amk was built without a GPU "
+                        "vendor layer (rebuild with -DAMK_CUDA=ON or -DAMK_HIP=ON)");
+}
+#endif
+
 static const amk_backend_type *find_in(const amk_backend_type *const *table, const char *name)
 {
     if (!table || !name)
@@ -245,6 +257,22 @@ const char *amk_evaluator_device(const amk_evaluator *ev)
     if (ev->type->device)
         s = ev->type->device(ev->state);
     return s && *s ? s : ev->type->name;
+}
+
+int amk_evaluator_recorded(const amk_evaluator *ev, const char *config_id)
+{
+    return !ev || !ev->type->recorded || ev->type->recorded(ev->state, config_id);
+}
+
+int amk_evaluator_restricted(const amk_evaluator *ev)
+{
+    return ev && ev->type->recorded;
+}
+
+int amk_evaluator_parallelism(const amk_evaluator *ev)
+{
+    int n = ev && ev->type->parallelism ? ev->type->parallelism(ev->state) : 1;
+    return n > 0 ? n : 1;
 }
 
 int amk_evaluator_remeasure(amk_evaluator *ev, const amk_config *a, const amk_config *b,

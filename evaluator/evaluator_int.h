@@ -37,6 +37,11 @@ int amk__evaluator_create_from(const amk_backend_type *const *table, const char 
                                const amk_backend_opts *opts, const amk_spec *kernel,
                                const amk_shape *shape, amk_evaluator **out, amk_diag *d);
 
+/* Injected delay of the model and sim backends, for tests and scale-out simulations of slow
+ * evaluations: sleeps $AMK_SIM_DELAY_MS milliseconds (read once; fractions allowed) for each
+ * of n configs. Does nothing when the variable is unset, empty, zero or not a number. */
+void amk__sim_delay(size_t n);
+
 /* Data directory of recorded sweeps: $AMK_DATA_DIR when set and non-empty, else the install
  * data dir when it exists, else the source tree's space_defs/data. Writes into out. */
 void amk__data_dir(char *out, size_t cap);

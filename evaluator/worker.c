@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,13 @@ const char *amk__signal_name(int sig)
  * ends (a compile worker holding the run worker's request pipe would keep it from seeing
  * EOF). Pools are created and freed from one thread. */
 static amk_worker_pool *live_pools;
+
+/* Several threads may run pools at once (the gpu backend drives one run worker per device
+ * from its own thread) and any of them may fork a replacement. A child closes every pipe
+ * end that live_pools records, so the list and every worker's descriptors must be complete
+ * and current at the instant of any fork: pipe creation + fork + recording, closing a
+ * worker's descriptors and (un)linking a pool all happen under this lock. */
+static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---------- child side -------------------------------------------------------------------- */
 
@@ -239,9 +247,12 @@ static void child_main(amk_worker_pool *p, int self, int req_rd, int resp_wr)
 
 static void close_fd(int *fd)
 {
-    if (*fd >= 0)
-        close(*fd);
+    if (*fd < 0)
+        return;
+    pthread_mutex_lock(&fd_lock);
+    close(*fd);
     *fd = -1;
+    pthread_mutex_unlock(&fd_lock);
 }
 
 static void reset_read(worker *w)
@@ -322,8 +333,18 @@ static int open_err_file(amk_diag *d)
     return fd;
 }
 
+static int spawn_locked(amk_worker_pool *p, int i, amk_diag *d);
+
 /* Starts worker i (which must not be running). AMK_OK or AMK_EWORKER. */
 static int spawn(amk_worker_pool *p, int i, amk_diag *d)
+{
+    pthread_mutex_lock(&fd_lock);
+    int rc = spawn_locked(p, i, d);
+    pthread_mutex_unlock(&fd_lock);
+    return rc;
+}
+
+static int spawn_locked(amk_worker_pool *p, int i, amk_diag *d)
 {
     worker *w = &p->w[i];
     int rq[2], rs[2];
@@ -340,8 +361,14 @@ static int spawn(amk_worker_pool *p, int i, amk_diag *d)
     }
     fflush(NULL); /* no buffered output may be duplicated into the child */
     /* Note: PR_SET_PDEATHSIG in the child fires when the forking THREAD exits: pools are
-     * created and used from the process's main (or a long-lived) thread. */
+     * created and used from the process's main (or a long-lived) thread. The standard
+     * streams are held across the fork so that no other thread owns their locks in the
+     * child (its first message would hang). */
+    flockfile(stdout);
+    flockfile(stderr);
     pid_t pid = fork();
+    funlockfile(stderr);
+    funlockfile(stdout);
     if (pid < 0) {
         int e = errno;
         close(rq[0]);
@@ -409,8 +436,10 @@ int amk__worker_pool_create(const amk_worker_opts *opts, amk_worker_fn fn,
     struct sigaction sa;
     if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
         signal(SIGPIPE, SIG_IGN);
+    pthread_mutex_lock(&fd_lock);
     p->next = live_pools;
     live_pools = p;
+    pthread_mutex_unlock(&fd_lock);
 
     for (int i = 0; i < n; i++) {
         int rc = spawn(p, i, d);
@@ -427,14 +456,21 @@ void amk__worker_pool_free(amk_worker_pool *p)
 {
     if (!p)
         return;
+    /* Closing the request pipes makes idle children exit; give them a moment together. The
+     * pool leaves the list in the same locked step, so no child forked meanwhile keeps a
+     * request pipe open. */
+    pthread_mutex_lock(&fd_lock);
     for (amk_worker_pool **q = &live_pools; *q; q = &(*q)->next)
         if (*q == p) {
             *q = p->next;
             break;
         }
-    /* Closing the request pipes makes idle children exit; give them a moment together. */
     for (int i = 0; i < p->n; i++)
-        close_fd(&p->w[i].req_fd);
+        if (p->w[i].req_fd >= 0) {
+            close(p->w[i].req_fd);
+            p->w[i].req_fd = -1;
+        }
+    pthread_mutex_unlock(&fd_lock);
     double until = amk_now_s() + 1.0;
     for (int i = 0; i < p->n; i++) {
         worker *w = &p->w[i];
@@ -671,6 +707,20 @@ static int pump(worker *w)
 
 int amk__worker_pool_run(amk_worker_pool *p, amk_worker_job *jobs, size_t n, amk_diag *d)
 {
+    return amk__worker_pool_run_cb(p, jobs, n, NULL, NULL, d);
+}
+
+/* Job j is final: count it and tell the caller. */
+static void job_done(size_t *done, long j, amk_worker_done_fn on_done, void *ud)
+{
+    (*done)++;
+    if (on_done)
+        on_done((size_t)j, ud);
+}
+
+int amk__worker_pool_run_cb(amk_worker_pool *p, amk_worker_job *jobs, size_t n,
+                            amk_worker_done_fn on_done, void *ud, amk_diag *d)
+{
     if (!p || (n && !jobs))
         return amk_diag_set(d, AMK_EINVAL, "worker pool run: invalid arguments");
     for (size_t j = 0; j < n; j++) {
@@ -699,7 +749,7 @@ int amk__worker_pool_run(amk_worker_pool *p, amk_worker_job *jobs, size_t n, amk
                 continue;
             long j = (long)next++;
             if (dispatch(p, i, j, jobs, &broken, &spawn_d) != 0)
-                done++;
+                job_done(&done, j, on_done, ud);
         }
         if (done >= n)
             break;
@@ -718,10 +768,11 @@ int amk__worker_pool_run(amk_worker_pool *p, amk_worker_job *jobs, size_t n, amk
         }
         if (nb == 0) {
             /* Nothing running and nothing dispatchable: every worker is down. */
-            for (; next < n; next++, done++) {
+            for (; next < n; next++) {
                 jobs[next].rc = AMK_EWORKER;
                 snprintf(jobs[next].reason, sizeof jobs[next].reason,
                          "no %s worker could be started: %s", p->name, spawn_d.msg);
+                job_done(&done, (long)next, on_done, ud);
             }
             break;
         }
@@ -742,7 +793,8 @@ int amk__worker_pool_run(amk_worker_pool *p, amk_worker_job *jobs, size_t n, amk
         for (int k = 0; k < nb; k++) {
             int i = pw[k];
             worker *w = &p->w[i];
-            amk_worker_job *job = &jobs[w->job];
+            long j = w->job;
+            amk_worker_job *job = &jobs[j];
             double started = job->elapsed_s;
             int res = 0;
             if (pr > 0 && pf[k].revents)
@@ -757,12 +809,12 @@ int amk__worker_pool_run(amk_worker_pool *p, amk_worker_job *jobs, size_t n, amk
                 int recycle = (w->flags & FLAG_RECYCLE) != 0;
                 w->job = -1;
                 reset_read(w);
-                done++;
                 if (recycle) {
                     stop_worker(p, i, 0, 5.0, NULL, NULL);
                     if (respawn(p, i, &spawn_d) != AMK_OK)
                         broken = 1;
                 }
+                job_done(&done, j, on_done, ud);
                 continue;
             }
             if (res < 0) {
@@ -773,9 +825,9 @@ int amk__worker_pool_run(amk_worker_pool *p, amk_worker_job *jobs, size_t n, amk
                 grab_tail(w, job);
                 fail_job(p, i, job, AMK_EWORKER, sig, st, started,
                          res == -2 ? "malformed response" : NULL);
-                done++;
                 if (respawn(p, i, &spawn_d) != AMK_OK)
                     broken = 1;
+                job_done(&done, j, on_done, ud);
                 continue;
             }
             if (w->deadline > 0 && now >= w->deadline) {
@@ -783,9 +835,9 @@ int amk__worker_pool_run(amk_worker_pool *p, amk_worker_job *jobs, size_t n, amk
                 stop_worker(p, i, 1, 0, &sig, &st);
                 grab_tail(w, job);
                 fail_job(p, i, job, AMK_ETIMEDOUT, sig, st, started, NULL);
-                done++;
                 if (respawn(p, i, &spawn_d) != AMK_OK)
                     broken = 1;
+                job_done(&done, j, on_done, ud);
             }
         }
     }

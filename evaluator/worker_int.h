@@ -88,11 +88,25 @@ typedef struct amk_worker_job {
 
 /* Runs n jobs in parallel across the pool (each on the next free worker, at most one per
  * worker at a time) and waits for all. The outputs of every job are overwritten (clear a job
- * that ran before, or its resp leaks). Not thread-safe: one caller per pool at a time. Per-job failures are reported in the job (rc, reason,
+ * that ran before, or its resp leaks). Per-job failures are reported in the job (rc, reason,
  * stderr_tail), the failed worker is killed, reaped and replaced, and the other jobs go on.
  * Returns AMK_OK, or AMK_EINVAL / AMK_EWORKER when the pool itself cannot go on (no worker
- * could be started: d says why; unfinished jobs then carry rc AMK_EWORKER). */
+ * could be started: d says why; unfinished jobs then carry rc AMK_EWORKER).
+ * Threads: one caller per pool at a time, but different pools may run in different threads
+ * at once. A worker dies with the thread that forked it (PR_SET_PDEATHSIG), and a failed
+ * worker is replaced by the thread that runs the pool: run a pool only from the main thread
+ * or from a thread that outlives the pool. Create and free pools from the main thread. */
 int amk__worker_pool_run(amk_worker_pool *p, amk_worker_job *jobs, size_t n, amk_diag *d);
+
+/* Called in the thread of amk__worker_pool_run_cb as soon as job `job`'s outputs are final
+ * (answered, failed, timed out, or could not be started), once per job, in completion
+ * order. It must not use the pool. */
+typedef void (*amk_worker_done_fn)(size_t job, void *ud);
+/* amk__worker_pool_run, telling on_done (may be NULL) about each job as it finishes, so the
+ * caller can act on early results while later ones still run. Same returns; when it returns
+ * AMK_EINVAL for bad arguments, nothing ran and on_done was never called. */
+int amk__worker_pool_run_cb(amk_worker_pool *p, amk_worker_job *jobs, size_t n,
+                            amk_worker_done_fn on_done, void *ud, amk_diag *d);
 
 /* Frees job->resp and resets the outputs so the job can be run again. */
 void amk__worker_job_clear(amk_worker_job *job);

@@ -4,7 +4,8 @@
  * "SKIP: no GPU: <the runtime's reason>" and exits 77 (CTest SKIP_RETURN_CODE) once the host
  * cases have passed. Device cases: gemm and rmsnorm measure and pass; every fault of
  * tests/fixtures/faults/faultmatrix gets its status and the next good config still measures;
- * the parent never loads the driver; interleaved re-measure. */
+ * the parent never loads the driver; interleaved re-measure; two GPUs of one model evaluating
+ * one batch (skipped with a message when fewer answer). */
 #ifndef AMK_HAVE_GPU
 /* A build without CUDA or HIP has no GPU layer to test: say so and let CTest count a skip. */
 #include <stdio.h>
@@ -355,6 +356,27 @@ static void assert_measured(const amk_verdict *v)
     "{\"kernel\":\"faultmatrix\",\"shape\":{\"N\":1048576},\"params\":{\"CASE\":\"" cs        \
     "\",\"GOOD\":" #good "}}"
 
+/* A device list that names a device twice or a negative index is refused before any device
+ * is asked (so this runs without a GPU). */
+START_TEST(test_gpu_init_rejects_bad_device_lists)
+{
+    static const int twice[] = {1, 0, 1}, negative[] = {-1};
+    amk_evaluator *ev = NULL;
+    amk_diag d = {0};
+    amk_backend_opts o = {0};
+    o.jobs = 1;
+    o.devices = twice;
+    o.ndevices = 3;
+    ck_assert_int_eq(amk_evaluator_create("gpu", &o, NULL, NULL, &ev, &d), AMK_EINVAL);
+    ck_assert_msg(strstr(d.msg, "device 1 is listed twice"), "%s", d.msg);
+    ck_assert_ptr_null(ev);
+    o.devices = negative;
+    o.ndevices = 1;
+    ck_assert_int_eq(amk_evaluator_create("gpu", &o, NULL, NULL, &ev, &d), AMK_EINVAL);
+    ck_assert_msg(strstr(d.msg, "negative"), "%s", d.msg);
+}
+END_TEST
+
 /* ---------- device cases ---------------------------------------------------------------- */
 
 START_TEST(test_gpu_init_device_and_target)
@@ -504,6 +526,78 @@ START_TEST(test_gpu_remeasure_interleaved)
 }
 END_TEST
 
+/* Two GPUs of one model evaluate one batch together: every config measures, the notes name
+ * the GPU that ran it and both GPUs take part; seeds follow proposal order, so a one-GPU
+ * evaluator with the same seed checks each config on the same inputs. */
+START_TEST(test_gpu_two_devices_evaluate)
+{
+    amk_gpu_device list[64];
+    int n = 0, a = -1, b = -1;
+    amk_diag d = {0};
+    ck_assert_msg(amk_gpu_devices(list, 64, &n, &d) == AMK_OK, "%s", d.msg);
+    for (int i = 0; i < n && i < 64 && b < 0; i++)
+        for (int j = i + 1; j < n && j < 64 && b < 0; j++)
+            if (!strcmp(list[i].name, list[j].name) && !strcmp(list[i].arch, list[j].arch)) {
+                a = i;
+                b = j;
+            }
+    if (b < 0) {
+        fprintf(stderr, "  SKIP two-device evaluate: %d device(s) answer, no two of one model\n",
+                n);
+        return;
+    }
+    static const char *const cases[] = {"nan", "unwritten", "offtol", "early_return",
+                                        "oob_write", "hang"};
+    enum { NC = 6 };
+    amk_config cfgs[NC];
+    const amk_config *ptr[NC];
+    for (int i = 0; i < NC; i++) {
+        char js[256];
+        snprintf(js, sizeof js, "{\"kernel\":\"faultmatrix\",\"shape\":{\"N\":1048576},"
+                 "\"params\":{\"CASE\":\"%s\",\"GOOD\":1}}", cases[i]);
+        ck_assert_msg(amk_config_parse(reg, js, &cfgs[i], &d) == AMK_OK, "%s", d.msg);
+        ptr[i] = &cfgs[i];
+    }
+    amk_verdict two[NC], one[NC];
+    for (int run = 0; run < 2; run++) {
+        int devs[2] = {list[a].index, list[b].index};
+        amk_backend_opts o = {0};
+        o.jobs = 2;
+        o.seed = 7;
+        o.devices = devs;
+        o.ndevices = run == 0 ? 2 : 1;
+        amk_evaluator *ev = NULL;
+        ck_assert_msg(amk_evaluator_create("gpu", &o, NULL, NULL, &ev, &d) == AMK_OK, "%s",
+                      d.msg);
+        ck_assert_int_eq(amk_evaluator_parallelism(ev), o.ndevices);
+        amk_space *sp = NULL;
+        ck_assert(amk_space_create(cfgs[0].spec, &cfgs[0].shape,
+                                   &amk_evaluator_target(ev)->limits, &sp, &d) == AMK_OK);
+        double t0 = amk_now_s();
+        ck_assert_int_eq(amk_evaluator_run(ev, sp, ptr, NC, NAN, run == 0 ? two : one),
+                         AMK_OK);
+        fprintf(stderr, "  %d device(s): %d configs in %.2f s\n", o.ndevices, NC,
+                amk_now_s() - t0);
+        amk_space_free(sp);
+        amk_evaluator_free(ev);
+    }
+    int used[2] = {0, 0};
+    for (int i = 0; i < NC; i++) {
+        assert_measured(&two[i]);
+        assert_measured(&one[i]);
+        ck_assert_uint_eq(two[i].seed, one[i].seed);
+        ck_assert_str_eq(two[i].device, one[i].device);
+        int g = -1;
+        ck_assert_msg(sscanf(two[i].notes, "gpu %d", &g) == 1, "notes: %s", two[i].notes);
+        ck_assert(g == list[a].index || g == list[b].index);
+        used[g == list[b].index] = 1;
+        fprintf(stderr, "  %-12s gpu %d: %.4g us (one gpu: %.4g us)\n", cases[i], g,
+                two[i].latency_us, one[i].latency_us);
+    }
+    ck_assert_msg(used[0] && used[1], "one device ran the whole batch");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -517,6 +611,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_bench_summarize_median_iqr);
     tcase_add_test(tc, test_bench_sets_rotation_exceeds_l2);
     tcase_add_test(tc, test_run_job_codec_roundtrip_and_corruption);
+    tcase_add_test(tc, test_gpu_init_rejects_bad_device_lists);
     suite_add_tcase(s, tc);
     if (have_gpu) {
         tc = tcase_create("device");
@@ -530,6 +625,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_gpu_fault_compile_faults);
         tcase_add_test(tc, test_gpu_parent_never_loads_driver);
         tcase_add_test(tc, test_gpu_remeasure_interleaved);
+        tcase_add_test(tc, test_gpu_two_devices_evaluate);
         suite_add_tcase(s, tc);
     }
     return s;

@@ -1,13 +1,17 @@
-/* The `gpu` backend (parent side). init starts the run worker (one long-lived child per GPU
- * that owns the context) and asks it what device answers, matches a target, then starts
- * the compile pool. evaluate compiles a batch (candidates + references, in parallel, through
- * the cache), turns each config into a run job (buffers, args, launches, tolerance, a fresh
- * seed, the shapes of the check set) and sends it to the run worker; hangs, crashes and
- * sticky errors come back as run_timeout / run_error and the worker is respawned. This
- * process never calls the GPU runtime nor the runtime compiler. */
+/* The `gpu` backend (parent side). init starts one run worker per GPU (a long-lived child
+ * that owns that device's context), each fed by a thread of this process, asks every one
+ * what device answers (all must be one model), matches a target, then starts the shared
+ * compile pool. evaluate submits a whole batch to the compile pool (candidates + references,
+ * through the cache) and, as soon as a config's code is final, turns it into a run job
+ * (buffers, args, launches, tolerance, its seed, the shapes of the check set) that the next
+ * free device runs; hangs, crashes and sticky errors come back as run_timeout / run_error and
+ * that worker is respawned. Verdicts are filled in proposal order once the batch is done.
+ * This process never calls the GPU runtime nor the runtime compiler. */
 #include "gpu_int.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -16,16 +20,48 @@
 #define DEFAULT_RUN_TIMEOUT_S 30.0
 #define QUERY_TIMEOUT_S 90.0
 #define MAX_EXTRA_SHAPES 2
+#define MAX_DEVICES 64
+
+struct gpu_state;
+
+/* One GPU: its run worker and the thread that feeds it (the thread also replaces the worker
+ * when it dies, so the worker lives as long as the thread: see worker_int.h). */
+typedef struct gpu_dev {
+    struct gpu_state *st;
+    int index;                 /* the runtime's device index */
+    amk_worker_pool *run;      /* one worker, created by the main thread */
+    amk__gpu_info info;        /* what its run worker found */
+    int asked;                 /* info is final (guarded by st->mu once the thread runs) */
+    int quit;                  /* the thread returns (guarded by st->mu) */
+    int has_thread;
+    pthread_t thread;
+} gpu_dev;
+
+/* A config of the batch whose code is final, on its way to a device. */
+typedef struct run_slot {
+    struct run_slot *next;     /* queue link */
+    amk__run_job *job;         /* NULL when the job could not be set up (setup says why) */
+    amk__run_result res;
+    int gpu;                   /* device index that ran it */
+    char setup[400];
+} run_slot;
 
 typedef struct gpu_state {
-    amk_worker_pool *run;
+    gpu_dev *devs[MAX_DEVICES]; /* ascending device index; devs[0] runs re-measures */
+    int ndev;
     amk_compiler *cc;
-    amk__gpu_info info;
+    amk__gpu_info info;        /* devs[0]'s: every device is this model */
     amk_target target;
     char device[64];
     double run_timeout_s;
     amk__bench_opts bench;
     uint64_t seed_base, checks;
+    /* The device threads take run slots from a FIFO and count the ones they finish. */
+    int sync_ready;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    run_slot *head, *tail;
+    size_t finished;
 } gpu_state;
 
 /* ---------- helpers --------------------------------------------------------------------- */
@@ -289,9 +325,10 @@ static int build_cases(gpu_state *st, const amk_config *c, amk__run_job *j, amk_
 
 /* ---------- running a job --------------------------------------------------------------- */
 
-/* Sends a job to the run worker and turns every outcome into a result: a timeout is
+/* Sends a job to a run worker and turns every outcome into a result: a timeout is
  * RUN_TIMEOUT, a dead worker RUN_ERROR (the pool has already respawned it). */
-static void send_job(gpu_state *st, const amk__run_job *j, amk__run_result *res)
+static void send_job(amk_worker_pool *run, double timeout_s, const amk__run_job *j,
+                     amk__run_result *res)
 {
     void *req = NULL;
     size_t len = 0;
@@ -307,9 +344,9 @@ static void send_job(gpu_state *st, const amk__run_job *j, amk__run_result *res)
     memset(&wj, 0, sizeof wj);
     wj.req = req;
     wj.req_len = len;
-    wj.timeout_s = st->run_timeout_s;
+    wj.timeout_s = timeout_s;
     amk_diag d = {0};
-    rc = amk__worker_pool_run(st->run, &wj, 1, &d);
+    rc = amk__worker_pool_run(run, &wj, 1, &d);
     free(req);
     char last[200];
     last_line(wj.stderr_tail, last, sizeof last);
@@ -321,7 +358,7 @@ static void send_job(gpu_state *st, const amk__run_job *j, amk__run_result *res)
         res->status = AMK_STATUS_RUN_TIMEOUT;
         snprintf(res->reason, sizeof res->reason,
                  "no answer within %.0f s (%s): the kernel did not finish; run worker killed "
-                 "and respawned", st->run_timeout_s, last[0] ? last : "no stage reported");
+                 "and respawned", timeout_s, last[0] ? last : "no stage reported");
     } else if (wj.rc == AMK_OK) {
         snprintf(res->reason, sizeof res->reason, "run worker answered %zu bytes, expected %zu",
                  wj.resp_len, sizeof *res);
@@ -332,7 +369,7 @@ static void send_job(gpu_state *st, const amk__run_job *j, amk__run_result *res)
     amk__worker_job_clear(&wj);
 }
 
-/* ---------- backend type ---------------------------------------------------------------- */
+/* ---------- target ---------------------------------------------------------------------- */
 
 static double env_seconds(const char *name, double dflt)
 {
@@ -395,13 +432,338 @@ static void make_target(gpu_state *st)
     }
 }
 
+/* ---------- devices: run workers, their threads, the query --------------------------------- */
+
+/* Asks g's run worker what device g->index is; on failure info->ok = 0 and info->error says
+ * why (the runtime's message, or how the worker failed). */
+static void query_device(gpu_dev *g, amk__gpu_info *info)
+{
+    void *req = NULL;
+    size_t len = 0;
+    memset(info, 0, sizeof *info);
+    info->device = g->index;
+    if (amk__run_query_encode(g->index, &req, &len) != AMK_OK) {
+        snprintf(info->error, sizeof info->error, "out of memory");
+        return;
+    }
+    amk_worker_job wj;
+    memset(&wj, 0, sizeof wj);
+    wj.req = req;
+    wj.req_len = len;
+    wj.timeout_s = QUERY_TIMEOUT_S;
+    amk_diag d = {0};
+    int rc = amk__worker_pool_run(g->run, &wj, 1, &d);
+    free(req);
+    if (rc == AMK_OK && wj.rc == AMK_OK && wj.resp_len == sizeof *info) {
+        memcpy(info, wj.resp, sizeof *info);
+    } else {
+        char last[200];
+        last_line(wj.stderr_tail, last, sizeof last);
+        snprintf(info->error, sizeof info->error, "the device query %s%s%s",
+                 wj.rc == AMK_ETIMEDOUT ? "did not answer in time"
+                                        : (wj.reason[0] ? wj.reason
+                                                        : (d.msg[0] ? d.msg : "failed")),
+                 last[0] ? ": " : "", last);
+    }
+    amk__worker_job_clear(&wj);
+}
+
+/* A device thread: asks its device (unless the main thread already did), then runs the
+ * slots of the queue one at a time on its run worker until told to quit. */
+static void *device_main(void *arg)
+{
+    gpu_dev *g = arg;
+    gpu_state *st = g->st;
+    pthread_mutex_lock(&st->mu);
+    if (!g->asked) {
+        amk__gpu_info info;
+        pthread_mutex_unlock(&st->mu);
+        query_device(g, &info);
+        pthread_mutex_lock(&st->mu);
+        g->info = info;
+        g->asked = 1;
+        pthread_cond_broadcast(&st->done);
+    }
+    for (;;) {
+        while (!g->quit && !st->head)
+            pthread_cond_wait(&st->work, &st->mu);
+        if (g->quit)
+            break;
+        run_slot *s = st->head;
+        st->head = s->next;
+        if (!st->head)
+            st->tail = NULL;
+        pthread_mutex_unlock(&st->mu);
+        s->job->device = g->index;
+        s->gpu = g->index;
+        send_job(g->run, st->run_timeout_s, s->job, &s->res);
+        pthread_mutex_lock(&st->mu);
+        st->finished++;
+        pthread_cond_broadcast(&st->done);
+    }
+    pthread_mutex_unlock(&st->mu);
+    return NULL;
+}
+
+/* Starts the run worker of device `index` (from the main thread, before its thread). */
+static int add_device(gpu_state *st, int index, amk_diag *d)
+{
+    if (st->ndev >= MAX_DEVICES)
+        return amk_diag_set(d, AMK_EINVAL, "gpu backend: at most %d devices", MAX_DEVICES);
+    gpu_dev *g = calloc(1, sizeof *g);
+    if (!g)
+        return amk_diag_set(d, AMK_ENOMEM, "gpu backend: out of memory");
+    g->st = st;
+    g->index = index;
+    amk_worker_opts wo = {0};
+    wo.name = "run";
+    wo.n_workers = 1;
+    int rc = amk__worker_pool_create(&wo, amk__run_worker_handle, &g->run, d);
+    if (rc != AMK_OK) {
+        free(g);
+        return rc;
+    }
+    st->devs[st->ndev++] = g;
+    return AMK_OK;
+}
+
+/* The thread of g, with every signal blocked (signals are the main thread's business). */
+static int start_thread(gpu_dev *g, amk_diag *d)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int e = pthread_create(&g->thread, NULL, device_main, g);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e != 0)
+        return amk_diag_set(d, AMK_EBACKEND, "gpu backend: cannot start the thread of device "
+                            "%d: %s", g->index, strerror(e));
+    g->has_thread = 1;
+    return AMK_OK;
+}
+
+/* Stops g's thread (idle between batches) and its run worker; frees g. */
+static void drop_device(gpu_state *st, gpu_dev *g)
+{
+    if (g->has_thread) {
+        pthread_mutex_lock(&st->mu);
+        g->quit = 1;
+        pthread_cond_broadcast(&st->work);
+        pthread_mutex_unlock(&st->mu);
+        pthread_join(g->thread, NULL);
+    }
+    amk__worker_pool_free(g->run);
+    free(g);
+}
+
+static int same_model(const amk__gpu_info *a, const amk__gpu_info *b)
+{
+    return strcmp(a->name, b->name) == 0 && strcmp(a->arch, b->arch) == 0;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    const gpu_dev *x = *(gpu_dev *const *)a, *y = *(gpu_dev *const *)b;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+/* "devices 0,2: NVIDIA H100 80GB HBM3 (sm_90); device 1: NVIDIA A100-SXM4-80GB (sm_80)" */
+static void describe_models(const gpu_state *st, char *out, size_t cap)
+{
+    int seen[MAX_DEVICES] = {0};
+    amk_sb sb = {0};
+    for (int i = 0; i < st->ndev; i++) {
+        if (seen[i])
+            continue;
+        int count = 0;
+        amk_sb ids = {0};
+        for (int k = i; k < st->ndev; k++)
+            if (!seen[k] && same_model(&st->devs[i]->info, &st->devs[k]->info)) {
+                seen[k] = 1;
+                amk_sb_printf(&ids, "%s%d", count++ ? "," : "", st->devs[k]->index);
+            }
+        amk_sb_printf(&sb, "%sdevice%s %s: %s (%s)", sb.len ? "; " : "", count > 1 ? "s" : "",
+                      ids.p ? ids.p : "", st->devs[i]->info.name, st->devs[i]->info.arch);
+        amk_sb_free(&ids);
+    }
+    snprintf(out, cap, "%s", sb.p ? sb.p : "");
+    amk_sb_free(&sb);
+}
+
+/* "0,1,3" */
+static void index_list(const gpu_state *st, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (int k = 0; k < st->ndev; k++) {
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%d", k ? "," : "", st->devs[k]->index);
+    }
+}
+
+static int sync_init(gpu_state *st, amk_diag *d)
+{
+    if (pthread_mutex_init(&st->mu, NULL) != 0)
+        return amk_diag_set(d, AMK_ENOMEM, "gpu backend: cannot create a mutex");
+    if (pthread_cond_init(&st->work, NULL) != 0) {
+        pthread_mutex_destroy(&st->mu);
+        return amk_diag_set(d, AMK_ENOMEM, "gpu backend: cannot create a condition variable");
+    }
+    if (pthread_cond_init(&st->done, NULL) != 0) {
+        pthread_cond_destroy(&st->work);
+        pthread_mutex_destroy(&st->mu);
+        return amk_diag_set(d, AMK_ENOMEM, "gpu backend: cannot create a condition variable");
+    }
+    st->sync_ready = 1;
+    return AMK_OK;
+}
+
+/* Stops every device thread and run worker. */
+static void close_devices(gpu_state *st)
+{
+    for (int k = 0; k < st->ndev; k++)
+        drop_device(st, st->devs[k]);
+    st->ndev = 0;
+    if (st->sync_ready) {
+        pthread_cond_destroy(&st->done);
+        pthread_cond_destroy(&st->work);
+        pthread_mutex_destroy(&st->mu);
+        st->sync_ready = 0;
+    }
+}
+
+/* Starts one run worker and thread per device and asks every device (in parallel) what it
+ * is. want/nwant: the devices to use, all of one model (AMK_EINVAL naming the models
+ * otherwise; AMK_ENODEV when one does not answer). want NULL: every visible device of
+ * `first`'s model (any_model: every visible device that answers), in index order. */
+static int open_devices(gpu_state *st, const int *want, int nwant, int first, int any_model,
+                        amk_diag *d)
+{
+    int rc = sync_init(st, d);
+    if (rc != AMK_OK)
+        return rc;
+    if (want) {
+        if (nwant < 1 || nwant > MAX_DEVICES)
+            return amk_diag_set(d, AMK_EINVAL, "gpu backend: 1 to %d devices, not %d",
+                                MAX_DEVICES, nwant);
+        for (int k = 0; k < nwant; k++) {
+            if (want[k] < 0)
+                return amk_diag_set(d, AMK_EINVAL, "gpu backend: device index %d is negative",
+                                    want[k]);
+            for (int j = 0; j < k; j++)
+                if (want[j] == want[k])
+                    return amk_diag_set(d, AMK_EINVAL, "gpu backend: device %d is listed "
+                                        "twice", want[k]);
+        }
+        for (int k = 0; k < nwant; k++)
+            if ((rc = add_device(st, want[k], d)) != AMK_OK)
+                return rc;
+    } else {
+        if (first < 0)
+            return amk_diag_set(d, AMK_EINVAL, "gpu backend: device index %d is negative",
+                                first);
+        /* The first device tells how many there are. */
+        if ((rc = add_device(st, first, d)) != AMK_OK)
+            return rc;
+        gpu_dev *g = st->devs[0];
+        query_device(g, &g->info);
+        g->asked = 1;
+        if (!g->info.ok)
+            return amk_diag_set(d, AMK_ENODEV, "gpu backend: no GPU device answers: %s",
+                                g->info.error);
+        int count = g->info.count;
+        if (count > MAX_DEVICES) {
+            amk_log(AMK_LOG_WARN, "gpu: %d devices visible; using the first %d", count,
+                    MAX_DEVICES);
+            count = MAX_DEVICES;
+        }
+        for (int i = 0; i < count; i++)
+            if (i != first && (rc = add_device(st, i, d)) != AMK_OK)
+                return rc;
+    }
+    for (int k = 0; k < st->ndev; k++)
+        if ((rc = start_thread(st->devs[k], d)) != AMK_OK)
+            return rc;
+    pthread_mutex_lock(&st->mu);
+    for (int k = 0; k < st->ndev; k++)
+        while (!st->devs[k]->asked)
+            pthread_cond_wait(&st->done, &st->mu);
+    pthread_mutex_unlock(&st->mu);
+
+    if (want) {
+        for (int k = 0; k < st->ndev; k++) {
+            const amk__gpu_info *in = &st->devs[k]->info;
+            if (in->ok)
+                continue;
+            if (st->ndev == 1)
+                return amk_diag_set(d, AMK_ENODEV, "gpu backend: no GPU device answers: %s",
+                                    in->error);
+            return amk_diag_set(d, AMK_ENODEV, "gpu backend: device %d does not answer: %s",
+                                st->devs[k]->index, in->error);
+        }
+        for (int k = 1; k < st->ndev; k++)
+            if (!same_model(&st->devs[0]->info, &st->devs[k]->info)) {
+                char groups[700];
+                describe_models(st, groups, sizeof groups);
+                return amk_diag_set(d, AMK_EINVAL, "gpu backend: the devices are of "
+                                    "different models (%s): tune each model separately with "
+                                    "--devices", groups);
+            }
+    } else {
+        /* Keep the devices of the first one's model that answer. */
+        int kept = 0;
+        const amk__gpu_info ref = st->devs[0]->info;
+        for (int k = 0; k < st->ndev; k++) {
+            gpu_dev *g = st->devs[k];
+            if (g->info.ok && (any_model || same_model(&ref, &g->info))) {
+                st->devs[kept++] = g;
+                continue;
+            }
+            if (!g->info.ok)
+                amk_log(AMK_LOG_WARN, "gpu: device %d does not answer (%s): not used",
+                        g->index, g->info.error);
+            else
+                amk_log(AMK_LOG_INFO, "gpu: device %d is another model (%s, %s): not used "
+                        "(tune it with --devices %d)", g->index, g->info.name, g->info.arch,
+                        g->index);
+            drop_device(st, g);
+        }
+        st->ndev = kept;
+    }
+    qsort(st->devs, (size_t)st->ndev, sizeof st->devs[0], by_index);
+    return AMK_OK;
+}
+
+int amk_gpu_devices(amk_gpu_device *out, int cap, int *n, amk_diag *d)
+{
+    if ((cap > 0 && !out) || !n)
+        return amk_diag_set(d, AMK_EINVAL, "gpu devices: invalid arguments");
+    *n = 0;
+    gpu_state *st = calloc(1, sizeof *st);
+    if (!st)
+        return amk_diag_set(d, AMK_ENOMEM, "gpu devices: out of memory");
+    int rc = open_devices(st, NULL, 0, 0, 1, d);
+    if (rc == AMK_OK) {
+        *n = st->ndev;
+        for (int k = 0; k < st->ndev && k < cap; k++) {
+            memset(&out[k], 0, sizeof out[k]);
+            out[k].index = st->devs[k]->index;
+            snprintf(out[k].name, sizeof out[k].name, "%s", st->devs[k]->info.name);
+            snprintf(out[k].arch, sizeof out[k].arch, "%s", st->devs[k]->info.arch);
+        }
+    }
+    close_devices(st);
+    free(st);
+    return rc;
+}
+
+/* ---------- backend type ---------------------------------------------------------------- */
+
 static void gpu_clear(void *state)
 {
     gpu_state *st = state;
     amk__compiler_free(st->cc);
-    amk__worker_pool_free(st->run);
     st->cc = NULL;
-    st->run = NULL;
+    close_devices(st);
 }
 
 static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
@@ -420,44 +782,15 @@ static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
                                : mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
                                        ((uint64_t)getpid() << 40));
 
-    /* The run worker first: if no device answers, no compile worker is started. It is a
-     * fork of this process, which has never touched the GPU runtime. */
-    amk_worker_opts wo = {0};
-    wo.name = "run";
-    wo.n_workers = 1;
-    int rc = amk__worker_pool_create(&wo, amk__run_worker_handle, &st->run, d);
-    if (rc != AMK_OK)
+    /* The run workers first: if no device answers, no compile worker is started. Each is a
+     * fork of this process, which never touches the GPU runtime. */
+    int rc = open_devices(st, opts->ndevices > 0 ? opts->devices : NULL, opts->ndevices,
+                          opts->device_index, 0, d);
+    if (rc != AMK_OK) {
+        gpu_clear(st);
         return rc;
-    void *req = NULL;
-    size_t len = 0;
-    if (amk__run_query_encode(opts->device_index, &req, &len) != AMK_OK) {
-        gpu_clear(st);
-        return amk_diag_set(d, AMK_ENOMEM, "gpu backend: out of memory");
     }
-    amk_worker_job wj;
-    memset(&wj, 0, sizeof wj);
-    wj.req = req;
-    wj.req_len = len;
-    wj.timeout_s = QUERY_TIMEOUT_S;
-    rc = amk__worker_pool_run(st->run, &wj, 1, d);
-    free(req);
-    if (rc == AMK_OK && wj.rc == AMK_OK && wj.resp_len == sizeof st->info) {
-        memcpy(&st->info, wj.resp, sizeof st->info);
-    } else {
-        char last[200];
-        last_line(wj.stderr_tail, last, sizeof last);
-        snprintf(st->info.error, sizeof st->info.error, "the device query %s%s%s",
-                 wj.rc == AMK_ETIMEDOUT ? "did not answer in time"
-                                        : (wj.reason[0] ? wj.reason : "failed"),
-                 last[0] ? ": " : "", last);
-    }
-    amk__worker_job_clear(&wj);
-    if (!st->info.ok) {
-        char msg[600];
-        snprintf(msg, sizeof msg, "%s", st->info.error);
-        gpu_clear(st);
-        return amk_diag_set(d, AMK_ENODEV, "gpu backend: no GPU device answers: %s", msg);
-    }
+    st->info = st->devs[0]->info;
     const char *vendor = amk__arch_vendor(st->info.arch);
     if (!vendor || strcmp(vendor, amk__rtc_vendor()) != 0) {
         char arch[32];
@@ -474,10 +807,19 @@ static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
         gpu_clear(st);
         return rc;
     }
-    amk_log(AMK_LOG_INFO, "gpu: %s (%s, %d SMs, L2 %lld MiB), target %s, run timeout %.0f s",
-            st->info.name, st->info.arch, st->info.sm_count,
-            (long long)(st->info.l2_bytes >> 20), st->target.name, st->run_timeout_s);
+    char list[256];
+    index_list(st, list, sizeof list);
+    amk_log(AMK_LOG_INFO, "gpu: %d device%s (%s) %s (%s, %d SMs, L2 %lld MiB), target %s, run "
+            "timeout %.0f s", st->ndev, st->ndev == 1 ? "" : "s", list, st->info.name,
+            st->info.arch, st->info.sm_count, (long long)(st->info.l2_bytes >> 20),
+            st->target.name, st->run_timeout_s);
     return AMK_OK;
+}
+
+static int gpu_parallelism(void *state)
+{
+    gpu_state *st = state;
+    return st->ndev > 0 ? st->ndev : 1;
 }
 
 /* Where a compile failed: status and the compiler's words. */
@@ -491,51 +833,62 @@ static void compile_verdict(const amk_code *code, amk_verdict *v)
     snprintf(v->notes, sizeof v->notes, "%s", code->notes);
 }
 
-/* Runs one compiled config: job, run worker, verdict. */
-static void run_config(gpu_state *st, const amk_config *c, const amk_code *cand,
-                       const amk_code *ref, amk_verdict *v)
+/* The run job of a compiled config (its seed was drawn in proposal order). On failure
+ * s->job stays NULL and s->setup says why. */
+static void prepare_run(gpu_state *st, const amk_config *c, const amk_code *cand,
+                        const amk_code *ref, uint64_t seed, run_slot *s)
 {
-    v->compile_ms = cand->compile_ms;
-    v->cache_hit = cand->cache_hit;
-    snprintf(v->device, sizeof v->device, "%s", st->device);
-    if (ref->status != AMK_STATUS_OK) {
-        v->status = AMK_STATUS_RUN_ERROR;
-        v->correct = -1;
-        snprintf(v->reason, sizeof v->reason, "cannot check: the spec's reference kernel did "
-                 "not compile (%s): %s", amk_status_name(ref->status), ref->reason);
-        return;
-    }
     amk__run_job *j = calloc(1, sizeof *j);
     if (!j) {
-        v->status = AMK_STATUS_RUN_ERROR;
-        snprintf(v->reason, sizeof v->reason, "gpu backend: out of memory");
+        snprintf(s->setup, sizeof s->setup, "gpu backend: out of memory");
         return;
     }
     amk_diag d = {0};
     j->op = AMK__RUN_OP_EVAL;
-    j->device = st->info.device;
+    j->device = -1; /* the device thread that takes it fills in its own */
     j->bench = st->bench;
     j->ncodes = 2;
     j->codes[0] = (amk__run_code){cand->image, cand->size, amk_hash64(cand->image, cand->size)};
     j->codes[1] = (amk__run_code){ref->image, ref->size, amk_hash64(ref->image, ref->size)};
     if (build_cases(st, c, j, &d) != AMK_OK) {
-        v->status = AMK_STATUS_RUN_ERROR;
-        v->correct = -1;
-        snprintf(v->reason, sizeof v->reason, "cannot set up the run: %s", d.msg);
+        snprintf(s->setup, sizeof s->setup, "cannot set up the run: %s", d.msg);
         free(j);
         return;
     }
-    j->seed = next_seed(st, v->config_id);
+    j->seed = seed;
+    s->job = j;
+}
+
+/* The verdict of a config that reached the run stage. */
+static void run_verdict(const amk_code *cand, const amk_code *ref, const run_slot *s,
+                        amk_verdict *v)
+{
+    v->compile_ms = cand->compile_ms;
+    v->cache_hit = cand->cache_hit;
+    v->correct = -1;
+    if (ref->status != AMK_STATUS_OK) {
+        v->status = AMK_STATUS_RUN_ERROR;
+        snprintf(v->reason, sizeof v->reason, "cannot check: the spec's reference kernel did "
+                 "not compile (%s): %s", amk_status_name(ref->status), ref->reason);
+        return;
+    }
+    if (!s->job) {
+        v->status = AMK_STATUS_RUN_ERROR;
+        snprintf(v->reason, sizeof v->reason, "%s", s->setup);
+        return;
+    }
+    const amk__run_job *j = s->job;
+    const amk__run_result *res = &s->res;
     v->seed = j->seed;
-    amk__run_result res;
-    send_job(st, j, &res);
-    v->status = (amk_status)res.status;
-    v->correct = res.checked == j->ncases ? 1 : 0;
-    snprintf(v->reason, sizeof v->reason, "%s", res.reason);
-    snprintf(v->regime, sizeof v->regime, "%s", res.regime);
+    v->status = (amk_status)res->status;
+    v->correct = res->checked == j->ncases ? 1 : 0;
+    snprintf(v->reason, sizeof v->reason, "%s", res->reason);
+    snprintf(v->regime, sizeof v->regime, "%s", res->regime);
     v->notes[0] = '\0';
     char shapes[200];
-    snprintf(shapes, sizeof shapes, "checked %d/%d shape%s", res.checked, j->ncases,
+    snprintf(shapes, sizeof shapes, "gpu %d", s->gpu); /* which device ran it */
+    append(v->notes, sizeof v->notes, shapes);
+    snprintf(shapes, sizeof shapes, "checked %d/%d shape%s", res->checked, j->ncases,
              j->ncases == 1 ? "" : "s");
     for (int k = 1; k < j->ncases && k < 3; k++) {
         size_t n = strlen(shapes);
@@ -545,17 +898,61 @@ static void run_config(gpu_state *st, const amk_config *c, const amk_code *cand,
     if (j->ncases > 1)
         strncat(shapes, ")", sizeof shapes - strlen(shapes) - 1);
     append(v->notes, sizeof v->notes, shapes);
-    append(v->notes, sizeof v->notes, res.notes);
+    append(v->notes, sizeof v->notes, res->notes);
     append(v->notes, sizeof v->notes, cand->notes);
-    if (res.status == AMK_STATUS_OK && res.nstats >= 1 && isfinite(res.stats[0].median_us)) {
-        v->latency_us = res.stats[0].median_us;
+    if (res->status == AMK_STATUS_OK && res->nstats >= 1 && isfinite(res->stats[0].median_us)) {
+        v->latency_us = res->stats[0].median_us;
         v->latency_kind = AMK_LAT_MEASURED;
-        v->spread = res.stats[0].spread;
-    } else if (res.status == AMK_STATUS_OK) {
+        v->spread = res->stats[0].spread;
+    } else if (res->status == AMK_STATUS_OK) {
         v->status = AMK_STATUS_RUN_ERROR;
         snprintf(v->reason, sizeof v->reason, "the run worker reported no measurement");
     }
-    free(j);
+}
+
+/* One batch on its way through the compile pool and the devices. */
+typedef struct batch {
+    gpu_state *st;
+    const amk_config *const *cfgs;
+    size_t n;
+    const amk_code *codes;     /* filled by the compile service */
+    const int *unit_of, *ref_of;
+    const uint64_t *seeds;
+    unsigned char *final;      /* per unit: its code is final */
+    unsigned char *handled;    /* per config: queued, or nothing to run */
+    run_slot *slots;           /* per config */
+    size_t queued;
+} batch;
+
+/* Compile callback (calling thread): unit u is final. Every config whose candidate and
+ * reference are now both final and compiled goes to the devices' queue. */
+static void unit_final(size_t u, void *ud)
+{
+    batch *b = ud;
+    gpu_state *st = b->st;
+    b->final[u] = 1;
+    for (size_t i = 0; i < b->n; i++) {
+        int cu = b->unit_of[i], ru = b->ref_of[i];
+        if (b->handled[i] || cu < 0 || !b->final[cu] || !b->final[ru])
+            continue;
+        b->handled[i] = 1;
+        if (b->codes[cu].status != AMK_STATUS_OK || b->codes[ru].status != AMK_STATUS_OK)
+            continue;
+        run_slot *s = &b->slots[i];
+        prepare_run(st, b->cfgs[i], &b->codes[cu], &b->codes[ru], b->seeds[i], s);
+        if (!s->job)
+            continue;
+        pthread_mutex_lock(&st->mu);
+        s->next = NULL;
+        if (st->tail)
+            st->tail->next = s;
+        else
+            st->head = s;
+        st->tail = s;
+        b->queued++;
+        pthread_cond_signal(&st->work);
+        pthread_mutex_unlock(&st->mu);
+    }
 }
 
 static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_verdict *out)
@@ -565,9 +962,13 @@ static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, am
     amk_code *codes = calloc(2 * n + 1, sizeof *codes);
     int *unit_of = malloc((n + 1) * sizeof *unit_of); /* candidate unit of config i, -1 */
     int *ref_of = malloc((n + 1) * sizeof *ref_of);   /* reference unit of config i, -1 */
+    uint64_t *seeds = calloc(n + 1, sizeof *seeds);
+    unsigned char *final = calloc(2 * n + 1, 1);
+    unsigned char *handled = calloc(n + 1, 1);
+    run_slot *slots = calloc(n + 1, sizeof *slots);
     size_t nu = 0;
     int rc = AMK_OK;
-    if (!units || !codes || !unit_of || !ref_of) {
+    if (!units || !codes || !unit_of || !ref_of || !seeds || !final || !handled || !slots) {
         rc = AMK_ENOMEM;
         goto done;
     }
@@ -599,12 +1000,25 @@ static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, am
                 amk__compile_unit_clear(&units[unit_of[i]]);
                 unit_of[i] = -1;
                 nu--;
+                continue;
             }
         }
+        /* Seeds in proposal order: the same --seed gives the same inputs however many
+         * devices run the batch and in whatever order its compiles finish. */
+        seeds[i] = next_seed(st, v->config_id);
     }
     if (nu) {
+        batch b = {st, cfgs, n, codes, unit_of, ref_of, seeds, final, handled, slots, 0};
         amk_diag d = {0};
-        rc = amk__compiler_run(st->cc, units, nu, codes, &d);
+        pthread_mutex_lock(&st->mu);
+        st->finished = 0;
+        pthread_mutex_unlock(&st->mu);
+        rc = amk__compiler_run_cb(st->cc, units, nu, codes, unit_final, &b, &d);
+        /* Whatever happened, the code objects stay until every queued run is over. */
+        pthread_mutex_lock(&st->mu);
+        while (st->finished < b.queued)
+            pthread_cond_wait(&st->done, &st->mu);
+        pthread_mutex_unlock(&st->mu);
         if (rc != AMK_OK) {
             amk_log(AMK_LOG_ERROR, "gpu: compile service failed: %s", d.msg);
             goto done;
@@ -614,21 +1028,26 @@ static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, am
         if (unit_of[i] < 0)
             continue;
         const amk_code *cand = &codes[unit_of[i]];
-        if (cand->status != AMK_STATUS_OK) {
+        if (cand->status != AMK_STATUS_OK)
             compile_verdict(cand, &out[i]);
-            continue;
-        }
-        run_config(st, cfgs[i], cand, &codes[ref_of[i]], &out[i]);
+        else
+            run_verdict(cand, &codes[ref_of[i]], &slots[i], &out[i]);
     }
 done:
     for (size_t k = 0; k < nu; k++) {
         amk__compile_unit_clear(&units[k]);
         amk__code_clear(&codes[k]);
     }
+    for (size_t i = 0; slots && i < n; i++)
+        free(slots[i].job);
     free(units);
     free(codes);
     free(unit_of);
     free(ref_of);
+    free(seeds);
+    free(final);
+    free(handled);
+    free(slots);
     return rc;
 }
 
@@ -674,7 +1093,7 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
             goto done;
         }
     j->op = AMK__RUN_OP_REMEASURE;
-    j->device = st->info.device;
+    j->device = st->devs[0]->index; /* re-measures stay on one device */
     j->bench = st->bench;
     j->ncodes = 2;
     for (int i = 0; i < 2; i++)
@@ -691,7 +1110,7 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
     amk_config_id(a, id);
     j->seed = next_seed(st, id);
     amk__run_result res;
-    send_job(st, j, &res);
+    send_job(st->devs[0]->run, st->run_timeout_s, j, &res);
     if (res.status != AMK_STATUS_OK || res.nstats != 2) {
         rc = amk_diag_set(d, res.status == AMK_STATUS_RUN_TIMEOUT ? AMK_ETIMEDOUT : AMK_EBACKEND,
                           "remeasure: %s: %s", amk_status_name((amk_status)res.status),
@@ -721,4 +1140,5 @@ const amk_backend_type amk_backend_gpu = {
     .device = gpu_device,
     .clear = gpu_clear,
     .remeasure = amk__gpu_remeasure,
+    .parallelism = gpu_parallelism,
 };

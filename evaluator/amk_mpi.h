@@ -1,0 +1,42 @@
+/* amk_mpi: `amk loop` over many hosts through MPI (builds with AMK_MPI=ON only). Rank 0
+ * runs the search and owns results.tsv; its evaluator is the `mpi` backend, which splits
+ * every batch into chunks over the worker ranks and gathers their verdicts. Worker ranks
+ * build the evaluator the command line asks for and serve chunks until told to stop. A rank
+ * that misses a chunk's deadline is marked dead and its configs go to the other ranks; with
+ * no worker left, rank 0 evaluates the rest itself. Messages carry choice indices (every
+ * rank builds the same space from the same command line) and verdicts as plain bytes. */
+#ifndef AMK_MPI_H
+#define AMK_MPI_H
+
+#include "amk_evaluator.h"
+
+typedef struct amk_mpi_opts {
+    const char *backend;                 /* as for amk_evaluator_create ("sim:FILE", ...) */
+    const amk_backend_opts *backend_opts; /* may be NULL */
+    const amk_spec *kernel;              /* borrowed; outlives the evaluator */
+    const amk_shape *shape;
+    double rank_timeout_s;               /* deadline of one chunk; 0 = from the backend:
+                                            generous for gpu, short for model/sim */
+} amk_mpi_opts;
+
+/* Joins the MPI job when the process was started by an MPI launcher (mpirun, srun: its
+ * environment says so); otherwise nothing is initialised and *rank = 0, *size = 1, so a
+ * plain `amk loop` runs as it always did. AMK_EBACKEND when MPI_Init fails. */
+int amk_mpi_init(int *rank, int *size, amk_diag *d);
+/* MPI_Finalize when amk_mpi_init started MPI; safe to call more than once. */
+void amk_mpi_finalize(void);
+
+/* Worker ranks (rank > 0): creates the evaluator, answers rank 0's handshake (device,
+ * target, parallelism, a fingerprint of kernel and shape) and evaluates the chunks it is sent
+ * until rank 0 says stop. A rank whose evaluator cannot be created reports why in the
+ * handshake, waits for stop and returns that error (rank 0 excludes it and goes on). */
+int amk_mpi_serve(const amk_mpi_opts *o, amk_diag *d);
+
+/* Rank 0: creates the `mpi` evaluator after the handshake with every worker rank. Ranks
+ * that fail to start, report another device, or another kernel/shape are excluded with a
+ * warning naming them. device/target are the first live worker's, parallelism the sum over
+ * live workers. With no usable worker (or a world of size 1) rank 0 evaluates locally with
+ * the same backend and says so. Freeing the evaluator tells every worker to stop. */
+int amk_mpi_evaluator_create(const amk_mpi_opts *o, amk_evaluator **out, amk_diag *d);
+
+#endif
