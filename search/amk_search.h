@@ -12,6 +12,10 @@ typedef struct amk_strategy_opts {
     int initial;            /* hillclimb: size of the Sobol initial design (0 = default:
                                max(2n+4, 8), at most 3% of a small space's valid configs) */
     int patience;           /* hillclimb: non-improving trials before a restart (0 = default) */
+    /* The device the configs will run on, for the cost model's prediction of configs not
+     * yet measured (hillclimb tries the moves it predicts clearly faster first). NULL = no
+     * prediction; amk_loop_run fills it from its evaluator when left NULL. Borrowed. */
+    const amk_target *target;
 } amk_strategy_opts;
 
 /* What a strategy proposes: the config and who proposed it ("sobol", "mutate", ...). */

@@ -200,7 +200,10 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
         }
     }
 
-    rc = st->init(state, sp, &o->strategy_opts);
+    amk_strategy_opts sopts = o->strategy_opts;
+    if (!sopts.target)
+        sopts.target = amk_evaluator_target(o->ev);
+    rc = st->init(state, sp, &sopts);
     if (rc < 0) {
         amk_diag_set(d, rc, "strategy %s: init failed: %s", st->name, amk_strerror(rc));
         goto done;

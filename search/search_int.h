@@ -90,8 +90,12 @@ double amk__marginals_gain(const amk__marginals *m, const amk_config *from, int 
  * its diagonal moves (two params one step each: coupled params such as THREADS and ROWS of
  * THREADS/ROWS threads per row lie along valleys that single moves cannot follow), then
  * random jumps of 2 or 3 params. Each stage comes in an order shuffled when the walk starts;
- * with a guide the single moves come best-predicted first (ties shuffled). Invalid moves
- * are skipped. Set `ready` to 0 whenever the centre moves. Zero-initialise. */
+ * with a guide the single moves come best-predicted first (ties shuffled). With a model,
+ * the moves (single or diagonal) that the cost model predicts faster than the centre by
+ * more than AMK__MODEL_MARGIN go before all others, fastest first: it tells tile shapes
+ * apart, not the launch shapes of a memory-bound kernel, which it predicts alike, so those
+ * keep the order above. Invalid moves are skipped. Set `ready` to 0 whenever the centre moves. Zero-initialise. */
+#define AMK__MODEL_MARGIN 0.05
 #define AMK__NEAR_MAX_MOVES (2 * AMK_MAX_PARAMS + 2 * AMK_MAX_PARAMS * (AMK_MAX_PARAMS - 1))
 typedef struct amk__move {
     uint8_t p, q;          /* params moved; q == p for a single-param move */
@@ -99,6 +103,7 @@ typedef struct amk__move {
 } amk__move;
 typedef struct amk__near {
     const amk__marginals *guide; /* optional: orders the single moves */
+    const amk_target *model;     /* optional: moves it predicts clearly faster go first */
     amk__move move[AMK__NEAR_MAX_MOVES];
     int nmove, next, ready;
 } amk__near;

@@ -354,6 +354,8 @@ static int ranked_cmp(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+static void model_first(amk__near *nr, const amk_space *sp, const amk_config *centre);
+
 /* Builds the move list of centre: its single moves, then its diagonal moves, each stage
  * shuffled. With a guide the single moves are then ordered by predicted gain; the diagonal
  * ones stay shuffled, since they are there for the coupling of params that a guide reading
@@ -394,14 +396,56 @@ static void moves_init(amk__near *nr, const amk_space *sp, gsl_rng *rng,
     nr->nmove = m;
     nr->next = 0;
     int ns = stage_end[0];
-    if (!nr->guide || ns < 2)
+    if (nr->guide && ns >= 2) {
+        ranked_move rk[2 * AMK_MAX_PARAMS];
+        for (int k = 0; k < ns; k++)
+            rk[k] = (ranked_move){nr->move[k], k, move_gain(nr->guide, centre, &nr->move[k])};
+        qsort(rk, (size_t)ns, sizeof *rk, ranked_cmp);
+        for (int k = 0; k < ns; k++)
+            nr->move[k] = rk[k].mv;
+    }
+    if (nr->model)
+        model_first(nr, sp, centre);
+}
+
+/* The cost model's prediction for c, or NAN when it has none (an invalid config). */
+static double model_predict(const amk_target *t, const amk_space *sp, const amk_config *c)
+{
+    amk_estimate e;
+    if (!amk__space_valid(sp, c) || amk_cost_estimate(c, t, &e, NULL) != AMK_OK ||
+        !isfinite(e.predicted_us) || e.predicted_us <= 0)
+        return NAN;
+    return e.predicted_us;
+}
+
+/* Moves the moves predicted faster than the centre by more than AMK__MODEL_MARGIN to the
+ * front, fastest first (equal predictions keep their order); the others keep theirs. */
+static void model_first(amk__near *nr, const amk_space *sp, const amk_config *centre)
+{
+    double base = model_predict(nr->model, sp, centre);
+    if (!isfinite(base))
         return;
-    ranked_move rk[2 * AMK_MAX_PARAMS];
-    for (int k = 0; k < ns; k++)
-        rk[k] = (ranked_move){nr->move[k], k, move_gain(nr->guide, centre, &nr->move[k])};
-    qsort(rk, (size_t)ns, sizeof *rk, ranked_cmp);
-    for (int k = 0; k < ns; k++)
-        nr->move[k] = rk[k].mv;
+    ranked_move fast[AMK__NEAR_MAX_MOVES];
+    amk__move slow[AMK__NEAR_MAX_MOVES];
+    int nf = 0, nsl = 0;
+    for (int k = 0; k < nr->nmove; k++) {
+        const amk__move *mv = &nr->move[k];
+        amk_config c = *centre;
+        c.shape = *amk_space_shape(sp);
+        c.choice[mv->p] = mv->vp;
+        c.choice[mv->q] = mv->vq;
+        double pred = model_predict(nr->model, sp, &c);
+        if (isfinite(pred) && pred < base * (1.0 - AMK__MODEL_MARGIN))
+            fast[nf++] = (ranked_move){*mv, k, pred};
+        else
+            slow[nsl++] = *mv;
+    }
+    if (nf == 0)
+        return;
+    qsort(fast, (size_t)nf, sizeof *fast, ranked_cmp);
+    for (int k = 0; k < nf; k++)
+        nr->move[k] = fast[k].mv;
+    memcpy(&nr->move[nf], slow, (size_t)nsl * sizeof *slow);
 }
 
 int amk__near_next(amk__near *nr, const amk_space *sp, gsl_rng *rng, const amk_config *centre,

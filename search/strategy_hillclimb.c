@@ -1,8 +1,10 @@
-/* hillclimb (the default): a Sobol initial design (randomly shifted per seed, Cranley-
- * Patterson, so seeds differ while the design stays low-discrepancy; at most 3% of the valid
- * configs of a small space), then mutations of the current point: its neighbours, then its
- * diagonal neighbours, best-predicted first by what every latency so far says about each
- * param value, then jumps of 2-3 params once those are used up; after `patience` trials
+/* hillclimb (the default): the spec's default config first, climbing from it at once (its
+ * author's choice beats a design of a few points on every recorded sweep); without a valid
+ * default, a Sobol initial design (randomly shifted per seed, Cranley-Patterson, so seeds
+ * differ while the design stays low-discrepancy; at most 3% of the valid configs of a small
+ * space). Then mutations of the current point: its neighbours, then its diagonal neighbours,
+ * those the cost model predicts clearly faster first, else best-predicted first by what
+ * every latency so far says about each param value, then jumps of 2-3 params once those are used up; after `patience` trials
  * without improvement it restarts from a fresh point (alternately the continued Sobol
  * sequence and a uniform sample). Never proposes a config twice or one in `seen`. */
 #include "search_int.h"
@@ -26,7 +28,8 @@ typedef struct hc_state {
     amk__visited vis;
     amk__sampler smp;
     int initial, patience;
-    int designed;          /* initial-design points proposed */
+    int designed;          /* initial-design points proposed (the default config counts) */
+    int defaulted;         /* the spec's default config was considered */
     int climbing;          /* the initial design is over */
     long proposed;
     long restarts;
@@ -86,6 +89,7 @@ static int hc_init(void *state, const amk_space *sp, const amk_strategy_opts *op
     s->patience = opts && opts->patience > 0 ? opts->patience : 2 * s->n + 8;
     s->cur_lat = NAN;
     s->near.guide = &s->marg;
+    s->near.model = opts ? opts->target : NULL;
     return AMK_OK;
 }
 
@@ -147,6 +151,16 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
     amk_config c;
     int rc;
     if (!s->climbing) {
+        if (!s->defaulted) {
+            /* The spec's default: the point its author expects to be good. */
+            s->defaulted = 1;
+            amk_config_default(amk_space_spec(s->sp), amk_space_shape(s->sp), &c);
+            if (amk__space_valid(s->sp, &c) && !amk__visited_has(&s->vis, seen, &c)) {
+                s->climbing = 1; /* climb from it: a design first costs more than it finds */
+                s->stall = 0;
+                return emit(s, out, &c, "default");
+            }
+        }
         if (s->designed < s->initial) {
             s->designed++;
             rc = fresh_point(s, seen, FRESH_SOBOL_NEAREST, &c);
@@ -221,8 +235,9 @@ static void hc_clear(void *state)
 const amk_strategy_type amk__strategy_hillclimb = {
     .api_version = AMK__STRATEGY_API,
     .name = "hillclimb",
-    .doc = "Sobol initial design (smaller for small spaces), then neighbour and diagonal "
-           "mutations of the best point, the evidence-favoured first, and 2-3 param jumps, "
+    .doc = "the spec's default config (else a Sobol initial design, smaller for small "
+           "spaces), then neighbour and diagonal mutations of the best point, those the cost "
+           "model predicts clearly faster first, then the evidence-favoured, 2-3 param jumps, "
            "restarting after `patience` trials without improvement",
     .state_size = sizeof(hc_state),
     .init = hc_init,

@@ -732,12 +732,12 @@ START_TEST(test_amk_loop_run_rejects_bad_options)
     o = opts_for(NULL, 1, -5);
     ck_assert_int_eq(amk_loop_run(&o, &res, &d), AMK_EINVAL);
     ck_assert_int_eq(access(F.results, F_OK), -1); /* nothing written */
-    /* NULL strategy = hillclimb: the first rows come from its Sobol design. */
+    /* NULL strategy = hillclimb: its first row is the spec's default config. */
     o = opts_for(NULL, 1, 3);
     ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
     rowvec rv = read_rows(F.results, NULL);
     ck_assert_int_eq(rv.n, 3);
-    ck_assert_str_eq(rv.v[0].source, "sobol");
+    ck_assert_str_eq(rv.v[0].source, "default");
     free(rv.v);
 }
 END_TEST
@@ -763,7 +763,7 @@ START_TEST(test_amk_loop_run_writes_rows_and_best_json)
         ck_assert_int_eq(strlen(r->config_id), 16);
         ck_assert(r->params[0] == '{');
         ck_assert(r->time[0] == '2');
-        ck_assert(strcmp(r->source, "sobol") == 0 || strcmp(r->source, "mutate") == 0 ||
+        ck_assert(strcmp(r->source, "sobol") == 0 || strcmp(r->source, "default") == 0 || strcmp(r->source, "mutate") == 0 ||
                   strcmp(r->source, "jump") == 0 || strcmp(r->source, "restart") == 0 ||
                   strcmp(r->source, "random") == 0);
         /* The params column rebuilds the config whose id the row carries. */
