@@ -55,15 +55,15 @@ MIN_SECTION=15     # a section with less time left than this is skipped, with a 
 # (amk builds before the threaded check): batches of 2 keep a batch inside the cap either way.
 SECTIONS="
 copy            copy             N=67108864,dtype=f32               8  8  25  30 exhaustive
-rmsnorm         rmsnorm          M=32768,N=4096,dtype=bf16          16 2  25  30 hillclimb
-softmax         softmax          M=32768,N=4096,dtype=f16           16 2  25  30 hillclimb
-quant_fp8       quant_per_tensor M=16384,N=4096,dtype=fp8e4m3       12 2  20  30 hillclimb
-gemv            gemv             N=14336,K=4096,dtype=bf16          16 4  20  25 hillclimb
-gemm_f32        gemm             M=4096,N=4096,K=4096,dtype=f32     16 8  20  25 hillclimb
+rmsnorm         rmsnorm          M=32768,N=4096,dtype=bf16          48 4  40  30 hillclimb
+softmax         softmax          M=32768,N=4096,dtype=f16           48 4  40  30 hillclimb
+quant_fp8       quant_per_tensor M=16384,N=4096,dtype=fp8e4m3       39 4  30  30 hillclimb
+gemv            gemv             N=14336,K=4096,dtype=bf16          64 8  30  25 hillclimb
+gemm_f32        gemm             M=4096,N=4096,K=4096,dtype=f32     120 8 60  25 hillclimb
 race            gemm_wgmma       M=4096,N=4096,K=4096,dtype=f16     72 8  150 30 hillclimb
-wgmma_bf16      gemm_wgmma       M=4096,N=4096,K=4096,dtype=bf16    24 8  30  25 hillclimb
-wgmma_bf16_8k   gemm_wgmma       M=8192,N=8192,K=8192,dtype=bf16    8  4  20  30 hillclimb
-gemm_tc_bf16    gemm_tc          M=4096,N=4096,K=4096,dtype=bf16    16 8  15  25 hillclimb
+wgmma_bf16      gemm_wgmma       M=4096,N=4096,K=4096,dtype=bf16    48 8  30  25 hillclimb
+wgmma_bf16_8k   gemm_wgmma       M=8192,N=8192,K=8192,dtype=bf16    16 4  25  30 hillclimb
+gemm_tc_bf16    gemm_tc          M=4096,N=4096,K=4096,dtype=bf16    48 8  25  25 hillclimb
 gemm_tc_bf16_8k gemm_tc          M=8192,N=8192,K=8192,dtype=bf16    4  4  10  30 hillclimb
 gemm_tc_decode  gemm_tc          M=16,N=4096,K=14336,dtype=bf16     8  8  10  15 hillclimb
 quant_int8      quant_per_tensor M=16384,N=4096,dtype=int8          4  2  10  25 hillclimb
