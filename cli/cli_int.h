@@ -159,6 +159,8 @@ int cli_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opt
 int cli_loop_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
                        const amk_spec *s, const amk_shape *sh, double rank_timeout_s,
                        amk_evaluator **out, int *served);
+/* Ranks of the MPI job this process belongs to (1 outside mpirun or in builds without MPI). */
+int cli_loop_world_size(void);
 
 /* JSON helpers: a number or null when NaN. */
 cJSON *cli_json_num(double v);

@@ -511,19 +511,27 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         return rc || !out ? rc : cli_print_json(ctx, out);
     }
     /* Several models: one search per model, one after another, each its own results key
-     * (the device column) and its own best file. */
-    if (ctx->tables != 0) {
-        amk_sb sb = {0};
-        for (int gi = 0; gi < ng; gi++) {
-            amk_sb_printf(&sb, "%sdevice%s ", gi ? "; " : "", groups[gi].n > 1 ? "s" : "");
-            for (int j = 0; j < groups[gi].n; j++)
-                amk_sb_printf(&sb, "%s%d", j ? "," : "", groups[gi].idx[j]);
-            amk_sb_printf(&sb, ": %s", groups[gi].name);
-        }
+     * (the device column) and its own best file. Not under MPI: every rank would have to
+     * go through the same groups in step, and each rank sees only its own host's GPUs. */
+    amk_sb sb = {0};
+    for (int gi = 0; gi < ng; gi++) {
+        amk_sb_printf(&sb, "%sdevice%s ", gi ? "; " : "", groups[gi].n > 1 ? "s" : "");
+        for (int j = 0; j < groups[gi].n; j++)
+            amk_sb_printf(&sb, "%s%d", j ? "," : "", groups[gi].idx[j]);
+        amk_sb_printf(&sb, ": %s", groups[gi].name);
+    }
+    if (cli_loop_world_size() > 1) {
+        rc = cli_fail(ctx, CLI_EXIT_INPUT, "under MPI every rank tunes one GPU model, but "
+                      "these devices are of %d (%s): pass --devices of one model", ng,
+                      sb.p ? sb.p : "");
+        amk_sb_free(&sb);
+        free(groups);
+        return rc;
+    }
+    if (ctx->tables != 0)
         cli_warn(ctx, "note: the devices are of %d models (%s): one search per model, one "
                  "after another", ng, sb.p ? sb.p : "");
-        amk_sb_free(&sb);
-    }
+    amk_sb_free(&sb);
     cJSON *all = cJSON_CreateObject();
     cJSON *list = cJSON_AddArrayToObject(all, "groups");
     rc = CLI_EXIT_OK;

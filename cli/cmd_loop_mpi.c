@@ -10,6 +10,18 @@
 #include <stdlib.h>
 #endif
 
+int cli_loop_world_size(void)
+{
+#ifdef AMK_HAVE_MPI
+    int rank = 0, size = 1;
+    amk_diag d;
+    amk_diag_clear(&d);
+    if (amk_mpi_init(&rank, &size, &d) == AMK_OK)
+        return size;
+#endif
+    return 1;
+}
+
 int cli_loop_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
                        const amk_spec *s, const amk_shape *sh, double rank_timeout_s,
                        amk_evaluator **out, int *served)

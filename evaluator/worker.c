@@ -90,7 +90,8 @@ static amk_worker_pool *live_pools;
  * from its own thread) and any of them may fork a replacement. A child closes every pipe
  * end that live_pools records, so the list and every worker's descriptors must be complete
  * and current at the instant of any fork: pipe creation + fork + recording, closing a
- * worker's descriptors and (un)linking a pool all happen under this lock. */
+ * worker's descriptors and (un)linking a pool all happen under this lock. A child inherits
+ * it locked (the forking thread held it): a child must never create or free a pool. */
 static pthread_mutex_t fd_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---------- child side -------------------------------------------------------------------- */

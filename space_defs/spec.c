@@ -1303,25 +1303,28 @@ int amk_spec_compile_arch(const amk_spec *s, const char *vendor, const char *arc
         snprintf(out, cap, "%s", arch);
         return AMK_OK;
     }
-    char want[64] = "";
-    for (int v = 0; vendors[v]; v++)
-        if (s->requires[v][0])
-            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s %s",
-                     want[0] ? " or " : "", vendors[v], s->requires[v]);
     const char *req = NULL;
     for (int v = 0; vendors[v]; v++)
         if (!strcmp(vendor, vendors[v]))
             req = s->requires[v];
-    if (!req || !req[0])
-        return amk_diag_set(d, AMK_EUNSUPPORTED, "%s requires %s (spec field 'requires'); the "
-                            "target is %s %s", s->name, want, vendor, arch);
     /* On NVIDIA, code for the arch-specific sm_NNa runs on sm_NN devices only. */
     size_t n = strlen(arch);
-    int base = !strcmp(vendor, "nvidia") && strlen(req) == n + 1 && req[n] == 'a' &&
+    int base = req && !strcmp(vendor, "nvidia") && strlen(req) == n + 1 && req[n] == 'a' &&
                !strncmp(req, arch, n);
-    if (strcmp(req, arch) != 0 && !base)
+    if (!req || !req[0] || (strcmp(req, arch) != 0 && !base)) {
+        /* The message only: amk_cost_feasible asks for every config of a space. */
+        char want[64] = "";
+        for (int v = 0; vendors[v]; v++)
+            if (s->requires[v][0])
+                snprintf(want + strlen(want), sizeof want - strlen(want), "%s%s %s",
+                         want[0] ? " or " : "", vendors[v], s->requires[v]);
+        if (!req || !req[0])
+            return amk_diag_set(d, AMK_EUNSUPPORTED, "%s requires %s (spec field "
+                                "'requires'); the target is %s %s", s->name, want, vendor,
+                                arch);
         return amk_diag_set(d, AMK_EUNSUPPORTED, "%s requires %s (spec field 'requires'); the "
                             "target's arch is %s", s->name, want, arch);
+    }
     if (strlen(req) >= cap)
         return amk_diag_set(d, AMK_EINVAL, "%s: arch buffer too small", s->name);
     snprintf(out, cap, "%s", req);

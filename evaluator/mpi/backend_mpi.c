@@ -587,9 +587,10 @@ static int send_chunk(mpi_state *s, peer *p, const amk_config *const *cfgs,
     size_t len = sizeof(chunk_head) + n * sizeof(chunk_item);
     unsigned char *buf = malloc(len);
     size_t *items = malloc(n * sizeof *items);
-    if (!buf || !items) {
+    if (!buf || !items) { /* dead like a failed send: the caller must not retry at once */
         free(buf);
         free(items);
+        mark_dead(s, p, "cannot be sent a chunk: out of memory");
         return -1;
     }
     chunk_head head = {.seq = ++s->next_seq, .n = (uint32_t)n, .pad = 0};
