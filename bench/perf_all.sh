@@ -49,7 +49,7 @@ export AMK_CACHE_DIR=${AMK_CACHE_DIR:-$WORK/cache}
 RESERVE=8          # seconds kept at the end for the table
 MIN_SECTION=15     # a section with less time left than this is skipped, with a row saying so
 
-# label | kernel | shape | budget | batch | soft s (no new batch after) | grace s (the batch
+# label | kernel | shape | budget | batch ("-": the loop's default) | soft s (no new batch after) | grace s (the batch
 # in flight; the hard cap is soft + grace) | strategy. Per trial, at 512 MiB of traffic, the
 # host side (inputs, comparison) costs ~1-2 s with the threaded check and ~15 s without it
 # (amk builds before the threaded check): batches of 2 keep a batch inside the cap either way.
@@ -124,10 +124,12 @@ loop_section() { # role label
     fi
     (( soft > cap - 5 )) && soft=$(( cap - 5 ))
     rm -f "$OUT/$label.tsv"
-    say "$label: amk loop $kernel --shape $shape --budget $budget --batch $batch --strategy $strategy --time ${soft}s (cap $cap s)"
+    local batch_arg=() # "-": the loop's default batch
+    [ "$batch" != - ] && batch_arg=(--batch "$batch")
+    say "$label: amk loop $kernel --shape $shape --budget $budget ${batch_arg[*]} --strategy $strategy --time ${soft}s (cap $cap s)"
     local t0 rc; t0=$(date +%s.%N)
     timeout -k 10 "$cap" "$AMK" loop "$kernel" --shape "$shape" --budget "$budget" \
-        --time "${soft}s" --strategy "$strategy" --backend "$backend" --batch "$batch" \
+        --time "${soft}s" --strategy "$strategy" --backend "$backend" "${batch_arg[@]}" \
         --jobs "$JOBS" --seed 1 \
         --results "$OUT/$label.tsv" --best "$OUT/$label.best.json" --quiet \
         >"$OUT/$label.json" 2>"$OUT/$label.err"

@@ -15,6 +15,8 @@
 #        JOBS (nproc), GPU_BATCH (8), AMK_BENCH_WINDOW_MS (30), AMK_BENCH_MIN_REPS (10):
 #        shorter benchmark windows than a loop's defaults (100 ms, 20 reps); the median of
 #        >= 10 cold-L2 launches still ranks configs well apart from their spread.
+#        AMK_BENCH_SCREEN=0 always: a recorded sweep is replayed as the truth for every
+#        config, so none may be cut short for losing to the loop's incumbent.
 # Each call prints: rows done / valid configs (or / 2000 sampled) and whether it is complete.
 # After a call, copy $OUT/<kernel>.tsv back to sweeps/<kernel>.tsv before the next one.
 set -u
@@ -24,6 +26,7 @@ BATCH=${GPU_BATCH:-8}
 BACKEND=${BACKEND:-gpu}
 export AMK_BENCH_WINDOW_MS=${AMK_BENCH_WINDOW_MS:-30}
 export AMK_BENCH_MIN_REPS=${AMK_BENCH_MIN_REPS:-10}
+export AMK_BENCH_SCREEN=0
 EXHAUSTIVE_MAX=3600
 RANDOM_COUNT=2000
 

@@ -30,6 +30,11 @@ typedef struct amk_target {
     double peak[AMK_UNIT_COUNT];     /* flop/s, datasheet dense; 0 = unit absent */
     double measured[AMK_UNIT_COUNT]; /* flop/s achieved ceilings; 0 = none */
     double launch_overhead_us;       /* fixed per-kernel cost used by the prediction only */
+    /* Memory-system figures the prediction uses for specs that declare the memory terms of
+     * SPEC.md (inflight_bytes, latency_rounds, ...); never the floor. */
+    double mem_latency_us;  /* global-memory round trip under load (Little's law) */
+    double sync_us;         /* one shuffle / barrier / shared-memory step of a reduction */
+    double sector_bytes;    /* smallest memory transaction: a shorter access still pays it */
 } amk_target;
 
 int amk_target_count(void);
@@ -58,7 +63,8 @@ typedef struct amk_estimate {
     double bound_us;      /* roofline floor: never above the true time of a correct kernel */
     double predicted_us;  /* ranking estimate */
     double compute_us;    /* components of the prediction, kept for calibration */
-    double memory_us;
+    double memory_us;     /* max(traffic over the achievable bandwidth, latency chain) */
+    double latency_us;    /* the latency chain: waves x a block's memory round trips + syncs */
     double occupancy;     /* resident warps / max warps, 0..1 */
     int64_t blocks;       /* grid size */
     int blocks_per_sm;    /* resident blocks per SM limited by threads, smem, regs */

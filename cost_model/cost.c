@@ -4,7 +4,9 @@
  * only compulsory traffic (min_bytes, cold L2) and useful flops, and applies wave
  * quantization only when the spec declares every block does equal work (cost.uniform_blocks).
  * The prediction is a ranking heuristic: modelled tile traffic, measured ceilings, occupancy
- * and wave efficiency. Nothing here may be labelled a measurement. */
+ * and wave efficiency; for specs that declare memory terms (SPEC.md), the bandwidth their
+ * loads in flight can sustain (Little's law), short-access and L2-reuse losses, and the
+ * latency chain of each wave. Nothing here may be labelled a measurement. */
 #include "amk_cost_model.h"
 
 #include <gsl/gsl_errno.h>
@@ -138,6 +140,51 @@ static int uniform_blocks(const amk_config *c, const amk_target *t)
     return v != 0;
 }
 
+/* The optional memory terms of a spec's cost section (SPEC.md), each < 0 when absent. */
+typedef struct memory_terms {
+    double inflight_bytes;  /* per thread, global loads in flight at once */
+    double latency_rounds;  /* dependent global-memory round trips on a block's critical path */
+    double sync_steps;      /* reduction steps (shuffle, barrier, shared memory) on that path */
+    double reread_bytes;    /* bytes read again that L2 serves only while the blocks fit */
+    double block_footprint; /* bytes a resident block keeps live between those reads */
+    double segment_bytes;   /* contiguous bytes of one address stream per warp access */
+} memory_terms;
+
+/* Reads the memory terms of c's spec. AMK_OK, or the error of an expression that cannot be
+ * evaluated for c (named after its field); a negative value is an error too. */
+static int read_memory_terms(const amk_config *c, const amk_target *t, memory_terms *m,
+                             amk_diag *d)
+{
+    static const char *const names[] = {"inflight_bytes", "latency_rounds", "sync_steps",
+                                        "reread_bytes", "block_footprint", "segment_bytes"};
+    double *out[] = {&m->inflight_bytes, &m->latency_rounds, &m->sync_steps, &m->reread_bytes,
+                     &m->block_footprint, &m->segment_bytes};
+    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(amk_spec_json(c->spec), "cost");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(cost, names[i]);
+        *out[i] = -1;
+        if (!e)
+            continue;
+        int64_t v = 0;
+        if (cJSON_IsNumber(e))
+            v = (int64_t)e->valuedouble;
+        else if (!cJSON_IsString(e))
+            return amk_diag_set(d, AMK_ESPEC, "cost.%s: expected an expression", names[i]);
+        else {
+            int rc = amk_config_eval(c, &t->limits, e->valuestring, &v, d);
+            if (rc != AMK_OK) {
+                amk_diag_prefix(d, "cost.%s", names[i]);
+                return rc;
+            }
+        }
+        if (v < 0)
+            return amk_diag_set(d, AMK_ESPEC, "cost.%s = %lld is negative", names[i],
+                                (long long)v);
+        *out[i] = (double)v;
+    }
+    return AMK_OK;
+}
+
 int amk_cost_estimate(const amk_config *c, const amk_target *t, amk_estimate *out, amk_diag *d)
 {
     resources r;
@@ -183,7 +230,34 @@ int amk_cost_estimate(const amk_config *c, const amk_target *t, amk_estimate *ou
     double hide = out->occupancy < 0.25 ? 0.4 + 2.4 * out->occupancy : 1.0; /* latency hiding */
     double bw = t->bw_measured > 0 ? t->bw_measured : 0.9 * t->bw_peak;
     out->compute_us = flops > 0 ? flops / (predict_rate(t, unit) * larger(busy, sm_busy) * hide) * 1e6 : 0;
-    out->memory_us = traffic / (bw * sm_busy * hide) * 1e6;
+    memory_terms m;
+    if ((rc = read_memory_terms(c, t, &m, d)) != AMK_OK)
+        return rc;
+    out->latency_us = 0;
+    if (t->mem_latency_us > 0 && (m.inflight_bytes >= 0 || m.latency_rounds >= 0)) {
+        double lat_s = t->mem_latency_us * 1e-6;
+        double resident_blocks = blocks < slots ? blocks : slots;
+        /* Little's law: the bandwidth the resident threads' loads in flight can sustain. */
+        double mem_bw = bw * sm_busy;
+        if (m.inflight_bytes > 0)
+            mem_bw = fmin(mem_bw, resident_blocks * (double)r.threads * m.inflight_bytes / lat_s);
+        /* A contiguous run shorter than a sector still moves one: part of whatever bandwidth
+         * is reached is wasted. */
+        if (m.segment_bytes > 0 && t->sector_bytes > 0)
+            mem_bw *= m.segment_bytes / (m.segment_bytes + t->sector_bytes);
+        /* A second read hits L2 in the proportion of the resident footprint that fits it. */
+        if (m.reread_bytes > 0) {
+            double live = resident_blocks * larger(m.block_footprint, 0);
+            double hit = live > (double)lim->l2_bytes ? (double)lim->l2_bytes / live : 1.0;
+            traffic += m.reread_bytes * (1.0 - hit);
+        }
+        /* Each wave of blocks waits out its chain of round trips and reduction steps. */
+        out->latency_us = out->waves * (larger(m.latency_rounds, 0) * t->mem_latency_us +
+                                        larger(m.sync_steps, 0) * t->sync_us);
+        out->memory_us = larger(traffic / mem_bw * 1e6, out->latency_us);
+    } else {
+        out->memory_us = traffic / (bw * sm_busy * hide) * 1e6;
+    }
     /* Overlap is imperfect: the smaller term shows through partly. */
     double hi = larger(out->compute_us, out->memory_us);
     double lo = out->compute_us + out->memory_us - hi;

@@ -30,6 +30,14 @@
      .max_regs_per_thread = 512, .max_blocks_per_sm = 32, .max_threads_per_sm = 2048,      \
      .max_grid_x = 2147483647LL, .max_grid_yz = 65535, .l2_bytes = (l2)}
 
+/* Memory-system figures for the prediction of memory-bound kernels (not datasheet numbers;
+ * none of them reaches the floor). A DRAM round trip under load is 0.5-0.7 us on sm_80/sm_90
+ * in published pointer-chase measurements and longer on CDNA (HBM behind Infinity Fabric);
+ * a reduction step (shuffle, barrier, shared-memory round trip) is ~30-40 cycles; an L2
+ * sector is 32 bytes on NVIDIA, and CDNA moves 64-byte requests. */
+#define NV_MEMORY .mem_latency_us = 0.6, .sync_us = 0.02, .sector_bytes = 32
+#define AMD_MEMORY .mem_latency_us = 0.8, .sync_us = 0.03, .sector_bytes = 64
+
 static const amk_target targets[] = {
     {.name = "H100 SXM 80GB", .key = "h100", .vendor = "nvidia", .arch = "sm_90",
      /* 227 KiB opt-in = 232448 B, measured here; 228 KiB per SM. */
@@ -41,14 +49,14 @@ static const amk_target targets[] = {
      /* cuBLAS measured here: SGEMM 51.7, fp16 725 and bf16 744 TFLOP/s at 4096^3. */
      .measured = {[AMK_UNIT_SIMT_F32] = 51.7 * TF, [AMK_UNIT_F16] = 725 * TF,
                   [AMK_UNIT_BF16] = 744 * TF},
-     .launch_overhead_us = 2.0},
+     .launch_overhead_us = 2.0, NV_MEMORY},
     {.name = "H200 SXM 141GB", .key = "h200", .vendor = "nvidia", .arch = "sm_90",
      .limits = NV_LIMITS(132, 232448, 233472, 60 * MiB),
      .bw_peak = 4.8 * TB, .bw_measured = 0, /* ~4.3 TB/s copy seen, not yet calibrated */
      .peak = {[AMK_UNIT_SIMT_F32] = 67 * TF, [AMK_UNIT_TF32] = 495 * TF,
               [AMK_UNIT_F16] = 989 * TF, [AMK_UNIT_BF16] = 989 * TF,
               [AMK_UNIT_FP8] = 1979 * TF, [AMK_UNIT_INT8] = 1979 * TF},
-     .launch_overhead_us = 2.0},
+     .launch_overhead_us = 2.0, NV_MEMORY},
     {.name = "A100 SXM 80GB", .key = "a100", .vendor = "nvidia", .arch = "sm_80",
      /* 163 KiB opt-in per block, 164 KiB per SM. */
      .limits = NV_LIMITS(108, 163 * KiB, 164 * KiB, 40 * MiB),
@@ -56,7 +64,7 @@ static const amk_target targets[] = {
      .peak = {[AMK_UNIT_SIMT_F32] = 19.5 * TF, [AMK_UNIT_TF32] = 156 * TF,
               [AMK_UNIT_F16] = 312 * TF, [AMK_UNIT_BF16] = 312 * TF,
               [AMK_UNIT_INT8] = 624 * TF},
-     .launch_overhead_us = 2.5},
+     .launch_overhead_us = 2.5, NV_MEMORY},
     {.name = "MI300X", .key = "mi300x", .vendor = "amd", .arch = "gfx942",
      /* 4 MiB L2 per XCD x 8; the 256 MiB Infinity Cache sits behind it. */
      .limits = AMD_LIMITS(304, 32 * MiB),
@@ -64,13 +72,13 @@ static const amk_target targets[] = {
      .peak = {[AMK_UNIT_SIMT_F32] = 81.7 * TF, [AMK_UNIT_TF32] = 653 * TF,
               [AMK_UNIT_F16] = 1307 * TF, [AMK_UNIT_BF16] = 1307 * TF,
               [AMK_UNIT_FP8] = 2615 * TF, [AMK_UNIT_INT8] = 2615 * TF},
-     .launch_overhead_us = 4.0},
+     .launch_overhead_us = 4.0, AMD_MEMORY},
     {.name = "MI250X (one GCD)", .key = "mi250x", .vendor = "amd", .arch = "gfx90a",
      .limits = AMD_LIMITS(110, 8 * MiB),
      .bw_peak = 1.6 * TB,
      .peak = {[AMK_UNIT_SIMT_F32] = 23.9 * TF, [AMK_UNIT_F16] = 191.5 * TF,
               [AMK_UNIT_BF16] = 191.5 * TF, [AMK_UNIT_INT8] = 383 * TF},
-     .launch_overhead_us = 4.0},
+     .launch_overhead_us = 4.0, AMD_MEMORY},
 };
 
 #define N_TARGETS ((int)(sizeof targets / sizeof targets[0]))

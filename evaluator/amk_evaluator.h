@@ -58,7 +58,8 @@ typedef struct amk_backend_opts {
                                   visible device of device_index's model */
     int ndevices;
     const char *cache_dir;     /* gpu: compile cache (NULL = default) */
-    uint64_t seed;             /* input seed base for correctness checks */
+    uint64_t seed;             /* gpu: seed of the correctness checks' inputs (0 = from the
+                                  clock and pid); one per backend instance */
 } amk_backend_opts;
 
 typedef struct amk_backend_type {
@@ -80,13 +81,19 @@ typedef struct amk_backend_type {
      * medians lat_us[2] and spreads spread[2]. Used by keep/revert when a gap is close. */
     int (*remeasure)(void *state, const amk_config *a, const amk_config *b, double lat_us[2],
                      double spread[2], amk_diag *d);
-    /* Optional, NULL = 1: how many configs the backend evaluates at once (the gpu backend's
-     * device count; the mpi backend's total over its ranks). The loop's default batch is
-     * twice this, so that every device stays busy. */
+    /* Optional, NULL = 1: how many configs the backend usefully holds in flight at once
+     * (the gpu backend: 4 per device, so that compiles overlap runs, at most its compile
+     * workers, at least one per device; the mpi backend: the total over its ranks). The
+     * loop's default batch is twice this, so that every device stays busy. */
     int (*parallelism)(void *state);
     /* Optional, NULL = it can evaluate any config: 1 when the backend can answer config_id
      * with something other than not_recorded (sim: the file holds a row for it). */
     int (*recorded)(void *state, const char *config_id);
+    /* Optional, NULL = ignored: the latency to beat for the next evaluate call (NAN = none),
+     * set by amk_evaluator_run before each evaluate. The gpu backend stops timing a config
+     * early once it is clearly slower (its row note says so); its latency stays a measured
+     * median, over fewer repetitions. */
+    void (*set_incumbent)(void *state, double incumbent_us);
 } amk_backend_type;
 
 extern const amk_backend_type *const amk_backends[]; /* NULL-terminated */
@@ -124,7 +131,8 @@ int amk_evaluator_recorded(const amk_evaluator *ev, const char *config_id);
 int amk_evaluator_restricted(const amk_evaluator *ev);
 
 /* Runs the pipeline on n configs of one space. incumbent_us is the latency to beat (NAN when
- * there is none): a config whose floor exceeds it by more than screen_margin is `screened`.
+ * there is none): a config whose floor exceeds it by more than screen_margin is `screened`;
+ * the backend gets it too (set_incumbent) to cut the timing of a clearly slower config short.
  * Every out[i] is filled; failures are statuses, not errors. Returns AMK_OK, AMK_EINVAL, or
  * the backend's error when the backend itself broke: the configs it was handed then read
  * not_recorded with the reason (rejected/screened ones are still decided). */

@@ -487,6 +487,12 @@ static double recent_median(const amk_compiler *c)
                              : 0.5 * (v[c->n_recent / 2 - 1] + v[c->n_recent / 2]);
 }
 
+double amk__compile_cap_s(const amk_backend_opts *opts)
+{
+    return opts && opts->compile_timeout_s > 0 ? opts->compile_timeout_s
+                                               : DEFAULT_TIMEOUT_CAP_S;
+}
+
 double amk__compiler_timeout(const amk_compiler *c)
 {
     if (!c)
@@ -573,7 +579,7 @@ int amk__compiler_create(const amk_backend_opts *opts, amk_compiler **out, amk_d
     amk_compiler *c = calloc(1, sizeof *c);
     if (!c)
         return amk_diag_set(d, AMK_ENOMEM, "compile service: out of memory");
-    c->cap_s = opts->compile_timeout_s > 0 ? opts->compile_timeout_s : DEFAULT_TIMEOUT_CAP_S;
+    c->cap_s = amk__compile_cap_s(opts);
     int rc = amk__cache_open(opts->cache_dir, &c->cache, d);
     if (rc != AMK_OK)
         goto fail;

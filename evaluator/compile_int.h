@@ -114,6 +114,9 @@ amk_worker_pool *amk__compiler_pool(amk_compiler *c);
 /* The timeout the next compile gets: min(cap, max(10 s, 10 x median of recent compiles));
  * the cap is opts->compile_timeout_s (default 120 s); before any compile it is the cap. */
 double amk__compiler_timeout(const amk_compiler *c);
+/* The cap of the compile timeout under opts (may be NULL): opts->compile_timeout_s, else
+ * the default (120 s). Exists in every build. */
+double amk__compile_cap_s(const amk_backend_opts *opts);
 
 /* Compiles n units in parallel (cache hits skip the workers). Every out[i] is filled (the
  * caller clears each with amk__code_clear). Failures of a unit are statuses; returns an

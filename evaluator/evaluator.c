@@ -545,6 +545,8 @@ int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_config *
     }
 
     if (nb) {
+        if (ev->type->set_incumbent)
+            ev->type->set_incumbent(ev->state, incumbent_us > 0 ? incumbent_us : NAN);
         int brc = ev->type->evaluate(ev->state, bcfg, nb, bv);
         for (size_t k = 0; k < nb; k++) {
             amk_verdict *v = &out[idx[k]];

@@ -62,6 +62,17 @@
     "    r.bits = (unsigned char)(s | (b > 0x7eu ? 0x7eu : b));\n"                             \
     "    return r;\n"                                                                         \
     "}\n"                                                                                     \
+    "/* Two at once, packed as stored: lo in bits 0-7, hi in bits 8-15. Same results as two\n" \
+    " * amk_fp8e4m3_from_float calls; where the vendor part has a hardware conversion\n"        \
+    " * (AMK__FP8E4M3X2_HW) it is used, see there for where the two could differ. */\n"        \
+    "AMK_INLINE unsigned short amk_fp8e4m3x2_from_float(float lo, float hi) {\n"            \
+    "#if defined(AMK__FP8E4M3X2_HW)\n"                                                        \
+    "    return amk__fp8e4m3x2_hw(lo, hi);\n"                                                 \
+    "#else\n"                                                                                 \
+    "    return (unsigned short)(amk_fp8e4m3_from_float(lo).bits |\n"                          \
+    "                            (amk_fp8e4m3_from_float(hi).bits << 8));\n"                   \
+    "#endif\n"                                                                                \
+    "}\n"                                                                                     \
     "/* Round half away from zero, saturating to [-128, 127]; NaN -> 0. */\n"               \
     "AMK_INLINE signed char amk_i8_from_float(float f) {\n"                                   \
     "    if (!(f == f)) return 0;\n"                                                          \
@@ -116,7 +127,20 @@ static const char prelude_nvidia[] =
     "}\n"
     "AMK_INLINE unsigned short amk__float_to_f16_bits(float f) {\n"
     "    unsigned short b; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(b) : \"f\"(f)); return b;\n"
-    "}\n" AMK__PRELUDE_COMMON;
+    "}\n"
+    "/* sm_89+: two floats to two OCP e4m3 in one instruction (a -> bits 8-15, b -> bits 0-7),\n"
+    " * round to nearest even with subnormals, satfinite: +-inf and |v| that rounds above 448\n"
+    " * give +-448, as amk_fp8e4m3_from_float. Only a NaN input may come out differently (the\n"
+    " * PTX ISA promises a NaN, not the software's sign-kept s|0x7f); v = x / scale of a finite\n"
+    " * x is never NaN. bench/fp8_cvt_check.sh compares the two on all 2^32 inputs. */\n"
+    "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890\n"
+    "#define AMK__FP8E4M3X2_HW 1\n"
+    "AMK_INLINE unsigned short amk__fp8e4m3x2_hw(float lo, float hi) {\n"
+    "    unsigned short b;\n"
+    "    asm(\"cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\" : \"=h\"(b) : \"f\"(hi), \"f\"(lo));\n"
+    "    return b;\n"
+    "}\n"
+    "#endif\n" AMK__PRELUDE_COMMON;
 
 static const char prelude_amd[] =
     "/* ---- amk prelude: amd (hipRTC, HIP dialect) ---- */\n"

@@ -842,12 +842,25 @@ static int load_cost(loader *L, const cJSON *root)
     amk_spec *s = L->s;
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "cost");
     static const char *const allowed[] = {"flops", "min_bytes", "traffic_bytes", "regs", "unit",
-                                          "uniform_blocks", NULL};
+                                          "uniform_blocks", "inflight_bytes", "latency_rounds",
+                                          "sync_steps", "reread_bytes", "block_footprint",
+                                          "segment_bytes", NULL};
     static const char *const required[] = {"flops", "min_bytes", "unit", NULL};
     if (!cJSON_IsObject(c))
         return fail(L, AMK_ESPEC, "cost", "expected an object, got %s", json_type(c));
     if (check_keys(L, c, "cost", allowed, required))
         return L->err;
+    /* The memory terms (allowed[6..]) are read by the cost model from the JSON; here they
+     * only have to parse. */
+    for (const char *const *k = allowed + 6; *k; k++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, *k);
+        char path[48];
+        snprintf(path, sizeof path, "cost.%s", *k);
+        amk_expr *e = m ? get_expr(L, m, path) : NULL;
+        if (m && !e)
+            return L->err;
+        amk_expr_free(e);
+    }
     if (!(s->flops = get_expr(L, cJSON_GetObjectItemCaseSensitive(c, "flops"), "cost.flops")))
         return L->err;
     if (!(s->min_bytes = get_expr(L, cJSON_GetObjectItemCaseSensitive(c, "min_bytes"),

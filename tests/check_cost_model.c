@@ -180,6 +180,56 @@ START_TEST(test_amk_cost_estimate_ranks_traffic_and_occupancy)
 }
 END_TEST
 
+/* A config of the built-in softmax at its default shape (f16 32768x4096). */
+static amk_config softmax_config(const amk_spec *sm, const char *params)
+{
+    amk_shape sh;
+    amk_config c;
+    amk_diag d = {0};
+    amk_spec_shape(sm, 0, &sh);
+    ck_assert_msg(amk_config_from_params_json(sm, &sh, params, &c, &d) == AMK_OK, "%s", d.msg);
+    return c;
+}
+
+START_TEST(test_amk_cost_estimate_memory_terms_order_launch_shapes)
+{
+    amk_registry *reg = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_registry_create(&reg, &d) == AMK_OK, "%s", d.msg);
+    const amk_spec *sm = amk_registry_find(reg, "softmax");
+    ck_assert_ptr_nonnull(sm);
+    amk_target t = *amk_target_find("h100");
+    /* 128 threads per row, row held in registers: one read of 512 MiB at full bandwidth. */
+    amk_config best = softmax_config(sm, "{\"THREADS\":128,\"ROWS\":1,\"VEC\":8}");
+    /* 4 threads per row stream it twice; 64 Ki rows in flight overflow L2 (re-read misses). */
+    amk_config narrow = softmax_config(sm, "{\"THREADS\":64,\"ROWS\":16,\"VEC\":8}");
+    /* 1024 threads per row: one block per SM, a 32-warp reduction per row, half idle lanes. */
+    amk_config wide = softmax_config(sm, "{\"THREADS\":1024,\"ROWS\":1,\"VEC\":8}");
+    amk_estimate eb, en, ew;
+    ck_assert_int_eq(amk_cost_estimate(&best, &t, &eb, &d), AMK_OK);
+    ck_assert_int_eq(amk_cost_estimate(&narrow, &t, &en, &d), AMK_OK);
+    ck_assert_int_eq(amk_cost_estimate(&wide, &t, &ew, &d), AMK_OK);
+    double bytes = 2.0 * 32768 * 4096 * 2;
+    ck_assert(eb.memory_us >= bytes / t.bw_measured * 1e6 * 0.999);
+    ck_assert_msg(en.memory_us > 1.4 * eb.memory_us, "narrow %.1f vs best %.1f us",
+                  en.memory_us, eb.memory_us);
+    ck_assert_msg(ew.latency_us > 2 * eb.latency_us && ew.predicted_us > eb.predicted_us,
+                  "wide latency %.1f vs best %.1f us", ew.latency_us, eb.latency_us);
+    /* The floor never depends on them. */
+    ck_assert_double_eq(eb.bound_us, en.bound_us);
+    ck_assert_double_eq(eb.bound_us, ew.bound_us);
+
+    /* A target without memory-system figures ignores the terms: the old bytes/bandwidth
+     * prediction, alike for all three. */
+    t.mem_latency_us = 0;
+    ck_assert_int_eq(amk_cost_estimate(&best, &t, &eb, &d), AMK_OK);
+    ck_assert_int_eq(amk_cost_estimate(&narrow, &t, &en, &d), AMK_OK);
+    ck_assert_double_eq(eb.latency_us, 0);
+    ck_assert_double_eq_tol(en.predicted_us, eb.predicted_us, 1e-9 * eb.predicted_us);
+    amk_registry_free(reg);
+}
+END_TEST
+
 START_TEST(test_amk_cost_pct_of_roofline_guards)
 {
     ck_assert_double_eq_tol(amk_cost_pct_of_roofline(50, 100), 50, 1e-12);
@@ -296,6 +346,7 @@ static Suite *suite(void)
         {"amk_cost_estimate_waves", test_amk_cost_estimate_wave_quantization_only_when_uniform, 1},
         {"amk_cost_estimate_rates", test_amk_cost_estimate_floor_uses_fastest_seen_rate, 1},
         {"amk_cost_estimate_rank", test_amk_cost_estimate_ranks_traffic_and_occupancy, 1},
+        {"amk_cost_estimate_memory", test_amk_cost_estimate_memory_terms_order_launch_shapes, 0},
         {"amk_cost_pct_of_roofline", test_amk_cost_pct_of_roofline_guards, 0},
         {"amk_ceilings", test_amk_ceilings_save_load_round_trip, 0},
         {"amk_target_with_ceilings", test_amk_target_with_ceilings_reads_cache, 0},

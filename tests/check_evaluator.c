@@ -162,6 +162,25 @@ static const amk_backend_type fake_backend = {
     .clear = fake_clear,
 };
 
+/* The fake with set_incumbent: records what it was told and when. */
+static double g_incumbent;      /* last value set */
+static int g_incumbent_sets;    /* set_incumbent calls */
+static int g_calls_at_set;      /* evaluate calls before the last set */
+
+static void fake_set_incumbent(void *state, double incumbent_us)
+{
+    (void)state;
+    g_incumbent = incumbent_us;
+    g_incumbent_sets++;
+    g_calls_at_set = g_calls;
+}
+
+static const amk_backend_type fake_backend_incumbent = {
+    .api_version = 1, .name = "fake", .state_size = 8, .init = fake_init,
+    .evaluate = fake_evaluate, .target = fake_target, .device = fake_device,
+    .clear = fake_clear, .set_incumbent = fake_set_incumbent,
+};
+
 static int nodev_init(void *state, const amk_backend_opts *opts, amk_diag *d)
 {
     (void)state;
@@ -565,6 +584,33 @@ static int collect(const amk_config *c, void *ud)
     (*p)++;
     return 0;
 }
+
+/* The backend hears the incumbent before each evaluate (the gpu backend screens with it);
+ * "none" arrives as NAN. */
+START_TEST(test_amk_evaluator_run_tells_backend_the_incumbent)
+{
+    amk_evaluator *ev = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk__evaluator_create_type(&fake_backend_incumbent, NULL, &ev, &d) == AMK_OK,
+                  "%s", d.msg);
+    amk_config c = cfg(256, 4, 1, 0);
+    amk_verdict v;
+    g_calls = 0;
+    g_incumbent_sets = 0;
+    ck_assert_int_eq(run1(ev, &c, 1e9, &v), AMK_OK);
+    ck_assert_int_eq(v.status, AMK_STATUS_OK);
+    ck_assert_int_eq(g_incumbent_sets, 1);
+    ck_assert_int_eq(g_calls_at_set, 0); /* before evaluate */
+    ck_assert(g_incumbent == 1e9);
+    ck_assert_int_eq(run1(ev, &c, NAN, &v), AMK_OK);
+    ck_assert_int_eq(g_incumbent_sets, 2);
+    ck_assert_int_eq(g_calls_at_set, 1);
+    ck_assert(isnan(g_incumbent));
+    ck_assert_int_eq(run1(ev, &c, -5, &v), AMK_OK); /* not a latency: none */
+    ck_assert(isnan(g_incumbent));
+    amk_evaluator_free(ev);
+}
+END_TEST
 
 START_TEST(test_amk_evaluator_run_one_backend_batch)
 {
@@ -1059,6 +1105,7 @@ static Suite *evaluator_suite(void)
     tcase_add_test(tc, test_amk_evaluator_run_rejects_config_of_other_shape);
     tcase_add_test(tc, test_amk_evaluator_run_screens_only_when_floor_exceeds_incumbent);
     tcase_add_test(tc, test_amk_evaluator_run_one_backend_batch);
+    tcase_add_test(tc, test_amk_evaluator_run_tells_backend_the_incumbent);
     tcase_add_test(tc, test_amk_evaluator_run_floor_guard_withholds_too_fast);
     tcase_add_test(tc, test_amk_evaluator_run_ok_without_latency_is_not_ok);
     tcase_add_test(tc, test_amk_evaluator_run_backend_failure_is_an_error);

@@ -1,8 +1,10 @@
 /* Check suite for the host side of the correctness gate (evaluator/gpu/check.c) on large
  * buffers, where the fill and the comparison run on several threads: the bytes and the
  * reported worst element must not depend on the thread count, inputs are never zero in
- * any type, and the NaN poison is still caught. No GPU needed (check.c makes no GPU call);
- * a build without a GPU layer has no check.c and skips (exit 77). */
+ * any type, and the NaN poison is still caught. Also the pure host functions of the run
+ * worker and the gpu backend: the reference cache key (runtime.c) and the parallelism
+ * (backend_gpu.c). No GPU needed (none of these makes a GPU call); a build without a GPU
+ * layer has none of them and skips (exit 77). */
 #ifndef AMK_HAVE_GPU
 #include <stdio.h>
 int main(void)
@@ -16,9 +18,11 @@ int main(void)
 
 #include <check.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Seven parts need 7 x 64Ki elements; odd, so the last normal pair is cut in half. */
 #define BIG (7 * 65536 + 12345)
@@ -153,6 +157,28 @@ START_TEST(test_check_threads_from_environment)
 }
 END_TEST
 
+START_TEST(test_check_threads_for_shares_the_cores)
+{
+    unsetenv("AMK_CHECK_THREADS");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < cores)
+        cores = CPU_COUNT(&set);
+    ck_assert_int_eq(amk__check_threads_for(1), amk__check_threads());
+    for (int sharers = 1; sharers <= 9; sharers++) {
+        long want = cores / sharers;
+        want = want < 1 ? 1 : want > 16 ? 16 : want;
+        ck_assert_int_eq(amk__check_threads_for(sharers), (int)want);
+    }
+    ck_assert_int_eq(amk__check_threads_for(1000), 1);
+    ck_assert_int_eq(amk__check_threads_for(0), amk__check_threads());
+    /* The variable is per process: it is not divided. */
+    setenv("AMK_CHECK_THREADS", "3", 1);
+    ck_assert_int_eq(amk__check_threads_for(8), 3);
+    unsetenv("AMK_CHECK_THREADS");
+}
+END_TEST
+
 /* ---------- amk__check_compare ---------------------------------------------------------- */
 
 /* Compares with 1, 2 and 7 threads; the reports must agree field by field. Returns the
@@ -282,6 +308,171 @@ START_TEST(test_check_compare_poison_caught_for_any_thread_count)
 }
 END_TEST
 
+/* ---------- amk__ref_key_make (runtime.c) -------------------------------------------------- */
+
+/* A job as the gpu backend builds it: code 0 the candidate, code 1 the reference; case 0 a
+ * GEMM-like case (A, B in; C out; W inout workspace), case 1 a smaller one. */
+static void make_job(amk__run_job *j)
+{
+    static const unsigned char cand_img[] = "candidate code", ref_img[] = "reference code";
+    memset(j, 0, sizeof *j);
+    j->op = AMK__RUN_OP_EVAL;
+    j->seed = UINT64_C(0x1234567890abcdef);
+    j->ncodes = 2;
+    j->codes[0] = (amk__run_code){cand_img, sizeof cand_img, amk_hash64(cand_img, sizeof cand_img)};
+    j->codes[1] = (amk__run_code){ref_img, sizeof ref_img, amk_hash64(ref_img, sizeof ref_img)};
+    j->ncases = 2;
+    for (int c = 0; c < 2; c++) {
+        amk__run_case *rc = &j->cases[c];
+        int64_t n = c == 0 ? 4096 : 77;
+        snprintf(rc->label, sizeof rc->label, "M=%lld", (long long)n);
+        rc->nbufs = 4;
+        const char *names[4] = {"A", "B", "C", "W"};
+        const int roles[4] = {AMK__ROLE_IN, AMK__ROLE_IN, AMK__ROLE_OUT, AMK__ROLE_INOUT};
+        for (int b = 0; b < 4; b++) {
+            snprintf(rc->bufs[b].name, sizeof rc->bufs[b].name, "%s", names[b]);
+            rc->bufs[b].dtype = b == 2 ? AMK__DT_F32 : AMK__DT_F16;
+            rc->bufs[b].role = roles[b];
+            rc->bufs[b].init = b == 3 ? AMK__INIT_ZERO : AMK__INIT_UNIFORM;
+            rc->bufs[b].count = n * n;
+            rc->bufs[b].reduction = (double)n;
+        }
+        rc->rtol_scale = 1.0;
+        rc->atol = NAN;
+        rc->bench = c == 0;
+        amk__run_kernel *k[2] = {&rc->cand, &rc->ref};
+        for (int w = 0; w < 2; w++) {
+            k[w]->code = w == 0 ? 0 : 1;
+            snprintf(k[w]->entry, sizeof k[w]->entry, "%s", w == 0 ? "gemm" : "gemm_ref");
+            for (int i = 0; i < 3; i++) {
+                k[w]->launch.grid[i] = i == 0 ? n / 16 : 1;
+                k[w]->launch.block[i] = i == 0 ? 256 : 1;
+            }
+            k[w]->launch.shared_bytes = w == 0 ? 65536 : 0;
+            k[w]->nargs = 5;
+            for (int a = 0; a < 4; a++)
+                k[w]->args[a] = (amk__run_arg){a, 0};
+            k[w]->args[4] = (amk__run_arg){-1, (int32_t)n};
+        }
+    }
+}
+
+static int same_key(const amk__run_job *a, const amk__run_job *b, int ci)
+{
+    amk__ref_key ka, kb;
+    uint64_t ha = amk__ref_key_make(a, ci, &ka), hb = amk__ref_key_make(b, ci, &kb);
+    int eq = memcmp(&ka, &kb, sizeof ka) == 0;
+    ck_assert_msg(eq == (ha == hb), "hash and bytes disagree (hash %s, bytes %s)",
+                  ha == hb ? "equal" : "differ", eq ? "equal" : "differ");
+    return eq;
+}
+
+START_TEST(test_ref_key_ignores_the_candidate)
+{
+    static const unsigned char other_img[] = "another candidate, longer than the first";
+    amk__run_job *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    ck_assert(a && b);
+    make_job(a);
+    make_job(b);
+    ck_assert(same_key(a, b, 0) && same_key(a, b, 1));
+    /* Everything of the candidate, the label, the tolerance, the bench settings. */
+    b->codes[0] = (amk__run_code){other_img, sizeof other_img,
+                                  amk_hash64(other_img, sizeof other_img)};
+    for (int c = 0; c < 2; c++) {
+        amk__run_case *rc = &b->cases[c];
+        snprintf(rc->cand.entry, sizeof rc->cand.entry, "gemm_v2");
+        rc->cand.launch.grid[0] = 3;
+        rc->cand.launch.block[0] = 128;
+        rc->cand.launch.shared_bytes = 1000;
+        rc->cand.args[4].value = 9;
+        rc->cand.nargs = 4;
+        snprintf(rc->label, sizeof rc->label, "another label");
+        rc->rtol_scale = 4.0;
+        rc->atol = 0.5;
+        rc->bench = !rc->bench;
+        for (int k = 0; k < rc->nbufs; k++)
+            rc->bufs[k].reduction = 1.0;
+    }
+    b->op = AMK__RUN_OP_EVAL;
+    b->device = 3;
+    b->check_threads = 5;
+    b->bench.cold = !a->bench.cold;
+    ck_assert(same_key(a, b, 0) && same_key(a, b, 1));
+    /* The reference named by content, not by its index in the job. */
+    b->codes[2] = a->codes[1];
+    b->codes[1] = (amk__run_code){other_img, sizeof other_img, 1};
+    b->ncodes = 3;
+    b->cases[0].ref.code = 2;
+    ck_assert(same_key(a, b, 0));
+    /* Bytes after a name's terminator, and the value slot of a buffer argument. */
+    make_job(b);
+    memset(b->cases[0].bufs[1].name + 2, 'x', 10);
+    memset(b->cases[0].ref.entry + 9, 'y', 10);
+    b->cases[0].ref.args[0].value = 77;
+    ck_assert(same_key(a, b, 0));
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_ref_key_changes_with_what_makes_the_reference)
+{
+    amk__run_job *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    ck_assert(a && b);
+    make_job(a);
+    /* Each change must give another key (case 0). */
+    for (int change = 0; change < 18; change++) {
+        make_job(b);
+        amk__run_case *rc = &b->cases[0];
+        switch (change) {
+        case 0: b->seed ^= 1; break;
+        case 1: b->codes[1].hash ^= 1; break;
+        case 2: b->codes[1].size--; break;
+        case 3: snprintf(rc->ref.entry, sizeof rc->ref.entry, "gemm_ref2"); break;
+        case 4: rc->ref.launch.grid[1] = 2; break;
+        case 5: rc->ref.launch.block[2] = 2; break;
+        case 6: rc->ref.launch.shared_bytes = 16; break;
+        case 7: rc->ref.nargs = 4; break;
+        case 8: rc->ref.args[4].value++; break;
+        case 9: rc->ref.args[1].buf = 0; break;
+        case 10: rc->nbufs = 3; break;
+        case 11: snprintf(rc->bufs[0].name, sizeof rc->bufs[0].name, "A2"); break;
+        case 12: rc->bufs[0].dtype = AMK__DT_BF16; break;
+        case 13: rc->bufs[3].role = AMK__ROLE_OUT; break;
+        case 14: rc->bufs[1].init = AMK__INIT_NORMAL; break;
+        case 15: rc->bufs[2].count--; break;
+        case 16: b->cases[0] = a->cases[1]; break; /* another case at index 0 */
+        case 17: rc->ref.code = 0; break;          /* the candidate's code as reference */
+        }
+        ck_assert_msg(!same_key(a, b, 0), "change %d kept the key", change);
+    }
+    /* The same case at another index has another stream (other inputs). */
+    make_job(b);
+    b->cases[1] = a->cases[0];
+    amk__ref_key k0, k1;
+    ck_assert(amk__ref_key_make(a, 0, &k0) != amk__ref_key_make(b, 1, &k1));
+    ck_assert_uint_eq(k0.stream, 0);
+    ck_assert_uint_eq(k1.stream, AMK__RUN_MAX_BUFS);
+    free(a);
+    free(b);
+}
+END_TEST
+
+/* ---------- amk__gpu_parallelism_for (backend_gpu.c) ------------------------------------------ */
+
+START_TEST(test_gpu_parallelism_for_overlaps_compiles)
+{
+    ck_assert_int_eq(amk__gpu_parallelism_for(1, 16), AMK__GPU_CONFIGS_PER_DEVICE);
+    ck_assert_int_eq(amk__gpu_parallelism_for(1, 0), AMK__GPU_CONFIGS_PER_DEVICE);
+    ck_assert_int_eq(amk__gpu_parallelism_for(1, 2), 2);        /* at most the pool */
+    ck_assert_int_eq(amk__gpu_parallelism_for(1, 1), 1);
+    ck_assert_int_eq(amk__gpu_parallelism_for(2, 64), 2 * AMK__GPU_CONFIGS_PER_DEVICE);
+    ck_assert_int_eq(amk__gpu_parallelism_for(8, 16), 16);
+    ck_assert_int_eq(amk__gpu_parallelism_for(8, 4), 8);        /* at least one per device */
+    ck_assert_int_eq(amk__gpu_parallelism_for(0, 16), AMK__GPU_CONFIGS_PER_DEVICE);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("gpu_check");
@@ -291,12 +482,20 @@ static Suite *suite(void)
     tcase_add_test(fill, test_check_fill_prefix_is_shorter_fill);
     tcase_add_test(fill, test_check_fill_never_zero_in_any_type);
     tcase_add_test(fill, test_check_threads_from_environment);
+    tcase_add_test(fill, test_check_threads_for_shares_the_cores);
     suite_add_tcase(s, fill);
     TCase *cmp = tcase_create("amk__check_compare");
     tcase_set_timeout(cmp, 300);
     tcase_add_test(cmp, test_check_compare_same_worst_for_any_thread_count);
     tcase_add_test(cmp, test_check_compare_poison_caught_for_any_thread_count);
     suite_add_tcase(s, cmp);
+    TCase *key = tcase_create("amk__ref_key_make");
+    tcase_add_test(key, test_ref_key_ignores_the_candidate);
+    tcase_add_test(key, test_ref_key_changes_with_what_makes_the_reference);
+    suite_add_tcase(s, key);
+    TCase *par = tcase_create("amk__gpu_parallelism_for");
+    tcase_add_test(par, test_gpu_parallelism_for_overlaps_compiles);
+    suite_add_tcase(s, par);
     return s;
 }
 

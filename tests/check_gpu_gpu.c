@@ -404,13 +404,17 @@ START_TEST(test_gpu_gemm_rmsnorm_measure_and_pass)
     eval_json(ev, gemm, &v1);
     assert_measured(&v1);
     ck_assert_msg(strstr(v1.notes, "checked 2/2"), "small shape not checked: %s", v1.notes);
-    eval_json(ev, gemm, &v2); /* again: from the cache, fresh seed */
+    ck_assert_msg(!strstr(v1.notes, "reference cached"), "%s", v1.notes);
+    eval_json(ev, gemm, &v2); /* again: code from the compile cache, reference from the run
+                                 worker's cache (one seed per evaluator: the same inputs) */
     assert_measured(&v2);
     ck_assert_int_eq(v2.cache_hit, 1);
-    ck_assert(v2.seed != v1.seed);
+    ck_assert_uint_eq(v2.seed, v1.seed);
+    ck_assert_msg(strstr(v2.notes, "reference cached"), "%s", v2.notes);
     eval_json(ev, "{\"kernel\":\"rmsnorm\",\"shape\":{\"M\":2048,\"N\":4096,\"dtype\":\"bf16\"},"
                   "\"params\":{\"THREADS\":256,\"VEC\":8,\"ROWS\":1}}", &v3);
     assert_measured(&v3);
+    ck_assert_msg(!strstr(v3.notes, "reference cached"), "%s", v3.notes);
     amk_evaluator_free(ev);
 }
 END_TEST
@@ -430,6 +434,38 @@ static void fault_then_good(amk_evaluator *ev, const char *bad, const char *good
     eval_json(ev, good, &v);
     assert_measured(&v);
 }
+
+/* The reference cache never lets a wrong candidate through: after a correct config filled
+ * it, faulty ones checked against the cached reference are still wrong, and a fresh
+ * evaluator (another seed) computes its own reference. */
+START_TEST(test_gpu_reference_cache_still_catches_faults)
+{
+    amk_evaluator *ev = make_gpu(0, 0);
+    amk_verdict v1, v2, v3, v4;
+    eval_json(ev, FM("offtol", 1), &v1);
+    assert_measured(&v1);
+    ck_assert_msg(!strstr(v1.notes, "reference cached"), "%s", v1.notes);
+    const char *bad[] = {FM("offtol", 0), FM("nan", 0), FM("unwritten", 0),
+                         FM("early_return", 0)};
+    for (int i = 0; i < 4; i++) {
+        eval_json(ev, bad[i], &v2);
+        ck_assert_msg(v2.status == AMK_STATUS_WRONG, "%s: %s", bad[i],
+                      amk_status_name(v2.status));
+        ck_assert_msg(strstr(v2.notes, "reference cached"), "%s", v2.notes);
+        ck_assert_uint_eq(v2.seed, v1.seed);
+    }
+    eval_json(ev, FM("nan", 1), &v3);
+    assert_measured(&v3);
+    ck_assert_msg(strstr(v3.notes, "reference cached"), "%s", v3.notes);
+    amk_evaluator_free(ev);
+    ev = make_gpu(0, 0);
+    eval_json(ev, FM("nan", 1), &v4);
+    assert_measured(&v4);
+    ck_assert(v4.seed != v1.seed);
+    ck_assert_msg(!strstr(v4.notes, "reference cached"), "%s", v4.notes);
+    amk_evaluator_free(ev);
+}
+END_TEST
 
 START_TEST(test_gpu_fault_wrong_results)
 {
@@ -501,6 +537,44 @@ START_TEST(test_gpu_parent_never_loads_driver)
 }
 END_TEST
 
+/* The benchmark's adaptive stop (bench.c): a plain evaluate says how its timing ended; with an
+ * incumbent twice as fast the config stops as beaten, still measured; AMK_BENCH_CI=0 runs the
+ * fixed window. */
+START_TEST(test_gpu_bench_stops_early_and_screens)
+{
+    const char *gemm = "{\"kernel\":\"gemm\",\"shape\":{\"M\":1024,\"N\":1024,\"K\":1024},"
+                       "\"params\":{\"BM\":128,\"BN\":128,\"BK\":8,\"TM\":8,\"TN\":8,\"VEC\":4,"
+                       "\"STAGES\":2}}";
+    amk_evaluator *ev = make_gpu(0, 0);
+    amk_verdict v1, v2;
+    eval_json(ev, gemm, &v1);
+    assert_measured(&v1);
+    ck_assert_msg(strstr(v1.notes, "stopped: "), "%s", v1.notes);
+    amk_config c;
+    amk_space *sp = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_config_parse(reg, gemm, &c, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_space_create(c.spec, &c.shape, &amk_evaluator_target(ev)->limits, &sp,
+                                   &d) == AMK_OK, "%s", d.msg);
+    const amk_config *cp = &c;
+    ck_assert_int_eq(amk_evaluator_run(ev, sp, &cp, 1, v1.latency_us / 2, &v2), AMK_OK);
+    fprintf(stderr, "  beaten: %.4g us: %s\n", v2.latency_us, v2.notes);
+    assert_measured(&v2);
+    ck_assert_msg(strstr(v2.notes, "x the incumbent after"), "%s", v2.notes);
+    ck_assert(v2.latency_us > v1.latency_us / 2 * 1.10);
+    amk_space_free(sp);
+    amk_evaluator_free(ev);
+    setenv("AMK_BENCH_CI", "0", 1);
+    ev = make_gpu(0, 0);
+    unsetenv("AMK_BENCH_CI");
+    eval_json(ev, gemm, &v1);
+    assert_measured(&v1);
+    ck_assert_msg(strstr(v1.notes, "ms window after") || strstr(v1.notes, "stopped: cap"), "%s",
+                  v1.notes);
+    amk_evaluator_free(ev);
+}
+END_TEST
+
 START_TEST(test_gpu_remeasure_interleaved)
 {
     /* amk__gpu_remeasure takes the backend's state: make one directly from the type */
@@ -527,7 +601,7 @@ START_TEST(test_gpu_remeasure_interleaved)
 END_TEST
 
 /* Two GPUs of one model evaluate one batch together: every config measures, the notes name
- * the GPU that ran it and both GPUs take part; seeds follow proposal order, so a one-GPU
+ * the GPU that ran it and both GPUs take part; one seed per evaluator, so a one-GPU
  * evaluator with the same seed checks each config on the same inputs. */
 START_TEST(test_gpu_two_devices_evaluate)
 {
@@ -569,7 +643,8 @@ START_TEST(test_gpu_two_devices_evaluate)
         amk_evaluator *ev = NULL;
         ck_assert_msg(amk_evaluator_create("gpu", &o, NULL, NULL, &ev, &d) == AMK_OK, "%s",
                       d.msg);
-        ck_assert_int_eq(amk_evaluator_parallelism(ev), o.ndevices);
+        ck_assert_int_eq(amk_evaluator_parallelism(ev),
+                         amk__gpu_parallelism_for(o.ndevices, o.jobs));
         amk_space *sp = NULL;
         ck_assert(amk_space_create(cfgs[0].spec, &cfgs[0].shape,
                                    &amk_evaluator_target(ev)->limits, &sp, &d) == AMK_OK);
@@ -619,11 +694,13 @@ static Suite *suite(void)
         tcase_set_timeout(tc, 300);
         tcase_add_test(tc, test_gpu_init_device_and_target);
         tcase_add_test(tc, test_gpu_gemm_rmsnorm_measure_and_pass);
+        tcase_add_test(tc, test_gpu_reference_cache_still_catches_faults);
         tcase_add_test(tc, test_gpu_fault_wrong_results);
         tcase_add_test(tc, test_gpu_fault_illegal_address_respawns);
         tcase_add_test(tc, test_gpu_fault_hang_times_out);
         tcase_add_test(tc, test_gpu_fault_compile_faults);
         tcase_add_test(tc, test_gpu_parent_never_loads_driver);
+        tcase_add_test(tc, test_gpu_bench_stops_early_and_screens);
         tcase_add_test(tc, test_gpu_remeasure_interleaved);
         tcase_add_test(tc, test_gpu_two_devices_evaluate);
         suite_add_tcase(s, tc);

@@ -2,6 +2,7 @@
  * values worked out here by other means: closed forms, hand examples, exhaustive bit
  * patterns) and the gemm / rmsnorm spec folders (valid JSON, existing sources, loadable,
  * default configs valid, cost and launch as designed). */
+#include "amk_cost_model.h"
 #include "amk_evaluator.h"
 
 #include <check.h>
@@ -76,6 +77,13 @@ START_TEST(test_amk_prelude_nvidia_defines_the_contract)
     ck_assert_ptr_nonnull(strstr(p, "#define AMK_WARP 32"));
     ck_assert_ptr_nonnull(strstr(p, "__shfl_xor_sync"));
     ck_assert_ptr_nonnull(strstr(p, "cvt.rn.f16.f32"));
+    /* fp8 pairs: the hardware conversion only where the arch has it, else the software one. */
+    const char *hw = strstr(p, "cvt.rn.satfinite.e4m3x2.f32");
+    const char *guard = strstr(p, "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890");
+    ck_assert_ptr_nonnull(hw);
+    ck_assert_ptr_nonnull(guard);
+    ck_assert(guard < hw);
+    ck_assert_ptr_nonnull(strstr(p, "amk_fp8e4m3x2_from_float(float lo, float hi)"));
 }
 END_TEST
 
@@ -87,6 +95,8 @@ START_TEST(test_amk_prelude_amd_defines_the_contract)
     ck_assert_ptr_nonnull(strstr(p, "__shfl_xor(v"));
     ck_assert_ptr_null(strstr(p, "__shfl_xor_sync"));
     ck_assert_ptr_null(strstr(p, "asm("));
+    ck_assert_ptr_null(strstr(p, "e4m3x2.f32"));
+    ck_assert_ptr_nonnull(strstr(p, "amk_fp8e4m3x2_from_float(float lo, float hi)"));
     ck_assert_str_ne(p, amk_prelude("nvidia"));
 }
 END_TEST
@@ -444,6 +454,7 @@ START_TEST(test_specs_default_configs_valid_on_every_shape)
     defaults_valid("gemm");
     defaults_valid("rmsnorm");
     defaults_valid("gemm_tc");
+    defaults_valid("quant_per_tensor");
 }
 END_TEST
 
@@ -593,6 +604,150 @@ START_TEST(test_specs_gemm_tc_cost_and_launch)
 }
 END_TEST
 
+/* A gemm_tc config on a shape from params given as compact JSON (SPLIT_K included). */
+static amk_config tc_config(const amk_spec *s, const char *shape, const char *params)
+{
+    amk_shape sh;
+    amk_config c;
+    amk_diag d = {0};
+    ck_assert_msg(amk_shape_parse(s, shape, &sh, &d) == AMK_OK, "%s: %s", shape, d.msg);
+    ck_assert_msg(amk_config_from_params_json(s, &sh, params, &c, &d) == AMK_OK, "%s: %s",
+                  params, d.msg);
+    return c;
+}
+
+#define TC_DECODE_S16 \
+    "{\"BK\":64,\"BM\":16,\"BN\":128,\"GROUP_M\":1,\"SPLIT_K\":16,\"STAGES\":3,\"WM\":16,\"WN\":32}"
+#define TC_DECODE_S1 \
+    "{\"BK\":64,\"BM\":16,\"BN\":128,\"GROUP_M\":1,\"SPLIT_K\":1,\"STAGES\":3,\"WM\":16,\"WN\":32}"
+
+/* Split-K on the decode shape (16x4096x14336): SPLIT_K blocks per tile in the grid, a
+ * workspace of SPLIT_K partial tiles per tile plus one counter each, partial traffic in the
+ * model; SPLIT_K = 1 keeps the plain kernel's grid, traffic and a one-element workspace. */
+START_TEST(test_specs_gemm_tc_split_k_cost_and_launch)
+{
+    amk_spec *s = load_kernel("gemm_tc");
+    amk_limits lim = h100_limits();
+    amk_diag d = {0};
+    amk_launch l;
+    amk_cost_terms t1, t16;
+    int64_t ws = 0, uniform = 0;
+    const int64_t M = 16, N = 4096, K = 14336, tiles = N / 128;
+
+    amk_config c1 = tc_config(s, "decode", TC_DECODE_S1);
+    ck_assert_msg(amk_config_check(&c1, &lim, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_config_launch(&c1, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], tiles);
+    ck_assert_msg(amk_config_eval(&c1, &lim, "ws_count", &ws, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(ws, 1);
+    ck_assert_msg(amk_config_cost(&c1, &lim, &t1, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(t1.traffic_bytes, (M * K * tiles + K * N * 1) * 2 + M * N * 4);
+
+    amk_config c16 = tc_config(s, "decode", TC_DECODE_S16);
+    ck_assert_msg(amk_config_check(&c16, &lim, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_config_launch(&c16, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(l.grid[0], tiles * 16);
+    ck_assert_int_eq(l.block[0], 4 * 32); /* 128/32 warps of 16x32 */
+    ck_assert_msg(amk_config_eval(&c16, &lim, "ws_count", &ws, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(ws, tiles * 16 * 16 * 128 + tiles);
+    ck_assert_msg(amk_config_cost(&c16, &lim, &t16, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(t16.flops, t1.flops);
+    ck_assert_int_eq(t16.min_bytes, t1.min_bytes);
+    /* Every split stores its partial, the last reads the others and zeroes all of them. */
+    ck_assert_int_eq(t16.traffic_bytes - t1.traffic_bytes, (3 * 16 - 1) * tiles * 16 * 128 * 4);
+    /* 224 K slices of 64 split 16 ways evenly: every block does the same work. */
+    const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(amk_spec_json(s), "cost"), "uniform_blocks"));
+    ck_assert_ptr_nonnull(u);
+    ck_assert_msg(amk_config_eval(&c16, &lim, u, &uniform, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(uniform, 1);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* SPLIT_K is at most the number of K slices, and the workspace must fit in L2: the square
+ * shapes keep exactly the 3528 valid configs of the recorded SPLIT_K = 1 sweep. */
+START_TEST(test_specs_gemm_tc_split_k_restrictions)
+{
+    amk_spec *s = load_kernel("gemm_tc");
+    amk_limits lim = h100_limits();
+    amk_diag d = {0};
+    /* small: K = 129 is 3 slices of 64. */
+    amk_config ok = tc_config(s, "small", "{\"BK\":64,\"BM\":64,\"BN\":64,\"GROUP_M\":4,"
+                                          "\"SPLIT_K\":2,\"STAGES\":3,\"WM\":32,\"WN\":32}");
+    ck_assert_msg(amk_config_check(&ok, &lim, &d) == AMK_OK, "%s", d.msg);
+    amk_config many = tc_config(s, "small", "{\"BK\":64,\"BM\":64,\"BN\":64,\"GROUP_M\":4,"
+                                            "\"SPLIT_K\":4,\"STAGES\":3,\"WM\":32,\"WN\":32}");
+    ck_assert_int_ne(amk_config_check(&many, &lim, &d), AMK_OK);
+    ck_assert_msg(strstr(d.msg, "SPLIT_K <= cdiv(K, BK)"), "%s", d.msg);
+    /* default 4096^3, 128x128 tiles: 1024 tiles x 2 partials of 64 KiB = 128 MiB > L2. */
+    amk_config big = tc_config(s, "default", "{\"BK\":32,\"BM\":128,\"BN\":128,\"GROUP_M\":8,"
+                                             "\"SPLIT_K\":2,\"STAGES\":3,\"WM\":64,\"WN\":64}");
+    ck_assert_int_ne(amk_config_check(&big, &lim, &d), AMK_OK);
+    ck_assert_msg(strstr(d.msg, "l2_bytes"), "%s", d.msg);
+    amk_shape sh;
+    amk_space *sp = NULL;
+    ck_assert_msg(amk_shape_parse(s, "default", &sh, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_space_create(s, &sh, &lim, &sp, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_space_count(sp), 3528);
+    amk_space_free(sp);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* Representative split-K configs (and the plain kernel) compile with the build's runtime
+ * compiler: NVRTC for sm_90, hipRTC for gfx90a in the HIP configuration. Each is valid on
+ * that target. A build without a GPU vendor layer has no compiler: the test says so. */
+START_TEST(test_gemm_tc_split_k_compiles)
+{
+#if defined(AMK_GPU_HIP)
+    const char *arch = "gfx90a", *target = "mi250x";
+#else
+    const char *arch = "sm_90", *target = "h100";
+#endif
+    static const struct {
+        const char *shape, *params;
+    } want[] = {
+        {"decode", TC_DECODE_S16},
+        {"decode", "{\"BK\":32,\"BM\":16,\"BN\":64,\"GROUP_M\":8,\"SPLIT_K\":8,"
+                   "\"STAGES\":3,\"WM\":16,\"WN\":16}"},
+        {"small_f16", "{\"BK\":32,\"BM\":64,\"BN\":64,\"GROUP_M\":4,\"SPLIT_K\":4,"
+                      "\"STAGES\":2,\"WM\":32,\"WN\":32}"},
+        {"small", "{\"BK\":16,\"BM\":32,\"BN\":32,\"GROUP_M\":1,\"SPLIT_K\":2,"
+                  "\"STAGES\":2,\"WM\":16,\"WN\":16}"},
+        {"decode", TC_DECODE_S1},
+    };
+    enum { N_CFG = sizeof want / sizeof want[0] };
+    const amk_target *t = amk_target_find(target);
+    ck_assert_ptr_nonnull(t);
+    amk_spec *s = load_kernel("gemm_tc");
+    amk_config cfgs[N_CFG];
+    const amk_config *ptr[N_CFG];
+    amk_diag d = {0};
+    for (int i = 0; i < N_CFG; i++) {
+        cfgs[i] = tc_config(s, want[i].shape, want[i].params);
+        ck_assert_msg(amk_config_check(&cfgs[i], &t->limits, &d) == AMK_OK, "%s on %s: %s",
+                      want[i].params, target, d.msg);
+        ptr[i] = &cfgs[i];
+    }
+    amk_backend_opts o = {0};
+    o.jobs = 2;
+    amk_compile_result r[N_CFG];
+    int rc = amk_compile_batch(ptr, N_CFG, arch, &o, r, &d);
+    if (rc == AMK_EUNSUPPORTED) {
+        fprintf(stderr, "check_kernels: gemm_tc split-K compile check skipped: %s\n", d.msg);
+        amk_spec_free(s);
+        return;
+    }
+    ck_assert_msg(rc == AMK_OK, "%s", d.msg);
+    for (int i = 0; i < N_CFG; i++)
+        ck_assert_msg(r[i].status == AMK_STATUS_OK && r[i].code_bytes > 0, "%s %s for %s: %s: %s",
+                      want[i].shape, want[i].params, arch, amk_status_name(r[i].status),
+                      r[i].reason);
+    amk_spec_free(s);
+}
+END_TEST
+
 /* ---------- softmax, gemv, quant_per_tensor -------------------------------------------- */
 
 /* softmax: closed forms (equal entries give 1/N, [0, ln 3] gives [1/4, 3/4]) and shift
@@ -719,9 +874,103 @@ START_TEST(test_specs_memory_bound_cost_and_launch)
     ck_assert_int_eq(l.grid[0], 132 * 2); /* persistent: sm_count * BPS */
     ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(t.min_bytes, 16384LL * 4096 * 3 + 4);
+    ck_assert_int_eq(l.shared_bytes, 0); /* SMEM=0 */
     c = config_at(s, "decode");
     ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
-    ck_assert_int_eq(l.grid[0], 32 * 4096 / (512 * 8)); /* small tensors: fewer blocks */
+    ck_assert_int_eq(l.grid[0], 32 * 4096 / (1024 * 8)); /* small tensors: fewer blocks */
+    amk_spec_free(s);
+}
+END_TEST
+
+/* quant_per_tensor's on-chip keep: the register rule against ptxas's counts for sm_90
+ * (measured with nvcc -Xptxas -v under __launch_bounds__(THREADS, BPS), fp8 and int8:
+ * these spill or not), the whole space counted again here from the rules, and the shared
+ * memory, argument and traffic of a config that keeps in both. */
+static int quant_valid(amk_spec *s, const amk_limits *lim, int threads, int vec, int bps,
+                       int keep, int smem)
+{
+    char js[160];
+    amk_shape sh;
+    amk_config c;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_shape_parse(s, "default", &sh, &d), AMK_OK);
+    snprintf(js, sizeof js, "{\"THREADS\":%d,\"VEC\":%d,\"BPS\":%d,\"KEEP\":%d,\"SMEM\":%d}",
+             threads, vec, bps, keep, smem);
+    ck_assert_msg(amk_config_from_params_json(s, &sh, js, &c, &d) == AMK_OK, "%s", d.msg);
+    return amk_config_check(&c, lim, &d) == AMK_OK;
+}
+
+START_TEST(test_quant_per_tensor_keep_space)
+{
+    amk_limits lim = h100_limits();
+    amk_spec *s = load_kernel("quant_per_tensor");
+    const struct {
+        int threads, vec, bps, keep, fits;
+    } ptxas[] = {
+        {1024, 8, 2, 0, 1},  {1024, 16, 2, 0, 1}, {1024, 32, 2, 0, 0}, {1024, 8, 2, 2, 0},
+        {1024, 8, 1, 8, 1},  {1024, 8, 1, 16, 0}, {1024, 16, 1, 2, 1}, {1024, 16, 1, 4, 0},
+        {1024, 32, 1, 0, 1}, {1024, 32, 1, 2, 0}, {512, 8, 1, 16, 1},  {512, 16, 1, 8, 1},
+        {512, 16, 1, 12, 0}, {512, 32, 1, 4, 1},  {512, 32, 1, 6, 0},  {512, 8, 1, 12, 1},
+    };
+    for (size_t i = 0; i < sizeof ptxas / sizeof ptxas[0]; i++)
+        ck_assert_msg(quant_valid(s, &lim, ptxas[i].threads, ptxas[i].vec, ptxas[i].bps,
+                                  ptxas[i].keep, 0) == ptxas[i].fits,
+                      "THREADS=%d VEC=%d BPS=%d KEEP=%d: ptxas says %s", ptxas[i].threads,
+                      ptxas[i].vec, ptxas[i].bps, ptxas[i].keep,
+                      ptxas[i].fits ? "fits" : "spills");
+    /* Every point: valid iff at least a quarter of the SM's threads, registers per thread
+     * within the share of BPS blocks, and (SMEM) one vector per thread of shared memory. */
+    const int T[] = {256, 512, 1024}, V[] = {8, 16, 32}, B[] = {1, 2, 4, 8},
+              K[] = {0, 2, 4, 6, 8, 12, 16};
+    int n = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++)
+            for (int e = 0; e < 4; e++)
+                for (int k = 0; k < 7; k++)
+                    for (int m = 0; m < 2; m++) {
+                        int tpsm = T[a] * B[e], cap = 65536 / tpsm > 255 ? 255 : 65536 / tpsm;
+                        int regs = 20 + V[b] * (2 * K[k] + 3) / 4 + K[k] / 2;
+                        int fill = (233472 / B[e] - 1024 - 256) / (T[a] * V[b] * 2);
+                        int want = tpsm <= 2048 && tpsm >= 512 && regs <= cap &&
+                                   (m == 0 || fill >= 1);
+                        ck_assert_int_eq(quant_valid(s, &lim, T[a], V[b], B[e], K[k], m), want);
+                        n += want;
+                    }
+    ck_assert_int_eq(n, 120); /* an exhaustive GPU sweep stays affordable */
+
+    /* 512 threads, 1 block per SM, 16 vectors of 8 in registers and 28 in shared memory:
+     * (232448 - 256) / (512 * 8 * 2) = 28 of the 125 vectors of each thread's walk. */
+    amk_shape sh;
+    amk_config c;
+    amk_launch l;
+    amk_cost_terms t;
+    amk_diag d = {0};
+    int64_t skeep = 0, total = 16384LL * 4096;
+    ck_assert_int_eq(amk_shape_parse(s, "default", &sh, &d), AMK_OK);
+    ck_assert_int_eq(amk_config_from_params_json(
+                         s, &sh, "{\"THREADS\":512,\"VEC\":8,\"BPS\":1,\"KEEP\":16,\"SMEM\":1}",
+                         &c, &d),
+                     AMK_OK);
+    ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_config_eval(&c, &lim, "skeep", &skeep, &d), AMK_OK);
+    ck_assert_int_eq(skeep, 28);
+    ck_assert_int_eq(l.grid[0], 132);
+    ck_assert_int_eq(l.shared_bytes, 28 * 512 * 8 * 2);
+    ck_assert_int_le(l.shared_bytes + 1024 + 256, lim.smem_per_sm);
+    ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
+    /* Kept on chip: 132 * 512 threads * 44 vectors * 8; the rest is read twice, minus the
+     * half of the L2 that serves the newest part of it. */
+    int64_t kept = 132LL * 512 * 44 * 8, reread = 2 * (total - kept) - (50LL << 20) / 2;
+    ck_assert_int_eq(t.traffic_bytes, total * 3 + reread + 4);
+    ck_assert_int_eq(t.min_bytes, total * 3 + 4);
+    /* prefill_8k: the same keep leaves less than half of the L2 to re-read: no traffic. */
+    ck_assert_int_eq(amk_shape_parse(s, "prefill_8k", &sh, &d), AMK_OK);
+    ck_assert_int_eq(amk_config_from_params_json(
+                         s, &sh, "{\"THREADS\":512,\"VEC\":8,\"BPS\":1,\"KEEP\":16,\"SMEM\":1}",
+                         &c, &d),
+                     AMK_OK);
+    ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(t.traffic_bytes, t.min_bytes);
     amk_spec_free(s);
 }
 END_TEST
@@ -749,6 +998,7 @@ static Suite *suite(void)
 
     tc = tcase_create("gemm_tc");
     tcase_add_test(tc, test_gemm_tc_host_reference);
+    tcase_add_test(tc, test_gemm_tc_split_k_compiles);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("rmsnorm");
@@ -764,6 +1014,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_gemv_host_reference);
     tcase_add_test(tc, test_quant_per_tensor_host_reference);
     tcase_add_test(tc, test_specs_memory_bound_cost_and_launch);
+    tcase_add_test(tc, test_quant_per_tensor_keep_space);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("specs");
@@ -773,6 +1024,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_specs_gemm_cost_and_launch);
     tcase_add_test(tc, test_specs_rmsnorm_cost_and_launch);
     tcase_add_test(tc, test_specs_gemm_tc_cost_and_launch);
+    tcase_add_test(tc, test_specs_gemm_tc_split_k_cost_and_launch);
+    tcase_add_test(tc, test_specs_gemm_tc_split_k_restrictions);
     suite_add_tcase(s, tc);
     return s;
 }

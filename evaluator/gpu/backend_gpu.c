@@ -3,11 +3,12 @@
  * what device answers (all must be one model), matches a target, then starts the shared
  * compile pool. evaluate submits a whole batch to the compile pool (candidates + references,
  * through the cache) and, as soon as a config's code is final, turns it into a run job
- * (buffers, args, launches, tolerance, its seed, the shapes of the check set) that the next
+ * (buffers, args, launches, tolerance, the run's seed, the shapes of the check set) that the next
  * free device runs; hangs, crashes and sticky errors come back as run_timeout / run_error and
  * that worker is respawned. Verdicts are filled in proposal order once the batch is done.
  * This process never calls the GPU runtime nor the runtime compiler. */
 #include "gpu_int.h"
+#include "evaluator_int.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -55,7 +56,8 @@ typedef struct gpu_state {
     char device[64];
     double run_timeout_s;
     amk__bench_opts bench;
-    uint64_t seed_base, checks;
+    uint64_t seed;             /* inputs of every check of this backend (see gpu_init) */
+    int check_threads;         /* host threads of one run worker's check */
     /* The device threads take run slots from a FIFO and count the ones they finish. */
     int sync_ready;
     pthread_mutex_t mu;
@@ -72,14 +74,6 @@ static uint64_t mix64(uint64_t z)
     z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
     return z ^ (z >> 31);
-}
-
-/* A fresh seed per check: from opts.seed when given (reproducible runs), else from the
- * clock and pid. Never 0 (0 means "no seed" in a verdict). */
-static uint64_t next_seed(gpu_state *st, const char *config_id)
-{
-    uint64_t s = mix64(st->seed_base ^ mix64(++st->checks) ^ amk_hash64(config_id, 16));
-    return s ? s : 1;
 }
 
 static void append(char *buf, size_t cap, const char *text)
@@ -371,13 +365,22 @@ static void send_job(amk_worker_pool *run, double timeout_s, const amk__run_job 
 
 /* ---------- target ---------------------------------------------------------------------- */
 
-static double env_seconds(const char *name, double dflt)
+/* Per-kernel hang limit: opts->run_timeout_s, else $AMK_RUN_TIMEOUT (a duration), else
+ * DEFAULT_RUN_TIMEOUT_S. */
+static double run_timeout_s(const amk_backend_opts *opts)
 {
-    const char *s = getenv(name);
+    if (opts && opts->run_timeout_s > 0)
+        return opts->run_timeout_s;
+    const char *s = getenv("AMK_RUN_TIMEOUT");
     double v;
     if (s && *s && amk_parse_duration(s, &v) == AMK_OK && v > 0)
         return v;
-    return dflt;
+    return DEFAULT_RUN_TIMEOUT_S;
+}
+
+double amk__gpu_slot_seconds(const amk_backend_opts *opts)
+{
+    return amk__compile_cap_s(opts) + AMK__GPU_CONFIGS_PER_DEVICE * 2 * run_timeout_s(opts);
 }
 
 /* Copies the matched target and overrides its limits with what the device reports. */
@@ -772,15 +775,20 @@ static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
     amk_backend_opts dflt = {0};
     if (!opts)
         opts = &dflt;
-    st->run_timeout_s = opts->run_timeout_s > 0 ? opts->run_timeout_s
-                                                : env_seconds("AMK_RUN_TIMEOUT",
-                                                              DEFAULT_RUN_TIMEOUT_S);
+    st->run_timeout_s = run_timeout_s(opts);
     amk__bench_opts_default(&st->bench);
+    /* One seed for the whole run (from opts.seed when given: reproducible; else the clock
+     * and pid), so every config is checked on the same inputs per shape and the run worker
+     * can keep the reference's outputs (runtime.c, reference cache). Each config is still
+     * checked on inputs it was not written for; the verdict's seed reproduces them. Never 0
+     * (0 means "no seed" in a verdict). */
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    st->seed_base = opts->seed ? mix64(opts->seed)
-                               : mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-                                       ((uint64_t)getpid() << 40));
+    st->seed = mix64(opts->seed ? opts->seed
+                                : (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+                                      ((uint64_t)getpid() << 40));
+    if (!st->seed)
+        st->seed = 1;
 
     /* The run workers first: if no device answers, no compile worker is started. Each is a
      * fork of this process, which never touches the GPU runtime. */
@@ -801,6 +809,8 @@ static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
     }
     make_target(st);
     snprintf(st->device, sizeof st->device, "%s", st->info.name);
+    /* The run workers check at the same time: they share the cores. */
+    st->check_threads = amk__check_threads_for(st->ndev);
 
     rc = amk__compiler_create(opts, &st->cc, d);
     if (rc != AMK_OK) {
@@ -816,10 +826,32 @@ static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
     return AMK_OK;
 }
 
+/* Every job of the next batch gets the latency to beat (bench.c screening). */
+static void gpu_set_incumbent(void *state, double incumbent_us)
+{
+    ((gpu_state *)state)->bench.beat_us = incumbent_us;
+}
+
+/* A GPU runs one config at a time, but a config spends most of its time before that in
+ * the compile pool (NVRTC: ~0.7 s for a GEMM, against tens of ms on the device). With only
+ * ndev configs per batch, compiling and running alternate instead of overlapping; with a
+ * few per device in flight, the next configs compile while one runs. More than the pool
+ * can compile at once only lengthens the batch (keep/revert waits for all of it), and fewer
+ * than one per device would leave a GPU idle. */
+int amk__gpu_parallelism_for(int ndev, int jobs)
+{
+    if (ndev < 1)
+        ndev = 1;
+    int n = ndev * AMK__GPU_CONFIGS_PER_DEVICE;
+    if (jobs > 0 && n > jobs)
+        n = jobs;
+    return n < ndev ? ndev : n;
+}
+
 static int gpu_parallelism(void *state)
 {
     gpu_state *st = state;
-    return st->ndev > 0 ? st->ndev : 1;
+    return amk__gpu_parallelism_for(st->ndev, amk__worker_pool_size(amk__compiler_pool(st->cc)));
 }
 
 /* Where a compile failed: status and the compiler's words. */
@@ -833,10 +865,9 @@ static void compile_verdict(const amk_code *code, amk_verdict *v)
     snprintf(v->notes, sizeof v->notes, "%s", code->notes);
 }
 
-/* The run job of a compiled config (its seed was drawn in proposal order). On failure
- * s->job stays NULL and s->setup says why. */
+/* The run job of a compiled config. On failure s->job stays NULL and s->setup says why. */
 static void prepare_run(gpu_state *st, const amk_config *c, const amk_code *cand,
-                        const amk_code *ref, uint64_t seed, run_slot *s)
+                        const amk_code *ref, run_slot *s)
 {
     amk__run_job *j = calloc(1, sizeof *j);
     if (!j) {
@@ -855,7 +886,8 @@ static void prepare_run(gpu_state *st, const amk_config *c, const amk_code *cand
         free(j);
         return;
     }
-    j->seed = seed;
+    j->seed = st->seed;
+    j->check_threads = st->check_threads;
     s->job = j;
 }
 
@@ -917,42 +949,54 @@ typedef struct batch {
     size_t n;
     const amk_code *codes;     /* filled by the compile service */
     const int *unit_of, *ref_of;
-    const uint64_t *seeds;
+    /* Who waits for a unit, so that a final unit costs its own configs, not a scan: */
+    const int *cand_cfg;       /* per unit: the config whose candidate it is, -1 */
+    const int *ref_first;      /* per unit: the first config checked against it, -1 */
+    const int *ref_next;       /* per config: the next one with the same reference, -1 */
     unsigned char *final;      /* per unit: its code is final */
     unsigned char *handled;    /* per config: queued, or nothing to run */
     run_slot *slots;           /* per config */
     size_t queued;
 } batch;
 
-/* Compile callback (calling thread): unit u is final. Every config whose candidate and
- * reference are now both final and compiled goes to the devices' queue. */
+/* Config i goes to the devices' queue once its candidate and reference are both final
+ * and compiled (once). */
+static void try_queue(batch *b, int i)
+{
+    gpu_state *st = b->st;
+    int cu = b->unit_of[i], ru = b->ref_of[i];
+    if (b->handled[i] || cu < 0 || ru < 0 || !b->final[cu] || !b->final[ru])
+        return;
+    b->handled[i] = 1;
+    if (b->codes[cu].status != AMK_STATUS_OK || b->codes[ru].status != AMK_STATUS_OK)
+        return;
+    run_slot *s = &b->slots[i];
+    prepare_run(st, b->cfgs[i], &b->codes[cu], &b->codes[ru], s);
+    if (!s->job)
+        return;
+    pthread_mutex_lock(&st->mu);
+    s->next = NULL;
+    if (st->tail)
+        st->tail->next = s;
+    else
+        st->head = s;
+    st->tail = s;
+    b->queued++;
+    pthread_cond_signal(&st->work);
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* Compile callback (calling thread): unit u is final. The configs waiting for it (its
+ * own config for a candidate, every config checked against it for a reference, in
+ * proposal order) go to the devices' queue when their other unit is final too. */
 static void unit_final(size_t u, void *ud)
 {
     batch *b = ud;
-    gpu_state *st = b->st;
     b->final[u] = 1;
-    for (size_t i = 0; i < b->n; i++) {
-        int cu = b->unit_of[i], ru = b->ref_of[i];
-        if (b->handled[i] || cu < 0 || !b->final[cu] || !b->final[ru])
-            continue;
-        b->handled[i] = 1;
-        if (b->codes[cu].status != AMK_STATUS_OK || b->codes[ru].status != AMK_STATUS_OK)
-            continue;
-        run_slot *s = &b->slots[i];
-        prepare_run(st, b->cfgs[i], &b->codes[cu], &b->codes[ru], b->seeds[i], s);
-        if (!s->job)
-            continue;
-        pthread_mutex_lock(&st->mu);
-        s->next = NULL;
-        if (st->tail)
-            st->tail->next = s;
-        else
-            st->head = s;
-        st->tail = s;
-        b->queued++;
-        pthread_cond_signal(&st->work);
-        pthread_mutex_unlock(&st->mu);
-    }
+    if (b->cand_cfg[u] >= 0)
+        try_queue(b, b->cand_cfg[u]);
+    for (int i = b->ref_first[u]; i >= 0; i = b->ref_next[i])
+        try_queue(b, i);
 }
 
 static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_verdict *out)
@@ -962,13 +1006,16 @@ static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, am
     amk_code *codes = calloc(2 * n + 1, sizeof *codes);
     int *unit_of = malloc((n + 1) * sizeof *unit_of); /* candidate unit of config i, -1 */
     int *ref_of = malloc((n + 1) * sizeof *ref_of);   /* reference unit of config i, -1 */
-    uint64_t *seeds = calloc(n + 1, sizeof *seeds);
+    int *cand_cfg = malloc((2 * n + 1) * sizeof *cand_cfg);
+    int *ref_first = malloc((2 * n + 1) * sizeof *ref_first);
+    int *ref_next = malloc((n + 1) * sizeof *ref_next);
     unsigned char *final = calloc(2 * n + 1, 1);
     unsigned char *handled = calloc(n + 1, 1);
     run_slot *slots = calloc(n + 1, sizeof *slots);
     size_t nu = 0;
     int rc = AMK_OK;
-    if (!units || !codes || !unit_of || !ref_of || !seeds || !final || !handled || !slots) {
+    if (!units || !codes || !unit_of || !ref_of || !cand_cfg || !ref_first || !ref_next ||
+        !final || !handled || !slots) {
         rc = AMK_ENOMEM;
         goto done;
     }
@@ -1003,12 +1050,21 @@ static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, am
                 continue;
             }
         }
-        /* Seeds in proposal order: the same --seed gives the same inputs however many
-         * devices run the batch and in whatever order its compiles finish. */
-        seeds[i] = next_seed(st, v->config_id);
+    }
+    for (size_t k = 0; k < nu; k++)
+        cand_cfg[k] = ref_first[k] = -1;
+    for (size_t i = n; i-- > 0;) { /* backwards: the lists come out in proposal order */
+        ref_next[i] = -1;
+        if (unit_of[i] < 0)
+            continue;
+        cand_cfg[unit_of[i]] = (int)i;
+        ref_next[i] = ref_first[ref_of[i]];
+        ref_first[ref_of[i]] = (int)i;
     }
     if (nu) {
-        batch b = {st, cfgs, n, codes, unit_of, ref_of, seeds, final, handled, slots, 0};
+        batch b = {.st = st, .cfgs = cfgs, .n = n, .codes = codes, .unit_of = unit_of,
+                   .ref_of = ref_of, .cand_cfg = cand_cfg, .ref_first = ref_first,
+                   .ref_next = ref_next, .final = final, .handled = handled, .slots = slots};
         amk_diag d = {0};
         pthread_mutex_lock(&st->mu);
         st->finished = 0;
@@ -1044,7 +1100,9 @@ done:
     free(codes);
     free(unit_of);
     free(ref_of);
-    free(seeds);
+    free(cand_cfg);
+    free(ref_first);
+    free(ref_next);
     free(final);
     free(handled);
     free(slots);
@@ -1095,6 +1153,10 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
     j->op = AMK__RUN_OP_REMEASURE;
     j->device = st->devs[0]->index; /* re-measures stay on one device */
     j->bench = st->bench;
+    /* A re-measure decides a close call: it keeps the full fixed window (no CI stop, no
+     * screening), so the two medians are as tight as the window makes them. */
+    j->bench.ci_rel = 0;
+    j->bench.beat_us = NAN;
     j->ncodes = 2;
     for (int i = 0; i < 2; i++)
         j->codes[i] = (amk__run_code){codes[i].image, codes[i].size,
@@ -1106,9 +1168,8 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
     j->cases[0].bench = 1;
     j->ncases = 1;
     j->other = tmp.cand;
-    char id[17];
-    amk_config_id(a, id);
-    j->seed = next_seed(st, id);
+    j->seed = st->seed;
+    j->check_threads = st->check_threads;
     amk__run_result res;
     send_job(st->devs[0]->run, st->run_timeout_s, j, &res);
     if (res.status != AMK_STATUS_OK || res.nstats != 2) {
@@ -1141,4 +1202,5 @@ const amk_backend_type amk_backend_gpu = {
     .clear = gpu_clear,
     .remeasure = amk__gpu_remeasure,
     .parallelism = gpu_parallelism,
+    .set_incumbent = gpu_set_incumbent,
 };

@@ -1,17 +1,21 @@
-/* The benchmark (run worker side): device events around each kernel launch only, an untimed
- * warm-up, repetitions until a minimum measured window, cold L2 by rotating input sets (or an
- * explicit flush outside the timed region), and median / IQR statistics. The stream is held
- * by a host-function gate while a chunk of launches is queued, so the host never races the
- * GPU and no launch gap lands between a start event and its kernel. */
+/* The benchmark (run worker side): device events around each kernel launch only, a short
+ * untimed warm-up, then chunks of timed launches until the median is pinned (adaptive stop)
+ * or the window is spent, cold L2 by rotating input sets (or an explicit flush outside the
+ * timed region), and median / IQR statistics. The stream is held by a host-function gate
+ * while a chunk of launches is queued, so the host never races the GPU and no launch gap
+ * lands between a start event and its kernel. */
 #include "gpu_int.h"
 
 #include <math.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define CHUNK 64     /* timed launches queued behind one gate, per kernel */
+#define CHUNK_MAX 64  /* timed launches queued behind one gate, per kernel */
+#define CHUNK_STEP 16 /* adaptive: launches between two looks at the CI past the minimums, */
+#define STEP_MS 1.0   /* and at least this much work, so short kernels batch round trips */
 #define WARMUP_MAX 200
 
 /* ---------- options and statistics (host only) ----------------------------------------- */
@@ -33,9 +37,18 @@ void amk__bench_opts_default(amk__bench_opts *o)
     o->reps_max = 2000;
     o->window_s = 0.100;
     o->max_s = 1.0;
-    o->warmup_s = 0.020;
+    /* The check ran this kernel moments before (module loaded, code cached, clocks up): the
+     * warm-up only bridges the host-side compare's idle gap and estimates the launch time. */
+    o->warmup_s = 0.005;
     o->mem_cap = (int64_t)4 << 30;
+    o->min_window_s = 0.010;
+    o->ci_rel = 0.01;
+    o->beat_us = NAN;
+    o->screen_margin = 0.10;
     o->window_s = env_double("AMK_BENCH_WINDOW_MS", o->window_s * 1e3) / 1e3;
+    o->min_window_s = env_double("AMK_BENCH_MIN_WINDOW_MS", o->min_window_s * 1e3) / 1e3;
+    o->warmup_s = env_double("AMK_BENCH_WARMUP_MS", o->warmup_s * 1e3) / 1e3;
+    o->ci_rel = env_double("AMK_BENCH_CI", o->ci_rel);
     o->reps_min = (int)env_double("AMK_BENCH_MIN_REPS", o->reps_min);
     if (o->reps_min < 3)
         o->reps_min = 3;
@@ -44,6 +57,9 @@ void amk__bench_opts_default(amk__bench_opts *o)
     const char *warm = getenv("AMK_BENCH_WARM");
     if (warm && strcmp(warm, "1") == 0)
         o->cold = 0;
+    const char *screen = getenv("AMK_BENCH_SCREEN");
+    if (screen && strcmp(screen, "0") == 0)
+        o->screen_margin = INFINITY;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -61,11 +77,30 @@ static double quantile(const double *sorted, int n, double q)
     return sorted[lo] * (1 - f) + sorted[hi] * f;
 }
 
+int amk__bench_median_ci(const double *sorted, int n, double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    if (n < 1)
+        return 0;
+    /* The count of samples below the true median is Binomial(n, 1/2): mean n/2, sd sqrt(n)/2,
+     * so +-1.96 sd = +-0.98 sqrt(n) ranks cover it 95% of the time, whatever the distribution. */
+    double h = 0.98 * sqrt((double)n);
+    int j = (int)floor(n / 2.0 - h);    /* 1-based ranks */
+    int k = (int)ceil(n / 2.0 + h) + 1;
+    if (j < 1 || k > n)
+        return 0;
+    *lo = sorted[j - 1];
+    *hi = sorted[k - 1];
+    return 1;
+}
+
 void amk__bench_summarize(double *s, int n, amk__bench_stats *out)
 {
     out->median_us = out->q1_us = out->q3_us = NAN;
     out->min_us = out->max_us = out->mean_us = out->spread = NAN;
+    out->ci_lo_us = out->ci_hi_us = NAN;
     out->reps = n;
+    out->stop = AMK__STOP_NONE;
     if (n <= 0)
         return;
     qsort(s, (size_t)n, sizeof *s, cmp_double);
@@ -79,6 +114,130 @@ void amk__bench_summarize(double *s, int n, amk__bench_stats *out)
     out->max_us = s[n - 1];
     out->mean_us = sum / n;
     out->spread = out->median_us > 0 ? (out->q3_us - out->q1_us) / out->median_us : NAN;
+    amk__bench_median_ci(s, n, &out->ci_lo_us, &out->ci_hi_us);
+}
+
+/* ---------- the stopping rule (host only) ---------------------------------------------- */
+
+static int screening(const amk__bench_opts *o)
+{
+    return isfinite(o->beat_us) && o->beat_us > 0 && isfinite(o->screen_margin);
+}
+
+static int adaptive(const amk__bench_opts *o)
+{
+    return o->ci_rel > 0 || screening(o);
+}
+
+const char *amk__bench_stop_name(int stop)
+{
+    switch (stop) {
+    case AMK__STOP_CI: return "ci";
+    case AMK__STOP_BEATEN: return "beaten";
+    case AMK__STOP_WINDOW: return "window";
+    case AMK__STOP_CAP: return "cap";
+    default: return "none";
+    }
+}
+
+int amk__bench_reps_cap(double est_ms, const amk__bench_opts *o, int *why)
+{
+    if (!(est_ms > 1e-4))
+        est_ms = 1e-4;
+    double want = ceil(o->window_s * 1e3 / est_ms);
+    *why = AMK__STOP_WINDOW;
+    if (want < o->reps_min)
+        want = o->reps_min;
+    if (want > o->reps_max) {
+        want = o->reps_max;
+        *why = AMK__STOP_CAP;
+    }
+    if (want * est_ms > o->max_s * 1e3) {
+        want = floor(o->max_s * 1e3 / est_ms);
+        *why = AMK__STOP_CAP;
+    }
+    return want < 3 ? 3 : (int)want;
+}
+
+int amk__bench_next_chunk(int done, int cap, double est_ms, const amk__bench_opts *o)
+{
+    int left = cap - done, n = CHUNK_MAX;
+    if (adaptive(o)) {
+        if (!(est_ms > 1e-4))
+            est_ms = 1e-4;
+        /* First the reps a stop needs at least (a screened config may go at reps_min, a
+         * CI stop needs the minimum window too), then small steps. */
+        double target = o->reps_min;
+        if (done >= target || !screening(o))
+            target = fmax(target, ceil(o->min_window_s * 1e3 / est_ms));
+        double step = fmax(CHUNK_STEP, ceil(STEP_MS / est_ms));
+        double want = fmax(target - done, step);
+        n = want < CHUNK_MAX ? (int)want : CHUNK_MAX;
+    }
+    return n < left ? n : left;
+}
+
+int amk__bench_should_stop(const double *sorted, int n, double timed_ms,
+                           const amk__bench_opts *o, double *ci_lo, double *ci_hi)
+{
+    if (!amk__bench_median_ci(sorted, n, ci_lo, ci_hi) || n < o->reps_min)
+        return AMK__STOP_NONE;
+    if (screening(o) && *ci_lo > o->beat_us * (1 + o->screen_margin))
+        return AMK__STOP_BEATEN;
+    double med = quantile(sorted, n, 0.5);
+    if (o->ci_rel > 0 && timed_ms >= o->min_window_s * 1e3 && med > 0 &&
+        fmax(med - *ci_lo, *ci_hi - med) <= o->ci_rel * med)
+        return AMK__STOP_CI;
+    return AMK__STOP_NONE;
+}
+
+void amk__bench_merge(double *sorted, int n, int add, double *scratch)
+{
+    double *in = sorted + n;
+    qsort(in, (size_t)add, sizeof *in, cmp_double);
+    memcpy(scratch, sorted, (size_t)n * sizeof *sorted);
+    /* The write index i + j never passes the read index n + j of the new run. */
+    int i = 0, j = 0, w = 0;
+    while (i < n && j < add)
+        sorted[w++] = scratch[i] <= in[j] ? scratch[i++] : in[j++];
+    while (i < n)
+        sorted[w++] = scratch[i++];
+}
+
+/* Largest distance from the median to a CI bound, as a fraction of the median. */
+static double ci_rel_of(const amk__bench_stats *s)
+{
+    if (!(s->median_us > 0) || !isfinite(s->ci_lo_us) || !isfinite(s->ci_hi_us))
+        return NAN;
+    return fmax(s->median_us - s->ci_lo_us, s->ci_hi_us - s->median_us) / s->median_us;
+}
+
+void amk__bench_stop_note(const amk__bench_stats *s, const amk__bench_opts *o, char *out,
+                          size_t cap)
+{
+    double rel = ci_rel_of(s);
+    char ci[48] = "";
+    if (isfinite(rel))
+        snprintf(ci, sizeof ci, ", CI +-%.2f%%", 100 * rel);
+    switch (s->stop) {
+    case AMK__STOP_CI:
+        snprintf(out, cap, "stopped: CI +-%.2f%% after %d reps", 100 * rel, s->reps);
+        break;
+    case AMK__STOP_BEATEN:
+        snprintf(out, cap, "stopped: >= %.2fx the incumbent after %d reps",
+                 s->ci_lo_us / o->beat_us, s->reps);
+        break;
+    case AMK__STOP_WINDOW:
+        snprintf(out, cap, "stopped: %g ms window after %d reps%s", o->window_s * 1e3, s->reps,
+                 ci);
+        break;
+    case AMK__STOP_CAP:
+        snprintf(out, cap, "stopped: cap after %d reps%s", s->reps, ci);
+        break;
+    default:
+        snprintf(out, cap, "%d reps%s", s->reps, ci);
+        break;
+    }
 }
 
 int amk__bench_sets(int64_t footprint, int64_t l2_bytes, int64_t mem_cap, int *flush)
@@ -141,20 +300,22 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
                           amk__bench_stats *stats, char *msg, size_t cap)
 {
     hipError_t err = hipSuccess;
-    hipEvent_t ev[2 * CHUNK * 2];
+    hipEvent_t ev[2 * CHUNK_MAX * 2];
     int nev = 0;
-    double *samples[2] = {NULL, NULL};
-    double est_ms[2] = {0, 0};
+    double *samples[2] = {NULL, NULL}; /* kept sorted: the stopping rule reads ranks */
+    double *scratch = NULL;
+    double est_ms[2] = {0, 0}, timed_ms[2] = {0, 0};
+    int why[2] = {AMK__STOP_NONE, AMK__STOP_NONE};
     long counter = 0; /* launches so far: picks the set, so consecutive launches differ */
     msg[0] = '\0';
     if (nk < 1 || nk > 2 || nsets < 1 || nsets > 64) {
         snprintf(msg, cap, "bench: bad arguments (%d kernels, %d sets)", nk, nsets);
         return hipErrorInvalidValue;
     }
-    for (nev = 0; nev < 2 * CHUNK * nk; nev++)
+    for (nev = 0; nev < 2 * CHUNK_MAX * nk; nev++)
         TRY(hipEventCreate(&ev[nev]));
 
-    /* Warm-up: module load, clocks, caches of the code; estimates the time per launch. */
+    /* Warm-up: clocks after the check's idle gap; estimates the time per launch. */
     for (int i = 0; i < nk; i++) {
         double w[WARMUP_MAX], total = 0;
         int n = 0;
@@ -176,27 +337,20 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     }
 
     double slow = est_ms[0] > est_ms[1] ? est_ms[0] : est_ms[1];
-    double want = ceil(o->window_s * 1e3 / slow);
-    if (want < o->reps_min)
-        want = o->reps_min;
-    if (want > o->reps_max)
-        want = o->reps_max;
-    if (want * slow > o->max_s * 1e3)
-        want = floor(o->max_s * 1e3 / slow);
-    if (want < 3)
-        want = 3;
-    int reps = (int)want;
-    for (int i = 0; i < nk; i++) {
+    int cap_why;
+    int reps = amk__bench_reps_cap(slow, o, &cap_why);
+    scratch = malloc((size_t)reps * sizeof(double));
+    for (int i = 0; i < nk; i++)
         samples[i] = malloc((size_t)reps * sizeof(double));
-        if (!samples[i]) {
-            snprintf(msg, cap, "bench: out of host memory");
-            err = hipErrorInvalidValue;
-            goto done;
-        }
+    if (!scratch || !samples[0] || (nk == 2 && !samples[1])) {
+        snprintf(msg, cap, "bench: out of host memory");
+        err = hipErrorInvalidValue;
+        goto done;
     }
 
-    for (int done_reps = 0; done_reps < reps;) {
-        int chunk = reps - done_reps < CHUNK ? reps - done_reps : CHUNK;
+    int done_reps = 0, ruled = 0; /* ruled: every kernel met a stopping rule */
+    while (!ruled && done_reps < reps) {
+        int chunk = amk__bench_next_chunk(done_reps, reps, slow, o);
         gate g;
         atomic_init(&g.open, 0);
         amk__host_call call = {gate_wait, &g};
@@ -233,11 +387,22 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
                 float ms = 0;
                 TRY(hipEventElapsedTime(&ms, ev[2 * (r * nk + i)], ev[2 * (r * nk + i) + 1]));
                 samples[i][done_reps + r] = ms * 1e3;
+                timed_ms[i] += ms;
             }
+        /* Stop when every kernel meets a rule (CI pinned or beaten), else at the cap. */
+        ruled = 1;
+        for (int i = 0; i < nk; i++) {
+            double lo, hi;
+            amk__bench_merge(samples[i], done_reps, chunk, scratch);
+            why[i] = amk__bench_should_stop(samples[i], done_reps + chunk, timed_ms[i], o, &lo,
+                                            &hi);
+            ruled &= why[i] != AMK__STOP_NONE;
+        }
         done_reps += chunk;
     }
     for (int i = 0; i < nk; i++) {
-        amk__bench_summarize(samples[i], reps, &stats[i]);
+        amk__bench_summarize(samples[i], done_reps, &stats[i]);
+        stats[i].stop = ruled ? why[i] : cap_why;
         stats[i].sets = nsets;
         stats[i].flushed = flush_buf != NULL;
     }
@@ -247,5 +412,6 @@ done:
         (void)hipEventDestroy(ev[i]);
     free(samples[0]);
     free(samples[1]);
+    free(scratch);
     return err;
 }

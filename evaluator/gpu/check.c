@@ -273,8 +273,8 @@ void amk__dtype_put(int dt, void *base, int64_t i, double v)
 #define GRAIN 65536 /* elements: a part smaller than this costs more to hand out than it saves */
 
 /* AMK_CHECK_THREADS when it is a number >= 1 (at most 64); else the cores this process may
- * run on, at most 16. */
-int amk__check_threads(void)
+ * run on shared by `sharers` processes that check at the same time, at most 16. */
+int amk__check_threads_for(int sharers)
 {
     const char *env = getenv("AMK_CHECK_THREADS");
     if (env && *env) {
@@ -287,7 +287,14 @@ int amk__check_threads(void)
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < n)
         n = CPU_COUNT(&set);
+    if (sharers > 1)
+        n /= sharers;
     return n < 1 ? 1 : n > 16 ? 16 : (int)n;
+}
+
+int amk__check_threads(void)
+{
+    return amk__check_threads_for(1);
 }
 
 typedef void (*range_fn)(void *ud, int part, int64_t lo, int64_t hi);

@@ -110,6 +110,10 @@ int amk__init_from_name(const char *name); /* NULL = uniform; -1 unknown */
 /* Threads the check uses on a large buffer: AMK_CHECK_THREADS when set (1..64), else the
  * cores this process may use, at most 16. Buffers below 64Ki elements use one. */
 int amk__check_threads(void);
+/* The same for one of `sharers` processes checking at once (the run workers of a multi-GPU
+ * backend): AMK_CHECK_THREADS when set (it is per process), else the cores divided by
+ * sharers, at most 16, at least 1. amk__check_threads() is amk__check_threads_for(1). */
+int amk__check_threads_for(int sharers);
 /* Fills count elements deterministically from (seed, stream); never a zero element, except
  * for init "zero" (inout workspace buffers only, enforced by the spec loader). Element i is a
  * pure function of (seed, stream, i) (counter-based splitmix64; Box-Muller per pair of
@@ -151,29 +155,72 @@ int amk__check_compare_threads(int dt, const void *got, const void *want, int64_
                                int threads, amk__compare *out);
 void amk__compare_describe(const amk__compare *c, const char *buf, char *out, size_t cap);
 
-/* ---------- benchmark statistics (bench.c; host only) ---------------------------------- */
+/* ---------- benchmark statistics and stopping rule (bench.c; host only) ---------------- */
 typedef struct amk__bench_opts {
     int cold;               /* 1: every timed launch starts with a cold L2 (rotation/flush) */
     int reps_min, reps_max; /* timed launches per kernel */
-    double window_s;        /* aim: reps * time >= window_s */
+    double window_s;        /* the upper cap: reps * time <= window_s (reps_min regardless) */
     double max_s;           /* cap of the timed work per kernel (reps >= 3 regardless) */
     double warmup_s;        /* untimed warm-up per kernel (at least 2 launches) */
     int64_t mem_cap;        /* device bytes the rotating input sets may take */
+    /* Adaptive stop (amk__bench_should_stop): before the window is spent, timing ends once
+     * the median's 95% CI is within +-ci_rel (after reps_min and min_window_s of timed
+     * work), or, when beat_us is set, once the CI's lower bound is above beat_us * (1 +
+     * screen_margin) (after reps_min): such a config cannot win keep/revert. */
+    double min_window_s;    /* timed work before a CI stop */
+    double ci_rel;          /* 0: no CI stop (the full window, as before) */
+    double beat_us;         /* the incumbent's latency; NAN = no screening */
+    double screen_margin;   /* INFINITY = never screen (AMK_BENCH_SCREEN=0) */
 } amk__bench_opts;
-/* Defaults (cold, 20..2000 reps, 100 ms window, 1 s cap, 20 ms warm-up, 4 GiB), then the
- * environment: AMK_BENCH_WINDOW_MS, AMK_BENCH_MIN_REPS, AMK_BENCH_WARM=1 (warm L2). */
+/* Defaults (cold, 20..2000 reps, 100 ms window cap, 1 s cap, 5 ms warm-up, 4 GiB, CI stop
+ * at +-1% after >= 10 ms, screening margin 10%, no incumbent), then the environment:
+ * AMK_BENCH_WINDOW_MS, AMK_BENCH_MIN_WINDOW_MS, AMK_BENCH_MIN_REPS, AMK_BENCH_WARMUP_MS,
+ * AMK_BENCH_CI (a fraction; 0 = off), AMK_BENCH_SCREEN=0 (no screening), AMK_BENCH_WARM=1
+ * (warm L2). */
 void amk__bench_opts_default(amk__bench_opts *o);
+
+/* Why a timing ended: the median was pinned (ci), the config is out of the race (beaten),
+ * the window ran out (window: reps = window / time, or reps_min), or reps_max / max_s did
+ * (cap). */
+enum { AMK__STOP_NONE, AMK__STOP_CI, AMK__STOP_BEATEN, AMK__STOP_WINDOW, AMK__STOP_CAP };
+const char *amk__bench_stop_name(int stop); /* "ci", "beaten", "window", "cap", "none" */
 
 typedef struct amk__bench_stats {
     double median_us, q1_us, q3_us, min_us, max_us, mean_us;
     double spread;          /* (q3 - q1) / median */
+    double ci_lo_us, ci_hi_us; /* distribution-free 95% CI of the median; NAN under 8 reps */
     int reps;               /* timed launches */
     int sets;               /* input sets rotated (1 = none) */
     int flushed;            /* an L2 flush ran before every timed launch */
+    int stop;               /* AMK__STOP_*: why the timing ended */
 } amk__bench_stats;
-/* Median, quartiles (linear interpolation), spread of n samples in microseconds (sorted
- * in place). n == 0 leaves NANs. */
+/* Median, quartiles (linear interpolation), spread and median CI of n samples in
+ * microseconds (sorted in place). n == 0 leaves NANs. */
 void amk__bench_summarize(double *samples_us, int n, amk__bench_stats *out);
+/* 95% CI of the median of n sorted samples: the order statistics at 1-based ranks
+ * floor(n/2 - 0.98 sqrt(n)) and ceil(n/2 + 0.98 sqrt(n)) + 1. Returns 0 (NANs) when those
+ * ranks fall outside 1..n (n < 8). */
+int amk__bench_median_ci(const double *sorted, int n, double *lo, double *hi);
+/* Reps at most for a kernel of est_ms per launch: ceil(window / est_ms) within reps_min ..
+ * reps_max, lowered so that reps * est_ms <= max_s, at least 3. *why = AMK__STOP_WINDOW or
+ * AMK__STOP_CAP (reps_max or max_s bound it). */
+int amk__bench_reps_cap(double est_ms, const amk__bench_opts *o, int *why);
+/* Launches to queue next, done of cap taken (1..64): without an adaptive stop, chunks of 64;
+ * with one, first what a stop needs at least (reps_min, then min_window_s), then steps of
+ * max(16 launches, 1 ms). */
+int amk__bench_next_chunk(int done, int cap, double est_ms, const amk__bench_opts *o);
+/* The stopping rule over n sorted samples (us) worth timed_ms: AMK__STOP_BEATEN,
+ * AMK__STOP_CI or AMK__STOP_NONE (keep going); fills the median CI (NANs when n < 8). */
+int amk__bench_should_stop(const double *sorted_us, int n, double timed_ms,
+                           const amk__bench_opts *o, double *ci_lo, double *ci_hi);
+/* sorted[0..n) is sorted and sorted[n..n+add) holds new samples: sorts them in (O(n + add
+ * log add)); scratch holds n doubles. */
+void amk__bench_merge(double *sorted, int n, int add, double *scratch);
+/* The row note's words for how a timing ended: "stopped: CI +-0.42% after 37 reps",
+ * "stopped: >= 1.23x the incumbent after 20 reps", "stopped: 100 ms window after 370 reps,
+ * CI +-0.20%", "stopped: cap after 2000 reps, CI +-0.10%". */
+void amk__bench_stop_note(const amk__bench_stats *s, const amk__bench_opts *o, char *out,
+                          size_t cap);
 /* Input sets to rotate so that between two uses of one set the other sets move at least
  * twice the L2: 1 + ceil(2*l2/footprint), at most 64 and at most mem_cap/footprint; *flush
  * = 1 when that is not enough (an explicit L2 flush is needed). */
@@ -231,7 +278,9 @@ typedef struct amk__run_code {
 typedef struct amk__run_job {
     int op;
     int device;
-    uint64_t seed;
+    uint64_t seed;          /* inputs of case c, buffer b: amk__check_fill(seed, stream
+                               c * AMK__RUN_MAX_BUFS + b) */
+    int check_threads;      /* host threads of fill and compare; 0 = amk__check_threads() */
     amk__bench_opts bench;
     int ncodes;
     amk__run_code codes[AMK__RUN_MAX_CODES];
@@ -272,6 +321,30 @@ int amk__run_job_encode(const amk__run_job *j, void **out, size_t *len);
 int amk__run_job_decode(const void *buf, size_t len, amk__run_job *out);
 int amk__run_query_encode(int device, void **out, size_t *len);
 
+/* Everything that determines the inputs of case ci of an EVAL job and its reference's
+ * outputs: the seed and the case's stream, the reference code object (by content: hash and
+ * size, not its index in the job), entry, launch and arguments, and the buffers (name,
+ * dtype, role, init, count). Nothing of the candidate, the label or the tolerance. The run
+ * worker keeps a case's host inputs and reference outputs across jobs under this key.
+ * Built zeroed field by field, so two keys are equal exactly when memcmp says so. */
+typedef struct amk__ref_key { /* members ordered so that there is no padding */
+    uint64_t seed, stream;
+    uint64_t code_hash, code_size;
+    char entry[AMK_NAME_MAX];
+    int64_t grid[3], block[3], shared_bytes;
+    int nargs;
+    amk__run_arg args[AMK__RUN_MAX_ARGS]; /* value 0 for a buffer argument */
+    int nbufs;
+    struct {
+        int64_t count;
+        char name[AMK_NAME_MAX];
+        int dtype, role, init, zero;
+    } bufs[AMK__RUN_MAX_BUFS];
+} amk__ref_key;
+/* Fills *key for case ci of j (a decoded or built job: ci < ncases, its ref.code valid) and
+ * returns its amk_hash64. */
+uint64_t amk__ref_key_make(const amk__run_job *j, int ci, amk__ref_key *key);
+
 /* The run worker's handler (worker_int.h amk_worker_fn): ud is unused. Answers
  * OP_QUERY with an amk__gpu_info, OP_EVAL/OP_REMEASURE with an amk__run_result. Returns
  * AMK_WORKER_RECYCLE after a sticky error (the context is unusable; the pool respawns). */
@@ -289,7 +362,9 @@ typedef struct amk__bench_kernel {
 
 /* Times k[0..nk-1] (nk = 1, or 2 interleaved) over nsets prepared sets on stream s; when
  * flush_buf is not NULL, flush_bytes of it are overwritten before every timed launch.
- * Fills stats[i]. Returns hipSuccess or the first error (msg says which call). */
+ * Chunks of launches (amk__bench_next_chunk) until every kernel meets the stopping rule or
+ * the cap is reached. Fills stats[i]. Returns hipSuccess or the first error (msg says which
+ * call). */
 hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int nsets,
                           void *flush_buf, size_t flush_bytes, const amk__bench_opts *o,
                           amk__bench_stats *stats, char *msg, size_t cap);
@@ -304,5 +379,9 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
                        double lat_us[2], double spread[2], amk_diag *d);
 /* The device the backend found (after a successful init). */
 const amk__gpu_info *amk__gpu_backend_info(void *state);
+/* Configs the backend holds in flight on ndev devices with a compile pool of jobs workers
+ * (its parallelism): ndev * AMK__GPU_CONFIGS_PER_DEVICE, at most jobs, at least ndev. */
+#define AMK__GPU_CONFIGS_PER_DEVICE 4
+int amk__gpu_parallelism_for(int ndev, int jobs);
 
 #endif

@@ -1,7 +1,8 @@
 /* The run worker: a long-lived child process, one per GPU, and the only process of amk that
  * creates a GPU context. It answers a device query, and runs jobs: load code objects (cached
- * by content hash), fill the spec's buffers from the job's seed, run the reference, poison
- * and run the candidate, compare on the host (check.c), and time the benchmarked shape
+ * by content hash), fill the spec's buffers from the job's seed and run the reference (or
+ * find both in the reference cache), poison and run the candidate, compare on the host
+ * (check.c), and time the benchmarked shape
  * (bench.c). A sticky error (illegal address, ...) makes it answer and then exit, so the pool
  * respawns a fresh context; a hang is the parent's to kill. Also the job wire format. */
 #include "gpu_int.h"
@@ -126,9 +127,9 @@ int amk__run_job_decode(const void *buf, size_t len, amk__run_job *j)
 
 /* ---------- run worker state (lives only in the child) --------------------------------- */
 
-/* Host buffers kept across jobs: inputs of the benchmarked case (they feed the benchmark
- * after the check), inputs of the other cases, reference and candidate outputs. */
-enum { HOST_BENCH_IN, HOST_CHECK_IN, HOST_WANT, HOST_GOT, HOST_KINDS };
+/* Host buffers kept across jobs besides the reference cache: the candidate's outputs and
+ * the inputs of a re-measure. */
+enum { HOST_GOT, HOST_MEASURE_IN, HOST_KINDS };
 
 typedef struct host_buf {
     void *p;
@@ -136,6 +137,22 @@ typedef struct host_buf {
     int pinned;        /* from hipHostMalloc (else malloc) */
     unsigned long job; /* the last job that used it */
 } host_buf;
+
+/* The reference cache. A case's inputs and its reference's outputs depend only on its
+ * amk__ref_key (the backend gives every job of a run one seed), not on the candidate, so
+ * the run worker keeps both on the host and skips fill, reference launch and download when
+ * the next job checks the same case. One entry per case of a job at least (an entry in use
+ * by the current job is never taken for another case). */
+#define REF_SLOTS (AMK__RUN_MAX_CASES + 2)
+
+typedef struct ref_entry {
+    int valid;         /* in and want hold exactly what key determines */
+    uint64_t hash;
+    amk__ref_key key;
+    host_buf in[AMK__RUN_MAX_BUFS];   /* inputs (in, inout), as filled from the seed */
+    host_buf want[AMK__RUN_MAX_BUFS]; /* reference outputs (out, inout), downloaded */
+    unsigned long job; /* the last job that used it */
+} ref_entry;
 
 static struct {
     int ready, device;
@@ -150,6 +167,7 @@ static struct {
     int nmods;
     unsigned long tick;
     host_buf host[HOST_KINDS][AMK__RUN_MAX_BUFS];
+    ref_entry refs[REF_SLOTS];
     unsigned long jobs;
 } W;
 
@@ -410,8 +428,9 @@ static int geometry_ok(const amk__run_kernel *k, const char *what, run_ctx *x)
  * of the link's speed, so the run worker keeps its host buffers (pinned where the runtime
  * gives pinned memory) and grows them when a job needs more. Past HOST_KEEP_MAX in all, the
  * ones the last job did not use go (another kernel's or shape's); what one job needs stays.
- * Nothing is read that the job did not write first: inputs are filled from the job's seed,
- * outputs downloaded before they are compared. */
+ * Nothing is read that the job did not write first (inputs filled from the job's seed,
+ * outputs downloaded before they are compared), except a reference cache entry, which is
+ * read only under a key equal to the job's case (memcmp, not just the hash). */
 #define HOST_KEEP_MAX ((size_t)4 << 30)
 #define HOST_ROUND ((size_t)64 << 10)
 
@@ -426,10 +445,9 @@ static void host_release(host_buf *h)
     memset(h, 0, sizeof *h);
 }
 
-/* Host buffer `kind` number b with room for `bytes`; NULL when out of memory. */
-static void *host_get(int kind, int b, size_t bytes)
+/* h with room for `bytes` (contents kept unless it must grow); NULL when out of memory. */
+static void *host_ensure(host_buf *h, size_t bytes)
 {
-    host_buf *h = &W.host[kind][b];
     h->job = W.jobs;
     if (h->p && h->cap >= bytes)
         return h->p;
@@ -448,17 +466,104 @@ static void *host_get(int kind, int b, size_t bytes)
     return h->p;
 }
 
+/* Host buffer `kind` number b with room for `bytes`; NULL when out of memory. */
+static void *host_get(int kind, int b, size_t bytes)
+{
+    return host_ensure(&W.host[kind][b], bytes);
+}
+
+static void ref_release(ref_entry *e)
+{
+    for (int b = 0; b < AMK__RUN_MAX_BUFS; b++) {
+        host_release(&e->in[b]);
+        host_release(&e->want[b]);
+    }
+    e->valid = 0;
+    e->hash = 0;
+    e->job = 0;
+}
+
+/* Past HOST_KEEP_MAX, every buffer and cache entry the last job did not use goes. */
 static void host_trim(void)
 {
     size_t kept = 0;
     for (int k = 0; k < HOST_KINDS; k++)
         for (int b = 0; b < AMK__RUN_MAX_BUFS; b++)
             kept += W.host[k][b].cap;
-    if (kept > HOST_KEEP_MAX)
-        for (int k = 0; k < HOST_KINDS; k++)
-            for (int b = 0; b < AMK__RUN_MAX_BUFS; b++)
-                if (W.host[k][b].job != W.jobs)
-                    host_release(&W.host[k][b]);
+    for (int i = 0; i < REF_SLOTS; i++)
+        for (int b = 0; b < AMK__RUN_MAX_BUFS; b++)
+            kept += W.refs[i].in[b].cap + W.refs[i].want[b].cap;
+    if (kept <= HOST_KEEP_MAX)
+        return;
+    for (int k = 0; k < HOST_KINDS; k++)
+        for (int b = 0; b < AMK__RUN_MAX_BUFS; b++)
+            if (W.host[k][b].job != W.jobs)
+                host_release(&W.host[k][b]);
+    for (int i = 0; i < REF_SLOTS; i++)
+        if (W.refs[i].job != W.jobs)
+            ref_release(&W.refs[i]);
+}
+
+uint64_t amk__ref_key_make(const amk__run_job *j, int ci, amk__ref_key *key)
+{
+    const amk__run_case *c = &j->cases[ci];
+    const amk__run_kernel *r = &c->ref;
+    memset(key, 0, sizeof *key);
+    key->seed = j->seed;
+    key->stream = (uint64_t)ci * AMK__RUN_MAX_BUFS;
+    if (r->code >= 0 && r->code < j->ncodes) {
+        key->code_hash = j->codes[r->code].hash;
+        key->code_size = j->codes[r->code].size;
+    }
+    snprintf(key->entry, sizeof key->entry, "%s", r->entry);
+    for (int i = 0; i < 3; i++) {
+        key->grid[i] = r->launch.grid[i];
+        key->block[i] = r->launch.block[i];
+    }
+    key->shared_bytes = r->launch.shared_bytes;
+    key->nargs = r->nargs;
+    for (int i = 0; i < r->nargs && i < AMK__RUN_MAX_ARGS; i++) {
+        key->args[i].buf = r->args[i].buf;
+        key->args[i].value = r->args[i].buf < 0 ? r->args[i].value : 0;
+    }
+    key->nbufs = c->nbufs;
+    for (int b = 0; b < c->nbufs && b < AMK__RUN_MAX_BUFS; b++) {
+        const amk__run_buf *rb = &c->bufs[b];
+        key->bufs[b].count = rb->count;
+        snprintf(key->bufs[b].name, sizeof key->bufs[b].name, "%s", rb->name);
+        key->bufs[b].dtype = rb->dtype;
+        key->bufs[b].role = rb->role;
+        key->bufs[b].init = rb->init;
+    }
+    return amk_hash64(key, sizeof *key);
+}
+
+/* The cache entry of case ci: a valid entry with an equal key (*hit = 1); else the entry to
+ * refill (*hit = 0): an empty one, else the one used longest ago, never one the current
+ * job uses; it is keyed now but stays invalid until the reference outputs are in. */
+static ref_entry *ref_lookup(const amk__run_job *j, int ci, int *hit)
+{
+    amk__ref_key key;
+    uint64_t h = amk__ref_key_make(j, ci, &key);
+    ref_entry *pick = NULL;
+    for (int i = 0; i < REF_SLOTS; i++) {
+        ref_entry *e = &W.refs[i];
+        if (e->valid && e->hash == h && memcmp(&e->key, &key, sizeof key) == 0) {
+            e->job = W.jobs;
+            *hit = 1;
+            return e;
+        }
+        if (e->job != W.jobs &&
+            (!pick || (pick->valid && (!e->valid || e->job < pick->job))))
+            pick = e;
+    }
+    /* REF_SLOTS > AMK__RUN_MAX_CASES: some entry is not the current job's. */
+    pick->valid = 0;
+    pick->hash = h;
+    pick->key = key;
+    pick->job = W.jobs;
+    *hit = 0;
+    return pick;
 }
 
 /* ---------- device buffers --------------------------------------------------------------- */
@@ -625,37 +730,53 @@ out:
     return 0;
 }
 
-/* Host inputs of case c from the job's seed, in the kept buffers of `kind`; in[b] gets
- * them (NULL for outputs). 0 when out of host memory. */
-static int make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0, int kind,
-                       void **in)
+static int check_threads(const amk__run_job *j)
+{
+    return j->check_threads > 0 ? j->check_threads : amk__check_threads();
+}
+
+/* Host inputs of case c from the job's seed, in the host buffers hb[]; in[b] gets them
+ * (NULL for outputs). 0 when out of host memory. */
+static int make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
+                       host_buf *hb, void **in)
 {
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
         in[b] = NULL;
         if (rb->role == AMK__ROLE_OUT)
             continue;
-        if (!(in[b] = host_get(kind, b, buf_bytes(rb))))
+        if (!(in[b] = host_ensure(&hb[b], buf_bytes(rb))))
             return 0;
-        amk__check_fill(in[b], rb->dtype, rb->count, rb->init, j->seed, stream0 + (uint64_t)b);
+        amk__check_fill_threads(in[b], rb->dtype, rb->count, rb->init, j->seed,
+                                stream0 + (uint64_t)b, check_threads(j));
     }
     return 1;
 }
 
 /* The correctness check of case ci on the job's check set s: inputs from the seed,
- * reference into its outputs, candidate into poisoned outputs, host comparison. The inputs
- * stay in `in`, host buffers of `kind` (HOST_BENCH_IN for the case the benchmark reuses).
- * Returns 1 when the candidate passed. */
+ * reference into its outputs, candidate into poisoned outputs, host comparison. Inputs and
+ * reference outputs come from the reference cache when it holds this case (*cached = 1),
+ * else they are made and kept there. The inputs stay in `in` (the entry's buffers, which
+ * the rest of this job does not reuse) for the benchmark. Returns 1 when the candidate
+ * passed. */
 static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunction_t fcand,
-                      dev_set *s, int kind, void **in, run_ctx *x)
+                      dev_set *s, void **in, int *cached, run_ctx *x)
 {
     const amk__run_case *c = &j->cases[ci];
     void *want[AMK__RUN_MAX_BUFS] = {0}, *got[AMK__RUN_MAX_BUFS] = {0};
-    if (!make_inputs(j, c, (uint64_t)ci * AMK__RUN_MAX_BUFS, kind, in))
+    int hit = 0;
+    ref_entry *e = ref_lookup(j, ci, &hit);
+    *cached = 0;
+    if (hit) {
+        for (int b = 0; b < c->nbufs; b++)
+            in[b] = c->bufs[b].role == AMK__ROLE_OUT ? NULL : e->in[b].p;
+    } else if (!make_inputs(j, c, (uint64_t)ci * AMK__RUN_MAX_BUFS, e->in, in)) {
         goto oom;
+    }
     for (int b = 0; b < c->nbufs; b++)
         if (c->bufs[b].role != AMK__ROLE_IN) {
-            want[b] = host_get(HOST_WANT, b, buf_bytes(&c->bufs[b]));
+            /* Same key, same sizes: on a hit host_ensure keeps the cached bytes. */
+            want[b] = host_ensure(&e->want[b], buf_bytes(&c->bufs[b]));
             got[b] = host_get(HOST_GOT, b, buf_bytes(&c->bufs[b]));
             if (!want[b] || !got[b])
                 goto oom;
@@ -663,15 +784,20 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
     set_args(s, 0, &c->ref);
     set_args(s, 1, &c->cand);
 
-    /* Reference on pristine inputs; its outputs leave the device before the candidate runs,
-     * so nothing the candidate does can change them. */
-    if (!upload(c, s, in, NULL, x))
-        return 0;
-    stage(c->label, "reference kernel");
-    if (!run_once(fref, &c->ref, s->argv[0], "reference", c->label, x))
-        return 0;
-    if (!download(c, s, want, x))
-        return 0;
+    if (!hit) {
+        /* Reference on pristine inputs; its outputs leave the device before the candidate
+         * runs, so nothing the candidate does can change them. The entry becomes valid only
+         * once they are all on the host. */
+        if (!upload(c, s, in, NULL, x))
+            return 0;
+        stage(c->label, "reference kernel");
+        if (!run_once(fref, &c->ref, s->argv[0], "reference", c->label, x))
+            return 0;
+        if (!download(c, s, want, x))
+            return 0;
+        e->valid = 1;
+    }
+    *cached = hit;
     /* Candidate: every input uploaded again from host (pristine even if the reference wrote
      * one), outputs poisoned. */
     if (!upload(c, s, in, NULL, x))
@@ -687,8 +813,8 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
         if (rb->role == AMK__ROLE_IN)
             continue;
         amk__compare cmp;
-        if (!amk__check_compare(rb->dtype, got[b], want[b], rb->count, rb->reduction,
-                                c->rtol_scale, c->atol, &cmp)) {
+        if (!amk__check_compare_threads(rb->dtype, got[b], want[b], rb->count, rb->reduction,
+                                        c->rtol_scale, c->atol, check_threads(j), &cmp)) {
             char what[400];
             amk__compare_describe(&cmp, rb->name, what, sizeof what);
             fail(x, cmp.kind == AMK__CMP_REF_NONFINITE ? AMK_STATUS_RUN_ERROR
@@ -772,6 +898,9 @@ static int bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction
     note(x, "%s: %d reps, %d input set%s of %.1f MiB%s", x->res->regime, x->res->stats[0].reps,
          nsets, nsets == 1 ? "" : "s", footprint / 1048576.0,
          flush_buf ? " + L2 flush" : nsets > 1 ? " rotated" : "");
+    char stopped[128];
+    amk__bench_stop_note(&x->res->stats[0], &j->bench, stopped, sizeof stopped);
+    note(x, "%s", stopped);
     ok = 1;
 out:
     if (flush_buf)
@@ -790,12 +919,14 @@ static void eval_job(const amk__run_job *j, const hipFunction_t *fref,
     amk__run_result *r = x->res;
     void *ins[AMK__RUN_MAX_CASES][AMK__RUN_MAX_BUFS];
     dev_set s;
-    int nbufs = 0;
+    int nbufs = 0, cached = 0, hits = 0, tried = 0;
     if (!alloc_check_set(j, &s, &nbufs, x))
         return;
     for (int ci = 0; ci < j->ncases; ci++) {
-        int kind = ci == bench_ci ? HOST_BENCH_IN : HOST_CHECK_IN;
-        if (!check_case(j, ci, fref[ci], fcand[ci], &s, kind, ins[ci], x))
+        int ok = check_case(j, ci, fref[ci], fcand[ci], &s, ins[ci], &cached, x);
+        hits += cached;
+        tried++;
+        if (!ok)
             goto out;
         r->checked++;
     }
@@ -810,6 +941,10 @@ static void eval_job(const amk__run_job *j, const hipFunction_t *fref,
     if (bench_case(j, bc, fns, ks, 1, ins[bench_ci], &s, x))
         r->status = AMK_STATUS_OK;
 out:
+    if (hits && hits == tried)
+        note(x, "reference cached");
+    else if (hits)
+        note(x, "reference cached for %d of %d shapes", hits, tried);
     free_set(&s, nbufs);
 }
 
@@ -851,7 +986,7 @@ static void run_job(const amk__run_job *j, run_ctx *x)
     /* REMEASURE: the inputs of case 0, as EVAL makes them. */
     const amk__run_case *bc = &j->cases[0];
     void *in[AMK__RUN_MAX_BUFS];
-    if (!make_inputs(j, bc, 0, HOST_BENCH_IN, in)) {
+    if (!make_inputs(j, bc, 0, W.host[HOST_MEASURE_IN], in)) {
         fail(x, AMK_STATUS_RUN_ERROR, "out of host memory");
         return;
     }

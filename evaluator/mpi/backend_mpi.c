@@ -25,8 +25,6 @@ enum { TAG_HELLO = 1, TAG_CHUNK, TAG_VERDICTS, TAG_STOP, TAG_BYE };
 #define POLL_MIN_US 100
 #define POLL_MAX_US 2000
 #define POLL_MAX_ROOT_US 500
-#define GPU_COMPILE_CAP_S 120.0 /* defaults of the gpu backend (compile_api.c, backend_gpu.c) */
-#define GPU_RUN_TIMEOUT_S 30.0
 
 /* ---------- wire format -------------------------------------------------------------------
  * hello (worker -> 0), chunk (0 -> worker), verdicts (worker -> 0), stop (0 -> worker) and
@@ -46,6 +44,7 @@ typedef struct chunk_head {
     uint64_t seq;
     uint32_t n;
     uint32_t pad;
+    double incumbent_us;      /* the latency to beat (NAN = none): ranks screen with it too */
 } chunk_head;
 
 typedef struct chunk_item {
@@ -145,20 +144,18 @@ static void append_note(amk_verdict *v, const char *text)
         snprintf(v->notes + n, sizeof v->notes - n, "%s%s", n ? "; " : "", text);
 }
 
-/* How long one config may take on a worker with these options: the compile cap plus the run
- * timeout of the correctness check and of the benchmark for gpu; a second plus the injected
- * delay for model and sim. */
+/* How long one config may take on a worker with these options, when the worker evaluates
+ * its parallelism's worth at once: the gpu backend's own figure (amk__gpu_slot_seconds);
+ * a second plus the injected delay for model and sim. */
 static double slot_seconds(const char *backend, const amk_backend_opts *opts)
 {
-    if (strcmp(backend, "gpu") == 0) {
-        double run = opts && opts->run_timeout_s > 0 ? opts->run_timeout_s : 0;
-        const char *e = getenv("AMK_RUN_TIMEOUT");
-        if (run <= 0 && !(e && *e && amk_parse_duration(e, &run) == AMK_OK && run > 0))
-            run = GPU_RUN_TIMEOUT_S;
-        double cap = opts && opts->compile_timeout_s > 0 ? opts->compile_timeout_s
-                                                          : GPU_COMPILE_CAP_S;
-        return cap + 2 * run;
-    }
+#ifdef AMK_HAVE_GPU
+    if (strcmp(backend, "gpu") == 0)
+        return amk__gpu_slot_seconds(opts);
+#else
+    (void)backend; /* no gpu backend in this build: a rank cannot be using it */
+    (void)opts;
+#endif
     const char *e = getenv("AMK_SIM_DELAY_MS");
     double ms = e && *e ? strtod(e, NULL) : 0;
     return 1.0 + (isfinite(ms) && ms > 0 ? ms / 1000.0 : 0);
@@ -191,8 +188,10 @@ static int stop_pending(void)
 }
 
 /* Evaluates one chunk into out[0..n): rebuilds each config from its choice indices, checks
- * that its config_id is the one rank 0 sent, and runs the pipeline on the ones that match. */
+ * that its config_id is the one rank 0 sent, and runs the pipeline on the ones that match
+ * (against rank 0's incumbent, so the gpu backend screens here as it would there). */
 static void serve_chunk(amk_evaluator *ev, const amk_space *sp, const amk_mpi_opts *o,
+                        double incumbent_us,
                         const chunk_item *items, size_t n, amk_verdict *out)
 {
     amk_config *cfgs = malloc(n * sizeof *cfgs);
@@ -227,7 +226,7 @@ static void serve_chunk(amk_evaluator *ev, const amk_space *sp, const amk_mpi_op
         at[m++] = i;
     }
     if (m) {
-        amk_evaluator_run(ev, sp, run, m, NAN, got); /* failures are statuses in got */
+        amk_evaluator_run(ev, sp, run, m, incumbent_us, got); /* failures: statuses in got */
         for (size_t k = 0; k < m; k++)
             out[at[k]] = got[k];
     }
@@ -296,7 +295,7 @@ int amk_mpi_serve(const amk_mpi_opts *o, amk_diag *d)
             break;
         }
         memcpy(reply, &head, sizeof head);
-        serve_chunk(ev, sp, o, (const chunk_item *)(buf + sizeof head), n,
+        serve_chunk(ev, sp, o, head.incumbent_us, (const chunk_item *)(buf + sizeof head), n,
                     (amk_verdict *)(void *)(reply + sizeof head));
         /* Rank 0 gave up on this rank (a missed deadline) and is ending: a reply now could
          * block against a process that no longer receives. */
@@ -355,6 +354,7 @@ typedef struct mpi_state {
     double t_last_return, t_loop, t_msg, t_eval;
     unsigned char *rbuf;
     size_t rcap;
+    double incumbent_us; /* set_incumbent's, sent with every chunk */
 } mpi_state;
 
 static const amk_mpi_opts *creating; /* handed from amk_mpi_evaluator_create to mpi_init */
@@ -593,7 +593,8 @@ static int send_chunk(mpi_state *s, peer *p, const amk_config *const *cfgs,
         mark_dead(s, p, "cannot be sent a chunk: out of memory");
         return -1;
     }
-    chunk_head head = {.seq = ++s->next_seq, .n = (uint32_t)n, .pad = 0};
+    chunk_head head = {.seq = ++s->next_seq, .n = (uint32_t)n, .pad = 0,
+                       .incumbent_us = s->incumbent_us};
     memcpy(buf, &head, sizeof head);
     for (size_t k = 0; k < n; k++) {
         chunk_item it;
@@ -741,7 +742,7 @@ static void evaluate_locally(mpi_state *s, const amk_config *const *cfgs, const 
     if (rc == AMK_OK) {
         for (size_t k = 0; k < nq; k++)
             run[k] = cfgs[queue[k]];
-        amk_evaluator_run(s->local, s->local_sp, run, nq, NAN, got);
+        amk_evaluator_run(s->local, s->local_sp, run, nq, s->incumbent_us, got);
     }
     for (size_t k = 0; k < nq; k++) {
         amk_verdict *v = &out[queue[k]];
@@ -840,6 +841,11 @@ static const char *mpi_device(void *state)
     return ((mpi_state *)state)->device;
 }
 
+static void mpi_set_incumbent(void *state, double incumbent_us)
+{
+    ((mpi_state *)state)->incumbent_us = incumbent_us;
+}
+
 static int mpi_parallelism(void *state)
 {
     mpi_state *s = state;
@@ -933,6 +939,7 @@ static const amk_backend_type amk_backend_mpi = {
     .device = mpi_device,
     .clear = mpi_clear,
     .parallelism = mpi_parallelism,
+    .set_incumbent = mpi_set_incumbent,
 };
 
 int amk_mpi_evaluator_create(const amk_mpi_opts *o, amk_evaluator **out, amk_diag *d)

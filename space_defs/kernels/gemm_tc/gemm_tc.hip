@@ -17,13 +17,19 @@
  * (ordinary shared stores, covered by the same barrier). C stores are bounds-checked. Any
  * M, N, K >= 1 is computed correctly.
  * Block raster: a 1-D grid remapped in groups of GROUP_M block rows (L2 reuse of B tiles).
- * No split-K: the run worker poisons outputs with NaN before launch (there is no zeroed C to
- * accumulate into), and a separate reduction pass is not expressible as one launch.
- * Knobs: BM BN BK WM WN STAGES GROUP_M (all -D). */
+ * Split-K (SPLIT_K > 1; serial split-K with fixup, one launch): SPLIT_K blocks per C tile,
+ * split s walking K slices [s*kc, (s+1)*kc), kc = cdiv(cdiv(K, BK), SPLIT_K) (a split may be
+ * empty). Each block stores its f32 partial tile in the workspace `ws` and counts itself in
+ * on the tile's counter; the last to arrive adds the partials in split order 0..SPLIT_K-1
+ * (its own from registers), so C does not depend on the arrival order, writes C, and puts
+ * the partials and the counter back to zero for the next launch (the run worker checks that
+ * `ws` comes back as it went in: zero). SPLIT_K = 1 compiles to the plain kernel; `ws` is
+ * then unused.
+ * Knobs: BM BN BK WM WN STAGES GROUP_M SPLIT_K (all -D). */
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) || \
-    !defined(STAGES) || !defined(GROUP_M)
-#error "gemm_tc needs -DBM -DBN -DBK -DWM -DWN -DSTAGES -DGROUP_M"
+    !defined(STAGES) || !defined(GROUP_M) || !defined(SPLIT_K)
+#error "gemm_tc needs -DBM -DBN -DBK -DWM -DWN -DSTAGES -DGROUP_M -DSPLIT_K"
 #endif
 #if !defined(AMK_T_F16) && !defined(AMK_T_BF16)
 #error "gemm_tc needs -DAMK_T_F16=1 or -DAMK_T_BF16=1"
@@ -46,6 +52,7 @@ static_assert(WM % 16 == 0 && WN % 16 == 0, "warp tile must be a multiple of 16"
 static_assert(BK % 16 == 0, "BK must be a multiple of 16");
 static_assert(STAGES >= 2 && STAGES <= 4, "STAGES must be 2..4");
 static_assert(GROUP_M >= 1, "GROUP_M must be >= 1");
+static_assert(SPLIT_K >= 1, "SPLIT_K must be >= 1");
 
 typedef unsigned short tc_u16;
 
@@ -281,11 +288,97 @@ AMK_INLINE void tc_store(const tc_acc_t &acc, float *__restrict__ C, int M, int 
 
 #endif
 
+/* ---------- split-K fixup ---------------------------------------------------------------- */
+
+#if SPLIT_K > 1
+/* A partial tile is stored in register order, not C order: accumulator group g = (mi, ni)
+ * (4 floats) of thread t at g * TC_THREADS * 4 + t * 4, so a warp's 16-byte stores and loads
+ * are contiguous. Every block maps threads to accumulators alike, so the block that adds the
+ * partials reads each group in the thread that holds the same group in registers. */
+#define TC_TILE_ELEMS (BM * BN)
+static_assert(TC_MI * TC_NI * 4 * TC_THREADS == TC_TILE_ELEMS, "a partial tile is BM*BN floats");
+
+/* A 16-byte group written by another block: past the (incoherent) L1 on NVIDIA; on AMD the
+ * acquire fence before the reads has already invalidated the L1. */
+AMK_INLINE float4 tc_load_partial(const float *p)
+{
+#if defined(AMK_VENDOR_NVIDIA)
+    return __ldcg(reinterpret_cast<const float4 *>(p));
+#else
+    return *reinterpret_cast<const float4 *>(p);
+#endif
+}
+
+/* Stores this block's partial tile (split `split` of C tile `tile`) and counts it in on the
+ * tile's counter. Returns true in the last block to arrive, with acc holding the sum of every
+ * split's partial in split order 0..SPLIT_K-1, the tile's partials and counter zero again.
+ * ws: `tiles * SPLIT_K` partial tiles, then one 32-bit counter per tile. flag: one int of
+ * shared memory that no thread reads or writes for anything else meanwhile. */
+AMK_INLINE bool tc_split_fixup(tc_acc_t &acc, float *ws, int tiles, int tile, int split,
+                               int *flag)
+{
+    const int tid = threadIdx.x;
+    float *part = ws + (size_t)tile * SPLIT_K * TC_TILE_ELEMS + (size_t)tid * 4;
+    unsigned int *count =
+        reinterpret_cast<unsigned int *>(ws + (size_t)tiles * SPLIT_K * TC_TILE_ELEMS) + tile;
+#pragma unroll
+    for (int mi = 0; mi < TC_MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < TC_NI; ++ni)
+            *reinterpret_cast<float4 *>(part + (size_t)split * TC_TILE_ELEMS +
+                                        (mi * TC_NI + ni) * TC_THREADS * 4) =
+                make_float4(acc[mi][ni][0], acc[mi][ni][1], acc[mi][ni][2], acc[mi][ni][3]);
+    /* Release: each thread's partial is visible device-wide before thread 0 counts the
+     * block in (the barrier orders every thread's fence before the atomic). */
+    __threadfence();
+    __syncthreads();
+    if (tid == 0)
+        *flag = atomicAdd(count, 1u) == SPLIT_K - 1;
+    __syncthreads();
+    if (!*flag)
+        return false;
+    /* Acquire: the counts seen by the atomic order the other splits' partials before the
+     * reads below. */
+    __threadfence();
+#pragma unroll
+    for (int mi = 0; mi < TC_MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < TC_NI; ++ni) {
+            const float4 own =
+                make_float4(acc[mi][ni][0], acc[mi][ni][1], acc[mi][ni][2], acc[mi][ni][3]);
+            float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+            for (int s = 0; s < SPLIT_K; ++s) {
+                float *p = part + (size_t)s * TC_TILE_ELEMS + (mi * TC_NI + ni) * TC_THREADS * 4;
+                const float4 v = s == split ? own : tc_load_partial(p);
+                *reinterpret_cast<float4 *>(p) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (s == 0) {
+                    sum = v;
+                } else {
+                    sum.x += v.x;
+                    sum.y += v.y;
+                    sum.z += v.z;
+                    sum.w += v.w;
+                }
+            }
+            acc[mi][ni][0] = sum.x;
+            acc[mi][ni][1] = sum.y;
+            acc[mi][ni][2] = sum.z;
+            acc[mi][ni][3] = sum.w;
+        }
+    if (tid == 0)
+        *count = 0u; /* the next launch starts from zero; no block reads it again in this one */
+    return true;
+}
+#endif
+
 /* ---------- the kernel ------------------------------------------------------------------- */
 
+/* ws: the split-K workspace (spec buffer `ws`, zero on entry and on exit); unused when
+ * SPLIT_K = 1. */
 AMK_KERNEL void __launch_bounds__(TC_THREADS)
 gemm_tc_kernel(const amk_t *__restrict__ Ap, const amk_t *__restrict__ Bp,
-               float *__restrict__ C, int M, int N, int K)
+               float *__restrict__ C, int M, int N, int K, float *ws)
 {
     /* STAGES x As[BM][LDA], then STAGES x Bs[BK][LDB]: launch.shared_bytes in spec.json. */
     extern __shared__ __attribute__((aligned(16))) tc_u16 tc_smem[];
@@ -294,9 +387,11 @@ gemm_tc_kernel(const amk_t *__restrict__ Ap, const amk_t *__restrict__ Bp,
     const tc_u16 *A = reinterpret_cast<const tc_u16 *>(Ap);
     const tc_u16 *B = reinterpret_cast<const tc_u16 *>(Bp);
 
-    /* Raster swizzle: GROUP_M block rows are walked column by column. */
+    /* The SPLIT_K blocks of one C tile are neighbours in the grid (they share its A and B
+     * rows in L2 and finish close together). Raster swizzle over tiles: GROUP_M tile rows
+     * are walked column by column. */
     const int grid_m = (M + BM - 1) / BM, grid_n = (N + BN - 1) / BN;
-    const int pid = blockIdx.x;
+    const int pid = blockIdx.x / SPLIT_K;
     const int per_group = GROUP_M * grid_n;
     const int first_m = (pid / per_group) * GROUP_M;
     const int gsize = grid_m - first_m < GROUP_M ? grid_m - first_m : GROUP_M;
@@ -308,7 +403,16 @@ gemm_tc_kernel(const amk_t *__restrict__ Ap, const amk_t *__restrict__ Bp,
     const int lane = tid % AMK_WARP, warp_id = tid / AMK_WARP;
     const int wm0 = (warp_id / (BN / WN)) * WM, wn0 = (warp_id % (BN / WN)) * WN;
     const bool a_vec = (K & 7) == 0, b_vec = (N & 7) == 0;
-    const int ktiles = (K + BK - 1) / BK;
+#if SPLIT_K > 1
+    /* This split's K slices: [kt0, kt0 + ktiles), possibly none. */
+    const int split = blockIdx.x % SPLIT_K;
+    const int ktiles_all = (K + BK - 1) / BK;
+    const int kchunk = (ktiles_all + SPLIT_K - 1) / SPLIT_K;
+    const int kt0 = split * kchunk < ktiles_all ? split * kchunk : ktiles_all;
+    const int ktiles = ktiles_all - kt0 < kchunk ? ktiles_all - kt0 : kchunk;
+#else
+    const int kt0 = 0, ktiles = (K + BK - 1) / BK;
+#endif
 
     tc_acc_t acc;
 #pragma unroll
@@ -327,8 +431,8 @@ gemm_tc_kernel(const amk_t *__restrict__ Ap, const amk_t *__restrict__ Bp,
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < ktiles)
-            tc_load_slice(As + s * TC_A_ELEMS, Bs + s * TC_B_ELEMS, A, B, M, N, K, m0, n0, s * BK,
-                          a_vec, b_vec);
+            tc_load_slice(As + s * TC_A_ELEMS, Bs + s * TC_B_ELEMS, A, B, M, N, K, m0, n0,
+                          (kt0 + s) * BK, a_vec, b_vec);
         tc_commit();
     }
 
@@ -341,12 +445,18 @@ gemm_tc_kernel(const amk_t *__restrict__ Ap, const amk_t *__restrict__ Bp,
         if (nxt < ktiles) {
             const int s = nxt % STAGES;
             tc_load_slice(As + s * TC_A_ELEMS, Bs + s * TC_B_ELEMS, A, B, M, N, K, m0, n0,
-                          nxt * BK, a_vec, b_vec);
+                          (kt0 + nxt) * BK, a_vec, b_vec);
         }
         tc_commit();
         const int cur = kt % STAGES;
         tc_compute(acc, As + cur * TC_A_ELEMS, Bs + cur * TC_B_ELEMS, wm0, wn0, lane);
     }
 
+#if SPLIT_K > 1
+    /* Every thread is past its last read of the ring (and no real cp.async is pending) before
+     * tc_split_fixup's first barrier lets thread 0 reuse its first word as the flag. */
+    if (!tc_split_fixup(acc, ws, grid_m * grid_n, pid, split, reinterpret_cast<int *>(tc_smem)))
+        return;
+#endif
     tc_store(acc, C, M, N, m0 + wm0, n0 + wn0, lane);
 }

@@ -1,23 +1,30 @@
 /* quant_per_tensor: dynamic per-tensor quantisation of bf16 x[total] to amk_t (fp8 e4m3 or
  * int8) in ONE launch: scale = max(absmax(x) / qmax, 1e-12) (qmax 448 or 127) and
  * q = saturate(round_half_even(x / scale)), all in f32 (the reference does the same f32
- * operations, so int8 must match bit for bit).
+ * operations, so int8 must match bit for bit; fp8 converts in pairs with the prelude's
+ * amk_fp8e4m3x2_from_float, one instruction on sm_89+, the reference's software conversion
+ * elsewhere: bench/fp8_cvt_check.sh checks on a GPU that both give the same codes).
  *
  * Grid: a persistent grid of at most sm_count * BPS blocks; __launch_bounds__(THREADS, BPS)
  * makes the registers fit BPS blocks per SM, so every block is resident and the grid
- * barrier cannot deadlock. Phase 1: each block reduces |x| over a grid-stride loop of
- * VEC-element loads (shuffles, then shared memory) and publishes it with atomicMax on the
- * float's bits (non-negative floats order like their bit patterns). Barrier: a workspace
- * counter ws[1] counts arrivals; thread 0 of each block spins until all have arrived, then
- * reads the absmax ws[0]. A second arrival on the counter after the read lets the last
- * block reset ws to zero, so the next launch (benchmark repetitions) starts clean; the spec
- * declares ws as an inout buffer with init "zero" that must come back zero. Phase 2: the
- * same grid-stride walk quantises (the second read of x mostly hits L2 for small tensors).
+ * barrier cannot deadlock. Each thread walks vectors of VEC elements at i = tid + k * stride.
+ * Phase 1 reduces |x| (shuffles, then shared memory) and publishes the block's absmax with
+ * atomicMax on the float's bits (non-negative floats order like their bit patterns). On the
+ * way it keeps what it read on chip for phase 2: the first KEEP vectors of the walk in
+ * registers (fully unrolled, constant indices), the next `skeep` vectors in dynamic shared
+ * memory (SMEM=1: as many as fit BPS blocks per SM; skeep and the launch's shared bytes come
+ * from the spec). Barrier: a workspace counter ws[1] counts arrivals; thread 0 of each block
+ * spins until all have arrived, then reads the absmax ws[0]. A second arrival on the counter
+ * after the read lets the last block reset ws to zero, so the next launch (benchmark
+ * repetitions) starts clean; the spec declares ws as an inout buffer with init "zero" that
+ * must come back zero. Phase 2 quantises: first the streamed part of the walk in REVERSE
+ * order, so what phase 1 read last (most likely still in L2) is read again first, then the
+ * shared-memory and register copies, which need no read at all.
  * Any total >= 1: the tail past the last whole vector is done element by element.
- * Knobs: THREADS VEC BPS. */
+ * Knobs: THREADS VEC BPS KEEP SMEM. */
 
-#if !defined(THREADS) || !defined(VEC) || !defined(BPS)
-#error "quant_per_tensor needs -DTHREADS -DVEC -DBPS"
+#if !defined(THREADS) || !defined(VEC) || !defined(BPS) || !defined(KEEP) || !defined(SMEM)
+#error "quant_per_tensor needs -DTHREADS -DVEC -DBPS -DKEEP -DSMEM"
 #endif
 #if defined(AMK_T_FP8E4M3)
 #define QT_QMAX 448.0f
@@ -28,10 +35,11 @@
 #endif
 
 #define QT_WARPS (THREADS / AMK_WARP > 0 ? THREADS / AMK_WARP : 1)
-static_assert(VEC == 4 || VEC == 8 || VEC == 16, "VEC must be 4, 8 or 16");
+static_assert(VEC == 4 || VEC == 8 || VEC == 16 || VEC == 32, "VEC must be 4, 8, 16 or 32");
 static_assert(THREADS % AMK_WARP == 0 || THREADS < AMK_WARP, "THREADS: whole warps");
+static_assert(KEEP >= 0 && (SMEM == 0 || SMEM == 1), "KEEP >= 0, SMEM 0 or 1");
 
-/* VEC bf16 in (VEC*2 bytes: 8, 16 or 32) and VEC outputs (VEC bytes: 4, 8 or 16). */
+/* Loads and stores of at most 16 bytes: VEC bf16 in (2*VEC bytes), VEC outputs (VEC bytes). */
 template <int NB> struct qt_chunk;
 template <> struct qt_chunk<4> { typedef unsigned int type; };
 template <> struct qt_chunk<8> { typedef uint2 type; };
@@ -45,12 +53,29 @@ struct qt_in {
     };
 };
 struct qt_out {
-    typedef qt_chunk<VEC>::type chunk;
+    enum { CB = VEC > 16 ? 16 : VEC, NC = VEC / CB };
+    typedef qt_chunk<CB>::type chunk;
     union {
-        chunk c;
+        chunk c[NC];
+        unsigned short pair[VEC / 2];
         amk_t e[VEC];
     };
 };
+
+AMK_INLINE void qt_load(qt_in &u, const qt_in::chunk *xv, int i)
+{
+#pragma unroll
+    for (int c = 0; c < qt_in::NC; ++c)
+        u.c[c] = xv[(size_t)i * qt_in::NC + c];
+}
+
+AMK_INLINE float qt_absmax(const qt_in &u, float a)
+{
+#pragma unroll
+    for (int v = 0; v < VEC; ++v)
+        a = fmaxf(a, fabsf(amk_to_float(u.e[v])));
+    return a;
+}
 
 AMK_INLINE amk_t qt_quant(float v)
 {
@@ -63,9 +88,28 @@ AMK_INLINE amk_t qt_quant(float v)
 #endif
 }
 
+/* Quantises vector u and stores it as output vector i; fp8 converts in pairs. */
+AMK_INLINE void qt_store(qt_out::chunk *qv, int i, const qt_in &u, float sc)
+{
+    qt_out o;
+#if defined(AMK_T_FP8E4M3)
+#pragma unroll
+    for (int p = 0; p < VEC / 2; ++p)
+        o.pair[p] = amk_fp8e4m3x2_from_float(amk_to_float(u.e[2 * p]) / sc,
+                                             amk_to_float(u.e[2 * p + 1]) / sc);
+#else
+#pragma unroll
+    for (int v = 0; v < VEC; ++v)
+        o.e[v] = qt_quant(amk_to_float(u.e[v]) / sc);
+#endif
+#pragma unroll
+    for (int c = 0; c < qt_out::NC; ++c)
+        qv[(size_t)i * qt_out::NC + c] = o.c[c];
+}
+
 AMK_KERNEL void __launch_bounds__(THREADS, BPS)
 quant_per_tensor_kernel(const amk_bf16 *__restrict__ x, amk_t *__restrict__ q,
-                        float *__restrict__ scale, float *ws, int total)
+                        float *__restrict__ scale, float *ws, int total, int skeep)
 {
     __shared__ float wmax[QT_WARPS];
     __shared__ float s_scale;
@@ -74,20 +118,46 @@ quant_per_tensor_kernel(const amk_bf16 *__restrict__ x, amk_t *__restrict__ q,
     const int nvec = total / VEC;
     const int tid = blockIdx.x * THREADS + threadIdx.x, stride = gridDim.x * THREADS;
     const qt_in::chunk *xv = reinterpret_cast<const qt_in::chunk *>(x);
+#if SMEM
+    /* [skeep][NC][THREADS] chunks: a warp touches consecutive 16-byte words. */
+    extern __shared__ __attribute__((aligned(16))) unsigned char qt_smem_bytes[];
+    qt_in::chunk *keep_s = reinterpret_cast<qt_in::chunk *>(qt_smem_bytes);
+#else
+    (void)skeep;
+#endif
 
-    /* Phase 1: block absmax. */
+    /* Phase 1: block absmax, keeping the first vectors of the walk on chip. */
     float a = 0.0f;
-    for (int i = tid; i < nvec; i += stride) {
+#if KEEP > 0
+    qt_in keep_r[KEEP];
+#pragma unroll
+    for (int k = 0; k < KEEP; ++k)
+        if (tid + k * stride < nvec)
+            qt_load(keep_r[k], xv, tid + k * stride);
+#pragma unroll
+    for (int k = 0; k < KEEP; ++k)
+        if (tid + k * stride < nvec)
+            a = qt_absmax(keep_r[k], a);
+#endif
+    int i = tid + KEEP * stride;
+#if SMEM
+    for (int s = 0; s < skeep && i < nvec; ++s, i += stride) {
         qt_in u;
+        qt_load(u, xv, i);
+        a = qt_absmax(u, a);
 #pragma unroll
         for (int c = 0; c < qt_in::NC; ++c)
-            u.c[c] = xv[(size_t)i * qt_in::NC + c];
-#pragma unroll
-        for (int v = 0; v < VEC; ++v)
-            a = fmaxf(a, fabsf(amk_to_float(u.e[v])));
+            keep_s[(s * qt_in::NC + c) * THREADS + threadIdx.x] = u.c[c];
     }
-    for (int i = nvec * VEC + tid; i < total; i += stride)
-        a = fmaxf(a, fabsf(amk_to_float(x[i])));
+#endif
+    const int first_streamed = i;
+    for (; i < nvec; i += stride) {
+        qt_in u;
+        qt_load(u, xv, i);
+        a = qt_absmax(u, a);
+    }
+    for (int e = nvec * VEC + tid; e < total; e += stride)
+        a = fmaxf(a, fabsf(amk_to_float(x[e])));
 #pragma unroll
     for (int o = AMK_WARP / 2; o > 0; o >>= 1)
         a = fmaxf(a, amk_shfl_xor(a, o));
@@ -121,19 +191,31 @@ quant_per_tensor_kernel(const amk_bf16 *__restrict__ x, amk_t *__restrict__ q,
     __syncthreads();
     const float sc = s_scale;
 
-    /* Phase 2: quantise. */
+    /* Phase 2: the streamed vectors newest first, then the on-chip copies. */
     qt_out::chunk *qv = reinterpret_cast<qt_out::chunk *>(q);
-    for (int i = tid; i < nvec; i += stride) {
+    if (first_streamed < nvec) {
+        for (int j = first_streamed + (nvec - 1 - first_streamed) / stride * stride;
+             j >= first_streamed; j -= stride) {
+            qt_in u;
+            qt_load(u, xv, j);
+            qt_store(qv, j, u, sc);
+        }
+    }
+#if SMEM
+    for (int s = 0, j = tid + KEEP * stride; s < skeep && j < nvec; ++s, j += stride) {
         qt_in u;
-        qt_out o;
 #pragma unroll
         for (int c = 0; c < qt_in::NC; ++c)
-            u.c[c] = xv[(size_t)i * qt_in::NC + c];
-#pragma unroll
-        for (int v = 0; v < VEC; ++v)
-            o.e[v] = qt_quant(amk_to_float(u.e[v]) / sc);
-        qv[i] = o.c;
+            u.c[c] = keep_s[(s * qt_in::NC + c) * THREADS + threadIdx.x];
+        qt_store(qv, j, u, sc);
     }
-    for (int i = nvec * VEC + tid; i < total; i += stride)
-        q[i] = qt_quant(amk_to_float(x[i]) / sc);
+#endif
+#if KEEP > 0
+#pragma unroll
+    for (int k = 0; k < KEEP; ++k)
+        if (tid + k * stride < nvec)
+            qt_store(qv, tid + k * stride, keep_r[k], sc);
+#endif
+    for (int e = nvec * VEC + tid; e < total; e += stride)
+        q[e] = qt_quant(amk_to_float(x[e]) / sc);
 }
