@@ -5,21 +5,27 @@
 # amk_fp8e4m3_from_float that the reference kernel uses. Prints the mismatches, split into
 # pairs with a NaN (expected: the hardware NaN code may lose the sign) and all others (must
 # be 0: finite values, +-inf, saturation, ties, subnormals), then exits 1 if any "other".
-# usage: bench/fp8_cvt_check.sh   (from the repository root; needs nvcc; env OUT, ARCH=sm_90)
+# usage: bench/fp8_cvt_check.sh   (from the repository root, after the build; needs nvcc;
+#        env OUT, ARCH=sm_90, BUILD=build: the folder with libamk.so)
 set -eu
 OUT=${OUT:-/tmp/amk-fp8cvt}
 ARCH=${ARCH:-sm_90}
+BUILD=${BUILD:-build}
 mkdir -p "$OUT"
 command -v nvcc >/dev/null || { echo "fp8_cvt_check: no nvcc on PATH" >&2; exit 4; }
+[ -e "$BUILD/libamk.so" ] || { echo "fp8_cvt_check: no $BUILD/libamk.so (set BUILD)" >&2; exit 4; }
 
-# The prelude text, exactly as the evaluator prepends it to every kernel.
+# The prelude text, exactly as the evaluator prepends it to every kernel, from the built
+# library: prelude.c's headers need cJSON's, which a device machine may lack; the library's
+# own dependencies resolve at run time (LD_LIBRARY_PATH there).
 cat >"$OUT/dump.c" <<'EOF'
 #include <stdio.h>
 const char *amk_prelude(const char *vendor);
 int main(void) { fputs(amk_prelude("nvidia"), stdout); return 0; }
 EOF
-cc -O1 -Ievaluator -Icommon -Ispace_defs -Icost_model -Isearch -Iresults -o "$OUT/dump" \
-    "$OUT/dump.c" evaluator/prelude.c
+lib=$(cd "$BUILD" && pwd)
+cc -O1 -o "$OUT/dump" "$OUT/dump.c" -L"$lib" -lamk -Wl,-rpath,"$lib" \
+    -Wl,--allow-shlib-undefined
 "$OUT/dump" >"$OUT/check.cu"
 cat >>"$OUT/check.cu" <<'EOF'
 #include <cstdio>
@@ -51,8 +57,11 @@ int main()
 {
     unsigned long long *c;
     unsigned *first;
-    cudaMallocManaged(&c, 2 * sizeof *c);
-    cudaMallocManaged(&first, sizeof *first);
+    if (cudaMallocManaged(&c, 2 * sizeof *c) != cudaSuccess ||
+        cudaMallocManaged(&first, sizeof *first) != cudaSuccess) {
+        printf("fp8_cvt_check: no GPU memory (is there a GPU?)\n");
+        return 2;
+    }
     c[0] = c[1] = 0;
     *first = 0xffffffffu;
     check<<<132 * 16, 256>>>(c, c + 1, first);

@@ -7,6 +7,7 @@
 
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -874,7 +875,7 @@ START_TEST(test_specs_memory_bound_cost_and_launch)
     ck_assert_int_eq(l.grid[0], 132 * 2); /* persistent: sm_count * BPS */
     ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(t.min_bytes, 16384LL * 4096 * 3 + 4);
-    ck_assert_int_eq(l.shared_bytes, 0); /* SMEM=0 */
+    ck_assert_int_eq(l.shared_bytes, 256); /* SMEM=0: the reduction slots and the scale */
     c = config_at(s, "decode");
     ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(l.grid[0], 32 * 4096 / (1024 * 8)); /* small tensors: fewer blocks */
@@ -883,8 +884,9 @@ START_TEST(test_specs_memory_bound_cost_and_launch)
 END_TEST
 
 /* quant_per_tensor's on-chip keep: the register rule against ptxas's counts for sm_90
- * (measured with nvcc -Xptxas -v under __launch_bounds__(THREADS, BPS), fp8 and int8:
- * these spill or not), the whole space counted again here from the rules, and the shared
+ * (measured with nvcc -Xptxas -v under __launch_bounds__(THREADS, BPS), fp8 and int8,
+ * SMEM 0 and 1: these spill in at least one or in none; {1024, 8, 2, 2} spills only with
+ * SMEM=1), the whole space counted again here from the rules, and the shared
  * memory, argument and traffic of a config that keeps in both. */
 static int quant_valid(amk_spec *s, const amk_limits *lim, int threads, int vec, int bps,
                        int keep, int smem)
@@ -907,10 +909,10 @@ START_TEST(test_quant_per_tensor_keep_space)
     const struct {
         int threads, vec, bps, keep, fits;
     } ptxas[] = {
-        {1024, 8, 2, 0, 1},  {1024, 16, 2, 0, 1}, {1024, 32, 2, 0, 0}, {1024, 8, 2, 2, 0},
-        {1024, 8, 1, 8, 1},  {1024, 8, 1, 16, 0}, {1024, 16, 1, 2, 1}, {1024, 16, 1, 4, 0},
-        {1024, 32, 1, 0, 1}, {1024, 32, 1, 2, 0}, {512, 8, 1, 16, 1},  {512, 16, 1, 8, 1},
-        {512, 16, 1, 12, 0}, {512, 32, 1, 4, 1},  {512, 32, 1, 6, 0},  {512, 8, 1, 12, 1},
+        {1024, 8, 2, 0, 1},  {1024, 16, 2, 0, 1}, {1024, 32, 2, 0, 1},  {1024, 8, 2, 2, 0},
+        {1024, 16, 2, 2, 0}, {1024, 8, 1, 8, 1},  {1024, 8, 1, 12, 0},  {1024, 16, 1, 4, 1},
+        {1024, 16, 1, 6, 0}, {1024, 32, 1, 2, 1}, {1024, 32, 1, 4, 0},  {512, 8, 1, 16, 1},
+        {512, 16, 1, 12, 1}, {512, 16, 1, 16, 0}, {512, 32, 1, 6, 1},   {512, 32, 1, 8, 0},
     };
     for (size_t i = 0; i < sizeof ptxas / sizeof ptxas[0]; i++)
         ck_assert_msg(quant_valid(s, &lim, ptxas[i].threads, ptxas[i].vec, ptxas[i].bps,
@@ -929,14 +931,14 @@ START_TEST(test_quant_per_tensor_keep_space)
                 for (int k = 0; k < 7; k++)
                     for (int m = 0; m < 2; m++) {
                         int tpsm = T[a] * B[e], cap = 65536 / tpsm > 255 ? 255 : 65536 / tpsm;
-                        int regs = 20 + V[b] * (2 * K[k] + 3) / 4 + K[k] / 2;
+                        int regs = 28 + V[b] * K[k] / 2;
                         int fill = (233472 / B[e] - 1024 - 256) / (T[a] * V[b] * 2);
                         int want = tpsm <= 2048 && tpsm >= 512 && regs <= cap &&
                                    (m == 0 || fill >= 1);
                         ck_assert_int_eq(quant_valid(s, &lim, T[a], V[b], B[e], K[k], m), want);
                         n += want;
                     }
-    ck_assert_int_eq(n, 120); /* an exhaustive GPU sweep stays affordable */
+    ck_assert_int_eq(n, 146); /* an exhaustive GPU sweep stays affordable */
 
     /* 512 threads, 1 block per SM, 16 vectors of 8 in registers and 28 in shared memory:
      * (232448 - 256) / (512 * 8 * 2) = 28 of the 125 vectors of each thread's walk. */
@@ -955,8 +957,8 @@ START_TEST(test_quant_per_tensor_keep_space)
     ck_assert_int_eq(amk_config_eval(&c, &lim, "skeep", &skeep, &d), AMK_OK);
     ck_assert_int_eq(skeep, 28);
     ck_assert_int_eq(l.grid[0], 132);
-    ck_assert_int_eq(l.shared_bytes, 28 * 512 * 8 * 2);
-    ck_assert_int_le(l.shared_bytes + 1024 + 256, lim.smem_per_sm);
+    ck_assert_int_eq(l.shared_bytes, 256 + 28 * 512 * 8 * 2);
+    ck_assert_int_le(l.shared_bytes + 1024, lim.smem_per_sm);
     ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
     /* Kept on chip: 132 * 512 threads * 44 vectors * 8; the rest is read twice, minus the
      * half of the L2 that serves the newest part of it. */
@@ -972,6 +974,152 @@ START_TEST(test_quant_per_tensor_keep_space)
     ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(t.traffic_bytes, t.min_bytes);
     amk_spec_free(s);
+}
+END_TEST
+
+/* quant_per_tensor divides by the scale without a division (qt_div in the kernel): rc =
+ * 1 / sc once, then q0 = x * rc, residual q0 * sc - x in an fma, q = q0 - residual * rc in
+ * another. Checked here against true f32 division x / sc (what the reference computes) on
+ * the codes that matter: every finite bf16 x with |x| <= absmax (larger ones cannot occur)
+ * against the scales of thousands of absmax values: all 128 bf16 significands at the
+ * smallest, clamp-boundary (sc = 1e-12 below absmax ~2^-31 for fp8, ~2^-33 for int8),
+ * middle and largest exponents, every power of two, every subnormal, 0 and pseudo-random
+ * ones. x / sc only depends on the significands and the exponent difference until
+ * something underflows, so the sweep covers every scale that way. C's fmaf is the exact
+ * fused operation the GPU's fma.rn is. */
+static float qt_div_fma(float x, float sc, float rc)
+{
+    const float q0 = x * rc;
+    return fmaf(-fmaf(q0, sc, -x), rc, q0);
+}
+
+/* Two wrong variants the check must catch: the plain product, and the residual written
+ * x - q0 * sc, which turns x = -0 into +0 (fp8 code 0x00 instead of 0x80). */
+static float qt_div_product(float x, float sc, float rc)
+{
+    (void)sc;
+    return x * rc;
+}
+
+static float qt_div_plus_zero(float x, float sc, float rc)
+{
+    const float q0 = x * rc;
+    return fmaf(fmaf(-q0, sc, x), rc, q0);
+}
+
+static float bf16_value(unsigned bits)
+{
+    uint32_t u = (uint32_t)bits << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* OCP e4m3 code by rounding to the grid (steps of 2^(e-3), at least 2^-9) with nearbyintf:
+ * written differently from both the host reference and the prelude on purpose. */
+static unsigned e4m3_code(float v)
+{
+    const unsigned s = signbit(v) ? 0x80u : 0u;
+    const float a = fabsf(v);
+    int e;
+    if (a == 0.0f)
+        return s;
+    frexpf(a, &e);
+    e = e - 1 < -6 ? -6 : e - 1;
+    float r = nearbyintf(ldexpf(a, 3 - e));
+    r = ldexpf(r, e - 3);
+    r = r > 448.0f ? 448.0f : r;
+    if (r == 0.0f)
+        return s;
+    frexpf(r, &e);
+    e -= 1;
+    if (e < -6)
+        return s | (unsigned)ldexpf(r, 9);
+    return s | (unsigned)((e + 7) << 3) | (unsigned)(ldexpf(r, 3 - e) - 8.0f);
+}
+
+static unsigned i8_code(float v)
+{
+    float r = nearbyintf(v);
+    r = r > 127.0f ? 127.0f : (r < -128.0f ? -128.0f : r);
+    return (unsigned)(unsigned char)(signed char)r;
+}
+
+typedef struct {
+    long pairs, float_diff, float_diff_big, fp8_diff, i8_diff;
+} qt_div_tally;
+
+/* Every absmax of the sweep (bf16 bits) into a[]; returns the count. */
+static int qt_absmax_sweep(unsigned *a, int cap)
+{
+    static const int exps[] = {1, 2, 93, 94, 95, 96, 97, 98, 127, 128, 200, 253, 254};
+    int n = 0;
+    for (int m = 0; m < 128; m++)
+        for (size_t k = 0; k < sizeof exps / sizeof exps[0]; k++)
+            a[n++] = (unsigned)(exps[k] << 7 | m);
+    for (int e = 1; e < 255; e++)
+        a[n++] = (unsigned)(e << 7);
+    for (unsigned m = 0; m < 128; m++) /* 0 and the subnormals */
+        a[n++] = m;
+    uint32_t lcg = 12345u;
+    while (n < cap) {
+        lcg = lcg * 1664525u + 1013904223u;
+        a[n++] = 1u + (lcg >> 8) % 0x7f7fu; /* finite, positive */
+    }
+    return n;
+}
+
+static qt_div_tally qt_div_check(float (*div)(float, float, float), const unsigned *amax,
+                                 int n_amax, int every)
+{
+    qt_div_tally t = {0};
+    for (int a = 0; a < n_amax; a += every) {
+        const float am = bf16_value(amax[a]);
+        for (int fp8 = 0; fp8 < 2; fp8++) {
+            float sc = am / (fp8 ? 448.0f : 127.0f);
+            sc = sc < 1e-12f ? 1e-12f : sc;
+            const float rc = 1.0f / sc;
+            for (unsigned b = 0; b < 65536; b++) {
+                const float x = bf16_value(b);
+                if (!(fabsf(x) <= am)) /* also skips NaN and inf */
+                    continue;
+                t.pairs++;
+                const float want = x / sc, got = div(x, sc, rc);
+                if (memcmp(&want, &got, sizeof want) == 0)
+                    continue;
+                t.float_diff++;
+                t.float_diff_big += fabsf(want) >= 0x1p-64f;
+                if (fp8)
+                    t.fp8_diff += e4m3_code(want) != e4m3_code(got);
+                else
+                    t.i8_diff += i8_code(want) != i8_code(got);
+            }
+        }
+    }
+    return t;
+}
+
+START_TEST(test_quant_per_tensor_division_without_dividing)
+{
+    enum { N_AMAX = 2600 };
+    static unsigned amax[N_AMAX];
+    const int n = qt_absmax_sweep(amax, N_AMAX);
+    ck_assert_int_eq(n, N_AMAX);
+    /* The codes agree everywhere; the quotients themselves differ only where the residual
+     * or the quotient underflows (|x / sc| far below the smallest nonzero code). */
+    qt_div_tally t = qt_div_check(qt_div_fma, amax, n, 1);
+    ck_assert_int_gt(t.pairs, 100000000);
+    ck_assert_msg(t.fp8_diff == 0 && t.i8_diff == 0 && t.float_diff_big == 0,
+                  "fma division: %ld fp8 and %ld int8 codes, %ld quotients >= 2^-64 differ "
+                  "(of %ld pairs)",
+                  t.fp8_diff, t.i8_diff, t.float_diff_big, t.pairs);
+    /* The check has teeth: the product alone and the +0 residual give other codes. */
+    t = qt_div_check(qt_div_product, amax, n, 4);
+    ck_assert_msg(t.fp8_diff > 0 && t.i8_diff > 0, "product: %ld fp8, %ld int8 codes differ",
+                  t.fp8_diff, t.i8_diff);
+    t = qt_div_check(qt_div_plus_zero, amax, n, 4);
+    ck_assert_msg(t.fp8_diff > 0, "x - q0 * sc: %ld fp8 codes differ", t.fp8_diff);
+    ck_assert_int_eq(t.i8_diff, 0); /* int8 has one zero */
 }
 END_TEST
 
@@ -1015,6 +1163,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_quant_per_tensor_host_reference);
     tcase_add_test(tc, test_specs_memory_bound_cost_and_launch);
     tcase_add_test(tc, test_quant_per_tensor_keep_space);
+    tcase_add_test(tc, test_quant_per_tensor_division_without_dividing);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("specs");

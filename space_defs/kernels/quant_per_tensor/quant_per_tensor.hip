@@ -1,9 +1,11 @@
 /* quant_per_tensor: dynamic per-tensor quantisation of bf16 x[total] to amk_t (fp8 e4m3 or
  * int8) in ONE launch: scale = max(absmax(x) / qmax, 1e-12) (qmax 448 or 127) and
- * q = saturate(round_half_even(x / scale)), all in f32 (the reference does the same f32
- * operations, so int8 must match bit for bit; fp8 converts in pairs with the prelude's
+ * q = saturate(round_half_even(x / scale)), all in f32 (the reference divides; this kernel
+ * gets the same correctly rounded quotient from a reciprocal and two fmas, see qt_div, so
+ * int8 must match bit for bit; fp8 converts in pairs with the prelude's
  * amk_fp8e4m3x2_from_float, one instruction on sm_89+, the reference's software conversion
- * elsewhere: bench/fp8_cvt_check.sh checks on a GPU that both give the same codes).
+ * elsewhere: bench/fp8_cvt_check.sh checks on a GPU that both give the same codes; int8
+ * converts four at a time, two instructions on sm_75+, see qt_i8x4).
  *
  * Grid: a persistent grid of at most sm_count * BPS blocks; __launch_bounds__(THREADS, BPS)
  * makes the registers fit BPS blocks per SM, so every block is resident and the grid
@@ -13,11 +15,13 @@
  * way it keeps what it read on chip for phase 2: the first KEEP vectors of the walk in
  * registers (fully unrolled, constant indices), the next `skeep` vectors in dynamic shared
  * memory (SMEM=1: as many as fit BPS blocks per SM; skeep and the launch's shared bytes come
- * from the spec). Barrier: a workspace counter ws[1] counts arrivals; thread 0 of each block
- * spins until all have arrived, then reads the absmax ws[0]. A second arrival on the counter
- * after the read lets the last block reset ws to zero, so the next launch (benchmark
- * repetitions) starts clean; the spec declares ws as an inout buffer with init "zero" that
- * must come back zero. Phase 2 quantises: first the streamed part of the walk in REVERSE
+ * from the spec; the first QT_HEAD bytes of the dynamic shared memory hold the block's
+ * reduction slots and scale, so the launch's shared bytes are all there is). Barrier: a
+ * workspace counter ws[1] counts arrivals; thread 0 of each block polls it with plain loads
+ * (atomics would queue in front of the arrivals at the counter's L2 slice) until all have
+ * arrived, then reads the absmax ws[0]. A second arrival on the counter after the read lets
+ * the last block reset ws to zero, so the next launch (benchmark repetitions) starts clean;
+ * the spec declares ws as an inout buffer with init "zero" that must come back zero. Phase 2 quantises: first the streamed part of the walk in REVERSE
  * order, so what phase 1 read last (most likely still in L2) is read again first, then the
  * shared-memory and register copies, which need no read at all.
  * Any total >= 1: the tail past the last whole vector is done element by element.
@@ -38,6 +42,10 @@
 static_assert(VEC == 4 || VEC == 8 || VEC == 16 || VEC == 32, "VEC must be 4, 8, 16 or 32");
 static_assert(THREADS % AMK_WARP == 0 || THREADS < AMK_WARP, "THREADS: whole warps");
 static_assert(KEEP >= 0 && (SMEM == 0 || SMEM == 1), "KEEP >= 0, SMEM 0 or 1");
+/* Bytes at the start of the dynamic shared memory for wmax[QT_WARPS], the scale and its
+ * reciprocal; the spec's smem_bytes adds the same 256. */
+#define QT_HEAD 256
+static_assert(4 * (QT_WARPS + 2) <= QT_HEAD, "QT_HEAD too small");
 
 /* Loads and stores of at most 16 bytes: VEC bf16 in (2*VEC bytes), VEC outputs (VEC bytes). */
 template <int NB> struct qt_chunk;
@@ -58,6 +66,7 @@ struct qt_out {
     union {
         chunk c[NC];
         unsigned short pair[VEC / 2];
+        unsigned int quad[VEC / 4];
         amk_t e[VEC];
     };
 };
@@ -77,30 +86,76 @@ AMK_INLINE float qt_absmax(const qt_in &u, float a)
     return a;
 }
 
+/* x / sc correctly rounded (as the reference's division) in 3 instructions, given
+ * rc = 1 / sc correctly rounded: q0 = x * rc is within an ulp or so of x / sc, the residual
+ * q0 * sc - x is exact in an fma (it is representable when |x| >= 2^-125), and one Newton
+ * step q0 - residual * rc rounds to RN(x / sc) (Markstein's theorem; no overflow: |x| <=
+ * absmax, so |x / sc| <= qmax). Where the residual or the quotient underflows, |x| < 2^-125
+ * or |x / sc| < 2^-126, the quotient is below 2^-85 and both quantise to a zero of x's sign
+ * (the sign of x is kept: this form gives -0 for x = -0, the form x - q0 * sc would give
+ * +0). tests/check_kernels.c checks the codes against true division for every bf16 x over
+ * thousands of scales. A real division is ~8-10 instructions with a range check. */
+AMK_INLINE float qt_div(float x, float sc, float rc)
+{
+    const float q0 = x * rc;
+    return fmaf(-fmaf(q0, sc, -x), rc, q0);
+}
+
+#if defined(AMK_T_INT8)
+/* round half to even, saturated to [-128, 127] (the reference's rintf and clamp). */
+AMK_INLINE unsigned int qt_i8(float v)
+{
+    float r = rintf(v);
+    r = r > 127.0f ? 127.0f : (r < -128.0f ? -128.0f : r);
+    return (unsigned int)(unsigned char)(signed char)r;
+}
+
+/* Four codes packed as stored (a in bits 0-7). sm_75+: cvt.rni.s32.f32 rounds half to even
+ * (out-of-range values saturate to the int32 limits) and cvt.pack.sat.s8 clamps to
+ * [-128, 127] while packing two; ptxas fuses each pair into one F2IP.S8.F32. Same codes as
+ * qt_i8 for every non-NaN v (a NaN gives 0 here; x / sc is NaN only for a NaN x). */
+AMK_INLINE unsigned int qt_i8x4(float a, float b, float c, float d)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+    unsigned int hi, r;
+    asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, 0;"
+        : "=r"(hi) : "r"(__float2int_rn(d)), "r"(__float2int_rn(c)));
+    asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, %3;"
+        : "=r"(r) : "r"(__float2int_rn(b)), "r"(__float2int_rn(a)), "r"(hi));
+    return r;
+#else
+    return qt_i8(a) | (qt_i8(b) << 8) | (qt_i8(c) << 16) | (qt_i8(d) << 24);
+#endif
+}
+#endif
+
+/* One element (the tail past the last whole vector). */
 AMK_INLINE amk_t qt_quant(float v)
 {
 #if defined(AMK_T_FP8E4M3)
     return amk_fp8e4m3_from_float(v);
 #else
-    float r = rintf(v);
-    r = r > 127.0f ? 127.0f : (r < -128.0f ? -128.0f : r);
-    return (signed char)r;
+    return (signed char)qt_i8(v);
 #endif
 }
 
-/* Quantises vector u and stores it as output vector i; fp8 converts in pairs. */
-AMK_INLINE void qt_store(qt_out::chunk *qv, int i, const qt_in &u, float sc)
+/* Quantises vector u and stores it as output vector i; fp8 converts in pairs, int8 in
+ * fours. */
+AMK_INLINE void qt_store(qt_out::chunk *qv, int i, const qt_in &u, float sc, float rc)
 {
     qt_out o;
+    float f[VEC];
+#pragma unroll
+    for (int v = 0; v < VEC; ++v)
+        f[v] = qt_div(amk_to_float(u.e[v]), sc, rc);
 #if defined(AMK_T_FP8E4M3)
 #pragma unroll
     for (int p = 0; p < VEC / 2; ++p)
-        o.pair[p] = amk_fp8e4m3x2_from_float(amk_to_float(u.e[2 * p]) / sc,
-                                             amk_to_float(u.e[2 * p + 1]) / sc);
+        o.pair[p] = amk_fp8e4m3x2_from_float(f[2 * p], f[2 * p + 1]);
 #else
 #pragma unroll
-    for (int v = 0; v < VEC; ++v)
-        o.e[v] = qt_quant(amk_to_float(u.e[v]) / sc);
+    for (int p = 0; p < VEC / 4; ++p)
+        o.quad[p] = qt_i8x4(f[4 * p], f[4 * p + 1], f[4 * p + 2], f[4 * p + 3]);
 #endif
 #pragma unroll
     for (int c = 0; c < qt_out::NC; ++c)
@@ -111,8 +166,12 @@ AMK_KERNEL void __launch_bounds__(THREADS, BPS)
 quant_per_tensor_kernel(const amk_bf16 *__restrict__ x, amk_t *__restrict__ q,
                         float *__restrict__ scale, float *ws, int total, int skeep)
 {
-    __shared__ float wmax[QT_WARPS];
-    __shared__ float s_scale;
+    /* [QT_HEAD bytes: wmax, scale, 1/scale][SMEM: skeep][NC][THREADS] chunks]; all dynamic,
+     * so the launch's shared bytes are the whole need (a static part on top of 48 KiB of
+     * dynamic would need the opt-in the launcher only asks for above 48 KiB). */
+    extern __shared__ __attribute__((aligned(16))) unsigned char qt_smem_bytes[];
+    float *wmax = reinterpret_cast<float *>(qt_smem_bytes);
+    float *s_scale = wmax + QT_WARPS;
     unsigned int *amax_bits = reinterpret_cast<unsigned int *>(ws);
     unsigned int *count = reinterpret_cast<unsigned int *>(ws) + 1;
     const int nvec = total / VEC;
@@ -120,8 +179,7 @@ quant_per_tensor_kernel(const amk_bf16 *__restrict__ x, amk_t *__restrict__ q,
     const qt_in::chunk *xv = reinterpret_cast<const qt_in::chunk *>(x);
 #if SMEM
     /* [skeep][NC][THREADS] chunks: a warp touches consecutive 16-byte words. */
-    extern __shared__ __attribute__((aligned(16))) unsigned char qt_smem_bytes[];
-    qt_in::chunk *keep_s = reinterpret_cast<qt_in::chunk *>(qt_smem_bytes);
+    qt_in::chunk *keep_s = reinterpret_cast<qt_in::chunk *>(qt_smem_bytes + QT_HEAD);
 #else
     (void)skeep;
 #endif
@@ -171,25 +229,38 @@ quant_per_tensor_kernel(const amk_bf16 *__restrict__ x, amk_t *__restrict__ q,
         for (int w = 1; w < QT_WARPS; ++w)
             b = fmaxf(b, wmax[w]);
         atomicMax(amax_bits, __float_as_uint(b));
+        /* Release: the atomicMax is visible before the arrival is. */
         __threadfence();
         atomicAdd(count, 1u);
-        while (atomicAdd(count, 0u) < gridDim.x) {
+        /* Poll with relaxed loads (volatile: from L2 each time), resting between polls;
+         * the fence after the loop that saw every arrival makes it an acquire, so every
+         * block's atomicMax is visible to the read of amax. */
+        while (*(volatile unsigned int *)count < gridDim.x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+            __nanosleep(64);
+#elif defined(AMK_VENDOR_AMD)
+            __builtin_amdgcn_s_sleep(1);
+#endif
         }
         __threadfence();
-        const float amax = __uint_as_float(atomicAdd(amax_bits, 0u));
-        /* Second arrival: the last block to have read amax resets the workspace. */
+        const float amax = __uint_as_float(*(volatile unsigned int *)amax_bits);
+        /* Second arrival, released after the read of amax: the last block to arrive (all
+         * have read it) resets the workspace, after an acquire of the others' arrivals. */
+        __threadfence();
         if (atomicAdd(count, 1u) == 2u * gridDim.x - 1u) {
+            __threadfence();
             atomicExch(amax_bits, 0u);
             atomicExch(count, 0u);
         }
         float sc = amax / QT_QMAX;
         sc = sc < 1e-12f ? 1e-12f : sc;
-        s_scale = sc;
+        s_scale[0] = sc;
+        s_scale[1] = 1.0f / sc; /* correctly rounded: qt_div needs it */
         if (blockIdx.x == 0)
             scale[0] = sc;
     }
     __syncthreads();
-    const float sc = s_scale;
+    const float sc = s_scale[0], rc = s_scale[1];
 
     /* Phase 2: the streamed vectors newest first, then the on-chip copies. */
     qt_out::chunk *qv = reinterpret_cast<qt_out::chunk *>(q);
@@ -198,7 +269,7 @@ quant_per_tensor_kernel(const amk_bf16 *__restrict__ x, amk_t *__restrict__ q,
              j >= first_streamed; j -= stride) {
             qt_in u;
             qt_load(u, xv, j);
-            qt_store(qv, j, u, sc);
+            qt_store(qv, j, u, sc, rc);
         }
     }
 #if SMEM
@@ -207,15 +278,15 @@ quant_per_tensor_kernel(const amk_bf16 *__restrict__ x, amk_t *__restrict__ q,
 #pragma unroll
         for (int c = 0; c < qt_in::NC; ++c)
             u.c[c] = keep_s[(s * qt_in::NC + c) * THREADS + threadIdx.x];
-        qt_store(qv, j, u, sc);
+        qt_store(qv, j, u, sc, rc);
     }
 #endif
 #if KEEP > 0
 #pragma unroll
     for (int k = 0; k < KEEP; ++k)
         if (tid + k * stride < nvec)
-            qt_store(qv, tid + k * stride, keep_r[k], sc);
+            qt_store(qv, tid + k * stride, keep_r[k], sc, rc);
 #endif
     for (int e = nvec * VEC + tid; e < total; e += stride)
-        q[e] = qt_quant(amk_to_float(x[e]) / sc);
+        q[e] = qt_quant(qt_div(amk_to_float(x[e]), sc, rc));
 }
