@@ -98,7 +98,7 @@ const char cli_help_loop[] =
     "                  numbers continue\n"
     "  --best FILE     best config file (default best.json)\n"
     "  --batch N       proposals evaluated together (default twice the configs the backend\n"
-    "                  holds in flight: 4 per GPU in use, at most --jobs; 1 without a GPU)\n"
+    "                  holds in flight: 8 per GPU in use, at most --jobs; 1 without a GPU)\n"
     "  --jobs N        gpu: compile workers (default one per core)\n"
     "  --devices LIST  gpu/auto: the GPUs to use, \"0,1,3\" or all (default all): one run\n"
     "                  worker per GPU, all fed by one compile pool. GPUs of one model share\n"

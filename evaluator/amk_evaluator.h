@@ -82,7 +82,7 @@ typedef struct amk_backend_type {
     int (*remeasure)(void *state, const amk_config *a, const amk_config *b, double lat_us[2],
                      double spread[2], amk_diag *d);
     /* Optional, NULL = 1: how many configs the backend usefully holds in flight at once
-     * (the gpu backend: 4 per device, so that compiles overlap runs, at most its compile
+     * (the gpu backend: 8 per device, so that compiles overlap runs, at most its compile
      * workers, at least one per device; the mpi backend: the total over its ranks). The
      * loop's default batch is twice this, so that every device stays busy. */
     int (*parallelism)(void *state);

@@ -580,6 +580,24 @@ START_TEST(test_gpu_bench_stops_early_and_screens)
 }
 END_TEST
 
+/* The cases of one job share a function but size their dynamic shared memory by their own
+ * shape: quant_per_tensor with SMEM=1 and no register keep asks 192 KiB at 16384x4096 and
+ * 64 KiB on its small check shape. The opt-in must cover the larger (it once followed the
+ * last case resolved, and the launch failed with "invalid argument"). */
+START_TEST(test_gpu_shared_opt_in_covers_every_case)
+{
+    amk_evaluator *ev = make_gpu(0, 0);
+    amk_verdict v;
+    eval_json(ev, "{\"kernel\":\"quant_per_tensor\",\"shape\":{\"M\":16384,\"N\":4096,"
+                  "\"dtype\":\"fp8e4m3\"},\"params\":{\"BPS\":1,\"KEEP\":0,\"SMEM\":1,"
+                  "\"THREADS\":1024,\"VEC\":32}}",
+              &v);
+    assert_measured(&v);
+    ck_assert_msg(strstr(v.notes, "checked 2/2 shapes"), "%s", v.notes);
+    amk_evaluator_free(ev);
+}
+END_TEST
+
 START_TEST(test_gpu_remeasure_interleaved)
 {
     /* amk__gpu_remeasure takes the backend's state: make one directly from the type */
@@ -706,6 +724,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_gpu_fault_compile_faults);
         tcase_add_test(tc, test_gpu_parent_never_loads_driver);
         tcase_add_test(tc, test_gpu_bench_stops_early_and_screens);
+        tcase_add_test(tc, test_gpu_shared_opt_in_covers_every_case);
         tcase_add_test(tc, test_gpu_remeasure_interleaved);
         tcase_add_test(tc, test_gpu_two_devices_evaluate);
         suite_add_tcase(s, tc);

@@ -835,9 +835,12 @@ static void gpu_set_incumbent(void *state, double incumbent_us)
 /* A GPU runs one config at a time, but a config spends most of its time before that in
  * the compile pool (NVRTC: ~0.7 s for a GEMM, against tens of ms on the device). With only
  * ndev configs per batch, compiling and running alternate instead of overlapping; with a
- * few per device in flight, the next configs compile while one runs. More than the pool
- * can compile at once only lengthens the batch (keep/revert waits for all of it), and fewer
- * than one per device would leave a GPU idle. */
+ * few per device in flight, the next configs compile while one runs. The batch waits for its
+ * slowest compile, so a batch should fill the pool: 8 per device gives the default batch of
+ * 16 on one GPU, one wave of a 16-core host's compiles (on the H100, 72 cold gemm_wgmma
+ * configs took 12.5 s at batch 8, half the compile workers idle). More than the pool can
+ * compile at once only lengthens the batch, and fewer than one per device would leave a GPU
+ * idle. */
 int amk__gpu_parallelism_for(int ndev, int jobs)
 {
     if (ndev < 1)

@@ -381,7 +381,7 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
 const amk__gpu_info *amk__gpu_backend_info(void *state);
 /* Configs the backend holds in flight on ndev devices with a compile pool of jobs workers
  * (its parallelism): ndev * AMK__GPU_CONFIGS_PER_DEVICE, at most jobs, at least ndev. */
-#define AMK__GPU_CONFIGS_PER_DEVICE 4
+#define AMK__GPU_CONFIGS_PER_DEVICE 8
 int amk__gpu_parallelism_for(int ndev, int jobs);
 
 #endif

@@ -369,6 +369,27 @@ static hipError_t get_module(const amk__run_code *code, hipModule_t *out)
     return hipSuccess;
 }
 
+/* The most dynamic shared memory any kernel of the job asks of k's function (same code
+ * object and entry). The opt-in is a property of the function, not of a launch: the cases of
+ * a job share one function but may size their shared memory by their own shape, so setting
+ * it per case would leave it at the last case's size, too small for a larger one. */
+static int64_t job_shared_max(const amk__run_job *j, const amk__run_kernel *k)
+{
+    int64_t most = k->launch.shared_bytes;
+    const amk__run_kernel *all[2 * AMK__RUN_MAX_CASES + 1];
+    int n = 0;
+    for (int ci = 0; ci < j->ncases; ci++) {
+        all[n++] = &j->cases[ci].cand;
+        all[n++] = &j->cases[ci].ref;
+    }
+    all[n++] = &j->other;
+    for (int i = 0; i < n; i++)
+        if (all[i]->code == k->code && strcmp(all[i]->entry, k->entry) == 0 &&
+            all[i]->launch.shared_bytes > most)
+            most = all[i]->launch.shared_bytes;
+    return most;
+}
+
 /* Resolves a kernel of the job: module, function, dynamic shared-memory opt-in. */
 static int resolve(const amk__run_job *j, const amk__run_kernel *k, const char *what,
                    hipFunction_t *fn, run_ctx *x)
@@ -389,12 +410,12 @@ static int resolve(const amk__run_job *j, const amk__run_kernel *k, const char *
         x->recycle = context_broken();
         return 0;
     }
-    if (k->launch.shared_bytes > 48 * 1024) {
-        if (k->launch.shared_bytes > INT_MAX ||
-            (e = amk__gpu_set_dynamic_shared(*fn, (int)k->launch.shared_bytes)) != hipSuccess) {
+    const int64_t shared = job_shared_max(j, k);
+    if (shared > 48 * 1024) {
+        if (shared > INT_MAX || (e = amk__gpu_set_dynamic_shared(*fn, (int)shared)) != hipSuccess) {
             fail(x, AMK_STATUS_RUN_ERROR, "%s: cannot raise dynamic shared memory to %lld "
-                 "bytes: %s", what, (long long)k->launch.shared_bytes,
-                 k->launch.shared_bytes > INT_MAX ? "too large" : errtext(e, eb, sizeof eb));
+                 "bytes: %s", what, (long long)shared,
+                 shared > INT_MAX ? "too large" : errtext(e, eb, sizeof eb));
             x->recycle = context_broken();
             return 0;
         }
