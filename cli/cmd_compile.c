@@ -25,7 +25,8 @@ extern const char amk_cmd_compile_help[];
 const char amk_cmd_compile_help[] =
     "usage: amk compile KERNEL|--all [--arch ARCH] [--target T] [--shape SHAPE]\n"
     "                   [--config FILE] [--random N] [--seed N] [--jobs N] [--timeout S]\n"
-    "                   [--cache-dir DIR] [--no-reference] [--json] [--spec-dir DIR]...\n"
+    "                   [--cache-dir DIR] [--no-reference] [--json] [--quiet]\n"
+    "                   [--spec-dir DIR]...\n"
     "\n"
     "Compiles kernel templates without running them: the default config of KERNEL (or of\n"
     "every known kernel with --all), N random valid configs with --random N, and each\n"
@@ -51,6 +52,7 @@ const char amk_cmd_compile_help[] =
     "  --timeout S     cap of the adaptive compile timeout (default 120s)\n"
     "  --cache-dir DIR compile cache (default $AMK_CACHE_DIR, $XDG_CACHE_HOME/amk)\n"
     "  --no-reference  do not compile the reference kernels\n"
+    "  --quiet         no summary on stderr (errors still); --tables: the summary (default)\n"
     "\n"
     "Exit status: 0 every unit compiled; 6 at least one did not; 1 usage error; 2 bad\n"
     "input (unknown kernel, bad config or shape); 4 this build has no runtime compiler for\n"
@@ -67,7 +69,7 @@ typedef struct opts {
     const char *kernel, *arch, *target, *shape, *config, *cache_dir;
     const char *spec_dirs[32];
     int n_spec_dirs;
-    int all, json, no_reference;
+    int all, json, no_reference, quiet;
     long random, jobs;
     unsigned long seed;
     double timeout_s;
@@ -120,13 +122,18 @@ static int parse_args(int argc, char **argv, opts *o)
             return CLI_EXIT_OK;
         }
         if (!strcmp(name, "--all") || !strcmp(name, "--json") ||
-            !strcmp(name, "--no-reference")) {
+            !strcmp(name, "--no-reference") || !strcmp(name, "--quiet") ||
+            !strcmp(name, "--tables")) {
             if (val)
                 return usage("%s takes no value", name);
             if (!strcmp(name, "--all"))
                 o->all = 1;
             else if (!strcmp(name, "--json"))
                 o->json = 1;
+            else if (!strcmp(name, "--quiet"))
+                o->quiet = 1;
+            else if (!strcmp(name, "--tables"))
+                o->quiet = 0; /* the summary goes to stderr anyway */
             else
                 o->no_reference = 1;
             continue;
@@ -535,12 +542,15 @@ int amk_cmd_compile(int argc, char **argv)
         hits += r.v[i].res.cache_hit != 0;
         compiled += !r.v[i].res.cache_hit && r.v[i].res.status != AMK_STATUS_REJECTED;
     }
-    fprintf(stderr, "amk compile: %zu units for %s: %zu ok", r.n, arch, ok);
-    for (int s = 0; s < AMK_STATUS_COUNT; s++)
-        if (s != AMK_STATUS_OK && by[s])
-            fprintf(stderr, ", %zu %s", by[s], amk_status_name((amk_status)s));
-    fprintf(stderr, "; %zu compiled, %zu cache hits; %.2f s wall, %.2f units/s\n", compiled,
-            hits, wall, wall > 0 ? (double)(r.n - by[AMK_STATUS_REJECTED]) / wall : 0.0);
+    if (!o.quiet) {
+        fprintf(stderr, "amk compile: %zu units for %s: %zu ok", r.n, arch, ok);
+        for (int s = 0; s < AMK_STATUS_COUNT; s++)
+            if (s != AMK_STATUS_OK && by[s])
+                fprintf(stderr, ", %zu %s", by[s], amk_status_name((amk_status)s));
+        fprintf(stderr, "; %zu compiled, %zu cache hits; %.2f s wall, %.2f units/s\n",
+                compiled, hits, wall,
+                wall > 0 ? (double)(r.n - by[AMK_STATUS_REJECTED]) / wall : 0.0);
+    }
     rc = ok == r.n ? CLI_EXIT_OK : CLI_EXIT_COMPILE;
 out:
     free(res);

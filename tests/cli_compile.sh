@@ -37,6 +37,11 @@ run "${C[@]}" scale --random 2 --seed 7
 expect_rc 0
 [ "$(grep -c ' hit$' "$WORK/out")" -eq 4 ] || fail "the second run must hit the cache for every unit"
 expect_err "0 compiled, 4 cache hits"
+# --quiet after the command (as every command takes it): the same lines, no summary
+run "${C[@]}" scale --random 2 --seed 7 --quiet
+expect_rc 0
+[ "$(grep -c ' hit$' "$WORK/out")" -eq 4 ] || fail "--quiet must not change the unit lines"
+[ ! -s "$WORK/err" ] || fail "--quiet printed on stderr: $(cat "$WORK/err")"
 diff <(awk '{print $1, $2, $3, $4}' "$WORK/cold") <(awk '{print $1, $2, $3, $4}' "$WORK/out") \
     >/dev/null || fail "the cached run lists other units than the cold one"
 pass
