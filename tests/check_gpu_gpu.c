@@ -590,7 +590,7 @@ START_TEST(test_gpu_shared_opt_in_covers_every_case)
     amk_verdict v;
     eval_json(ev, "{\"kernel\":\"quant_per_tensor\",\"shape\":{\"M\":16384,\"N\":4096,"
                   "\"dtype\":\"fp8e4m3\"},\"params\":{\"BPS\":1,\"KEEP\":0,\"SMEM\":1,"
-                  "\"THREADS\":1024,\"VEC\":32}}",
+                  "\"THREADS\":1024,\"VEC\":32,\"LOADS\":1}}",
               &v);
     assert_measured(&v);
     ck_assert_msg(strstr(v.notes, "checked 2/2 shapes"), "%s", v.notes);

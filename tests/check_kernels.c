@@ -884,20 +884,21 @@ START_TEST(test_specs_memory_bound_cost_and_launch)
 END_TEST
 
 /* quant_per_tensor's on-chip keep: the register rule against ptxas's counts for sm_90
- * (measured with nvcc -Xptxas -v under __launch_bounds__(THREADS, BPS), fp8 and int8,
- * SMEM 0 and 1: these spill in at least one or in none; {1024, 8, 2, 2} spills only with
- * SMEM=1), the whole space counted again here from the rules, and the shared
- * memory, argument and traffic of a config that keeps in both. */
+ * (EIATTR_FRAME_SIZE of cubins compiled by amk under __launch_bounds__(THREADS, BPS), fp8
+ * and int8, SMEM 0 and 1: these spill in at least one or in none), the whole space counted
+ * again here from the rules, and the shared memory, argument and traffic of a config that
+ * keeps in both. */
 static int quant_valid(amk_spec *s, const amk_limits *lim, int threads, int vec, int bps,
-                       int keep, int smem)
+                       int keep, int smem, int loads)
 {
-    char js[160];
+    char js[192];
     amk_shape sh;
     amk_config c;
     amk_diag d = {0};
     ck_assert_int_eq(amk_shape_parse(s, "default", &sh, &d), AMK_OK);
-    snprintf(js, sizeof js, "{\"THREADS\":%d,\"VEC\":%d,\"BPS\":%d,\"KEEP\":%d,\"SMEM\":%d}",
-             threads, vec, bps, keep, smem);
+    snprintf(js, sizeof js,
+             "{\"THREADS\":%d,\"VEC\":%d,\"BPS\":%d,\"KEEP\":%d,\"SMEM\":%d,\"LOADS\":%d}",
+             threads, vec, bps, keep, smem, loads);
     ck_assert_msg(amk_config_from_params_json(s, &sh, js, &c, &d) == AMK_OK, "%s", d.msg);
     return amk_config_check(&c, lim, &d) == AMK_OK;
 }
@@ -906,39 +907,47 @@ START_TEST(test_quant_per_tensor_keep_space)
 {
     amk_limits lim = h100_limits();
     amk_spec *s = load_kernel("quant_per_tensor");
+    /* Pairs on either side of the rule's boundary: the largest KEEP that fits, the next
+     * that spills (register keep and the stream loop's LOADS vectors are live together in
+     * phase 2). */
     const struct {
-        int threads, vec, bps, keep, fits;
+        int threads, vec, bps, keep, loads, fits;
     } ptxas[] = {
-        {1024, 8, 2, 0, 1},  {1024, 16, 2, 0, 1}, {1024, 32, 2, 0, 1},  {1024, 8, 2, 2, 0},
-        {1024, 16, 2, 2, 0}, {1024, 8, 1, 8, 1},  {1024, 8, 1, 12, 0},  {1024, 16, 1, 4, 1},
-        {1024, 16, 1, 6, 0}, {1024, 32, 1, 2, 1}, {1024, 32, 1, 4, 0},  {512, 8, 1, 16, 1},
-        {512, 16, 1, 12, 1}, {512, 16, 1, 16, 0}, {512, 32, 1, 6, 1},   {512, 32, 1, 8, 0},
+        {1024, 16, 2, 0, 1, 1}, {1024, 16, 2, 2, 1, 0}, {1024, 32, 2, 0, 1, 1},
+        {1024, 32, 2, 2, 1, 0}, {1024, 8, 1, 6, 4, 1},  {1024, 8, 1, 8, 4, 0},
+        {1024, 8, 1, 8, 2, 1},  {1024, 8, 1, 12, 2, 0}, {1024, 16, 1, 4, 1, 1},
+        {1024, 16, 1, 6, 1, 0}, {1024, 32, 1, 0, 2, 1}, {1024, 32, 1, 2, 2, 0},
+        {512, 16, 1, 8, 4, 1},  {512, 16, 1, 12, 4, 0}, {512, 32, 1, 4, 2, 1},
+        {512, 32, 1, 6, 2, 0},  {512, 32, 1, 6, 1, 1},  {512, 32, 1, 8, 1, 0},
     };
     for (size_t i = 0; i < sizeof ptxas / sizeof ptxas[0]; i++)
         ck_assert_msg(quant_valid(s, &lim, ptxas[i].threads, ptxas[i].vec, ptxas[i].bps,
-                                  ptxas[i].keep, 0) == ptxas[i].fits,
-                      "THREADS=%d VEC=%d BPS=%d KEEP=%d: ptxas says %s", ptxas[i].threads,
-                      ptxas[i].vec, ptxas[i].bps, ptxas[i].keep,
-                      ptxas[i].fits ? "fits" : "spills");
+                                  ptxas[i].keep, 0, ptxas[i].loads) == ptxas[i].fits,
+                      "THREADS=%d VEC=%d BPS=%d KEEP=%d LOADS=%d: ptxas says %s",
+                      ptxas[i].threads, ptxas[i].vec, ptxas[i].bps, ptxas[i].keep,
+                      ptxas[i].loads, ptxas[i].fits ? "fits" : "spills");
     /* Every point: valid iff at least a quarter of the SM's threads, registers per thread
      * within the share of BPS blocks, and (SMEM) one vector per thread of shared memory. */
     const int T[] = {256, 512, 1024}, V[] = {8, 16, 32}, B[] = {1, 2, 4, 8},
-              K[] = {0, 2, 4, 6, 8, 12, 16};
+              K[] = {0, 2, 4, 6, 8, 12, 16}, L[] = {1, 2, 4};
     int n = 0;
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++)
             for (int e = 0; e < 4; e++)
                 for (int k = 0; k < 7; k++)
-                    for (int m = 0; m < 2; m++) {
-                        int tpsm = T[a] * B[e], cap = 65536 / tpsm > 255 ? 255 : 65536 / tpsm;
-                        int regs = 28 + V[b] * K[k] / 2;
-                        int fill = (233472 / B[e] - 1024 - 256) / (T[a] * V[b] * 2);
-                        int want = tpsm <= 2048 && tpsm >= 512 && regs <= cap &&
-                                   (m == 0 || fill >= 1);
-                        ck_assert_int_eq(quant_valid(s, &lim, T[a], V[b], B[e], K[k], m), want);
-                        n += want;
-                    }
-    ck_assert_int_eq(n, 146); /* an exhaustive GPU sweep stays affordable */
+                    for (int m = 0; m < 2; m++)
+                        for (int l = 0; l < 3; l++) {
+                            int tpsm = T[a] * B[e];
+                            int cap = 65536 / tpsm > 255 ? 255 : 65536 / tpsm;
+                            int regs = 26 + V[b] * (K[k] + L[l] - 1) / 2;
+                            int fill = (233472 / B[e] - 1024 - 256) / (T[a] * V[b] * 2);
+                            int want = tpsm <= 2048 && tpsm >= 512 && regs <= cap &&
+                                       (m == 0 || fill >= 1);
+                            ck_assert_int_eq(quant_valid(s, &lim, T[a], V[b], B[e], K[k], m, L[l]),
+                                             want);
+                            n += want;
+                        }
+    ck_assert_int_eq(n, 346); /* an exhaustive GPU sweep stays affordable */
 
     /* 512 threads, 1 block per SM, 16 vectors of 8 in registers and 28 in shared memory:
      * (232448 - 256) / (512 * 8 * 2) = 28 of the 125 vectors of each thread's walk. */
@@ -950,7 +959,7 @@ START_TEST(test_quant_per_tensor_keep_space)
     int64_t skeep = 0, total = 16384LL * 4096;
     ck_assert_int_eq(amk_shape_parse(s, "default", &sh, &d), AMK_OK);
     ck_assert_int_eq(amk_config_from_params_json(
-                         s, &sh, "{\"THREADS\":512,\"VEC\":8,\"BPS\":1,\"KEEP\":16,\"SMEM\":1}",
+                         s, &sh, "{\"THREADS\":512,\"VEC\":8,\"BPS\":1,\"KEEP\":16,\"SMEM\":1,\"LOADS\":2}",
                          &c, &d),
                      AMK_OK);
     ck_assert_msg(amk_config_launch(&c, &lim, &l, &d) == AMK_OK, "%s", d.msg);
@@ -968,7 +977,7 @@ START_TEST(test_quant_per_tensor_keep_space)
     /* prefill_8k: the same keep leaves less than half of the L2 to re-read: no traffic. */
     ck_assert_int_eq(amk_shape_parse(s, "prefill_8k", &sh, &d), AMK_OK);
     ck_assert_int_eq(amk_config_from_params_json(
-                         s, &sh, "{\"THREADS\":512,\"VEC\":8,\"BPS\":1,\"KEEP\":16,\"SMEM\":1}",
+                         s, &sh, "{\"THREADS\":512,\"VEC\":8,\"BPS\":1,\"KEEP\":16,\"SMEM\":1,\"LOADS\":2}",
                          &c, &d),
                      AMK_OK);
     ck_assert_msg(amk_config_cost(&c, &lim, &t, &d) == AMK_OK, "%s", d.msg);
