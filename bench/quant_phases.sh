@@ -9,7 +9,7 @@
 # env:   PARAMS  the config (default: the recorded sweep's best,
 #                "THREADS=1024 VEC=16 BPS=1 KEEP=4 SMEM=1 LOADS=1")
 #        DTYPE   fp8e4m3 (default) or int8;  ARCH sm_NN (default: the GPU's);  NVCC (nvcc)
-#        AMK_BUILD  the build folder with libamk (build)
+#        AMK_BUILD  the build folder with libamk (build);  KERNEL  the template (the spec's)
 # Device command:
 #   export LD_LIBRARY_PATH=$PWD/.device-libs/lib:/usr/local/cuda/lib64:$LD_LIBRARY_PATH; bench/quant_phases.sh
 set -eu
@@ -18,7 +18,7 @@ DTYPE=${DTYPE:-fp8e4m3}
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 BUILD=${AMK_BUILD:-build}
 HERE=$(cd "$(dirname "$0")" && pwd)
-KERNEL=$HERE/../space_defs/kernels/quant_per_tensor/quant_per_tensor.hip
+KERNEL=${KERNEL:-$HERE/../space_defs/kernels/quant_per_tensor/quant_per_tensor.hip}
 if [ -z "${ARCH:-}" ]; then
     cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
     ARCH=sm_${cc:-90}
