@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The bench tools that compile a kernel template outside amk still build against it:
+# bench/quant_phases.sh (BUILD_ONLY=1: nvcc for sm_90, no GPU needed) for fp8 and int8 and a
+# second config, and it names what is wrong in bad input. Skips (77) where there is no nvcc.
+# Run as: bash bench_tools.sh SOURCE_DIR
+set -euo pipefail
+SRC=$1
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+if ! command -v "$NVCC" >/dev/null; then
+    echo "skip: $(basename "$0"): no nvcc (looked for $NVCC)"
+    exit 77
+fi
+fail() { echo "FAIL: $(basename "$0"): $*" >&2; exit 1; }
+QP=$SRC/bench/quant_phases.sh
+export NVCC ARCH=sm_90 BUILD_ONLY=1
+out=$(bash "$QP" 2>&1) || fail "default build: $out"
+grep -qF "built for sm_90 (fp8e4m3" <<<"$out" || fail "default build said: $out"
+out=$(DTYPE=int8 PARAMS="THREADS=512 VEC=8 BPS=2 KEEP=8 SMEM=1 LOADS=4" bash "$QP" 2>&1) ||
+    fail "int8 build: $out"
+grep -qF "built for sm_90 (int8, THREADS=512" <<<"$out" || fail "int8 build said: $out"
+# Bad input: a clear message and exit 1, before any compile.
+if out=$(PARAMS="THREADS=1024 VEC=8" bash "$QP" 2>&1); then fail "five knobs missing, yet exit 0"; fi
+grep -qF "PARAMS needs all six knobs" <<<"$out" || fail "missing knobs said: $out"
+if out=$(PARAMS="THREADS=1024 VEC=8 BPS=1 KEEP=0 SMEM=0 WARPS=4" bash "$QP" 2>&1); then
+    fail "unknown knob, yet exit 0"; fi
+grep -qF "'WARPS=4' is not one of" <<<"$out" || fail "unknown knob said: $out"
+if out=$(DTYPE=f32 bash "$QP" 2>&1); then fail "DTYPE f32, yet exit 0"; fi
+grep -qF "DTYPE is fp8e4m3 or int8" <<<"$out" || fail "bad dtype said: $out"
+echo "ok: $(basename "$0"): quant_phases builds for fp8 and int8; bad input named"
