@@ -8,6 +8,13 @@
 #include "amk_mpi.h"
 
 #include <stdlib.h>
+
+/* on_exit, not atexit: the finalize needs the exit status, to end with it if MPI hangs. */
+static void finalize_at_exit(int status, void *arg)
+{
+    (void)arg;
+    amk_mpi_finalize(status);
+}
 #endif
 
 int cli_loop_world_size(void)
@@ -35,7 +42,7 @@ int cli_loop_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts
         return cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
     /* Finalised at exit, after rank 0 has freed its evaluator (which stops the workers)
      * on whichever path cli_cmd_loop returns. */
-    atexit(amk_mpi_finalize);
+    on_exit(finalize_at_exit, NULL);
     if (size > 1) {
         amk_mpi_opts mo = {backend, opts, s, sh, rank_timeout_s};
         if (rank > 0) {

@@ -23,8 +23,11 @@ typedef struct amk_mpi_opts {
  * environment says so); otherwise nothing is initialised and *rank = 0, *size = 1, so a
  * plain `amk loop` runs as it always did. AMK_EBACKEND when MPI_Init fails. */
 int amk_mpi_init(int *rank, int *size, amk_diag *d);
-/* MPI_Finalize when amk_mpi_init started MPI; safe to call more than once. */
-void amk_mpi_finalize(void);
+/* MPI_Finalize when amk_mpi_init started MPI; safe to call more than once. exit_status is
+ * the process's: if MPI_Finalize has not returned after AMK_MPI_FINALIZE_WAIT_S (Open MPI
+ * can wait forever on a rank that died), the process ends with it without finalising. */
+#define AMK_MPI_FINALIZE_WAIT_S 20
+void amk_mpi_finalize(int exit_status);
 
 /* Worker ranks (rank > 0): creates the evaluator, answers rank 0's handshake (device,
  * target, parallelism, a fingerprint of kernel and shape) and evaluates the chunks it is sent
