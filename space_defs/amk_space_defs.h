@@ -146,7 +146,23 @@ int amk_config_defines(const amk_config *c, char out[][96], int cap);
 /* ---------- evaluation of a config ------------------------------------------------------- */
 typedef struct amk_launch {
     int64_t grid[3], block[3], shared_bytes;
+    int64_t cluster[3]; /* thread-block cluster; 1 x 1 x 1 = no cluster launch */
 } amk_launch;
+
+/* A TMA tensor map ("tensor_maps" in SPEC.md) evaluated for a config: what the GPU layer
+ * hands to cuTensorMapEncodeTiled with the buffer's device address. */
+#define AMK_TMAP_MAX_RANK 5
+typedef struct amk_tensor_map {
+    char name[AMK_NAME_MAX];
+    char buffer[AMK_NAME_MAX];
+    char dtype[16];                        /* the buffer's element type ("bf16") */
+    int rank;                              /* 1..AMK_TMAP_MAX_RANK */
+    int64_t dims[AMK_TMAP_MAX_RANK];       /* elements, innermost (contiguous) first */
+    int64_t strides[AMK_TMAP_MAX_RANK - 1]; /* bytes, of dims 1..rank-1 */
+    int64_t box[AMK_TMAP_MAX_RANK];        /* elements per copy, each 1..256 */
+    int swizzle;                           /* bytes: 0 (none), 32, 64, 128 */
+    int l2_promotion;                      /* bytes: 0 (none), 64, 128, 256 */
+} amk_tensor_map;
 
 /* Cost terms from the spec's "cost" section (DESIGN §2). unit names a peak rate of the
  * target: "simt_f32", "tf32", "f16", "bf16", "fp8", "int8", or "none" (memory-bound). */
@@ -158,8 +174,10 @@ typedef struct amk_cost_terms {
     char unit[16];
 } amk_cost_terms;
 
-/* Checks restrictions (with limits as named values). AMK_OK when valid; AMK_ERESTRICT with
- * d->msg = "restriction 'BM % TM == 0' is false" (the spec's text), or an expression error.
+/* Checks restrictions (with limits as named values), then the launch's cluster (the grid a
+ * multiple of it) and the tensor maps' rules (amk_config_tensor_map). AMK_OK when valid;
+ * AMK_ERESTRICT with d->msg = "restriction 'BM % TM == 0' is false" (the spec's text),
+ * "tensor map 'tmA': box[0] = 512 is outside 1..256", or an expression error.
  * In this function and the three below, lim may be NULL: generous H100-like limits are used. */
 int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d);
 /* Value of any named thing (dim, param, derived, limit, elt) or of an expression text. */
@@ -168,6 +186,14 @@ int amk_config_eval(const amk_config *c, const amk_limits *lim, const char *expr
 int amk_config_launch(const amk_config *c, const amk_limits *lim, amk_launch *out, amk_diag *d);
 int amk_config_cost(const amk_config *c, const amk_limits *lim, amk_cost_terms *out,
                     amk_diag *d);
+/* Tensor maps of the spec (by declaration order; args name them). */
+int amk_spec_n_tensor_maps(const amk_spec *s);
+const char *amk_spec_tensor_map_name(const amk_spec *s, int i);
+/* Evaluates tensor map i for c and checks what cuTensorMapEncodeTiled demands (dims 1..2^32,
+ * strides multiples of 16 below 2^40, box 1..256 with box[0]*elt a multiple of 16 and at most
+ * the swizzle span, the map inside its buffer). AMK_ERESTRICT naming the map and the rule. */
+int amk_config_tensor_map(const amk_config *c, const amk_limits *lim, int i,
+                          amk_tensor_map *out, amk_diag *d);
 
 /* ---------- the space of one spec at one shape on one device ---------------------------- */
 typedef struct amk_space amk_space;

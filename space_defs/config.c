@@ -404,6 +404,33 @@ static int fill_all(const amk_config *c, const amk_limits *lim, int64_t *slots, 
     return fill_needed(c, lim, need, slots, d);
 }
 
+static int eval_expr(const amk_expr *e, const int64_t *slots, int64_t *out, const char *what,
+                     amk_diag *d);
+static int launch_from_slots(const amk_spec *s, const int64_t *slots, amk_launch *out,
+                             amk_diag *d);
+static int tmap_from_slots(const amk_config *c, const int64_t *slots, int i,
+                           amk_tensor_map *out, amk_diag *d);
+
+/* The grid must be a whole number of clusters (the launch refuses it otherwise). */
+static int cluster_ok(const amk_spec *s, const int64_t *slots, amk_diag *d)
+{
+    amk_launch l;
+    int rc = launch_from_slots(s, slots, &l, d);
+    if (rc)
+        return rc;
+    for (int i = 0; i < 3; i++)
+        if (l.cluster[i] < 1 || l.cluster[i] > 1024 || l.grid[i] % l.cluster[i] != 0)
+            return amk_diag_set(d, AMK_ERESTRICT, "launch.cluster %lld x %lld x %lld: %s "
+                                "(grid %lld x %lld x %lld)", (long long)l.cluster[0],
+                                (long long)l.cluster[1], (long long)l.cluster[2],
+                                l.cluster[i] < 1 || l.cluster[i] > 1024
+                                    ? "each dim must be 1..1024"
+                                    : "the grid is not a multiple of the cluster",
+                                (long long)l.grid[0], (long long)l.grid[1],
+                                (long long)l.grid[2]);
+    return AMK_OK;
+}
+
 int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d)
 {
     int64_t slots[AMK__MAX_SLOTS];
@@ -421,6 +448,13 @@ int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d)
         if (!v)
             return amk_diag_set(d, AMK_ERESTRICT, "restriction '%s' is false",
                                 amk_expr_source(s->restrict_[i].e));
+    }
+    if (s->launch.cluster[0] && (rc = cluster_ok(s, slots, d)))
+        return rc;
+    for (int i = 0; i < s->ntmaps; i++) {
+        amk_tensor_map tm;
+        if ((rc = tmap_from_slots(c, slots, i, &tm, d)))
+            return rc;
     }
     return AMK_OK;
 }
@@ -453,14 +487,12 @@ int amk_config_eval(const amk_config *c, const amk_limits *lim, const char *expr
     return rc;
 }
 
-int amk_config_launch(const amk_config *c, const amk_limits *lim, amk_launch *out, amk_diag *d)
+static int launch_from_slots(const amk_spec *s, const int64_t *slots, amk_launch *out,
+                             amk_diag *d)
 {
-    int64_t slots[AMK__MAX_SLOTS];
-    int rc = fill_all(c, lim, slots, d);
-    if (rc)
-        return rc;
-    const amk__launch_exprs *l = &c->spec->launch;
+    const amk__launch_exprs *l = &s->launch;
     amk_launch r;
+    int rc;
     for (int i = 0; i < 3; i++) {
         char what[32];
         snprintf(what, sizeof what, "launch.grid[%d]", i);
@@ -469,11 +501,107 @@ int amk_config_launch(const amk_config *c, const amk_limits *lim, amk_launch *ou
         snprintf(what, sizeof what, "launch.block[%d]", i);
         if ((rc = eval_expr(l->block[i], slots, &r.block[i], what, d)))
             return rc;
+        r.cluster[i] = 1;
+        snprintf(what, sizeof what, "launch.cluster[%d]", i);
+        if (l->cluster[i] && (rc = eval_expr(l->cluster[i], slots, &r.cluster[i], what, d)))
+            return rc;
     }
     if ((rc = eval_expr(l->shared, slots, &r.shared_bytes, "launch.shared_bytes", d)))
         return rc;
     *out = r;
     return AMK_OK;
+}
+
+int amk_config_launch(const amk_config *c, const amk_limits *lim, amk_launch *out, amk_diag *d)
+{
+    int64_t slots[AMK__MAX_SLOTS];
+    int rc = fill_all(c, lim, slots, d);
+    if (rc)
+        return rc;
+    return launch_from_slots(c->spec, slots, out, d);
+}
+
+/* a * b when it stays below 2^62, else -1 (an extent that large fails every rule anyway). */
+static int64_t mul_sat(int64_t a, int64_t b)
+{
+    if (a < 0 || b < 0 || (a && b > ((int64_t)1 << 62) / a))
+        return -1;
+    return a * b;
+}
+
+static int tmap_from_slots(const amk_config *c, const int64_t *slots, int i,
+                           amk_tensor_map *out, amk_diag *d)
+{
+    const amk_spec *s = c->spec;
+    const amk__tmap *t = &s->tmaps[i];
+    const amk__buffer *b = &s->buffers[t->buffer];
+    amk_tensor_map m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "%s", t->name);
+    snprintf(m.buffer, sizeof m.buffer, "%s", b->name);
+    int dt = b->dtype >= 0 ? b->dtype : s->dtypes[c->shape.dtype];
+    snprintf(m.dtype, sizeof m.dtype, "%s", amk__dtype_names[dt]);
+    const int64_t elt = amk__dtype_sizes[dt];
+    m.rank = t->rank;
+    m.swizzle = t->swizzle;
+    m.l2_promotion = t->l2_promotion;
+    int rc;
+    char what[AMK_NAME_MAX + 48];
+#define TM_EVAL(field, k)                                                                  \
+    do {                                                                                   \
+        snprintf(what, sizeof what, "tensor map '%s': " #field "[%d]", t->name, k);        \
+        if ((rc = eval_expr(t->field[k], slots, &m.field[k], what, d)))                    \
+            return rc;                                                                     \
+    } while (0)
+#define TM_FAIL(...)                                                                       \
+    return amk_diag_set(d, AMK_ERESTRICT, "tensor map '%s': " __VA_ARGS__)
+    int64_t count = 0, extent = elt; /* bytes from the first element to past the last */
+    if ((rc = eval_expr(b->count, slots, &count, "buffer count", d)))
+        return rc;
+    for (int k = 0; k < t->rank; k++) {
+        TM_EVAL(dims, k);
+        TM_EVAL(box, k);
+        if (m.dims[k] < 1 || m.dims[k] > ((int64_t)1 << 32))
+            TM_FAIL("dims[%d] = %lld is outside 1..2^32", t->name, k, (long long)m.dims[k]);
+        if (m.box[k] < 1 || m.box[k] > 256)
+            TM_FAIL("box[%d] = %lld is outside 1..256", t->name, k, (long long)m.box[k]);
+        int64_t stride = elt;
+        if (k > 0) {
+            TM_EVAL(strides, k - 1);
+            stride = m.strides[k - 1];
+            if (stride < 16 || stride % 16 || stride >= ((int64_t)1 << 40))
+                TM_FAIL("strides[%d] = %lld bytes is not a multiple of 16 in 16..2^40",
+                        t->name, k - 1, (long long)stride);
+        }
+        int64_t span = mul_sat(m.dims[k] - 1, stride);
+        extent = span < 0 || extent > INT64_MAX / 2 - span ? INT64_MAX / 2 : extent + span;
+    }
+    const int64_t row = m.box[0] * elt;
+    if (row % 16)
+        TM_FAIL("box[0] * elt = %lld bytes is not a multiple of 16", t->name, (long long)row);
+    if (m.swizzle && row > m.swizzle)
+        TM_FAIL("box[0] * elt = %lld bytes exceeds the %d-byte swizzle", t->name,
+                (long long)row, m.swizzle);
+    int64_t have = mul_sat(count, elt);
+    if (have < 0 || extent > have)
+        TM_FAIL("covers %lld bytes, more than buffer %s holds (%lld elements of %lld bytes)",
+                t->name, (long long)extent, b->name, (long long)count, (long long)elt);
+#undef TM_EVAL
+#undef TM_FAIL
+    *out = m;
+    return AMK_OK;
+}
+
+int amk_config_tensor_map(const amk_config *c, const amk_limits *lim, int i,
+                          amk_tensor_map *out, amk_diag *d)
+{
+    if (!c || !c->spec || i < 0 || i >= c->spec->ntmaps || !out)
+        return amk_diag_set(d, AMK_EINVAL, "amk_config_tensor_map: no tensor map %d", i);
+    int64_t slots[AMK__MAX_SLOTS];
+    int rc = fill_all(c, lim, slots, d);
+    if (rc)
+        return rc;
+    return tmap_from_slots(c, slots, i, out, d);
 }
 
 int amk_config_cost(const amk_config *c, const amk_limits *lim, amk_cost_terms *out,

@@ -11,6 +11,7 @@
 #define AMK__MAX_BUFFERS 32
 #define AMK__MAX_ARGS 64
 #define AMK__MAX_SHAPES 64
+#define AMK__MAX_TMAPS 8
 #define AMK__N_LIMITS 13
 /* dims + dtype + elt + limits + params + derived */
 #define AMK__MAX_SLOTS (AMK_MAX_DIMS + 2 + AMK__N_LIMITS + AMK_MAX_PARAMS + AMK__MAX_DERIVED)
@@ -88,7 +89,18 @@ typedef struct amk__buffer {
 
 typedef struct amk__launch_exprs {
     amk_expr *grid[3], *block[3], *shared;
+    amk_expr *cluster[3]; /* NULL when the spec gives no "cluster" (1 x 1 x 1) */
 } amk__launch_exprs;
+
+/* A TMA descriptor the GPU layer encodes per buffer set ("tensor_maps", SPEC.md). */
+typedef struct amk__tmap {
+    char name[AMK_NAME_MAX];
+    int buffer; /* index into buffers */
+    int rank;
+    amk_expr *dims[AMK_TMAP_MAX_RANK], *strides[AMK_TMAP_MAX_RANK - 1];
+    amk_expr *box[AMK_TMAP_MAX_RANK];
+    int swizzle, l2_promotion;
+} amk__tmap;
 
 struct amk_spec {
     char *dir;
@@ -120,6 +132,8 @@ struct amk_spec {
     amk__buffer buffers[AMK__MAX_BUFFERS];
     int nargs;
     char args[AMK__MAX_ARGS][AMK_NAME_MAX];
+    int ntmaps;
+    amk__tmap tmaps[AMK__MAX_TMAPS];
 
     char *source, *entry;
     amk__launch_exprs launch;

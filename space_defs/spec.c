@@ -663,6 +663,9 @@ static int arg_known(const amk_spec *s, const char *name)
     for (int i = 0; i < s->nderived; i++)
         if (!strcmp(s->derived[i].name, name))
             return 1;
+    for (int i = 0; i < s->ntmaps; i++)
+        if (!strcmp(s->tmaps[i].name, name))
+            return 1;
     return 0;
 }
 
@@ -772,8 +775,8 @@ static int load_args(loader *L, const cJSON *arr, const char *path, char (*out)[
         if (!cJSON_IsString(c))
             return fail(L, AMK_ESPEC, ipath, "expected a name, got %s", json_type(c));
         if (!arg_known(s, c->valuestring))
-            return fail(L, AMK_ESPEC, ipath, "unknown argument '%s' (must name a buffer, a dim "
-                        "or a derived value)", c->valuestring);
+            return fail(L, AMK_ESPEC, ipath, "unknown argument '%s' (must name a buffer, a dim, "
+                        "a derived value or a tensor map)", c->valuestring);
         snprintf(out[(*nout)++], AMK_NAME_MAX, "%s", c->valuestring);
     }
     return 0;
@@ -809,20 +812,23 @@ static int check_file(loader *L, const char *path, const char *rel)
 
 static int load_launch(loader *L, const cJSON *j, const char *path, amk__launch_exprs *out)
 {
-    static const char *const keys[] = {"grid", "block", "shared_bytes", NULL};
+    static const char *const keys[] = {"grid", "block", "shared_bytes", "cluster", NULL};
+    static const char *const required[] = {"grid", "block", "shared_bytes", NULL};
     if (!cJSON_IsObject(j))
         return fail(L, AMK_ESPEC, path, "expected an object with grid, block, shared_bytes, "
                     "got %s", json_type(j));
-    if (check_keys(L, j, path, keys, keys))
+    if (check_keys(L, j, path, keys, required))
         return L->err;
-    static const char *const dims[] = {"grid", "block"};
-    for (int k = 0; k < 2; k++) {
+    static const char *const dims[] = {"grid", "block", "cluster"};
+    for (int k = 0; k < 3; k++) {
         char fpath[128];
         snprintf(fpath, sizeof fpath, "%s.%s", path, dims[k]);
         const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, dims[k]);
+        if (k == 2 && !a)
+            break; /* no cluster: 1 x 1 x 1 */
         if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 3)
             return fail(L, AMK_ESPEC, fpath, "expected an array of 3 expressions");
-        amk_expr **dst = k == 0 ? out->grid : out->block;
+        amk_expr **dst = k == 0 ? out->grid : k == 1 ? out->block : out->cluster;
         int i = 0;
         for (const cJSON *c = a->child; c; c = c->next, i++) {
             char ipath[160];
@@ -835,6 +841,110 @@ static int load_launch(loader *L, const cJSON *j, const char *path, amk__launch_
     snprintf(fpath, sizeof fpath, "%s.shared_bytes", path);
     out->shared = get_expr(L, cJSON_GetObjectItemCaseSensitive(j, "shared_bytes"), fpath);
     return L->err;
+}
+
+/* An expression array of exactly n entries at obj[key] into out[]. */
+static int load_expr_array(loader *L, const cJSON *obj, const char *key, const char *path,
+                           int n, amk_expr **out)
+{
+    char fpath[160];
+    snprintf(fpath, sizeof fpath, "%s.%s", path, key);
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n)
+        return fail(L, AMK_ESPEC, fpath, "expected an array of %d expression%s (one per "
+                    "dim%s), got %s", n, n == 1 ? "" : "s",
+                    strcmp(key, "strides") ? "" : " after the innermost",
+                    cJSON_IsArray(a) ? "another length" : json_type(a));
+    int i = 0;
+    for (const cJSON *c = a->child; c; c = c->next, i++) {
+        char ipath[192];
+        snprintf(ipath, sizeof ipath, "%s[%d]", fpath, i);
+        if (!(out[i] = get_expr(L, c, ipath)))
+            return L->err;
+    }
+    return 0;
+}
+
+/* Optional "tensor_maps": {"tmA": {"buffer", "dims", "strides", "box", "swizzle",
+ * "l2_promotion", "oob"}}: TMA descriptors the GPU layer encodes; args may name them. Their
+ * per-config rules are amk_config_tensor_map's. */
+static int load_tensor_maps(loader *L, const cJSON *root)
+{
+    amk_spec *s = L->s;
+    static const char *const keys[] = {"buffer", "dims", "strides", "box", "swizzle",
+                                       "l2_promotion", "oob", NULL};
+    static const char *const required[] = {"buffer", "dims", "strides", "box", "swizzle", NULL};
+    const cJSON *tm = cJSON_GetObjectItemCaseSensitive(root, "tensor_maps");
+    if (!tm)
+        return 0;
+    if (!cJSON_IsObject(tm))
+        return fail(L, AMK_ESPEC, "tensor_maps", "expected an object (name -> descriptor), got "
+                    "%s", json_type(tm));
+    if (cJSON_GetArraySize(tm) > AMK__MAX_TMAPS)
+        return fail(L, AMK_ESPEC, "tensor_maps", "at most %d tensor maps", AMK__MAX_TMAPS);
+    for (const cJSON *m = tm->child; m; m = m->next) {
+        char path[128];
+        snprintf(path, sizeof path, "tensor_maps.%s", m->string);
+        if (check_new_name(L, path, m->string))
+            return L->err;
+        for (int i = 0; i < s->nbuffers; i++)
+            if (!strcmp(s->buffers[i].name, m->string))
+                return fail(L, AMK_ESPEC, path, "'%s' is already declared as a buffer",
+                            m->string);
+        for (int i = 0; i < s->ntmaps; i++)
+            if (!strcmp(s->tmaps[i].name, m->string))
+                return fail(L, AMK_ESPEC, path, "duplicate tensor map '%s'", m->string);
+        if (!cJSON_IsObject(m))
+            return fail(L, AMK_ESPEC, path, "expected an object, got %s", json_type(m));
+        if (check_keys(L, m, path, keys, required))
+            return L->err;
+        amk__tmap *t = &s->tmaps[s->ntmaps++];
+        snprintf(t->name, sizeof t->name, "%s", m->string);
+        const char *buf = get_string(L, m, "buffer", path, 1);
+        if (!buf)
+            return L->err;
+        t->buffer = -1;
+        for (int i = 0; i < s->nbuffers; i++)
+            if (!strcmp(s->buffers[i].name, buf))
+                t->buffer = i;
+        char fpath[160];
+        snprintf(fpath, sizeof fpath, "%s.buffer", path);
+        if (t->buffer < 0)
+            return fail(L, AMK_ESPEC, fpath, "unknown buffer '%s'", buf);
+        const cJSON *dims = cJSON_GetObjectItemCaseSensitive(m, "dims");
+        int rank = cJSON_IsArray(dims) ? cJSON_GetArraySize(dims) : 0;
+        snprintf(fpath, sizeof fpath, "%s.dims", path);
+        if (rank < 1 || rank > AMK_TMAP_MAX_RANK)
+            return fail(L, AMK_ESPEC, fpath, "expected an array of 1 to %d expressions "
+                        "(elements, innermost dim first), got %s", AMK_TMAP_MAX_RANK,
+                        cJSON_IsArray(dims) ? "another length" : json_type(dims));
+        t->rank = rank;
+        if (load_expr_array(L, m, "dims", path, rank, t->dims) ||
+            load_expr_array(L, m, "strides", path, rank - 1, t->strides) ||
+            load_expr_array(L, m, "box", path, rank, t->box))
+            return L->err;
+        int64_t v;
+        snprintf(fpath, sizeof fpath, "%s.swizzle", path);
+        const cJSON *sw = cJSON_GetObjectItemCaseSensitive(m, "swizzle");
+        if (!json_int(sw, 0, 128, &v) || (v != 0 && v != 32 && v != 64 && v != 128))
+            return fail(L, AMK_ESPEC, fpath, "expected 0 (none), 32, 64 or 128 (bytes)");
+        t->swizzle = (int)v;
+        t->l2_promotion = 256;
+        const cJSON *l2 = cJSON_GetObjectItemCaseSensitive(m, "l2_promotion");
+        snprintf(fpath, sizeof fpath, "%s.l2_promotion", path);
+        if (l2 && (!json_int(l2, 0, 256, &v) || (v != 0 && v != 64 && v != 128 && v != 256)))
+            return fail(L, AMK_ESPEC, fpath, "expected 0 (none), 64, 128 or 256 (bytes)");
+        if (l2)
+            t->l2_promotion = (int)v;
+        const char *oob = get_string(L, m, "oob", path, 0);
+        if (L->err)
+            return L->err;
+        snprintf(fpath, sizeof fpath, "%s.oob", path);
+        if (oob && strcmp(oob, "zero"))
+            return fail(L, AMK_ESPEC, fpath, "unknown value '%s' (\"zero\": out-of-bounds "
+                        "elements load as zero and are not stored)", oob);
+    }
+    return 0;
 }
 
 static int load_cost(loader *L, const cJSON *root)
@@ -1071,6 +1181,23 @@ static int check_default(loader *L)
         }
         snprintf(path, sizeof path, "%s.shared_bytes", lname[k]);
         eval_default(L, ls[k]->shared, path, slots);
+        for (int i = 0; i < 3; i++) {
+            snprintf(path, sizeof path, "%s.cluster[%d]", lname[k], i);
+            eval_default(L, ls[k]->cluster[i], path, slots);
+        }
+    }
+    for (int m = 0; m < s->ntmaps; m++) {
+        const amk__tmap *t = &s->tmaps[m];
+        for (int i = 0; i < t->rank; i++) {
+            snprintf(path, sizeof path, "tensor_maps.%s.dims[%d]", t->name, i);
+            eval_default(L, t->dims[i], path, slots);
+            snprintf(path, sizeof path, "tensor_maps.%s.box[%d]", t->name, i);
+            eval_default(L, t->box[i], path, slots);
+            if (i + 1 < t->rank) {
+                snprintf(path, sizeof path, "tensor_maps.%s.strides[%d]", t->name, i);
+                eval_default(L, t->strides[i], path, slots);
+            }
+        }
     }
     eval_default(L, s->flops, "cost.flops", slots);
     eval_default(L, s->min_bytes, "cost.min_bytes", slots);
@@ -1087,7 +1214,7 @@ static int load_root(loader *L, const cJSON *root)
     static const char *const allowed[] = {
         "amk_spec", "name", "description", "dims", "dtypes", "shapes", "params", "derived",
         "restrictions", "buffers", "args", "source", "entry", "launch", "cost", "reference",
-        "tolerance", "requires", NULL};
+        "tolerance", "requires", "tensor_maps", NULL};
     static const char *const required[] = {
         "amk_spec", "name", "dims", "dtypes", "shapes", "params", "buffers", "args", "source",
         "entry", "launch", "cost", "reference", "tolerance", NULL};
@@ -1129,7 +1256,8 @@ static int load_root(loader *L, const cJSON *root)
     s->slot_params = s->slot_limits + AMK__N_LIMITS;
     s->slot_derived = s->slot_params + s->nparams;
     s->nslots = s->slot_derived + s->nderived;
-    if (load_derived_exprs(L, root) || load_restrictions(L, root) || load_buffers(L, root))
+    if (load_derived_exprs(L, root) || load_restrictions(L, root) || load_buffers(L, root) ||
+        load_tensor_maps(L, root))
         return L->err;
     if (load_args(L, cJSON_GetObjectItemCaseSensitive(root, "args"), "args", s->args, &s->nargs))
         return L->err;
@@ -1222,6 +1350,7 @@ static void free_launch(amk__launch_exprs *l)
     for (int i = 0; i < 3; i++) {
         amk_expr_free(l->grid[i]);
         amk_expr_free(l->block[i]);
+        amk_expr_free(l->cluster[i]);
     }
     amk_expr_free(l->shared);
 }
@@ -1243,6 +1372,13 @@ void amk_spec_free(amk_spec *s)
     }
     free_launch(&s->launch);
     free_launch(&s->ref_launch);
+    for (int m = 0; m < s->ntmaps; m++)
+        for (int i = 0; i < AMK_TMAP_MAX_RANK; i++) {
+            amk_expr_free(s->tmaps[m].dims[i]);
+            amk_expr_free(s->tmaps[m].box[i]);
+            if (i < AMK_TMAP_MAX_RANK - 1)
+                amk_expr_free(s->tmaps[m].strides[i]);
+        }
     amk_expr_free(s->flops);
     amk_expr_free(s->min_bytes);
     amk_expr_free(s->traffic);
@@ -1312,6 +1448,13 @@ int amk_spec_compile_arch(const amk_spec *s, const char *vendor, const char *arc
 {
     if (!arch || !vendor)
         return amk_diag_set(d, AMK_EINVAL, "%s: no target arch/vendor given", s->name);
+    /* Tensor maps (TMA) and thread-block clusters exist on NVIDIA sm_90+ only. */
+    const char *hopper = s->ntmaps ? "tensor_maps"
+                         : s->launch.cluster[0] ? "launch.cluster"
+                         : s->ref_launch.cluster[0] ? "reference.launch.cluster" : NULL;
+    if (hopper && strcmp(vendor, "nvidia") != 0)
+        return amk_diag_set(d, AMK_EUNSUPPORTED, "%s uses %s, an NVIDIA (sm_90+) feature; the "
+                            "target is %s %s", s->name, hopper, vendor, arch);
     if (!s->has_requires) {
         snprintf(out, cap, "%s", arch);
         return AMK_OK;
@@ -1345,6 +1488,12 @@ int amk_spec_compile_arch(const amk_spec *s, const char *vendor, const char *arc
 }
 
 int amk_spec_n_dims(const amk_spec *s) { return s->ndims; }
+int amk_spec_n_tensor_maps(const amk_spec *s) { return s->ntmaps; }
+
+const char *amk_spec_tensor_map_name(const amk_spec *s, int i)
+{
+    return i >= 0 && i < s->ntmaps ? s->tmaps[i].name : NULL;
+}
 
 const char *amk_spec_dim_name(const amk_spec *s, int i)
 {

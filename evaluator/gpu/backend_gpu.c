@@ -117,7 +117,16 @@ static int find_buf(const amk__run_case *rc, const char *name)
     return -1;
 }
 
-/* Arguments of a kernel: buffer names become device pointers, other names int32 values. */
+static int find_map(const amk__run_case *rc, const char *name)
+{
+    for (int m = 0; m < rc->nmaps; m++)
+        if (strcmp(rc->maps[m].name, name) == 0)
+            return m;
+    return -1;
+}
+
+/* Arguments of a kernel: buffer names become device pointers, tensor-map names the encoded
+ * maps (by value), other names int32 values. */
 static int build_args(const amk_config *c, const amk_limits *lim, const cJSON *args,
                       const amk__run_case *rc, amk__run_kernel *k, amk_diag *d)
 {
@@ -130,10 +139,10 @@ static int build_args(const amk_config *c, const amk_limits *lim, const cJSON *a
         const cJSON *a = cJSON_GetArrayItem(args, i);
         if (!cJSON_IsString(a))
             return amk_diag_set(d, AMK_ESPEC, "args[%d]: not a name", i);
-        int b = find_buf(rc, a->valuestring);
-        k->args[i].buf = b;
+        int b = find_buf(rc, a->valuestring), m = find_map(rc, a->valuestring);
+        k->args[i].buf = b >= 0 ? b : m >= 0 ? AMK__RUN_ARG_TMAP(m) : -1;
         k->args[i].value = 0;
-        if (b >= 0)
+        if (b >= 0 || m >= 0)
             continue;
         int64_t v;
         if (amk_config_eval(c, lim, a->valuestring, &v, d) != AMK_OK)
@@ -152,12 +161,18 @@ static int build_launch(const amk_config *c, const amk_limits *lim, const cJSON 
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(l, "grid");
     const cJSON *b = cJSON_GetObjectItemCaseSensitive(l, "block");
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(l, "shared_bytes");
-    if (cJSON_GetArraySize(g) != 3 || cJSON_GetArraySize(b) != 3)
-        return amk_diag_set(d, AMK_ESPEC, "reference.launch: grid and block need 3 expressions");
+    const cJSON *cl = cJSON_GetObjectItemCaseSensitive(l, "cluster");
+    if (cJSON_GetArraySize(g) != 3 || cJSON_GetArraySize(b) != 3 ||
+        (cl && cJSON_GetArraySize(cl) != 3))
+        return amk_diag_set(d, AMK_ESPEC, "reference.launch: grid, block and cluster need 3 "
+                            "expressions");
     for (int i = 0; i < 3; i++) {
         int rc = eval_expr(c, lim, cJSON_GetArrayItem(g, i), &out->grid[i], d);
         if (rc == AMK_OK)
             rc = eval_expr(c, lim, cJSON_GetArrayItem(b, i), &out->block[i], d);
+        out->cluster[i] = 1;
+        if (rc == AMK_OK && cl)
+            rc = eval_expr(c, lim, cJSON_GetArrayItem(cl, i), &out->cluster[i], d);
         if (rc != AMK_OK)
             return amk_diag_prefix(d, "reference.launch");
     }
@@ -232,6 +247,32 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
         if (tr && eval_expr(c, lim, tr, &r, d) != AMK_OK)
             return amk_diag_prefix(d, "buffers[%d] %s: tolerance_reduction", i, rb->name);
         rb->reduction = (double)(r < 1 ? 1 : r);
+    }
+    /* Tensor maps (validated for this config and shape by amk_config_tensor_map). */
+    rc->nmaps = amk_spec_n_tensor_maps(sp);
+    if (rc->nmaps > AMK__RUN_MAX_TMAPS)
+        return amk_diag_set(d, AMK_ESPEC, "tensor_maps: at most %d", AMK__RUN_MAX_TMAPS);
+    for (int m = 0; m < rc->nmaps; m++) {
+        amk_tensor_map tm;
+        amk__run_tmap *rt = &rc->maps[m];
+        if (amk_config_tensor_map(c, lim, m, &tm, d) != AMK_OK)
+            return d ? d->code : AMK_ECONFIG;
+        snprintf(rt->name, sizeof rt->name, "%s", tm.name);
+        rt->buf = find_buf(rc, tm.buffer);
+        rt->dtype = amk__dtype_from_name(tm.dtype);
+        if (rt->buf < 0 || rt->dtype < 0)
+            return amk_diag_set(d, AMK_ESPEC, "tensor map '%s': buffer %s (%s) unknown to the "
+                                "gpu backend", tm.name, tm.buffer, tm.dtype);
+        rt->rank = tm.rank;
+        for (int i = 0; i < tm.rank; i++) {
+            rt->dims[i] = tm.dims[i];
+            rt->box[i] = tm.box[i];
+            if (i + 1 < tm.rank)
+                rt->strides[i] = tm.strides[i];
+        }
+        rt->swizzle = tm.swizzle;
+        rt->l2_promotion = tm.l2_promotion;
+        rt->oob = 0;
     }
     /* Candidate. */
     rc->cand.code = code_cand;

@@ -288,11 +288,7 @@ static void gate_wait(void *p)
 
 static hipError_t launch(const amk__bench_kernel *k, int set, hipStream_t s)
 {
-    const amk_launch *l = &k->launch;
-    return hipModuleLaunchKernel(k->fn, (unsigned)l->grid[0], (unsigned)l->grid[1],
-                                 (unsigned)l->grid[2], (unsigned)l->block[0],
-                                 (unsigned)l->block[1], (unsigned)l->block[2],
-                                 (unsigned)l->shared_bytes, s, k->argv[set], NULL);
+    return amk__gpu_launch(k->fn, &k->launch, s, k->argv[set]);
 }
 
 hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int nsets,

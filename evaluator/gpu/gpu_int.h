@@ -84,7 +84,51 @@ static inline hipError_t amk__gpu_kernel_resources(hipFunction_t f, int *regs, i
         e = hipFuncGetAttribute(local_bytes, HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
     return e;
 }
+/* Thread-block clusters and TMA tensor maps are NVIDIA (sm_90+) features: a spec using them
+ * is refused on AMD before compile (amk_spec_compile_arch); these only back that up. */
+static inline hipError_t amk__gpu_launch_cluster(hipFunction_t f, const unsigned grid[3],
+                                                 const unsigned block[3],
+                                                 const unsigned cluster[3], unsigned shared,
+                                                 hipStream_t stream, void **args)
+{
+    (void)f, (void)grid, (void)block, (void)cluster, (void)shared, (void)stream, (void)args;
+    return hipErrorNotSupported;
+}
+static inline hipError_t amk__gpu_allow_large_clusters(hipFunction_t f)
+{
+    (void)f;
+    return hipErrorNotSupported;
+}
+static inline int amk__gpu_tensor_map_encode(void *out, const char *dtype, int rank, void *base,
+                                             const uint64_t *dims, const uint64_t *strides,
+                                             const uint32_t *box, int swizzle,
+                                             int l2_promotion, char *err, size_t cap)
+{
+    (void)out, (void)dtype, (void)rank, (void)base, (void)dims, (void)strides, (void)box;
+    (void)swizzle, (void)l2_promotion;
+    snprintf(err, cap, "tensor maps (TMA) are an NVIDIA feature: not supported on AMD");
+    return -1;
+}
 #endif
+
+/* Launches fn with l's geometry on stream s: the extended (cluster) launch when l asks for
+ * a cluster of more than one block. */
+static inline hipError_t amk__gpu_launch(hipFunction_t fn, const amk_launch *l, hipStream_t s,
+                                         void **argv)
+{
+    if (l->cluster[0] * l->cluster[1] * l->cluster[2] > 1) {
+        const unsigned g[3] = {(unsigned)l->grid[0], (unsigned)l->grid[1], (unsigned)l->grid[2]};
+        const unsigned b[3] = {(unsigned)l->block[0], (unsigned)l->block[1],
+                               (unsigned)l->block[2]};
+        const unsigned c[3] = {(unsigned)l->cluster[0], (unsigned)l->cluster[1],
+                               (unsigned)l->cluster[2]};
+        return amk__gpu_launch_cluster(fn, g, b, c, (unsigned)l->shared_bytes, s, argv);
+    }
+    return hipModuleLaunchKernel(fn, (unsigned)l->grid[0], (unsigned)l->grid[1],
+                                 (unsigned)l->grid[2], (unsigned)l->block[0],
+                                 (unsigned)l->block[1], (unsigned)l->block[2],
+                                 (unsigned)l->shared_bytes, s, argv, NULL);
+}
 
 /* ---------- element types, inputs, tolerance (check.c; host only) ---------------------- */
 enum {
@@ -231,6 +275,7 @@ int amk__bench_sets(int64_t footprint, int64_t l2_bytes, int64_t mem_cap, int *f
 #define AMK__RUN_MAX_ARGS 32
 #define AMK__RUN_MAX_CODES 4
 #define AMK__RUN_MAX_CASES 6
+#define AMK__RUN_MAX_TMAPS 8
 
 enum { AMK__RUN_OP_QUERY = 1, AMK__RUN_OP_EVAL = 2, AMK__RUN_OP_REMEASURE = 3 };
 enum { AMK__ROLE_IN = 1, AMK__ROLE_OUT = 2, AMK__ROLE_INOUT = 3 };
@@ -245,9 +290,26 @@ typedef struct amk__run_buf {
 } amk__run_buf;
 
 typedef struct amk__run_arg {
-    int buf;                /* >= 0: device pointer of that buffer; -1: the int32 value */
+    int buf;                /* >= 0: device pointer of that buffer; -1: the int32 value;
+                               <= -2: the case's tensor map AMK__RUN_ARG_TMAP_INDEX(buf), by
+                               value (128 bytes) */
     int32_t value;
 } amk__run_arg;
+#define AMK__RUN_ARG_TMAP(m) (-2 - (m))
+#define AMK__RUN_ARG_TMAP_INDEX(buf) (-2 - (buf))
+
+/* A tensor map of a case, encoded by the run worker for every buffer set (its address is
+ * part of it). Member order: no padding (amk__ref_key holds these). */
+typedef struct amk__run_tmap {
+    int64_t dims[AMK_TMAP_MAX_RANK];        /* elements, innermost first */
+    int64_t strides[AMK_TMAP_MAX_RANK - 1]; /* bytes, of dims 1..rank-1 */
+    int64_t box[AMK_TMAP_MAX_RANK];
+    char name[AMK_NAME_MAX];
+    int buf;                /* the case's buffer it maps */
+    int dtype;              /* AMK__DT_* */
+    int rank, swizzle, l2_promotion;
+    int oob;                /* 0: out-of-bounds loads read zero (the only mode) */
+} amk__run_tmap;
 
 typedef struct amk__run_kernel {
     int code;               /* index into the job's code objects; -1 = none */
@@ -265,6 +327,8 @@ typedef struct amk__run_case {
     double atol;            /* NAN = derived from max|ref| */
     amk__run_kernel ref, cand;
     int bench;              /* 1: the benchmarked case (the config's own shape) */
+    int nmaps;
+    amk__run_tmap maps[AMK__RUN_MAX_TMAPS];
 } amk__run_case;
 
 typedef struct amk__run_code {
@@ -323,23 +387,24 @@ int amk__run_query_encode(int device, void **out, size_t *len);
 
 /* Everything that determines the inputs of case ci of an EVAL job and its reference's
  * outputs: the seed and the case's stream, the reference code object (by content: hash and
- * size, not its index in the job), entry, launch and arguments, and the buffers (name,
- * dtype, role, init, count). Nothing of the candidate, the label or the tolerance. The run
+ * size, not its index in the job), entry, launch and arguments (with the tensor maps they
+ * name), and the buffers (name, dtype, role, init, count). Nothing of the candidate, the label or the tolerance. The run
  * worker keeps a case's host inputs and reference outputs across jobs under this key.
  * Built zeroed field by field, so two keys are equal exactly when memcmp says so. */
 typedef struct amk__ref_key { /* members ordered so that there is no padding */
     uint64_t seed, stream;
     uint64_t code_hash, code_size;
     char entry[AMK_NAME_MAX];
-    int64_t grid[3], block[3], shared_bytes;
+    int64_t grid[3], block[3], cluster[3], shared_bytes;
     int nargs;
-    amk__run_arg args[AMK__RUN_MAX_ARGS]; /* value 0 for a buffer argument */
+    amk__run_arg args[AMK__RUN_MAX_ARGS]; /* value 0 for a buffer or tensor-map argument */
     int nbufs;
     struct {
         int64_t count;
         char name[AMK_NAME_MAX];
         int dtype, role, init, zero;
     } bufs[AMK__RUN_MAX_BUFS];
+    amk__run_tmap maps[AMK__RUN_MAX_TMAPS]; /* those the reference's args name; others zero */
 } amk__ref_key;
 /* Fills *key for case ci of j (a decoded or built job: ci < ncases, its ref.code valid) and
  * returns its amk_hash64. */

@@ -68,7 +68,7 @@ int amk__run_query_encode(int device, void **out, size_t *len)
     return rc;
 }
 
-static int kernel_ok(const amk__run_kernel *k, int ncodes, int nbufs, int need)
+static int kernel_ok(const amk__run_kernel *k, int ncodes, int nbufs, int nmaps, int need)
 {
     if (k->code < 0)
         return !need;
@@ -76,7 +76,18 @@ static int kernel_ok(const amk__run_kernel *k, int ncodes, int nbufs, int need)
         memchr(k->entry, '\0', sizeof k->entry) == NULL || !k->entry[0])
         return 0;
     for (int i = 0; i < k->nargs; i++)
-        if (k->args[i].buf >= nbufs || k->args[i].buf < -1)
+        if (k->args[i].buf >= nbufs || k->args[i].buf < AMK__RUN_ARG_TMAP(nmaps - 1))
+            return 0;
+    return 1;
+}
+
+static int tmap_ok(const amk__run_tmap *m, int nbufs)
+{
+    if (m->rank < 1 || m->rank > AMK_TMAP_MAX_RANK || m->buf < 0 || m->buf >= nbufs ||
+        m->dtype < 0 || m->dtype >= AMK__DT_COUNT || memchr(m->name, '\0', sizeof m->name) == NULL)
+        return 0;
+    for (int i = 0; i < m->rank; i++)
+        if (m->dims[i] < 1 || m->box[i] < 1 || (i + 1 < m->rank && m->strides[i] < 1))
             return 0;
     return 1;
 }
@@ -115,12 +126,18 @@ int amk__run_job_decode(const void *buf, size_t len, amk__run_job *j)
                 memchr(rb->name, '\0', sizeof rb->name) == NULL)
                 return AMK_EPARSE;
         }
-        if (!kernel_ok(&k->cand, j->ncodes, k->nbufs, 1) ||
-            !kernel_ok(&k->ref, j->ncodes, k->nbufs, j->op == AMK__RUN_OP_EVAL))
+        if (k->nmaps < 0 || k->nmaps > AMK__RUN_MAX_TMAPS)
+            return AMK_EPARSE;
+        for (int m = 0; m < k->nmaps; m++)
+            if (!tmap_ok(&k->maps[m], k->nbufs))
+                return AMK_EPARSE;
+        if (!kernel_ok(&k->cand, j->ncodes, k->nbufs, k->nmaps, 1) ||
+            !kernel_ok(&k->ref, j->ncodes, k->nbufs, k->nmaps, j->op == AMK__RUN_OP_EVAL))
             return AMK_EPARSE;
     }
     if (j->op == AMK__RUN_OP_REMEASURE &&
-        (j->ncases < 1 || !kernel_ok(&j->other, j->ncodes, j->cases[0].nbufs, 1)))
+        (j->ncases < 1 ||
+         !kernel_ok(&j->other, j->ncodes, j->cases[0].nbufs, j->cases[0].nmaps, 1)))
         return AMK_EPARSE;
     return AMK_OK;
 }
@@ -410,6 +427,15 @@ static int resolve(const amk__run_job *j, const amk__run_kernel *k, const char *
         x->recycle = context_broken();
         return 0;
     }
+    if (k->launch.cluster[0] * k->launch.cluster[1] * k->launch.cluster[2] > 8 &&
+        (e = amk__gpu_allow_large_clusters(*fn)) != hipSuccess) {
+        fail(x, AMK_STATUS_RUN_ERROR, "%s: cannot allow a cluster of %lld x %lld x %lld blocks "
+             "(above the portable 8): %s", what, (long long)k->launch.cluster[0],
+             (long long)k->launch.cluster[1], (long long)k->launch.cluster[2],
+             errtext(e, eb, sizeof eb));
+        x->recycle = context_broken();
+        return 0;
+    }
     const int64_t shared = job_shared_max(j, k);
     if (shared > 48 * 1024) {
         if (shared > INT_MAX || (e = amk__gpu_set_dynamic_shared(*fn, (int)shared)) != hipSuccess) {
@@ -440,6 +466,16 @@ static int geometry_ok(const amk__run_kernel *k, const char *what, run_ctx *x)
              (long long)k->launch.shared_bytes);
         return 0;
     }
+    for (int i = 0; i < 3; i++)
+        if (k->launch.cluster[i] < 1 || k->launch.cluster[i] > 1024 ||
+            k->launch.grid[i] % k->launch.cluster[i] != 0) {
+            fail(x, AMK_STATUS_RUN_ERROR, "%s: grid %lld x %lld x %lld is not a whole number of "
+                 "clusters of %lld x %lld x %lld blocks", what, (long long)k->launch.grid[0],
+                 (long long)k->launch.grid[1], (long long)k->launch.grid[2],
+                 (long long)k->launch.cluster[0], (long long)k->launch.cluster[1],
+                 (long long)k->launch.cluster[2]);
+            return 0;
+        }
     return 1;
 }
 
@@ -540,12 +576,31 @@ uint64_t amk__ref_key_make(const amk__run_job *j, int ci, amk__ref_key *key)
     for (int i = 0; i < 3; i++) {
         key->grid[i] = r->launch.grid[i];
         key->block[i] = r->launch.block[i];
+        key->cluster[i] = r->launch.cluster[i];
     }
     key->shared_bytes = r->launch.shared_bytes;
     key->nargs = r->nargs;
     for (int i = 0; i < r->nargs && i < AMK__RUN_MAX_ARGS; i++) {
         key->args[i].buf = r->args[i].buf;
-        key->args[i].value = r->args[i].buf < 0 ? r->args[i].value : 0;
+        key->args[i].value = r->args[i].buf == -1 ? r->args[i].value : 0;
+        int m = AMK__RUN_ARG_TMAP_INDEX(r->args[i].buf);
+        if (m >= 0 && m < c->nmaps && m < AMK__RUN_MAX_TMAPS) {
+            const amk__run_tmap *t = &c->maps[m];
+            amk__run_tmap *k = &key->maps[m];
+            snprintf(k->name, sizeof k->name, "%s", t->name);
+            for (int d = 0; d < AMK_TMAP_MAX_RANK; d++) {
+                k->dims[d] = d < t->rank ? t->dims[d] : 0;
+                k->box[d] = d < t->rank ? t->box[d] : 0;
+                if (d + 1 < AMK_TMAP_MAX_RANK)
+                    k->strides[d] = d + 1 < t->rank ? t->strides[d] : 0;
+            }
+            k->buf = t->buf;
+            k->dtype = t->dtype;
+            k->rank = t->rank;
+            k->swizzle = t->swizzle;
+            k->l2_promotion = t->l2_promotion;
+            k->oob = t->oob;
+        }
     }
     key->nbufs = c->nbufs;
     for (int b = 0; b < c->nbufs && b < AMK__RUN_MAX_BUFS; b++) {
@@ -594,6 +649,8 @@ typedef struct dev_set {
     void *ptr[AMK__RUN_MAX_BUFS];
     int32_t ival[2][AMK__RUN_MAX_ARGS];
     void *argv[2][AMK__RUN_MAX_ARGS];
+    /* The case's tensor maps encoded over ptr[] (encode_maps), passed by value. */
+    unsigned long long tmap[AMK__RUN_MAX_TMAPS][16];
 } dev_set;
 
 static void set_args(dev_set *s, int which, const amk__run_kernel *k)
@@ -601,11 +658,39 @@ static void set_args(dev_set *s, int which, const amk__run_kernel *k)
     for (int i = 0; i < k->nargs; i++) {
         if (k->args[i].buf >= 0) {
             s->argv[which][i] = &s->ptr[k->args[i].buf];
+        } else if (k->args[i].buf < -1) {
+            s->argv[which][i] = s->tmap[AMK__RUN_ARG_TMAP_INDEX(k->args[i].buf)];
         } else {
             s->ival[which][i] = k->args[i].value;
             s->argv[which][i] = &s->ival[which][i];
         }
     }
+}
+
+/* Encodes case c's tensor maps over set s's buffers (each set has its own addresses). A
+ * refused encoding is the config's run error, with the driver's reason. */
+static int encode_maps(const amk__run_case *c, dev_set *s, run_ctx *x)
+{
+    for (int m = 0; m < c->nmaps; m++) {
+        const amk__run_tmap *t = &c->maps[m];
+        uint64_t dims[AMK_TMAP_MAX_RANK], strides[AMK_TMAP_MAX_RANK - 1];
+        uint32_t box[AMK_TMAP_MAX_RANK];
+        char err[256];
+        for (int i = 0; i < t->rank; i++) {
+            dims[i] = (uint64_t)t->dims[i];
+            box[i] = (uint32_t)t->box[i];
+            if (i + 1 < t->rank)
+                strides[i] = (uint64_t)t->strides[i];
+        }
+        if (amk__gpu_tensor_map_encode(s->tmap[m], amk__dtype_name(t->dtype), t->rank,
+                                       s->ptr[t->buf], dims, strides, box, t->swizzle,
+                                       t->l2_promotion, err, sizeof err) != 0) {
+            fail(x, AMK_STATUS_RUN_ERROR, "%s: tensor map '%s' (buffer %s): %s", c->label,
+                 t->name, c->bufs[t->buf].name, err);
+            return 0;
+        }
+    }
+    return 1;
 }
 
 static void free_set(dev_set *s, int nbufs)
@@ -675,11 +760,7 @@ static int alloc_check_set(const amk__run_job *j, dev_set *s, int *nbufs, run_ct
 
 static hipError_t launch_kernel(hipFunction_t fn, const amk__run_kernel *k, void **argv)
 {
-    const amk_launch *l = &k->launch;
-    return hipModuleLaunchKernel(fn, (unsigned)l->grid[0], (unsigned)l->grid[1],
-                                 (unsigned)l->grid[2], (unsigned)l->block[0],
-                                 (unsigned)l->block[1], (unsigned)l->block[2],
-                                 (unsigned)l->shared_bytes, W.stream, argv, NULL);
+    return amk__gpu_launch(fn, &k->launch, W.stream, argv);
 }
 
 /* Launches one kernel and waits for it. On failure fills x (RUN_ERROR) and returns 0. */
@@ -802,6 +883,8 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
             if (!want[b] || !got[b])
                 goto oom;
         }
+    if (!encode_maps(c, s, x))
+        return 0;
     set_args(s, 0, &c->ref);
     set_args(s, 1, &c->cand);
 
@@ -882,7 +965,8 @@ static int bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction
             sets[0] = *first;
         else if (!alloc_set(&sets[made], c, x))
             goto out;
-        if (!upload(c, &sets[made], made == 0 ? in : NULL, &sets[0], x)) {
+        if (!upload(c, &sets[made], made == 0 ? in : NULL, &sets[0], x) ||
+            !encode_maps(c, &sets[made], x)) {
             made++; /* freed below (unless borrowed) */
             goto out;
         }

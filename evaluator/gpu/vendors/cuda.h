@@ -4,8 +4,11 @@
 #ifndef AMK_VENDORS_CUDA_H
 #define AMK_VENDORS_CUDA_H
 
+#include <cuda.h> /* driver types only (CUtensorMap ...): libcuda is reached at run time */
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <nvrtc.h>
 
 #if !defined(CUDART_VERSION) || CUDART_VERSION < 12000
@@ -184,6 +187,129 @@ typedef struct amk__host_call {
 static inline cudaError_t amk__gpu_host_func(cudaStream_t s, amk__host_call *call)
 {
     return cudaLaunchHostFunc(s, call->fn, call->ud);
+}
+
+/* ---------- Hopper features: cluster launch, tensor maps (no HIP counterpart) ----------- */
+/* Launches f with thread-block clusters of cluster[] blocks (cudaLaunchKernelEx). */
+static inline cudaError_t amk__gpu_launch_cluster(cudaKernel_t f, const unsigned grid[3],
+                                                  const unsigned block[3],
+                                                  const unsigned cluster[3], unsigned shared,
+                                                  cudaStream_t stream, void **args)
+{
+    cudaLaunchConfig_t cfg;
+    cudaLaunchAttribute attr;
+    memset(&cfg, 0, sizeof cfg);
+    memset(&attr, 0, sizeof attr);
+    cfg.gridDim = (dim3){grid[0], grid[1], grid[2]};
+    cfg.blockDim = (dim3){block[0], block[1], block[2]};
+    cfg.dynamicSmemBytes = shared;
+    cfg.stream = stream;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = cluster[0];
+    attr.val.clusterDim.y = cluster[1];
+    attr.val.clusterDim.z = cluster[2];
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelExC(&cfg, (const void *)f, args);
+}
+
+/* Clusters of more than 8 blocks (the portable size) must be allowed per kernel. */
+static inline cudaError_t amk__gpu_allow_large_clusters(cudaKernel_t f)
+{
+    return cudaFuncSetAttribute((const void *)f, cudaFuncAttributeNonPortableClusterSizeAllowed,
+                                1);
+}
+
+/* A driver function through the runtime's entry-point query (no link-time libcuda). */
+static inline void *amk__cuda_driver_symbol(const char *name)
+{
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050
+    cudaError_t e = cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &q);
+#else
+    cudaError_t e = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &q);
+#endif
+    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return fn;
+}
+
+typedef CUresult (*amk__cu_encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
+                                            void *, const cuuint64_t *, const cuuint64_t *,
+                                            const cuuint32_t *, const cuuint32_t *,
+                                            CUtensorMapInterleave, CUtensorMapSwizzle,
+                                            CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+typedef CUresult (*amk__cu_error_string_fn)(CUresult, const char **);
+
+/* Encodes a tiled TMA descriptor (cuTensorMapEncodeTiled; interleave none, element strides 1,
+ * out-of-bounds elements read as zero) of rank dims (innermost first) over base into out
+ * (128 bytes). dtype is amk's element type name. 0 on success, else -1 with err set to the
+ * driver's reason. */
+static inline int amk__gpu_tensor_map_encode(void *out, const char *dtype, int rank, void *base,
+                                             const uint64_t *dims, const uint64_t *strides,
+                                             const uint32_t *box, int swizzle,
+                                             int l2_promotion, char *err, size_t cap)
+{
+    static amk__cu_encode_tiled_fn encode;
+    static amk__cu_error_string_fn errstr;
+    static const struct {
+        const char *name;
+        CUtensorMapDataType t;
+    } types[] = {{"f32", CU_TENSOR_MAP_DATA_TYPE_FLOAT32},
+                 {"f16", CU_TENSOR_MAP_DATA_TYPE_FLOAT16},
+                 {"bf16", CU_TENSOR_MAP_DATA_TYPE_BFLOAT16},
+                 {"fp8e4m3", CU_TENSOR_MAP_DATA_TYPE_UINT8},
+                 {"int8", CU_TENSOR_MAP_DATA_TYPE_UINT8},
+                 {"i32", CU_TENSOR_MAP_DATA_TYPE_INT32},
+                 {"f64", CU_TENSOR_MAP_DATA_TYPE_FLOAT64}};
+    int ti = -1;
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(types[i].name, dtype) == 0)
+            ti = (int)i;
+    if (ti < 0 || rank < 1 || rank > 5) {
+        snprintf(err, cap, "element type %s or rank %d has no tensor-map encoding", dtype, rank);
+        return -1;
+    }
+    if (!encode) {
+        encode = (amk__cu_encode_tiled_fn)amk__cuda_driver_symbol("cuTensorMapEncodeTiled");
+        errstr = (amk__cu_error_string_fn)amk__cuda_driver_symbol("cuGetErrorString");
+    }
+    if (!encode) {
+        snprintf(err, cap, "the driver has no cuTensorMapEncodeTiled (CUDA 12 driver needed)");
+        return -1;
+    }
+    CUtensorMap map; /* 64-byte aligned by its type, as the encoder requires */
+    cuuint64_t d[5], st[4];
+    cuuint32_t b[5], one[5] = {1, 1, 1, 1, 1};
+    for (int i = 0; i < rank; i++) {
+        d[i] = dims[i];
+        b[i] = box[i];
+        if (i + 1 < rank)
+            st[i] = strides[i];
+    }
+    CUtensorMapSwizzle sw = swizzle == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                            : swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                            : swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
+                                            : CU_TENSOR_MAP_SWIZZLE_NONE;
+    CUtensorMapL2promotion l2 = l2_promotion == 256   ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                : l2_promotion == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                : l2_promotion == 64  ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                                      : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    CUresult r = encode(&map, types[ti].t, (cuuint32_t)rank, base, d, st, b, one,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, sw, l2,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        const char *why = NULL;
+        if (!errstr || errstr(r, &why) != CUDA_SUCCESS || !why)
+            why = "unknown driver error";
+        snprintf(err, cap, "cuTensorMapEncodeTiled: %s (CUresult %d)", why, (int)r);
+        return -1;
+    }
+    memcpy(out, &map, sizeof map);
+    return 0;
 }
 
 #endif
