@@ -1046,6 +1046,262 @@ START_TEST(test_amk_config_launch_geometry)
 }
 END_TEST
 
+/* ---- tensor maps and clusters ---- */
+
+/* tgemm with a tensor map over A (K contiguous), one over C, the maps as args, and a 2x1x1
+ * cluster: the spec a Hopper kernel would write. */
+static cJSON *tmap_spec(void)
+{
+    cJSON *j = base_spec();
+    set(j, NULL, "tensor_maps",
+        "{\"tmA\": {\"buffer\": \"A\", \"dims\": [\"K\", \"M\"], \"strides\": [\"K * elt\"], "
+        "\"box\": [\"BK\", \"BM\"], \"swizzle\": 32, \"l2_promotion\": 128}, "
+        "\"tmC\": {\"buffer\": \"C\", \"dims\": [\"N\", \"M\"], \"strides\": [\"N * 4\"], "
+        "\"box\": [\"4\", \"16\"], \"swizzle\": 0, \"oob\": \"zero\"}}");
+    set(j, NULL, "args", "[\"tmA\", \"B\", \"tmC\", \"M\", \"N\", \"K\"]");
+    set(j, "launch", "cluster", "[\"2\", \"1\", \"1\"]");
+    return j;
+}
+
+static amk_spec *load_json(cJSON *j)
+{
+    const char *dir = make_dir(j);
+    cJSON_Delete(j);
+    amk_spec *s = load(dir);
+    rm_tree(dir);
+    return s;
+}
+
+START_TEST(test_amk_spec_load_bad_tensor_maps)
+{
+    cJSON *j = tmap_spec();
+    set(j, NULL, "tensor_maps", "[1]");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps: expected an object", NULL);
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "buffer", "\"Z\"");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA.buffer: unknown buffer 'Z'", NULL);
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "dims", "[\"1\", \"1\", \"1\", \"1\", \"1\", \"1\"]");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA.dims: expected an array of 1 to 5", NULL);
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "strides", "[\"K * elt\", \"4\"]");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA.strides: expected an array of 1 expression",
+                      NULL);
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "box", "[\"BK\"]");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA.box: expected an array of 2 expressions",
+                      NULL);
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "box", "[\"BK\", \"BQ\"]");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA.box[1]: unknown name 'BQ'", NULL);
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "swizzle", "16");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA.swizzle: expected 0 (none), 32, 64 or 128",
+                      NULL);
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "swizzle", "\"128\"");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA.swizzle", NULL);
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "l2_promotion", "100");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA.l2_promotion: expected 0 (none), 64", NULL);
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "oob", "\"nan\"");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA.oob: unknown value 'nan'", NULL);
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "interleave", "0");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA: unknown field 'interleave'", NULL);
+    j = tmap_spec();
+    cJSON_DeleteItemFromObjectCaseSensitive(at(j, "tensor_maps.tmA"), "box");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.tmA: missing required field 'box'", NULL);
+    j = tmap_spec();
+    set(j, NULL, "tensor_maps", "{\"M\": {}}");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.M: 'M' is already declared as a dim", NULL);
+    j = tmap_spec();
+    set(j, NULL, "tensor_maps", "{\"A\": {}}");
+    expect_spec_error(j, AMK_ESPEC, "tensor_maps.A: 'A' is already declared as a buffer", NULL);
+    j = tmap_spec();
+    set(j, NULL, "args", "[\"tmQ\", \"B\", \"C\", \"M\", \"N\", \"K\"]");
+    expect_spec_error(j, AMK_ESPEC, "args[0]: unknown argument 'tmQ'", "a tensor map");
+    j = tmap_spec();
+    set(j, "launch", "cluster", "[\"2\", \"1\"]");
+    expect_spec_error(j, AMK_ESPEC, "launch.cluster: expected an array of 3 expressions", NULL);
+    j = tmap_spec();
+    set(j, "reference.launch", "cluster", "[\"2\", \"CL\", \"1\"]");
+    expect_spec_error(j, AMK_ESPEC, "reference.launch.cluster[1]: unknown name 'CL'", NULL);
+    j = tmap_spec();
+    set(j, "launch", "cluster", "[\"2 / (BM - 128)\", \"1\", \"1\"]");
+    expect_spec_error(j, AMK_ESPEC, "launch.cluster[0]", "default config");
+}
+END_TEST
+
+START_TEST(test_amk_config_tensor_map_values)
+{
+    amk_spec *s = load_json(tmap_spec());
+    amk_limits lim = h100();
+    amk_config c;
+    amk_tensor_map m;
+    amk_diag d = {0};
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_spec_n_tensor_maps(s), 2);
+    ck_assert_str_eq(amk_spec_tensor_map_name(s, 1), "tmC");
+    ck_assert_ptr_null(amk_spec_tensor_map_name(s, 2));
+    ck_assert_int_eq(amk_config_tensor_map(&c, &lim, 0, &m, &d), AMK_OK);
+    ck_assert_str_eq(m.name, "tmA");
+    ck_assert_str_eq(m.buffer, "A");
+    ck_assert_str_eq(m.dtype, "f32");
+    ck_assert_int_eq(m.rank, 2);
+    ck_assert_int_eq(m.dims[0], 4096);
+    ck_assert_int_eq(m.dims[1], 4096);
+    ck_assert_int_eq(m.strides[0], 4096 * 4);
+    ck_assert_int_eq(m.box[0], 8);
+    ck_assert_int_eq(m.box[1], 128);
+    ck_assert_int_eq(m.swizzle, 32);
+    ck_assert_int_eq(m.l2_promotion, 128);
+    ck_assert_int_eq(amk_config_tensor_map(&c, &lim, 1, &m, &d), AMK_OK);
+    ck_assert_str_eq(m.dtype, "f32");
+    ck_assert_int_eq(m.l2_promotion, 256); /* the default */
+    ck_assert_int_eq(amk_config_tensor_map(&c, &lim, 2, &m, &d), AMK_EINVAL);
+    /* An "input" buffer takes the shape's dtype. */
+    ck_assert_int_eq(amk_shape_parse(s, "half", &c.shape, &d), AMK_OK);
+    c.choice[2] = 1; /* BK 16: 32 bytes of f16 */
+    ck_assert_int_eq(amk_config_tensor_map(&c, &lim, 0, &m, &d), AMK_OK);
+    ck_assert_str_eq(m.dtype, "f16");
+    ck_assert_int_eq(m.strides[0], 4096 * 2);
+    amk_launch l;
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_config_launch(&c, &lim, &l, &d), AMK_OK);
+    ck_assert_int_eq(l.cluster[0], 2);
+    ck_assert_int_eq(l.cluster[1], 1);
+    ck_assert_int_eq(l.cluster[2], 1);
+    amk_spec_free(s);
+    /* Without "cluster": 1 x 1 x 1. */
+    s = load(GOOD "/tgemm");
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_config_launch(&c, &lim, &l, &d), AMK_OK);
+    ck_assert(l.cluster[0] == 1 && l.cluster[1] == 1 && l.cluster[2] == 1);
+    ck_assert_int_eq(amk_spec_n_tensor_maps(s), 0);
+    amk_spec_free(s);
+}
+END_TEST
+
+/* Checks config c (default params with `param` = choice, on shape) is rejected with a
+ * message holding both needles. */
+static void expect_rejected(const amk_spec *s, const char *shape, int param, int choice,
+                            const char *needle1, const char *needle2)
+{
+    amk_limits lim = h100();
+    amk_config c;
+    amk_diag d = {0};
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_shape_parse(s, shape, &c.shape, &d), AMK_OK);
+    if (param >= 0)
+        c.choice[param] = (uint8_t)choice;
+    ck_assert_msg(amk_config_check(&c, &lim, &d) == AMK_ERESTRICT, "%s: not rejected (%s)",
+                  shape, d.msg);
+    assert_has(d.msg, needle1);
+    if (needle2)
+        assert_has(d.msg, needle2);
+}
+
+START_TEST(test_amk_config_check_tensor_map_rules)
+{
+    amk_limits lim = h100();
+    amk_config c;
+    amk_diag d = {0};
+    amk_spec *s = load_json(tmap_spec());
+    amk_config_default(s, NULL, &c);
+    ck_assert_msg(amk_config_check(&c, &lim, &d) == AMK_OK, "%s", d.msg);
+    /* BK 16 f32 = 64 bytes per box row: wider than the 32-byte swizzle. */
+    expect_rejected(s, "default", 2, 1, "tensor map 'tmA': box[0] * elt = 64 bytes exceeds the "
+                    "32-byte swizzle", NULL);
+    /* BK 8 f16 = 16 bytes: fine; the small shape's K * elt = 516 is not a multiple of 16. */
+    expect_rejected(s, "small", -1, 0, "tensor map 'tmA': strides[0] = 516 bytes", "multiple of 16");
+    amk_spec_free(s);
+
+    cJSON *j = tmap_spec();
+    set(j, "tensor_maps.tmC", "box", "[\"2\", \"16\"]");
+    s = load_json(j);
+    expect_rejected(s, "default", -1, 0, "tensor map 'tmC': box[0] * elt = 8 bytes is not a "
+                    "multiple of 16", NULL);
+    amk_spec_free(s);
+
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "box", "[\"BK\", \"2 * BM\"]");
+    s = load_json(j);
+    amk_config_default(s, NULL, &c);
+    ck_assert_int_eq(amk_config_check(&c, &lim, &d), AMK_OK); /* BM 128: a box of 256 */
+    expect_rejected(s, "default", 0, 4, "tensor map 'tmA': box[1] = 512 is outside 1..256",
+                    NULL);
+    amk_spec_free(s);
+
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "dims", "[\"K\", \"M + 1\"]");
+    s = load_json(j);
+    expect_rejected(s, "default", -1, 0, "tensor map 'tmA': covers", "more than buffer A holds");
+    amk_spec_free(s);
+
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "dims", "[\"K - BM * 32\", \"M\"]");
+    s = load_json(j);
+    expect_rejected(s, "default", -1, 0, "tensor map 'tmA': dims[0] = 0 is outside 1..2^32",
+                    NULL);
+    amk_spec_free(s);
+
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "dims", "[\"K * 1048576 * 4096\", \"1\"]");
+    set(j, "tensor_maps.tmA", "strides", "[\"16\"]");
+    s = load_json(j);
+    expect_rejected(s, "default", -1, 0, "tensor map 'tmA': dims[0] = ", "outside 1..2^32");
+    amk_spec_free(s);
+
+    j = tmap_spec();
+    set(j, "tensor_maps.tmA", "strides", "[\"K * elt * 1048576 * 1048576\"]");
+    s = load_json(j);
+    expect_rejected(s, "default", -1, 0, "tensor map 'tmA': strides[0] = ", "2^40");
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_config_check_cluster_divides_grid)
+{
+    amk_limits lim = h100();
+    amk_config c;
+    amk_diag d = {0};
+    cJSON *j = tmap_spec();
+    set(j, "launch", "cluster", "[\"1\", \"BM / 64\", \"1\"]");
+    amk_spec *s = load_json(j);
+    amk_config_default(s, NULL, &c);
+    ck_assert_msg(amk_config_check(&c, &lim, &d) == AMK_OK, "%s", d.msg); /* 32 rows of 2 */
+    /* small: M = 257, BM 128: 3 block rows, not a multiple of 2. */
+    expect_rejected(s, "M=257,N=4096,K=4096", -1, 0, "launch.cluster 1 x 2 x 1",
+                    "the grid is not a multiple of the cluster (grid 32 x 3 x 1)");
+    /* BM 16: a cluster of 0 rows. */
+    expect_rejected(s, "default", 0, 0, "launch.cluster 1 x 0 x 1", "each dim must be 1..1024");
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_spec_compile_arch_nvidia_only_features)
+{
+    char arch[16];
+    amk_diag d = {0};
+    amk_spec *s = load_json(tmap_spec());
+    ck_assert_int_eq(amk_spec_compile_arch(s, "nvidia", "sm_90", arch, sizeof arch, &d), AMK_OK);
+    ck_assert_int_eq(amk_spec_compile_arch(s, "amd", "gfx942", arch, sizeof arch, &d),
+                     AMK_EUNSUPPORTED);
+    assert_has(d.msg, "tgemm uses tensor_maps, an NVIDIA (sm_90+) feature");
+    assert_has(d.msg, "amd gfx942");
+    amk_spec_free(s);
+    cJSON *j = base_spec();
+    set(j, "reference.launch", "cluster", "[\"1\", \"1\", \"1\"]");
+    s = load_json(j);
+    ck_assert_int_eq(amk_spec_compile_arch(s, "amd", "gfx942", arch, sizeof arch, &d),
+                     AMK_EUNSUPPORTED);
+    assert_has(d.msg, "reference.launch.cluster");
+    amk_spec_free(s);
+}
+END_TEST
+
 START_TEST(test_amk_config_cost_terms)
 {
     amk_spec *s = load(GOOD "/tgemm");
@@ -1594,6 +1850,11 @@ static Suite *suite(void)
         {"amk_config_check", {test_amk_config_check_restrictions}},
         {"amk_config_eval", {test_amk_config_eval_named_values}},
         {"amk_config_launch", {test_amk_config_launch_geometry}},
+        {"amk_config_tensor_map", {test_amk_spec_load_bad_tensor_maps,
+                                   test_amk_config_tensor_map_values,
+                                   test_amk_config_check_tensor_map_rules,
+                                   test_amk_config_check_cluster_divides_grid,
+                                   test_amk_spec_compile_arch_nvidia_only_features}},
         {"amk_config_cost", {test_amk_config_cost_terms}},
         {"amk_space_create", {test_amk_space_create_accessors}},
         {"amk_space_raw_size", {test_amk_space_raw_size_product}},
