@@ -458,6 +458,111 @@ START_TEST(test_ref_key_changes_with_what_makes_the_reference)
 }
 END_TEST
 
+/* Gives case 0 of j two tensor maps: map 0 over A (named by the reference), map 1 over B
+ * (named by the candidate), and a 2 x 1 x 1 cluster for both kernels. */
+static void add_maps(amk__run_job *j)
+{
+    amk__run_case *rc = &j->cases[0];
+    rc->nmaps = 2;
+    for (int m = 0; m < 2; m++) {
+        amk__run_tmap *t = &rc->maps[m];
+        memset(t, 0, sizeof *t);
+        snprintf(t->name, sizeof t->name, "tm%d", m);
+        t->buf = m;
+        t->dtype = AMK__DT_F16;
+        t->rank = 2;
+        t->dims[0] = t->dims[1] = 4096;
+        t->strides[0] = 4096 * 2;
+        t->box[0] = 64;
+        t->box[1] = 128;
+        t->swizzle = 128;
+        t->l2_promotion = 256;
+    }
+    rc->ref.args[0].buf = AMK__RUN_ARG_TMAP(0);
+    rc->cand.args[1].buf = AMK__RUN_ARG_TMAP(1);
+    for (int i = 0; i < 3; i++)
+        rc->ref.launch.cluster[i] = rc->cand.launch.cluster[i] = i == 0 ? 2 : 1;
+}
+
+START_TEST(test_run_job_codec_carries_tensor_maps_and_cluster)
+{
+    amk__run_job *j = malloc(sizeof *j), *k = malloc(sizeof *k);
+    ck_assert(j && k);
+    make_job(j);
+    add_maps(j);
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(amk__run_job_encode(j, &buf, &len), AMK_OK);
+    ck_assert_int_eq(amk__run_job_decode(buf, len, k), AMK_OK);
+    free(buf);
+    const amk__run_case *c = &k->cases[0];
+    ck_assert_int_eq(c->nmaps, 2);
+    ck_assert_str_eq(c->maps[1].name, "tm1");
+    ck_assert_int_eq(c->maps[1].buf, 1);
+    ck_assert_int_eq(c->maps[0].strides[0], 8192);
+    ck_assert_int_eq(c->maps[0].box[1], 128);
+    ck_assert_int_eq(c->maps[0].swizzle, 128);
+    ck_assert_int_eq(AMK__RUN_ARG_TMAP_INDEX(c->ref.args[0].buf), 0);
+    ck_assert_int_eq(AMK__RUN_ARG_TMAP_INDEX(c->cand.args[1].buf), 1);
+    ck_assert_int_eq(c->cand.launch.cluster[0], 2);
+    ck_assert_int_eq(c->ref.launch.cluster[1], 1);
+    /* Every way a map or a map argument can be out of range is refused. */
+    for (int bad = 0; bad < 7; bad++) {
+        make_job(k);
+        add_maps(k);
+        amk__run_case *rc = &k->cases[0];
+        switch (bad) {
+        case 0: rc->cand.args[1].buf = AMK__RUN_ARG_TMAP(2); break; /* only 2 maps */
+        case 1: rc->nmaps = AMK__RUN_MAX_TMAPS + 1; break;
+        case 2: rc->nmaps = -1; break;
+        case 3: rc->maps[1].buf = rc->nbufs; break;
+        case 4: rc->maps[0].rank = AMK_TMAP_MAX_RANK + 1; break;
+        case 5: rc->maps[0].dtype = AMK__DT_COUNT; break;
+        case 6: memset(rc->maps[0].name, 'x', sizeof rc->maps[0].name); break;
+        }
+        ck_assert_int_eq(amk__run_job_encode(k, &buf, &len), AMK_OK);
+        ck_assert_msg(amk__run_job_decode(buf, len, j) == AMK_EPARSE, "bad map %d accepted", bad);
+        free(buf);
+    }
+    free(j);
+    free(k);
+}
+END_TEST
+
+/* The reference's outputs depend on the maps it names and on its cluster; the candidate's
+ * maps and cluster are none of the key's business. */
+START_TEST(test_ref_key_follows_the_reference_maps_and_cluster)
+{
+    amk__run_job *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    ck_assert(a && b);
+    make_job(a);
+    add_maps(a);
+    make_job(b);
+    ck_assert(!same_key(a, b, 0)); /* the reference reads a map instead of a pointer */
+    for (int change = 0; change < 8; change++) {
+        make_job(b);
+        add_maps(b);
+        ck_assert(same_key(a, b, 0));
+        amk__run_case *rc = &b->cases[0];
+        int same = change >= 6;
+        switch (change) {
+        case 0: rc->maps[0].box[0] = 32; break;
+        case 1: rc->maps[0].strides[0] += 16; break;
+        case 2: rc->maps[0].swizzle = 64; break;
+        case 3: rc->maps[0].buf = 2; break;
+        case 4: rc->ref.launch.cluster[0] = 1; break;
+        case 5: rc->ref.args[0].buf = AMK__RUN_ARG_TMAP(1); break;
+        case 6: rc->maps[1].box[1] = 64; break;         /* the candidate's map */
+        case 7: rc->cand.launch.cluster[0] = 4; break;
+        }
+        ck_assert_msg(same_key(a, b, 0) == same, "change %d: key %s", change,
+                      same ? "changed" : "kept");
+    }
+    free(a);
+    free(b);
+}
+END_TEST
+
 /* ---------- amk__gpu_parallelism_for (backend_gpu.c) ------------------------------------------ */
 
 START_TEST(test_gpu_parallelism_for_overlaps_compiles)
@@ -492,6 +597,8 @@ static Suite *suite(void)
     TCase *key = tcase_create("amk__ref_key_make");
     tcase_add_test(key, test_ref_key_ignores_the_candidate);
     tcase_add_test(key, test_ref_key_changes_with_what_makes_the_reference);
+    tcase_add_test(key, test_ref_key_follows_the_reference_maps_and_cluster);
+    tcase_add_test(key, test_run_job_codec_carries_tensor_maps_and_cluster);
     suite_add_tcase(s, key);
     TCase *par = tcase_create("amk__gpu_parallelism_for");
     tcase_add_test(par, test_gpu_parallelism_for_overlaps_compiles);
