@@ -128,13 +128,13 @@ def main(args):
                 rec["peer"] = "torch.mv"
                 note = "torch.mv writes %s, amk writes f32" % (dtype or "bf16")
                 fn = lambda: torch.mv(W, v)
-            elif kernel in ("gemm", "gemm_tc", "gemm_wgmma"):
+            elif kernel in ("gemm", "gemm_tc", "gemm_wgmma", "gemm_hopper"):
                 t = dt[dtype or "f32"]
                 a = rand((d["M"], d["K"]), t)
                 b = rand((d["K"], d["N"]), t)
                 rec["peer"] = "torch.matmul %s (cuBLAS%s)" % (
                     dtype or "f32", ", TF32 off" if t == torch.float32 else "")
-                if kernel != "gemm":
+                if kernel in ("gemm_tc", "gemm_wgmma"):
                     note = "cuBLAS writes C in %s, amk in f32" % dtype
                 fn = lambda: torch.matmul(a, b)
             else:

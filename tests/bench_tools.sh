@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The bench tools that compile a kernel template outside amk still build against it:
 # bench/quant_phases.sh (BUILD_ONLY=1: nvcc for sm_90, no GPU needed) for fp8 and int8 and a
-# second config, and it names what is wrong in bad input. Skips (77) where there is no nvcc.
+# second config, and it names what is wrong in bad input; bench/gemm_hopper_probe.sh likewise
+# (sm_90a, bf16 and f16, a cluster and a TMA-store config). Skips (77) where there is no nvcc.
 # Run as: bash bench_tools.sh SOURCE_DIR
 set -euo pipefail
 SRC=$1
@@ -26,4 +27,19 @@ if out=$(PARAMS="THREADS=1024 VEC=8 BPS=1 KEEP=0 SMEM=0 WARPS=4" bash "$QP" 2>&1
 grep -qF "'WARPS=4' is not one of" <<<"$out" || fail "unknown knob said: $out"
 if out=$(DTYPE=f32 bash "$QP" 2>&1); then fail "DTYPE f32, yet exit 0"; fi
 grep -qF "DTYPE is fp8e4m3 or int8" <<<"$out" || fail "bad dtype said: $out"
-echo "ok: $(basename "$0"): quant_phases builds for fp8 and int8; bad input named"
+
+GP=$SRC/bench/gemm_hopper_probe.sh
+out=$(bash "$GP" "128 256 64 3 2 1 1 1 0 16 1" "128 256 64 4 2 2 2 1 1 8 0" 2>&1) ||
+    fail "gemm_hopper_probe bf16 build: $out"
+grep -qF "built 2 configs (bf16)" <<<"$out" || fail "gemm_hopper_probe bf16 build said: $out"
+out=$(DTYPE=f16 bash "$GP" "64 128 64 5 1 0 1 2 0 1 0" 2>&1) || fail "gemm_hopper_probe f16: $out"
+grep -qF "built 1 configs (f16)" <<<"$out" || fail "gemm_hopper_probe f16 build said: $out"
+if out=$(bash "$GP" "128 256 64 3 2 1 1 1 0 16" 2>&1); then fail "10 knobs, yet exit 0"; fi
+grep -qF "needs 11 numbers" <<<"$out" || fail "short config said: $out"
+if out=$(bash "$GP" "128 256 64 3 1 1 1 1 0 16 1" 2>&1); then
+    fail "REGS 1 with one consumer (a static_assert), yet exit 0"; fi
+grep -qF "setmaxnreg split needs 2 consumers" <<<"$out" || fail "REGS/CONSUMERS said: $out"
+if out=$(DTYPE=f32 bash "$GP" 2>&1); then fail "gemm_hopper_probe DTYPE f32, yet exit 0"; fi
+grep -qF "DTYPE is bf16 or f16" <<<"$out" || fail "gemm_hopper_probe bad dtype said: $out"
+echo "ok: $(basename "$0"): quant_phases builds for fp8 and int8, gemm_hopper_probe for bf16" \
+    "and f16; bad input named"

@@ -1,0 +1,188 @@
+/* gemm_hopper outside amk: the template (one config, -D knobs) with amk's NVIDIA prelude,
+ * its tensor maps encoded here, launched with its cluster, checked against the spec's
+ * reference kernel on fresh random inputs and timed against cuBLAS (cublasGemmEx, same
+ * dtypes, f32 compute) in the same process. bench/gemm_hopper_probe.sh builds and runs it;
+ * it exists to see the kernel's own speed and correctness without the search around it.
+ * usage: gemm_hopper_probe M N K   (prints one line: status, us, TFLOP/s, cuBLAS us, ratio) */
+#include <cublas_v2.h>
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <algorithm>
+#include <vector>
+
+#include "prelude.h"
+#include GH_KERNEL
+#include GH_REFERENCE
+
+#define CK(x)                                                                          \
+    do {                                                                               \
+        cudaError_t e_ = (x);                                                          \
+        if (e_ != cudaSuccess) {                                                       \
+            printf("FAIL %s: %s\n", #x, cudaGetErrorString(e_));                       \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+#if defined(AMK_T_BF16)
+static const CUtensorMapDataType TM_DT = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+static const cudaDataType CB_DT = CUDA_R_16BF;
+#else
+static const CUtensorMapDataType TM_DT = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+static const cudaDataType CB_DT = CUDA_R_16F;
+#endif
+
+/* 2-D row-major rows x cols map with a box of box_cols x box_rows, 128B swizzle. */
+static amk_tensor_map tmap(void *p, int rows, int cols, int box_cols, int box_rows)
+{
+    amk_tensor_map m;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    cuuint64_t strides[1] = {(cuuint64_t)cols * 2};
+    cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows}, es[2] = {1, 1};
+    CUresult r = cuTensorMapEncodeTiled((CUtensorMap *)&m, TM_DT, 2, p, dims, strides, box, es,
+                                        CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                        CU_TENSOR_MAP_SWIZZLE_128B,
+                                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        printf("FAIL cuTensorMapEncodeTiled: %d\n", (int)r);
+        exit(1);
+    }
+    return m;
+}
+
+static unsigned short to16(float f)
+{
+#if defined(AMK_T_BF16)
+    unsigned int u;
+    memcpy(&u, &f, 4);
+    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#else
+    return __half_as_ushort(__float2half_rn(f));
+#endif
+}
+
+static float from16(unsigned short h)
+{
+#if defined(AMK_T_BF16)
+    unsigned int u = (unsigned int)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+#else
+    return __half2float(__ushort_as_half(h));
+#endif
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s M N K\n", argv[0]);
+        return 2;
+    }
+    const int M = atoi(argv[1]), N = atoi(argv[2]), K = atoi(argv[3]);
+    int sms;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    std::vector<unsigned short> ha((size_t)M * K), hb((size_t)K * N);
+    srand(1234 + M + N + K);
+    for (auto &x : ha) x = to16((float)rand() / RAND_MAX * 2.0f - 1.0f);
+    for (auto &x : hb) x = to16((float)rand() / RAND_MAX * 2.0f - 1.0f);
+    amk_t *A, *B, *C, *R;
+    CK(cudaMalloc(&A, ha.size() * 2));
+    CK(cudaMalloc(&B, hb.size() * 2));
+    CK(cudaMalloc(&C, (size_t)M * N * 2));
+    CK(cudaMalloc(&R, (size_t)M * N * 2));
+    CK(cudaMemcpy(A, ha.data(), ha.size() * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(B, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemset(C, 0xff, (size_t)M * N * 2)); /* NaN poison */
+
+    amk_tensor_map ta = tmap(A, M, K, 64, BM / CLUSTER_N);
+    amk_tensor_map tb = tmap(B, K, N, 64, BK / CLUSTER_M);
+    amk_tensor_map tc = tmap(C, M, N, 64, GH_WG_M);
+    const int csize = GH_CSIZE;
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int ctiles = ((tiles_m + CLUSTER_M - 1) / CLUSTER_M) * ((tiles_n + CLUSTER_N - 1) / CLUSTER_N);
+    const int grid = PERSISTENT ? std::min(ctiles, sms / csize) * csize : ctiles * csize;
+    const size_t smem = (size_t)STAGES * GH_STAGE + GH_C_BYTES + 1024 + 16 * STAGES;
+    CK(cudaFuncSetAttribute(gemm_hopper_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = csize;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3(grid);
+    cfg.blockDim = dim3(GH_THREADS);
+    cfg.dynamicSmemBytes = smem;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (csize > 1) {
+        int active = 0;
+        CK(cudaOccupancyMaxActiveClusters(&active, gemm_hopper_kernel, &cfg));
+        printf("max active clusters of %d: %d (grid %d CTAs)\n", csize, active, grid);
+    }
+    auto launch = [&]() {
+        return cudaLaunchKernelEx(&cfg, gemm_hopper_kernel, ta, tb, tc, C, M, N, K);
+    };
+    CK(launch());
+    CK(cudaDeviceSynchronize());
+    gemm_hopper_reference<<<dim3((N + 15) / 16, (M + 15) / 16), dim3(16, 16)>>>(A, B, R, M, N, K);
+    CK(cudaDeviceSynchronize());
+    std::vector<unsigned short> hc((size_t)M * N), hr((size_t)M * N);
+    CK(cudaMemcpy(hc.data(), C, hc.size() * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hr.data(), R, hr.size() * 2, cudaMemcpyDeviceToHost));
+    double maxerr = 0, maxref = 0;
+    size_t bad = 0, first_bad = (size_t)-1;
+    const double tol = 2.0 * sqrt((double)K) * (1.0 / 256) + 1e-2; /* |a|,|b| <= 1 */
+    for (size_t i = 0; i < hc.size(); i++) {
+        double c = from16(hc[i]), r = from16(hr[i]);
+        double e = fabs(c - r);
+        if (!(e <= tol + fabs(r) / 128)) { /* + one rounding of C to 16 bits, both sides */
+            if (!bad) first_bad = i;
+            bad++;
+        }
+        if (e > maxerr || e != e) maxerr = e;
+        maxref = std::max(maxref, fabs(r));
+    }
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    auto time_it = [&](auto fn) {
+        std::vector<float> t;
+        for (int i = 0; i < 3; i++) fn();
+        for (int i = 0; i < 25; i++) {
+            CK(cudaEventRecord(e0));
+            fn();
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            t.push_back(ms * 1000.0f);
+        }
+        std::sort(t.begin(), t.end());
+        return t[t.size() / 2];
+    };
+    float us = time_it([&]() { CK(launch()); });
+    cublasHandle_t h;
+    cublasCreate(&h);
+    const float alpha = 1.0f, beta = 0.0f;
+    float cb = time_it([&]() {
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CB_DT, N, A, CB_DT, K, &beta,
+                     R, CB_DT, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    });
+    CK(cudaDeviceSynchronize());
+    const double fl = 2.0 * M * N * K;
+    printf("%s M=%d N=%d K=%d grid=%d smem=%zu: %.1f us %.1f TFLOP/s | cuBLAS %.1f us %.1f "
+           "TFLOP/s | ratio %.3f | maxerr %.3g (tol %.3g, max|ref| %.3g) bad %zu",
+           bad ? "WRONG" : "ok", M, N, K, grid, smem, us, fl / us / 1e6, cb, fl / cb / 1e6,
+           cb / us, maxerr, tol, maxref, bad);
+    if (bad)
+        printf(" first at (%zu, %zu): %g vs %g", first_bad / N, first_bad % N,
+               from16(hc[first_bad]), from16(hr[first_bad]));
+    printf("\n");
+    return bad ? 3 : 0;
+}

@@ -1,0 +1,524 @@
+/* gemm_hopper: C[M,N] = A[M,K] * B[K,N]; A, B, C row-major f16 or bf16 (C in the input dtype),
+ * products and sums in f32 on Hopper's warpgroup matrix units. NVIDIA sm_90a only (the spec
+ * "requires" {"nvidia": "sm_90a"}).
+ *
+ * Warp-specialised: warpgroup 0 is the producer (one thread issues every TMA load), warpgroups
+ * 1..CONSUMERS compute. Consumer w owns rows [w*WG_M, (w+1)*WG_M) of the BM x BN tile (WG_M =
+ * BM/CONSUMERS, MT = WG_M/64 m64nBNk16 wgmmas per 16-wide K step). Operands reach shared
+ * memory only through TMA (cp.async.bulk.tensor, tensor maps built by amk from the spec's
+ * "tensor_maps", passed as __grid_constant__ parameters) into a STAGES-deep ring guarded by
+ * two mbarriers per stage: full[s] (the producer's arrive.expect_tx + the copies' complete_tx)
+ * and empty[s] (one arrival per consumer warp of every CTA of the cluster).
+ *
+ * Shared memory layouts are the 128-byte swizzle ("SW128") the TMA writes and wgmma reads:
+ *   A, per stage: BK/64 chunks of BM rows x 128 bytes (64 K values), row m at m*128; the
+ *     descriptor of K step s of a chunk starts 32*s bytes in, SBO 1024 (8 rows), LBO unused.
+ *   B, per stage: BN/64 column blocks of BK rows x 128 bytes (64 N values, the K x N global
+ *     layout as is: MN-major), block j at j*BK*128; wgmma reads it transposed (imm-trans-b 1)
+ *     with LBO = BK*128 (next 64 N values) and SBO = 1024 (next 8 K rows); K step s at
+ *     s*2048.
+ * Every region starts on a 1024-byte boundary (the swizzle atom), so the XOR the TMA applies
+ * on address bits matches the one wgmma undoes.
+ *
+ * Clusters (CLUSTER_M x CLUSTER_N, 1x1, 2x1 or 1x2 CTAs along the 1-D grid): with CLUSTER_M =
+ * 2 the two CTAs compute vertically adjacent tiles and share B: each loads half the K rows of
+ * every B block and multicasts it to both; with CLUSTER_N = 2 they share A (half the rows
+ * each). A stage of a CTA is free only when the consumers of both CTAs are done with it, so
+ * consumers arrive on the empty barrier of every CTA in the cluster.
+ *
+ * Scheduling: tiles are grouped into cluster tiles (CLUSTER_M x CLUSTER_N tiles), ordered in
+ * groups of GROUP_M cluster-tile rows walked column by column (L2 reuse); cluster c takes
+ * cluster tiles c, c + clusters, ... (PERSISTENT = 1 launches at most one CTA per SM; 0, one
+ * cluster per cluster tile, the same loop run once).
+ *
+ * Epilogue: EPILOGUE = 0 stores pairs of converted values straight from the accumulators
+ * (bounds-checked); 1 writes them into a 128B-swizzled staging tile (conflict-free) and one
+ * thread per consumer stores it with TMA (cp.async.bulk.tensor; rows and columns past M, N
+ * are clipped by the copy engine).
+ * REGS: 0 leaves register allocation alone; 1 and 2 move registers from the producer to the
+ * consumers with setmaxnreg (producer 40 / consumers 232, producer 24 / consumers 240). Only
+ * with 2 consumers: __launch_bounds__(384, 1) makes ptxas allocate 168 per thread, and an
+ * increase blocks until a decrease has freed the registers, so the split must balance
+ * exactly ((168 - 40) * 128 = (232 - 168) * 256); 32 / 240 deadlocked on the H100.
+ * Bounds: TMA zero-fills every element outside [0,M) x [0,K) and [0,K) x [0,N), so ragged M,
+ * N and K need no masking in the main loop; the tensor maps need 16-byte row strides (K and N
+ * multiples of 8), which the spec restricts. */
+
+#if !defined(BM) || !defined(BN) || !defined(BK) || !defined(STAGES) || !defined(CONSUMERS) || \
+    !defined(REGS) || !defined(CLUSTER_M) || !defined(CLUSTER_N) || !defined(GROUP_M) ||        \
+    !defined(EPILOGUE)
+#error "gemm_hopper needs -DBM -DBN -DBK -DSTAGES -DCONSUMERS -DREGS -DCLUSTER_M -DCLUSTER_N -DGROUP_M -DEPILOGUE"
+#endif
+#if !defined(AMK_VENDOR_NVIDIA)
+#error "gemm_hopper uses TMA, clusters and wgmma.mma_async: NVIDIA sm_90a only"
+#endif
+#if defined(AMK_T_BF16)
+#define GH_AB "bf16"
+#define GH_CVT2 "cvt.rn.bf16x2.f32"
+#elif defined(AMK_T_F16)
+#define GH_AB "f16"
+#define GH_CVT2 "cvt.rn.f16x2.f32"
+#else
+#error "gemm_hopper needs -DAMK_T_F16=1 or -DAMK_T_BF16=1"
+#endif
+
+#define GH_WG_M (BM / CONSUMERS)           /* rows of the tile per consumer warpgroup */
+#define GH_MT (GH_WG_M / 64)               /* m64 wgmmas per K step per consumer */
+#define GH_NACC (BN / 2)                   /* f32 accumulators per thread per m64 */
+#define GH_THREADS ((CONSUMERS + 1) * 128)
+#define GH_CSIZE (CLUSTER_M * CLUSTER_N)
+#define GH_KCH (BK / 64)                   /* 64-wide K chunks per stage */
+#define GH_A_CHUNK (BM * 128)
+#define GH_A_BYTES (GH_KCH * GH_A_CHUNK)
+#define GH_B_BLOCK (BK * 128)
+#define GH_B_BYTES ((BN / 64) * GH_B_BLOCK)
+#define GH_STAGE (GH_A_BYTES + GH_B_BYTES)
+#define GH_CW_BYTES (GH_WG_M * BN * 2)     /* one consumer's staging tile (EPILOGUE 1) */
+#define GH_C_BYTES (EPILOGUE ? CONSUMERS * GH_CW_BYTES : 0)
+
+static_assert(BM == 64 || BM == 128 || BM == 256, "BM must be 64, 128 or 256");
+static_assert(BN == 64 || BN == 128 || BN == 256, "BN must be 64, 128 or 256");
+static_assert(BK == 64 || BK == 128, "BK must be 64 or 128");
+static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
+static_assert(GH_MT == 1 || GH_MT == 2, "BM / CONSUMERS must be 64 or 128");
+static_assert(GH_MT * GH_NACC <= 128, "at most 128 accumulators per thread");
+static_assert(STAGES >= 2 && STAGES <= 8, "STAGES must be 2..8");
+static_assert(GH_CSIZE <= 2, "clusters of 1x1, 2x1 or 1x2");
+static_assert(REGS >= 0 && REGS <= 2, "REGS must be 0, 1 or 2");
+static_assert(REGS == 0 || CONSUMERS == 2, "the setmaxnreg split needs 2 consumers");
+
+typedef unsigned short gh_u16;
+
+AMK_INLINE unsigned int gh_smem_addr(const void *p)
+{
+    unsigned int a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+
+/* ---------- mbarriers ----------------------------------------------------------------- */
+
+AMK_INLINE void gh_bar_init(unsigned int bar, unsigned int count)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+/* Spins until the phase of parity `parity` of the barrier has completed. */
+AMK_INLINE void gh_bar_wait(unsigned int bar, unsigned int parity)
+{
+    asm volatile("{\n.reg .pred P;\nGH_WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 P, [%0], %1;\n"
+                 "@P bra GH_DONE;\nbra GH_WAIT;\nGH_DONE:\n}\n" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
+}
+
+AMK_INLINE void gh_bar_expect(unsigned int bar, unsigned int bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+                 "r"(bytes)
+                 : "memory");
+}
+
+/* Arrives on the barrier at the same shared offset in every CTA of the cluster. The arrival
+ * publishes nothing (the wgmmas that read the stage have completed), so it keeps the default
+ * CTA-scope semantics: with .release.cluster, 2-CTA clusters ran at half the speed on the
+ * H100 (4096^3 bf16: 443 us against 214 us). */
+AMK_INLINE void gh_bar_release(unsigned int bar)
+{
+#if GH_CSIZE == 1
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#else
+#pragma unroll
+    for (unsigned int r = 0; r < GH_CSIZE; ++r)
+        asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+                     "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+                     "r"(r)
+                     : "memory");
+#endif
+}
+
+AMK_INLINE void gh_cluster_sync()
+{
+#if GH_CSIZE > 1
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
+#else
+    __syncthreads();
+#endif
+}
+
+/* ---------- TMA ----------------------------------------------------------------------- */
+
+/* 2-D box at (c0 innermost, c1) into shared address dst, completing on bar. mask != 0:
+ * multicast to the CTAs of the cluster in mask (same offsets there, their barriers). */
+AMK_INLINE void gh_tma_load(unsigned int dst, const amk_tensor_map *map, int c0, int c1,
+                            unsigned int bar, unsigned short mask)
+{
+    if (mask)
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                     ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
+                     "l"(map), "r"(c0), "r"(c1), "r"(bar), "h"(mask)
+                     : "memory");
+    else
+        asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                     " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(dst),
+                     "l"(map), "r"(c0), "r"(c1), "r"(bar)
+                     : "memory");
+}
+
+AMK_INLINE void gh_tma_store(const amk_tensor_map *map, int c0, int c1, unsigned int src)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(map), "r"(c0), "r"(c1), "r"(src)
+                 : "memory");
+}
+
+/* ---------- wgmma --------------------------------------------------------------------- */
+
+/* Matrix descriptor of a 128-byte-swizzled operand: [0,14) start>>4, [16,30) LBO>>4,
+ * [32,46) SBO>>4, base offset 0, [62,64) swizzle mode 1 = 128B. */
+AMK_INLINE unsigned long long gh_desc(unsigned int addr, unsigned int lbo, unsigned int sbo)
+{
+    return (unsigned long long)((addr & 0x3FFFFu) >> 4) |
+           ((unsigned long long)((lbo >> 4) & 0x3FFFu) << 16) |
+           ((unsigned long long)((sbo >> 4) & 0x3FFFu) << 32) | (1ull << 62);
+}
+
+/* Keeps the compiler from moving accumulator accesses across a wgmma fence or wait. */
+AMK_INLINE void gh_fence_acc(float (&d)[GH_NACC])
+{
+#pragma unroll
+    for (int i = 0; i < GH_NACC; ++i)
+        asm volatile("" : "+f"(d[i])::"memory");
+}
+
+/* d += A(64 x 16, K-major, desc da) * B(16 x BN, MN-major, desc db): scale-d 1, no negation,
+ * imm-trans-a 0, imm-trans-b 1. */
+#if BN == 64
+AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long long db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." GH_AB "." GH_AB " {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+                 "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "l"(da), "l"(db), "r"(1));
+}
+#endif
+#if BN == 128
+AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long long db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." GH_AB "." GH_AB " {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+                 "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+                   "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "l"(da), "l"(db), "r"(1));
+}
+#endif
+#if BN == 256
+AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long long db)
+{
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." GH_AB "." GH_AB " {"
+                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "
+                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "
+                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
+                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
+                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+                 "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
+                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
+                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
+                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
+                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
+                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
+                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
+                   "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
+                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]),
+                   "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]),
+                   "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
+                   "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),
+                   "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]),
+                   "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),
+                   "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+                   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
+                   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+                   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
+                   "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "l"(da), "l"(db), "r"(1));
+}
+#endif
+
+AMK_INLINE void gh_wg_fence()
+{
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+
+AMK_INLINE void gh_wg_commit()
+{
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+template <int N_PENDING> AMK_INLINE void gh_wg_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N_PENDING) : "memory");
+}
+
+/* Two floats to the output type, packed (lo in the low half). */
+AMK_INLINE unsigned int gh_pack(float lo, float hi)
+{
+    unsigned int r;
+    asm(GH_CVT2 " %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+/* ---------- scheduling ---------------------------------------------------------------- */
+
+/* Cluster tile t -> this CTA's tile origin (m0, n0). */
+AMK_INLINE void gh_tile(int t, int ctm, int ctn, unsigned int rank, int *m0, int *n0)
+{
+    const int per_group = GROUP_M * ctn;
+    const int first = (t / per_group) * GROUP_M;
+    const int gs = ctm - first < GROUP_M ? ctm - first : GROUP_M;
+    const int cm = first + (t % per_group) % gs, cn = (t % per_group) / gs;
+    *m0 = (cm * CLUSTER_M + (CLUSTER_M == 2 ? (int)rank : 0)) * BM;
+    *n0 = (cn * CLUSTER_N + (CLUSTER_N == 2 ? (int)rank : 0)) * BN;
+}
+
+/* ---------- the kernel ---------------------------------------------------------------- */
+
+AMK_KERNEL void __launch_bounds__(GH_THREADS, 1)
+gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
+                   const __grid_constant__ amk_tensor_map tmB,
+                   const __grid_constant__ amk_tensor_map tmC, amk_t *__restrict__ C, int M,
+                   int N, int K)
+{
+    /* STAGES x (A, B), the staging tiles (EPILOGUE 1), then full[STAGES], empty[STAGES]. */
+    extern __shared__ __attribute__((aligned(1024))) unsigned char gh_smem[];
+    const unsigned int raw = gh_smem_addr(gh_smem);
+    const unsigned int base = (raw + 1023u) & ~1023u;
+    const unsigned int c_s = base + STAGES * GH_STAGE;
+    const unsigned int full0 = c_s + GH_C_BYTES, empty0 = full0 + 8 * STAGES;
+
+    const int tid = threadIdx.x, wg = tid >> 7;
+    unsigned int rank = 0;
+#if GH_CSIZE > 1
+    asm("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
+#endif
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int ctm = (tiles_m + CLUSTER_M - 1) / CLUSTER_M;
+    const int ctn = (tiles_n + CLUSTER_N - 1) / CLUSTER_N;
+    const int ntiles = ctm * ctn;
+    const int cid = blockIdx.x / GH_CSIZE, nclusters = gridDim.x / GH_CSIZE;
+    const int ktiles = (K + BK - 1) / BK;
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            gh_bar_init(full0 + 8 * s, 1);
+            gh_bar_init(empty0 + 8 * s, CONSUMERS * 4 * GH_CSIZE);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    gh_cluster_sync();
+
+    if (wg == 0) {
+        /* Producer. */
+#if REGS == 1
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+#elif REGS == 2
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;\n");
+#endif
+        if (tid == 0) {
+            int s = 0;
+            unsigned int phase = 0;
+            for (int t = cid; t < ntiles; t += nclusters) {
+                int m0, n0;
+                gh_tile(t, ctm, ctn, rank, &m0, &n0);
+                for (int kt = 0; kt < ktiles; ++kt) {
+                    const unsigned int full = full0 + 8 * s;
+                    gh_bar_wait(empty0 + 8 * s, phase ^ 1u);
+                    gh_bar_expect(full, GH_STAGE);
+                    const unsigned int a_s = base + s * GH_STAGE, b_s = a_s + GH_A_BYTES;
+                    const int k0 = kt * BK;
+#pragma unroll
+                    for (int c = 0; c < GH_KCH; ++c) {
+                        if (CLUSTER_N == 2)
+                            gh_tma_load(a_s + c * GH_A_CHUNK + rank * (BM / 2) * 128, &tmA,
+                                        k0 + c * 64, m0 + (int)rank * (BM / 2), full, 3);
+                        else
+                            gh_tma_load(a_s + c * GH_A_CHUNK, &tmA, k0 + c * 64, m0, full, 0);
+                    }
+#pragma unroll
+                    for (int j = 0; j < BN / 64; ++j) {
+                        if (CLUSTER_M == 2)
+                            gh_tma_load(b_s + j * GH_B_BLOCK + rank * (BK / 2) * 128, &tmB,
+                                        n0 + j * 64, k0 + (int)rank * (BK / 2), full, 3);
+                        else
+                            gh_tma_load(b_s + j * GH_B_BLOCK, &tmB, n0 + j * 64, k0, full, 0);
+                    }
+                    if (++s == STAGES) {
+                        s = 0;
+                        phase ^= 1u;
+                    }
+                }
+            }
+        }
+    } else {
+        /* Consumers. */
+#if REGS == 1
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+#elif REGS == 2
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
+#endif
+        const int w = wg - 1, ltid = tid & 127, warp = ltid >> 5, lane = tid & 31;
+        const unsigned int cw_s = c_s + w * GH_CW_BYTES;
+        int s = 0;
+        unsigned int phase = 0;
+        float acc[GH_MT][GH_NACC];
+        for (int t = cid; t < ntiles; t += nclusters) {
+            int m0, n0;
+            gh_tile(t, ctm, ctn, rank, &m0, &n0);
+#pragma unroll
+            for (int mt = 0; mt < GH_MT; ++mt) {
+#pragma unroll
+                for (int i = 0; i < GH_NACC; ++i)
+                    acc[mt][i] = 0.0f;
+                gh_fence_acc(acc[mt]);
+            }
+            int prev = -1;
+            for (int kt = 0; kt < ktiles; ++kt) {
+                gh_bar_wait(full0 + 8 * s, phase);
+                const unsigned int a_s = base + s * GH_STAGE + w * GH_WG_M * 128;
+                const unsigned int b_s = base + s * GH_STAGE + GH_A_BYTES;
+                gh_wg_fence();
+#pragma unroll
+                for (int c = 0; c < GH_KCH; ++c)
+#pragma unroll
+                    for (int ks = 0; ks < 4; ++ks) {
+                        const unsigned long long db =
+                            gh_desc(b_s + (c * 4 + ks) * 2048, GH_B_BLOCK, 1024);
+#pragma unroll
+                        for (int mt = 0; mt < GH_MT; ++mt)
+                            gh_mma(acc[mt],
+                                   gh_desc(a_s + c * GH_A_CHUNK + mt * 64 * 128 + ks * 32, 16,
+                                           1024),
+                                   db);
+                    }
+                gh_wg_commit();
+                gh_wg_wait<1>(); /* the previous stage's wgmmas are done: release it */
+                if (prev >= 0 && lane == 0)
+                    gh_bar_release(empty0 + 8 * prev);
+                prev = s;
+                if (++s == STAGES) {
+                    s = 0;
+                    phase ^= 1u;
+                }
+            }
+            gh_wg_wait<0>();
+            if (prev >= 0 && lane == 0)
+                gh_bar_release(empty0 + 8 * prev);
+#pragma unroll
+            for (int mt = 0; mt < GH_MT; ++mt)
+                gh_fence_acc(acc[mt]);
+
+            /* Epilogue: thread (warp, lane) holds, for 8-column group j, rows warp*16 +
+             * lane/4 (+8) and columns 8j + 2(lane%4) + {0,1} of each m64 block. */
+#if EPILOGUE == 0
+            const int col0 = n0 + (lane & 3) * 2;
+#pragma unroll
+            for (int mt = 0; mt < GH_MT; ++mt)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int row = m0 + w * GH_WG_M + mt * 64 + warp * 16 + (lane >> 2) + 8 * h;
+                    if (row < M) {
+                        unsigned int *dst =
+                            reinterpret_cast<unsigned int *>(C + (size_t)row * N + col0);
+#pragma unroll
+                        for (int j = 0; j < BN / 8; ++j)
+                            if (col0 + j * 8 < N)
+                                dst[j * 4] = gh_pack(acc[mt][4 * j + 2 * h],
+                                                     acc[mt][4 * j + 2 * h + 1]);
+                    }
+                }
+#else
+            /* The previous tile's store must have read the staging tile. */
+            if (ltid == 0)
+                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+#pragma unroll
+            for (int mt = 0; mt < GH_MT; ++mt)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int r = mt * 64 + warp * 16 + (lane >> 2) + 8 * h;
+#pragma unroll
+                    for (int j = 0; j < BN / 8; ++j) {
+                        const unsigned int off = (j >> 3) * (GH_WG_M * 128) + r * 128 +
+                                                 (((j & 7) ^ (r & 7)) << 4) + (lane & 3) * 4;
+                        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(cw_s + off),
+                                     "r"(gh_pack(acc[mt][4 * j + 2 * h],
+                                                 acc[mt][4 * j + 2 * h + 1]))
+                                     : "memory");
+                    }
+                }
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+            if (ltid == 0) {
+#pragma unroll
+                for (int jb = 0; jb < BN / 64; ++jb)
+                    gh_tma_store(&tmC, n0 + jb * 64, m0 + w * GH_WG_M,
+                                 cw_s + jb * (GH_WG_M * 128));
+                asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            }
+#endif
+        }
+#if EPILOGUE == 1
+        if (ltid == 0)
+            asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+#endif
+    }
+    /* No CTA leaves while a peer may still multicast into it or arrive on its barriers. */
+    gh_cluster_sync();
+}
