@@ -32,15 +32,15 @@ for s in $(python3 -c 'import json; print(" ".join(json.load(open("space_defs/ke
         python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["config"]))' >"$OUT/cfg.json" || continue
     timeout 120 "$AMK" evaluate "$OUT/cfg.json" --backend gpu --results "$OUT/evaluate.tsv" \
         >"$OUT/verdict.json" 2>"$OUT/verdict.err"
-    python3 - "$OUT/verdict.json" "$s" <<'PY'
+    python3 - "$OUT/verdict.json" "$s" "$OUT/cfg.json" <<'PY'
 import json, sys
 try:
     v = json.load(open(sys.argv[1]))
 except Exception as e:
     print("%-12s no verdict: %s" % (sys.argv[2], e)); sys.exit()
-sh = v.get("shape") or {}
+sh = json.load(open(sys.argv[3]))["shape"]
 lat = v.get("latency_us")
-fl = 2.0 * sh.get("M", 0) * sh.get("N", 0) * sh.get("K", 0)
+fl = 2.0 * float(sh.get("M", 0)) * float(sh.get("N", 0)) * float(sh.get("K", 0))
 tf = "%.1f TFLOP/s" % (fl / (lat * 1e-6) / 1e12) if lat else "-"
 print("%-12s %-10s %10s us  %-16s %s" % (sys.argv[2], v["status"], "%.1f" % lat if lat else "-",
                                           tf, (v.get("reason") or v.get("notes") or "")[:160]))

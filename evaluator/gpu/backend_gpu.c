@@ -1211,6 +1211,21 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
         goto done;
     j->cases[0].bench = 1;
     j->ncases = 1;
+    /* The incumbent's tensor maps (its own boxes over the same buffers) go after the
+     * candidate's: sharing the candidate's maps fed it boxes its pipeline does not expect,
+     * and gemm_hopper's mbarriers waited forever (a run_timeout on every re-measure). */
+    amk__run_case *bc = &j->cases[0];
+    if (bc->nmaps + tmp.nmaps > AMK__RUN_MAX_TMAPS) {
+        rc = amk_diag_set(d, AMK_ESPEC, "remeasure: %d + %d tensor maps: at most %d", bc->nmaps,
+                          tmp.nmaps, AMK__RUN_MAX_TMAPS);
+        goto done;
+    }
+    for (int i = 0; i < tmp.cand.nargs; i++)
+        if (tmp.cand.args[i].buf < -1)
+            tmp.cand.args[i].buf =
+                AMK__RUN_ARG_TMAP(bc->nmaps + AMK__RUN_ARG_TMAP_INDEX(tmp.cand.args[i].buf));
+    for (int m = 0; m < tmp.nmaps; m++)
+        bc->maps[bc->nmaps++] = tmp.maps[m];
     j->other = tmp.cand;
     j->seed = st->seed;
     j->check_threads = st->check_threads;
