@@ -868,6 +868,14 @@ static void compile_verdict(const amk_code *code, amk_verdict *v)
     snprintf(v->notes, sizeof v->notes, "%s", code->notes);
 }
 
+/* The name a kernel has in its code object: the compiler's lowered name of the spec's entry
+ * (a plain C++ __global__ function is mangled), kept with the code object. */
+static void use_lowered_entry(amk__run_kernel *k, const amk_code *const *codes, int n)
+{
+    if (k->code >= 0 && k->code < n && codes[k->code]->entry[0])
+        snprintf(k->entry, sizeof k->entry, "%s", codes[k->code]->entry);
+}
+
 /* The run job of a compiled config. On failure s->job stays NULL and s->setup says why. */
 static void prepare_run(gpu_state *st, const amk_config *c, const amk_code *cand,
                         const amk_code *ref, run_slot *s)
@@ -888,6 +896,11 @@ static void prepare_run(gpu_state *st, const amk_config *c, const amk_code *cand
         snprintf(s->setup, sizeof s->setup, "cannot set up the run: %s", d.msg);
         free(j);
         return;
+    }
+    const amk_code *codes[2] = {cand, ref};
+    for (int k = 0; k < j->ncases; k++) {
+        use_lowered_entry(&j->cases[k].cand, codes, 2);
+        use_lowered_entry(&j->cases[k].ref, codes, 2);
     }
     j->seed = st->seed;
     j->check_threads = st->check_threads;
@@ -1171,6 +1184,9 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
     j->cases[0].bench = 1;
     j->ncases = 1;
     j->other = tmp.cand;
+    const amk_code *cp[2] = {&codes[0], &codes[1]};
+    use_lowered_entry(&j->cases[0].cand, cp, 2);
+    use_lowered_entry(&j->other, cp, 2);
     j->seed = st->seed;
     j->check_threads = st->check_threads;
     amk__run_result res;
