@@ -908,8 +908,8 @@ static void prepare_run(gpu_state *st, const amk_config *c, const amk_code *cand
 }
 
 /* The verdict of a config that reached the run stage. */
-static void run_verdict(const amk_code *cand, const amk_code *ref, const run_slot *s,
-                        amk_verdict *v)
+static void run_verdict(const amk_config *c, const amk_code *cand, const amk_code *ref,
+                        const run_slot *s, amk_verdict *v)
 {
     v->compile_ms = cand->compile_ms;
     v->cache_hit = cand->cache_hit;
@@ -947,6 +947,11 @@ static void run_verdict(const amk_code *cand, const amk_code *ref, const run_slo
         strncat(shapes, ")", sizeof shapes - strlen(shapes) - 1);
     append(v->notes, sizeof v->notes, shapes);
     append(v->notes, sizeof v->notes, res->notes);
+    const cJSON *rj = cJSON_GetObjectItemCaseSensitive(amk_spec_json(c->spec), "reference");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rj, "default_config")))
+        append(v->notes, sizeof v->notes, "reference: the default config's output (no "
+               "independent reference: weaker, a config is only checked to agree with the "
+               "default)");
     append(v->notes, sizeof v->notes, cand->notes);
     if (res->status == AMK_STATUS_OK && res->nstats >= 1 && isfinite(res->stats[0].median_us)) {
         v->latency_us = res->stats[0].median_us;
@@ -1103,7 +1108,7 @@ static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, am
         if (cand->status != AMK_STATUS_OK)
             compile_verdict(cand, &out[i]);
         else
-            run_verdict(cand, &codes[ref_of[i]], &slots[i], &out[i]);
+            run_verdict(cfgs[i], cand, &codes[ref_of[i]], &slots[i], &out[i]);
     }
 done:
     for (size_t k = 0; k < nu; k++) {
