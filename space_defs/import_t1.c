@@ -32,7 +32,6 @@ typedef struct importer {
     int64_t problem[3];
     /* the condition being checked: one value per param (by index), bound names */
     int64_t env[AMK_MAX_PARAMS];
-    int as_lists; /* lookups return a param's whole value list (T1 argument sizes) */
     int kernel;   /* importing with --kernel */
     amk_diag *d;
 } importer;
@@ -47,19 +46,7 @@ static int param_index(const importer *im, const char *name)
     return -1;
 }
 
-static int copy_list(const py_val *src, py_val *out)
-{
-    memset(out, 0, sizeof *out);
-    out->kind = PY_V_LIST;
-    out->ints = malloc((src->n ? src->n : 1) * sizeof *out->ints);
-    if (!out->ints)
-        return AMK_ENOMEM;
-    memcpy(out->ints, src->ints, src->n * sizeof *out->ints);
-    out->n = src->n;
-    return AMK_OK;
-}
-
-/* Names in conditions and sizes: params (bound to one value, or to their list), and
+/* Names in the conditions checked at import: params (bound to one value each) and
  * ProblemSize. */
 static int lookup(void *ud, const char *name, py_val *out)
 {
@@ -76,8 +63,6 @@ static int lookup(void *ud, const char *name, py_val *out)
     int i = param_index(im, name);
     if (i < 0 || im->params[i].vals.strs)
         return AMK_ENOENT;
-    if (im->as_lists)
-        return copy_list(&im->params[i].vals, out);
     out->kind = PY_V_INT;
     out->i = im->env[i];
     return AMK_OK;
@@ -226,7 +211,6 @@ static int load_params(importer *im)
 typedef struct used_set {
     importer *im;
     unsigned char used[AMK_MAX_PARAMS];
-    const char *unknown;
 } used_set;
 
 static void mark_name(void *ud, const char *name)
@@ -235,8 +219,6 @@ static void mark_name(void *ud, const char *name)
     int i = param_index(u->im, name);
     if (i >= 0)
         u->used[i] = 1;
-    else if (!u->unknown)
-        u->unknown = name;
 }
 
 /* Params pass through under their own names; anything else is not a condition's. */
