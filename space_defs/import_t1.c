@@ -858,15 +858,20 @@ static int publish(importer *im, const char *out_dir, const out_file *files, int
         rc = amk_spec_load(tmp, &s, d);
         if (rc)
             amk_diag_prefix(d, "%s: the imported spec does not load", im->path);
-        if (!rc && im->kernel) {
-            /* the reference is the default config: it must be one the kernel can run */
-            amk_config c;
-            amk_diag cd = {0};
+        amk_config c;
+        amk_diag cd = {0};
+        if (!rc)
             amk_config_default(s, NULL, &c);
-            if (amk_config_check(&c, NULL, &cd) != AMK_OK)
+        if (!rc && amk_config_check(&c, NULL, &cd) != AMK_OK) {
+            /* with --kernel the default config is the reference: it must be one the kernel
+             * can run; without, a search that starts from it (hillclimb) starts elsewhere */
+            if (im->kernel)
                 rc = fail(im, AMK_ESPEC, "TuningParameters.Default", "the default config is "
                           "not valid (%s): with --kernel it is the reference, so it must be "
                           "one the kernel can run", cd.msg);
+            else
+                amk_log(AMK_LOG_WARN, "%s: the default config is not valid (%s); searches "
+                        "that start from it start from another config", im->path, cd.msg);
         }
         amk_spec_free(s);
     }

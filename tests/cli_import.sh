@@ -139,6 +139,17 @@ badk 'ks["KernelName"] = "mat<float>"' "KernelSpecification.KernelName: expected
 badk 'ks["GridDivX"] = ["block_size_q"]' "GridDivX[0]: unknown name 'block_size_q'"
 badk 't1["ConfigurationSpace"]["TuningParameters"][0]["Default"] = 64; t1["ConfigurationSpace"]["TuningParameters"][1]["Default"] = 32' \
     "the default config is not valid" "2048 threads"
+# without --kernel an invalid default config is only a warning
+python3 - "$MM/matmul.json" >baddef.json <<'PY'
+import json, sys
+t1 = json.load(open(sys.argv[1]))
+t1["ConfigurationSpace"]["TuningParameters"][0]["Default"] = 64
+t1["ConfigurationSpace"]["TuningParameters"][2]["Default"] = 4
+json.dump(t1, sys.stdout)
+PY
+run import baddef.json -o baddef
+expect_rc 0
+expect_err "the default config is not valid (restriction '(block_size_y * tile_size_y" "searches that start from it start from another config"
 run import "$MM/matmul.json" --kernel "$WORK/nothing.cu" -o out_dir
 expect_rc 2
 expect_err "nothing.cu"
