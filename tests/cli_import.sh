@@ -105,6 +105,9 @@ all=$(python3 "$T1/count_valid.py" "$MM/matmul.json")
 expect_py "$WORK/out" "d['valid_count'] == $expected and d['feasible_count'] == $expected"
 # it compiles through the runtime compiler's name lowering (or this build has none: exit 4)
 run compile matmul --spec-dir mm --random 3 --jobs 2 --cache-dir "$WORK/cc"
+if [ "$RC" -eq 4 ] && grep -qF "hiprtc" "$WORK/err"; then # a HIP build: an AMD arch
+    run compile matmul --spec-dir mm --random 3 --jobs 2 --cache-dir "$WORK/cc" --arch gfx90a
+fi
 if [ "$RC" -eq 4 ]; then
     expect_err "without a GPU vendor layer"
     echo "cli_import: no runtime compiler in this build: the compile of the import is not tried"
