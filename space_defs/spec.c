@@ -205,7 +205,7 @@ static int check_keys(loader *L, const cJSON *obj, const char *path, const char 
 }
 
 static const char *const reserved[] = {"elt", "dtype", "min", "max", "cdiv", "log2", "ispow2",
-                                       NULL};
+                                       "pow", "floordiv", "floormod", NULL};
 
 /* A new name for a dim, param or derived value: identifier, not reserved, not taken. */
 static int check_new_name(loader *L, const char *path, const char *name)
@@ -1009,12 +1009,17 @@ static int load_reference(loader *L, const cJSON *root)
 {
     amk_spec *s = L->s;
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "reference");
-    static const char *const allowed[] = {"source", "entry", "args", "launch", "host", NULL};
+    static const char *const allowed[] = {"source", "entry", "args", "launch", "host",
+                                          "default_config", NULL};
     static const char *const required[] = {"source", "entry", "args", "launch", NULL};
     if (!cJSON_IsObject(r))
         return fail(L, AMK_ESPEC, "reference", "expected an object, got %s", json_type(r));
     if (check_keys(L, r, "reference", allowed, required))
         return L->err;
+    const cJSON *dc = cJSON_GetObjectItemCaseSensitive(r, "default_config");
+    if (dc && !cJSON_IsBool(dc))
+        return fail(L, AMK_ESPEC, "reference.default_config", "expected true or false, got %s",
+                    json_type(dc));
     const char *src = get_string(L, r, "source", "reference", 1);
     if (!src || check_file(L, "reference.source", src))
         return L->err;
