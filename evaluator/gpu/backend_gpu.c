@@ -1211,6 +1211,19 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
         goto done;
     j->cases[0].bench = 1;
     j->ncases = 1;
+    /* b's tensor maps (its own boxes) follow a's in the case; its arguments follow them. */
+    amk__run_case *c0 = &j->cases[0];
+    if (c0->nmaps + tmp.nmaps > AMK__RUN_MAX_TMAPS) {
+        rc = amk_diag_set(d, AMK_EINVAL, "remeasure: more than %d tensor maps",
+                          AMK__RUN_MAX_TMAPS);
+        goto done;
+    }
+    for (int i = 0; i < tmp.cand.nargs; i++)
+        if (tmp.cand.args[i].buf < -1)
+            tmp.cand.args[i].buf =
+                AMK__RUN_ARG_TMAP(c0->nmaps + AMK__RUN_ARG_TMAP_INDEX(tmp.cand.args[i].buf));
+    for (int m = 0; m < tmp.nmaps; m++)
+        c0->maps[c0->nmaps++] = tmp.maps[m];
     j->other = tmp.cand;
     j->seed = st->seed;
     j->check_threads = st->check_threads;

@@ -275,7 +275,7 @@ int amk__bench_sets(int64_t footprint, int64_t l2_bytes, int64_t mem_cap, int *f
 #define AMK__RUN_MAX_ARGS 32
 #define AMK__RUN_MAX_CODES 4
 #define AMK__RUN_MAX_CASES 6
-#define AMK__RUN_MAX_TMAPS 8
+#define AMK__RUN_MAX_TMAPS 16 /* a spec has at most 8; a re-measure carries two configs' */
 
 enum { AMK__RUN_OP_QUERY = 1, AMK__RUN_OP_EVAL = 2, AMK__RUN_OP_REMEASURE = 3 };
 enum { AMK__ROLE_IN = 1, AMK__ROLE_OUT = 2, AMK__ROLE_INOUT = 3 };
