@@ -388,8 +388,9 @@ int amk__run_query_encode(int device, void **out, size_t *len);
 /* Everything that determines the inputs of case ci of an EVAL job and its reference's
  * outputs: the seed and the case's stream, the reference code object (by content: hash and
  * size, not its index in the job), entry, launch and arguments (with the tensor maps they
- * name), and the buffers (name, dtype, role, init, count). Nothing of the candidate, the label or the tolerance. The run
- * worker keeps a case's host inputs and reference outputs across jobs under this key.
+ * name), and the buffers (name, dtype, role, init, count). Nothing of the candidate, the
+ * label or the tolerance. The run worker keeps a case's host inputs and reference outputs
+ * across jobs under this key.
  * Built zeroed field by field, so two keys are equal exactly when memcmp says so. */
 typedef struct amk__ref_key { /* members ordered so that there is no padding */
     uint64_t seed, stream;
