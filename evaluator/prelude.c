@@ -119,7 +119,7 @@ static const char prelude_nvidia[] =
     "#define AMK_KERNEL extern \"C\" __global__\n"
     "#define AMK_INLINE __device__ __forceinline__\n"
     "/* A spec's tensor map (\"tensor_maps\"), as the kernel receives it: by value, declared\n"
-    " * `const __grid_constant__ amk_tensor_map tm` (its address then feeds cp.async.bulk.tensor). */\n"
+    " * `const __grid_constant__ amk_tensor_map tm`; &tm feeds cp.async.bulk.tensor. */\n"
     "struct __align__(64) amk_tensor_map { unsigned long long opaque[16]; };\n"
     "/* Butterfly exchange within the warp; every lane of the warp must call it. */\n"
     "AMK_INLINE float amk_shfl_xor(float v, int lane_mask) {\n"

@@ -563,6 +563,39 @@ START_TEST(test_ref_key_follows_the_reference_maps_and_cluster)
 }
 END_TEST
 
+/* The vendor's tensor-map encoder: an element type without an encoding, and (where a
+ * driver answers) a stride the driver refuses, come back as -1 with a reason; without a
+ * driver (or on AMD) the reason says why nothing was encoded. */
+START_TEST(test_gpu_tensor_map_encode_reports_failures)
+{
+    unsigned long long out[16];
+    char err[256] = "";
+    uint64_t dims[2] = {1024, 1024}, strides[1] = {2048};
+    uint32_t box[2] = {64, 64};
+    void *base = NULL;
+    ck_assert_int_eq(amk__gpu_tensor_map_encode(out, "f128", 2, &err, dims, strides, box, 128,
+                                                256, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "f128") || strstr(err, "NVIDIA"), "%s", err);
+    if (hipMalloc(&base, (size_t)4 << 20) != hipSuccess) {
+        (void)hipGetLastError();
+        err[0] = '\0';
+        ck_assert_int_eq(amk__gpu_tensor_map_encode(out, "bf16", 2, &err, dims, strides, box,
+                                                    128, 256, err, sizeof err), -1);
+        ck_assert(err[0] != '\0');
+        fprintf(stderr, "  no device: encoding refused: %s\n", err);
+        return;
+    }
+    int rc = amk__gpu_tensor_map_encode(out, "bf16", 2, base, dims, strides, box, 128, 256, err,
+                                        sizeof err);
+    ck_assert_msg(rc == 0, "a valid bf16 map: %s", err);
+    strides[0] = 2050; /* not a multiple of 16 */
+    ck_assert_int_eq(amk__gpu_tensor_map_encode(out, "bf16", 2, base, dims, strides, box, 128,
+                                                256, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "cuTensorMapEncodeTiled"), "%s", err);
+    (void)hipFree(base);
+}
+END_TEST
+
 /* ---------- amk__gpu_parallelism_for (backend_gpu.c) ------------------------------------------ */
 
 START_TEST(test_gpu_parallelism_for_overlaps_compiles)
@@ -598,8 +631,15 @@ static Suite *suite(void)
     tcase_add_test(key, test_ref_key_ignores_the_candidate);
     tcase_add_test(key, test_ref_key_changes_with_what_makes_the_reference);
     tcase_add_test(key, test_ref_key_follows_the_reference_maps_and_cluster);
-    tcase_add_test(key, test_run_job_codec_carries_tensor_maps_and_cluster);
+
     suite_add_tcase(s, key);
+    TCase *wire = tcase_create("amk__run_job_decode");
+    tcase_add_test(wire, test_run_job_codec_carries_tensor_maps_and_cluster);
+    suite_add_tcase(s, wire);
+    TCase *tmap = tcase_create("amk__gpu_tensor_map_encode");
+    tcase_set_timeout(tmap, 60); /* the first runtime call may initialise a driver */
+    tcase_add_test(tmap, test_gpu_tensor_map_encode_reports_failures);
+    suite_add_tcase(s, tmap);
     TCase *par = tcase_create("amk__gpu_parallelism_for");
     tcase_add_test(par, test_gpu_parallelism_for_overlaps_compiles);
     suite_add_tcase(s, par);

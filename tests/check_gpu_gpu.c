@@ -5,7 +5,8 @@
  * cases have passed. Device cases: gemm and rmsnorm measure and pass; every fault of
  * tests/fixtures/faults/faultmatrix gets its status and the next good config still measures;
  * the parent never loads the driver; interleaved re-measure; two GPUs of one model evaluating
- * one batch (skipped with a message when fewer answer). */
+ * one batch (skipped with a message when fewer answer); on sm_90 devices, the Hopper fixtures
+ * of tests/fixtures/hopper (cluster launch, TMA tensor map, mbarrier deadlock). */
 #ifndef AMK_HAVE_GPU
 /* A build without CUDA or HIP has no GPU layer to test: say so and let CTest count a skip. */
 #include <stdio.h>
@@ -24,6 +25,7 @@ int main(void)
 #include <string.h>
 
 #define FAULTS AMK_TEST_FIXTURES "/faults"
+#define HOPPER AMK_TEST_FIXTURES "/hopper"
 
 static int have_gpu;
 static char no_gpu_reason[1100];
@@ -313,6 +315,7 @@ static void setup_registry(void)
     amk_diag d = {0};
     ck_assert_msg(amk_registry_create(&reg, &d) == AMK_OK, "%s", d.msg);
     ck_assert_msg(amk_registry_add_dir(reg, FAULTS, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_registry_add_dir(reg, HOPPER, &d) == AMK_OK, "%s", d.msg);
 }
 
 static void teardown_registry(void)
@@ -491,6 +494,93 @@ START_TEST(test_gpu_fault_hang_times_out)
 {
     amk_evaluator *ev = make_gpu(5, 0);
     fault_then_good(ev, FM("hang", 0), FM("hang", 1), AMK_STATUS_RUN_TIMEOUT, "candidate");
+    amk_evaluator_free(ev);
+}
+END_TEST
+
+/* ---------- Hopper features (tests/fixtures/hopper; sm_90 devices only) ------------------- */
+
+/* 1 when the device runs sm_90a code; else says why the test does nothing. */
+static int is_hopper(amk_evaluator *ev, const char *test)
+{
+    const amk_target *t = amk_evaluator_target(ev);
+    if (strcmp(t->vendor, "nvidia") == 0 && strncmp(t->arch, "sm_90", 5) == 0)
+        return 1;
+    fprintf(stderr, "  SKIP %s: needs an sm_90 GPU, this one is %s %s\n", test, t->vendor,
+            t->arch);
+    return 0;
+}
+
+#define HC(cx)                                                                                \
+    "{\"kernel\":\"hopper_cluster\",\"shape\":{\"N\":8192},\"params\":{\"CX\":" #cx "}}"
+
+/* Blocks see their cluster rank and cluster index as the launch's cluster shape makes them;
+ * a cluster larger than the chip allows is a run_error with the driver's reason, the run
+ * worker keeps its context, and the next config measures. */
+START_TEST(test_gpu_hopper_cluster_launch)
+{
+    amk_evaluator *ev = make_gpu(0, 0);
+    if (!is_hopper(ev, "cluster launch")) {
+        amk_evaluator_free(ev);
+        return;
+    }
+    amk_verdict v;
+    eval_json(ev, HC(2), &v);
+    assert_measured(&v);
+    ck_assert_msg(strstr(v.notes, "checked 2/2"), "small shape not checked: %s", v.notes);
+    eval_json(ev, HC(16), &v); /* the non-portable maximum: reported, not asserted */
+    eval_json(ev, HC(32), &v);
+    ck_assert_msg(v.status == AMK_STATUS_RUN_ERROR, "cluster of 32: %s (%s)",
+                  amk_status_name(v.status), v.reason);
+    ck_assert_msg(strstr(v.reason, "candidate kernel failed"), "%s", v.reason);
+    ck_assert_msg(!strstr(v.notes, "sticky"), "a refused cluster respawned the worker: %s",
+                  v.notes);
+    eval_json(ev, HC(8), &v);
+    assert_measured(&v);
+    amk_evaluator_free(ev);
+}
+END_TEST
+
+/* A TMA box load through a spec tensor map, encoded for every buffer set, matches a plain
+ * copy on ragged shapes (boxes over the edge) for every box size. */
+START_TEST(test_gpu_hopper_tensor_map_copy)
+{
+    amk_evaluator *ev = make_gpu(0, 0);
+    if (!is_hopper(ev, "tensor map copy")) {
+        amk_evaluator_free(ev);
+        return;
+    }
+    static const int bc[] = {16, 32, 64}, br[] = {8, 32};
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 2; k++) {
+            char json[256];
+            amk_verdict v;
+            snprintf(json, sizeof json, "{\"kernel\":\"hopper_tma_copy\",\"shape\":{\"R\":1000,"
+                     "\"C\":1000},\"params\":{\"BC\":%d,\"BR\":%d}}", bc[i], br[k]);
+            eval_json(ev, json, &v);
+            assert_measured(&v);
+            ck_assert_msg(strstr(v.notes, "checked 2/2"), "small shape not checked: %s",
+                          v.notes);
+        }
+    amk_evaluator_free(ev);
+}
+END_TEST
+
+/* An mbarrier nobody arrives on (a pipeline deadlock) is a run_timeout; the next config of
+ * the same evaluator measures. */
+START_TEST(test_gpu_hopper_mbarrier_deadlock_times_out)
+{
+    amk_evaluator *ev = make_gpu(5, 0);
+    if (!is_hopper(ev, "mbarrier deadlock")) {
+        amk_evaluator_free(ev);
+        return;
+    }
+    fault_then_good(ev,
+                    "{\"kernel\":\"hopper_deadlock\",\"shape\":{\"N\":1048576},"
+                    "\"params\":{\"HANG\":1}}",
+                    "{\"kernel\":\"hopper_deadlock\",\"shape\":{\"N\":1048576},"
+                    "\"params\":{\"HANG\":0}}",
+                    AMK_STATUS_RUN_TIMEOUT, "candidate");
     amk_evaluator_free(ev);
 }
 END_TEST
@@ -721,6 +811,9 @@ static Suite *suite(void)
         tcase_add_test(tc, test_gpu_fault_wrong_results);
         tcase_add_test(tc, test_gpu_fault_illegal_address_respawns);
         tcase_add_test(tc, test_gpu_fault_hang_times_out);
+        tcase_add_test(tc, test_gpu_hopper_cluster_launch);
+        tcase_add_test(tc, test_gpu_hopper_tensor_map_copy);
+        tcase_add_test(tc, test_gpu_hopper_mbarrier_deadlock_times_out);
         tcase_add_test(tc, test_gpu_fault_compile_faults);
         tcase_add_test(tc, test_gpu_parent_never_loads_driver);
         tcase_add_test(tc, test_gpu_bench_stops_early_and_screens);

@@ -1216,7 +1216,8 @@ START_TEST(test_amk_config_check_tensor_map_rules)
     expect_rejected(s, "default", 2, 1, "tensor map 'tmA': box[0] * elt = 64 bytes exceeds the "
                     "32-byte swizzle", NULL);
     /* BK 8 f16 = 16 bytes: fine; the small shape's K * elt = 516 is not a multiple of 16. */
-    expect_rejected(s, "small", -1, 0, "tensor map 'tmA': strides[0] = 516 bytes", "multiple of 16");
+    expect_rejected(s, "small", -1, 0, "tensor map 'tmA': strides[0] = 516 bytes",
+                    "multiple of 16");
     amk_spec_free(s);
 
     cJSON *j = tmap_spec();

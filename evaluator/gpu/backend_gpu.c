@@ -1229,21 +1229,21 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
         goto done;
     j->cases[0].bench = 1;
     j->ncases = 1;
-    /* The incumbent's tensor maps (its own boxes over the same buffers) go after the
-     * candidate's: sharing the candidate's maps fed it boxes its pipeline does not expect,
-     * and gemm_hopper's mbarriers waited forever (a run_timeout on every re-measure). */
-    amk__run_case *bc = &j->cases[0];
-    if (bc->nmaps + tmp.nmaps > AMK__RUN_MAX_TMAPS) {
-        rc = amk_diag_set(d, AMK_ESPEC, "remeasure: %d + %d tensor maps: at most %d", bc->nmaps,
-                          tmp.nmaps, AMK__RUN_MAX_TMAPS);
+    /* b's tensor maps (its own boxes) follow a's in the case; its arguments follow them.
+     * With a's maps, b's pipeline waited for boxes it does not load (gemm_hopper: a
+     * run_timeout on every re-measure). */
+    amk__run_case *c0 = &j->cases[0];
+    if (c0->nmaps + tmp.nmaps > AMK__RUN_MAX_TMAPS) {
+        rc = amk_diag_set(d, AMK_EINVAL, "remeasure: more than %d tensor maps",
+                          AMK__RUN_MAX_TMAPS);
         goto done;
     }
     for (int i = 0; i < tmp.cand.nargs; i++)
         if (tmp.cand.args[i].buf < -1)
             tmp.cand.args[i].buf =
-                AMK__RUN_ARG_TMAP(bc->nmaps + AMK__RUN_ARG_TMAP_INDEX(tmp.cand.args[i].buf));
+                AMK__RUN_ARG_TMAP(c0->nmaps + AMK__RUN_ARG_TMAP_INDEX(tmp.cand.args[i].buf));
     for (int m = 0; m < tmp.nmaps; m++)
-        bc->maps[bc->nmaps++] = tmp.maps[m];
+        c0->maps[c0->nmaps++] = tmp.maps[m];
     j->other = tmp.cand;
     const amk_code *cp[2] = {&codes[0], &codes[1]};
     use_lowered_entry(&j->cases[0].cand, cp, 2);

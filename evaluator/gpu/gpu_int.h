@@ -275,7 +275,7 @@ int amk__bench_sets(int64_t footprint, int64_t l2_bytes, int64_t mem_cap, int *f
 #define AMK__RUN_MAX_ARGS 32
 #define AMK__RUN_MAX_CODES 4
 #define AMK__RUN_MAX_CASES 6
-#define AMK__RUN_MAX_TMAPS 8
+#define AMK__RUN_MAX_TMAPS 16 /* a spec has at most 8; a re-measure carries two configs' */
 
 enum { AMK__RUN_OP_QUERY = 1, AMK__RUN_OP_EVAL = 2, AMK__RUN_OP_REMEASURE = 3 };
 enum { AMK__ROLE_IN = 1, AMK__ROLE_OUT = 2, AMK__ROLE_INOUT = 3 };
@@ -388,8 +388,9 @@ int amk__run_query_encode(int device, void **out, size_t *len);
 /* Everything that determines the inputs of case ci of an EVAL job and its reference's
  * outputs: the seed and the case's stream, the reference code object (by content: hash and
  * size, not its index in the job), entry, launch and arguments (with the tensor maps they
- * name), and the buffers (name, dtype, role, init, count). Nothing of the candidate, the label or the tolerance. The run
- * worker keeps a case's host inputs and reference outputs across jobs under this key.
+ * name), and the buffers (name, dtype, role, init, count). Nothing of the candidate, the
+ * label or the tolerance. The run worker keeps a case's host inputs and reference outputs
+ * across jobs under this key.
  * Built zeroed field by field, so two keys are equal exactly when memcmp says so. */
 typedef struct amk__ref_key { /* members ordered so that there is no padding */
     uint64_t seed, stream;

@@ -222,8 +222,9 @@ static inline cudaError_t amk__gpu_allow_large_clusters(cudaKernel_t f)
                                 1);
 }
 
-/* A driver function through the runtime's entry-point query (no link-time libcuda). */
-static inline void *amk__cuda_driver_symbol(const char *name)
+/* A driver function through the runtime's entry-point query (no link-time libcuda); NULL
+ * with why (the runtime's message) when there is none. */
+static inline void *amk__cuda_driver_symbol(const char *name, char *why, size_t cap)
 {
     void *fn = NULL;
     enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
@@ -233,6 +234,10 @@ static inline void *amk__cuda_driver_symbol(const char *name)
     cudaError_t e = cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &q);
 #endif
     if (e != cudaSuccess || q != cudaDriverEntryPointSuccess) {
+        snprintf(why, cap, "%s", e != cudaSuccess ? cudaGetErrorString(e)
+                                 : q == cudaDriverEntryPointVersionNotSufficent
+                                     ? "the driver is older than CUDA 12"
+                                     : "the driver does not export it");
         (void)cudaGetLastError();
         return NULL;
     }
@@ -257,6 +262,7 @@ static inline int amk__gpu_tensor_map_encode(void *out, const char *dtype, int r
 {
     static amk__cu_encode_tiled_fn encode;
     static amk__cu_error_string_fn errstr;
+    static char unavailable[160];
     static const struct {
         const char *name;
         CUtensorMapDataType t;
@@ -276,11 +282,15 @@ static inline int amk__gpu_tensor_map_encode(void *out, const char *dtype, int r
         return -1;
     }
     if (!encode) {
-        encode = (amk__cu_encode_tiled_fn)amk__cuda_driver_symbol("cuTensorMapEncodeTiled");
-        errstr = (amk__cu_error_string_fn)amk__cuda_driver_symbol("cuGetErrorString");
+        char unused[8];
+        encode = (amk__cu_encode_tiled_fn)amk__cuda_driver_symbol(
+            "cuTensorMapEncodeTiled", unavailable, sizeof unavailable);
+        errstr = (amk__cu_error_string_fn)amk__cuda_driver_symbol("cuGetErrorString", unused,
+                                                                  sizeof unused);
     }
     if (!encode) {
-        snprintf(err, cap, "the driver has no cuTensorMapEncodeTiled (CUDA 12 driver needed)");
+        snprintf(err, cap, "cuTensorMapEncodeTiled is not available from the driver: %s",
+                 unavailable);
         return -1;
     }
     CUtensorMap map; /* 64-byte aligned by its type, as the encoder requires */
