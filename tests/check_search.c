@@ -487,6 +487,14 @@ START_TEST(test_amk_keep_decide_tie_goes_to_simpler)
     /* ...but not when slower by more than the margin. */
     v = ok_verdict(102.0, NAN);
     ck_assert_int_eq(amk_keep_decide(&inc, &t128, &v, 0.01), 0);
+    /* Wide spreads widen the tie, but the simpler config does not win it measured slower
+     * by more than min_gain: 9% slower inside a 10% spread stays out (it was kept). */
+    inc = incumbent(t256, 100.0, 0.10);
+    v = ok_verdict(109.0, 0.10);
+    ck_assert_int_eq(amk_keep_decide(&inc, &t128, &v, 0.01), 0);
+    v = ok_verdict(100.8, 0.10);
+    ck_assert_int_eq(amk_keep_decide(&inc, &t128, &v, 0.01), 1);
+    inc = incumbent(t256, 100.0, NAN);
     /* The other way round the more complex one must be really faster. */
     inc = incumbent(t128, 100.0, NAN);
     v = ok_verdict(99.5, NAN);
