@@ -67,7 +67,22 @@ done_rows() {
 if (( valid <= EXHAUSTIVE_MAX )); then
     strategy=exhaustive target=$valid
 else
-    strategy=random target=$RANDOM_COUNT
+    # The sample, plus the spec's default config: every sweep holds the default, so a
+    # report can say how much tuning gains over it (an exhaustive sweep holds it already).
+    strategy=random target=$(( RANDOM_COUNT + 1 ))
+    "$AMK" propose "$kernel" "${shape_args[@]}" --quiet >"${TMPDIR:-/tmp}/record_sweeps_$kernel.default.json" || {
+        echo "record_sweeps: amk propose $kernel failed" >&2; exit 2; }
+    def_id=$(python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))
+print(p["config_id"] if p["source"] == "default" else "")' "${TMPDIR:-/tmp}/record_sweeps_$kernel.default.json")
+    if [ -z "$def_id" ]; then
+        echo "record_sweeps: the spec's default config of $kernel is not valid at $canon; not recorded"
+        target=$RANDOM_COUNT
+    elif ! { [ -s "$file" ] && awk -F'\t' -v id="$def_id" -v s="$canon" '$5 == id && $4 == s { f = 1 } END { exit !f }' "$file"; }; then
+        echo "record_sweeps: recording the spec's default config $def_id first"
+        "$AMK" evaluate "${TMPDIR:-/tmp}/record_sweeps_$kernel.default.json" --backend "$BACKEND" \
+            --results "$file" --quiet >/dev/null ||
+            { echo "record_sweeps: amk evaluate of the default config failed" >&2; exit 2; }
+    fi
 fi
 before=$(done_rows)
 left=$(( target - before ))

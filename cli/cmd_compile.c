@@ -80,7 +80,7 @@ static int usage(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "amk compile: ");
+    fprintf(stderr, "amk compile: error: ");
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (see `amk compile --help`)\n");
     va_end(ap);
@@ -91,7 +91,7 @@ static int parse_long(const char *name, const char *text, long lo, long hi, long
 {
     int64_t v;
     if (!text || amk_parse_i64(text, &v) != AMK_OK || v < lo || v > hi) {
-        fprintf(stderr, "amk compile: %s wants an integer in [%ld, %ld], not '%s' (see `amk "
+        fprintf(stderr, "amk compile: error: %s wants an integer in [%ld, %ld], not '%s' (see `amk "
                 "compile --help`)\n", name, lo, hi, text ? text : "");
         return -1;
     }
@@ -228,14 +228,14 @@ static int add_kernel(const opts *o, const amk_spec *s, const amk_target *t, gsl
     amk_shape sh;
     if (o->shape) {
         if (amk_shape_parse(s, o->shape, &sh, &d) != AMK_OK) {
-            fprintf(stderr, "amk compile: %s: --shape: %s\n", amk_spec_name(s), d.msg);
+            fprintf(stderr, "amk compile: error: %s: --shape: %s\n", amk_spec_name(s), d.msg);
             return CLI_EXIT_INPUT;
         }
     } else
         amk_spec_shape(s, 0, &sh);
     amk_space *sp;
     if (amk_space_create(s, &sh, &t->limits, &sp, &d) != AMK_OK) {
-        fprintf(stderr, "amk compile: %s: %s\n", amk_spec_name(s), d.msg);
+        fprintf(stderr, "amk compile: error: %s: %s\n", amk_spec_name(s), d.msg);
         return CLI_EXIT_INPUT;
     }
     amk_config c;
@@ -247,7 +247,7 @@ static int add_kernel(const opts *o, const amk_spec *s, const amk_target *t, gsl
         u->spec = s;
         u->cfg = c;
     } else {
-        fprintf(stderr, "amk compile: %s: the default config is not valid on %s (%s); "
+        fprintf(stderr, "amk compile: error: %s: the default config is not valid on %s (%s); "
                 "skipping it\n", amk_spec_name(s), t->key, d.msg);
     }
     long want = o->random, got = 0;
@@ -265,13 +265,13 @@ static int add_kernel(const opts *o, const amk_spec *s, const amk_target *t, gsl
         got++;
     }
     if (got < want)
-        fprintf(stderr, "amk compile: %s: only %ld distinct valid configs found for --random "
+        fprintf(stderr, "amk compile: error: %s: only %ld distinct valid configs found for --random "
                 "%ld\n", amk_spec_name(s), got, want);
     amk_space_free(sp);
     return -1;
 oom:
     amk_space_free(sp);
-    fprintf(stderr, "amk compile: out of memory\n");
+    fprintf(stderr, "amk compile: error: out of memory\n");
     return CLI_EXIT_INTERNAL;
 }
 
@@ -282,30 +282,18 @@ static int add_config_file(const opts *o, const amk_registry *reg, const amk_tar
     amk_diag d;
     char *text = NULL;
     size_t len = 0;
-    if (!strcmp(o->config, "-")) {
-        amk_sb sb = {0};
-        char buf[65536];
-        size_t r;
-        while ((r = fread(buf, 1, sizeof buf, stdin)) > 0)
-            amk_sb_putn(&sb, buf, r);
-        if (sb.oom) {
-            amk_sb_free(&sb);
-            fprintf(stderr, "amk compile: out of memory\n");
-            return CLI_EXIT_INTERNAL;
-        }
-        len = sb.len;
-        text = amk_sb_take(&sb);
-        if (!text && (text = malloc(1)) != NULL)
-            text[0] = '\0';
-    } else if (amk_fs_read_all(o->config, &text, &len, &d) != AMK_OK) {
-        fprintf(stderr, "amk compile: --config: %s\n", d.msg);
-        return CLI_EXIT_INPUT;
+    int e = !strcmp(o->config, "-") ? amk_fs_read_fd(0, "<stdin>", &text, &len, &d)
+                                    : amk_fs_read_all(o->config, &text, &len, &d);
+    if (e != AMK_OK) {
+        fprintf(stderr, "amk compile: error: --config: %s\n", d.msg);
+        return e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT;
     }
-    cJSON *js = cJSON_ParseWithLength(text, len);
+    cJSON *js = NULL;
+    e = amk_json_parse(!strcmp(o->config, "-") ? "<stdin>" : o->config, text, len, &js, &d);
     free(text);
-    if (!js) {
-        fprintf(stderr, "amk compile: %s: malformed JSON\n", o->config);
-        return CLI_EXIT_INPUT;
+    if (e != AMK_OK) {
+        fprintf(stderr, "amk compile: error: %s\n", d.msg);
+        return e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT;
     }
     int n = cJSON_IsArray(js) ? cJSON_GetArraySize(js) : 1;
     int rc = -1;
@@ -313,12 +301,12 @@ static int add_config_file(const opts *o, const amk_registry *reg, const amk_tar
         const cJSON *obj = cJSON_IsArray(js) ? cJSON_GetArrayItem(js, i) : js;
         amk_config c;
         if (amk_config_from_json(reg, obj, &c, &d) != AMK_OK) {
-            fprintf(stderr, "amk compile: %s: config %d: %s\n", o->config, i, d.msg);
+            fprintf(stderr, "amk compile: error: %s: config %d: %s\n", o->config, i, d.msg);
             rc = CLI_EXIT_INPUT;
             break;
         }
         if (o->kernel && strcmp(o->kernel, amk_spec_name(c.spec)) != 0) {
-            fprintf(stderr, "amk compile: %s: config %d is for kernel '%s', not '%s'\n",
+            fprintf(stderr, "amk compile: error: %s: config %d is for kernel '%s', not '%s'\n",
                     o->config, i, amk_spec_name(c.spec), o->kernel);
             rc = CLI_EXIT_INPUT;
             break;
@@ -327,7 +315,7 @@ static int add_config_file(const opts *o, const amk_registry *reg, const amk_tar
             continue;
         unit_row *u = push(out);
         if (!u) {
-            fprintf(stderr, "amk compile: out of memory\n");
+            fprintf(stderr, "amk compile: error: out of memory\n");
             rc = CLI_EXIT_INTERNAL;
             break;
         }
@@ -418,12 +406,12 @@ int amk_cmd_compile(int argc, char **argv)
     amk_compile_result *res = NULL;
     const amk_config **ptrs = NULL;
     if (amk_registry_create(&reg, &d) != AMK_OK) {
-        fprintf(stderr, "amk compile: %s\n", d.msg);
+        fprintf(stderr, "amk compile: error: %s\n", d.msg);
         return CLI_EXIT_INPUT;
     }
     for (int i = 0; i < o.n_spec_dirs; i++) {
         if (amk_registry_add_dir(reg, o.spec_dirs[i], &d) != AMK_OK) {
-            fprintf(stderr, "amk compile: --spec-dir %s: %s\n", o.spec_dirs[i], d.msg);
+            fprintf(stderr, "amk compile: error: --spec-dir %s: %s\n", o.spec_dirs[i], d.msg);
             rc = CLI_EXIT_INPUT;
             goto out;
         }
@@ -432,7 +420,7 @@ int amk_cmd_compile(int argc, char **argv)
     const amk_target *t = NULL;
     if (o.target) {
         if (!(t = amk_target_find(o.target))) {
-            fprintf(stderr, "amk compile: unknown target '%s'\n", o.target);
+            fprintf(stderr, "amk compile: error: unknown target '%s'\n", o.target);
             rc = CLI_EXIT_INPUT;
             goto out;
         }
@@ -451,7 +439,7 @@ int amk_cmd_compile(int argc, char **argv)
     } else {
         rng = gsl_rng_alloc(gsl_rng_mt19937);
         if (!rng) {
-            fprintf(stderr, "amk compile: out of memory\n");
+            fprintf(stderr, "amk compile: error: out of memory\n");
             rc = CLI_EXIT_INTERNAL;
             goto out;
         }
@@ -463,7 +451,7 @@ int amk_cmd_compile(int argc, char **argv)
         } else {
             const amk_spec *s = amk_registry_find(reg, o.kernel);
             if (!s) {
-                fprintf(stderr, "amk compile: unknown kernel '%s'; known:", o.kernel);
+                fprintf(stderr, "amk compile: error: unknown kernel '%s'; known:", o.kernel);
                 for (int i = 0; i < amk_registry_count(reg); i++)
                     fprintf(stderr, " %s", amk_spec_name(amk_registry_at(reg, i)));
                 fprintf(stderr, "\n");
@@ -500,7 +488,7 @@ int amk_cmd_compile(int argc, char **argv)
     size_t *idx = calloc(r.n ? r.n : 1, sizeof *idx);
     if (!res || !ptrs || !idx) {
         free(idx);
-        fprintf(stderr, "amk compile: out of memory\n");
+        fprintf(stderr, "amk compile: error: out of memory\n");
         rc = CLI_EXIT_INTERNAL;
         goto out;
     }
@@ -521,7 +509,7 @@ int amk_cmd_compile(int argc, char **argv)
         int c = pass ? amk_compile_references(ptrs, m, arch, &bo, res, &d)
                      : amk_compile_batch(ptrs, m, arch, &bo, res, &d);
         if (c != AMK_OK) {
-            fprintf(stderr, "amk compile: %s\n", d.msg);
+            fprintf(stderr, "amk compile: error: %s\n", d.msg);
             rc = c == AMK_EUNSUPPORTED ? CLI_EXIT_NODEV
                  : (c == AMK_EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_INTERNAL);
             free(idx);

@@ -7,21 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Line and column of byte `off` in text, 1-based. */
-static void line_col(const char *text, size_t off, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (size_t i = 0; i < off && text[i]; i++) {
-        if (text[i] == '\n') {
-            (*line)++;
-            *col = 1;
-        } else {
-            (*col)++;
-        }
-    }
-}
-
 /* Reads and parses the config document; exit code on failure (2: bad input). */
 static int read_config(cli_ctx *ctx, const char *path, amk_config *cfg)
 {
@@ -30,38 +15,22 @@ static int read_config(cli_ctx *ctx, const char *path, amk_config *cfg)
     size_t len = 0;
     amk_diag d;
     amk_diag_clear(&d);
-    int e = amk_fs_read_all(strcmp(path, "-") ? path : "/dev/stdin", &text, &len, &d);
+    /* stdin may be a pipe; a named file must be a regular one (a FIFO would block, a
+     * device would never end); both are read up to AMK_FS_READ_MAX bytes. */
+    int e = strcmp(path, "-") ? amk_fs_read_all(path, &text, &len, &d)
+                              : amk_fs_read_fd(0, name, &text, &len, &d);
     if (e != AMK_OK) {
         if (e == AMK_ENOMEM)
             return cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
-        return cli_fail(ctx, CLI_EXIT_INPUT, "cannot read config %s: %s", name,
-                        e == AMK_ENOENT ? "no such file" : d.msg);
+        if (e == AMK_ENOENT)
+            return cli_fail(ctx, CLI_EXIT_INPUT, "cannot read config %s: no such file", name);
+        return cli_fail_diag(ctx, CLI_EXIT_INPUT, &d);
     }
-    if (strlen(text) != len) {
-        free(text);
-        return cli_fail(ctx, CLI_EXIT_INPUT, "%s: malformed JSON: contains a NUL byte", name);
-    }
-    const char *end = NULL;
-    cJSON *doc = cJSON_ParseWithOpts(text, &end, 1);
-    if (!doc) {
-        size_t off = end ? (size_t)(end - text) : 0;
-        if (!end && cJSON_GetErrorPtr())
-            off = (size_t)(cJSON_GetErrorPtr() - text);
-        if (off > len)
-            off = len;
-        int line, col;
-        line_col(text, off, &line, &col);
-        char near[24];
-        size_t n = 0;
-        for (size_t i = off; i < len && n < 20 && text[i] != '\n'; i++)
-            near[n++] = text[i];
-        near[n] = '\0';
-        free(text);
-        return cli_fail(ctx, CLI_EXIT_INPUT, "%s:%d:%d: malformed JSON%s%s%s", name, line, col,
-                        n ? " near '" : (off >= len ? " (unexpected end of input)" : ""),
-                        n ? near : "", n ? "'" : "");
-    }
+    cJSON *doc = NULL;
+    e = amk_json_parse(name, text, len, &doc, &d);
     free(text);
+    if (e != AMK_OK)
+        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
     if (!cJSON_IsObject(doc)) {
         cJSON_Delete(doc);
         return cli_fail(ctx, CLI_EXIT_INPUT, "%s: expected a JSON object "
@@ -138,15 +107,14 @@ static void log_close(trial_log *lg)
     lg->tsv = NULL;
 }
 
-/* Appends the verdict as a row: trial numbers continue the file, kept=1 when the config
+/* Appends the verdict as a row: its trial number continues the file, kept=1 when the config
  * beats the file's incumbent for the same kernel/shape/device. */
 static int log_append(cli_ctx *ctx, const char *path, trial_log *lg, const amk_config *cfg,
                       const char *shape, const char *device, const amk_verdict *v, amk_row *row)
 {
     amk_diag d;
     amk_diag_clear(&d);
-    int e = amk_verdict_to_row(v, cfg, amk_resume_last_trial(lg->res) + 1, shape, "user", device,
-                               0, row, &d);
+    int e = amk_verdict_to_row(v, cfg, 0, shape, "user", device, 0, row, &d);
     if (e != AMK_OK)
         return cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
     row->kept = 0;
@@ -164,7 +132,7 @@ static int log_append(cli_ctx *ctx, const char *path, trial_log *lg, const amk_c
         }
         row->kept = amk_keep_decide(&ic, cfg, v, 0.01) == 1;
     }
-    e = amk_tsv_append(lg->tsv, row, 1, &d);
+    e = amk_tsv_append_next(lg->tsv, row, 1, &d); /* numbered under the append's lock */
     if (e != AMK_OK) {
         if (!d.msg[0])
             amk_diag_set(&d, e, "%s: %s", path, amk_strerror(e));
@@ -268,8 +236,11 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
         goto done;
 
     if (cli_tables(ctx)) {
-        fprintf(stderr, "%s %s at %s on %s (%s): %s", amk_spec_name(cfg.spec), v.config_id,
-                shape, device, used_backend, amk_status_name(v.status));
+        /* The model and sim backends already name themselves in their device string. */
+        int named = strstr(device, used_backend) != NULL;
+        fprintf(stderr, "%s %s at %s on %s%s%s%s: %s", amk_spec_name(cfg.spec), v.config_id,
+                shape, device, named ? "" : " (", named ? "" : used_backend, named ? "" : ")",
+                amk_status_name(v.status));
         if (!isnan(v.latency_us))
             fprintf(stderr, ", %.3f us (%s)", v.latency_us,
                     amk_latency_kind_name(v.latency_kind));

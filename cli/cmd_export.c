@@ -152,14 +152,11 @@ int cli_cmd_lookup(cli_ctx *ctx, int argc, char **argv)
 
     amk_diag d;
     amk_diag_clear(&d);
-    char *text = NULL;
-    size_t len;
-    if (amk_fs_read_all(dbpath, &text, &len, &d) != AMK_OK)
-        return cli_fail(ctx, CLI_EXIT_INPUT, "--db %s: %s", dbpath, d.msg);
-    cJSON *db = cJSON_ParseWithLength(text, len);
-    free(text);
-    if (!db)
-        return cli_fail(ctx, CLI_EXIT_INPUT, "--db %s: not valid JSON", dbpath);
+    cJSON *db = NULL;
+    int re = amk_json_read(dbpath, &db, &d);
+    if (re != AMK_OK)
+        return cli_fail(ctx, re == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, "--db: %s",
+                        d.msg);
     cJSON *out = NULL;
     int e = amk_export_lookup(db, kernel, device, shape, dtype, &out, &d);
     cJSON_Delete(db);

@@ -108,6 +108,147 @@ static cJSON *best_json(const amk_incumbent *b)
     return o;
 }
 
+/* What the default config is worth here, for the speedup over it. */
+typedef struct default_scan {
+    const char *kernel, *shape, *device;
+    char id[17];
+    double latency_us;
+    amk_latency_kind kind;
+    int64_t trial;
+} default_scan;
+
+static int default_row(const amk_row *r, void *ud)
+{
+    default_scan *s = ud;
+    if (r->status == AMK_STATUS_OK && isfinite(r->latency_us) &&
+        (r->latency_kind == AMK_LAT_MEASURED || r->latency_kind == AMK_LAT_REPLAYED) &&
+        !strcmp(r->config_id, s->id) && !strcmp(r->kernel, s->kernel) &&
+        !strcmp(r->shape, s->shape) && !strcmp(r->device, s->device) &&
+        (!isfinite(s->latency_us) || r->latency_us < s->latency_us)) {
+        s->latency_us = r->latency_us;
+        s->kind = r->latency_kind;
+        s->trial = r->trial;
+    }
+    return 0;
+}
+
+/* vs_default of the summary: the spec's default config's fastest measured (or replayed)
+ * row of this kernel/shape/device in the results file; a sim backend that did not visit it
+ * is asked for its recorded latency (no row is written). Without a number, speedup is null
+ * and reason says why: a prediction is never compared as if it were a measurement. */
+static cJSON *vs_default_json(const char *results, amk_evaluator *ev, const amk_space *sp,
+                              const amk_spec *s, const amk_shape *sh, const char *shape,
+                              const char *device, const amk_incumbent *best)
+{
+    default_scan sc = {amk_spec_name(s), shape, device, "", NAN, AMK_LAT_NONE, 0};
+    amk_config def;
+    amk_config_default(s, sh, &def);
+    amk_config_id(&def, sc.id);
+    amk_diag d;
+    amk_diag_clear(&d);
+    amk_tsv_read(results, default_row, &sc, NULL, &d);
+    const char *used = amk_evaluator_backend(ev);
+    if (!isfinite(sc.latency_us) && used && !strcmp(used, "sim")) {
+        amk_verdict v;
+        amk_verdict_init(&v);
+        const amk_config *cp = &def;
+        if (amk_evaluator_run(ev, sp, &cp, 1, NAN, &v) == AMK_OK &&
+            v.status == AMK_STATUS_OK && isfinite(v.latency_us)) {
+            sc.latency_us = v.latency_us;
+            sc.kind = v.latency_kind;
+        }
+    }
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "config_id", sc.id);
+    cli_json_add_num(o, "default_latency_us", sc.latency_us);
+    if (isfinite(sc.latency_us))
+        cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(sc.kind));
+    else
+        cJSON_AddNullToObject(o, "latency_kind");
+    if (sc.trial > 0)
+        cJSON_AddNumberToObject(o, "default_trial", (double)sc.trial);
+    else
+        cJSON_AddNullToObject(o, "default_trial");
+    int comparable = best->has && isfinite(best->latency_us) && best->latency_us > 0 &&
+                     (best->kind == AMK_LAT_MEASURED || best->kind == AMK_LAT_REPLAYED);
+    if (isfinite(sc.latency_us) && comparable) {
+        cJSON_AddNumberToObject(o, "speedup", round(sc.latency_us / best->latency_us * 1e4) / 1e4);
+        cJSON_AddNullToObject(o, "reason");
+        return o;
+    }
+    cJSON_AddNullToObject(o, "speedup");
+    char why[200];
+    if (!isfinite(sc.latency_us))
+        snprintf(why, sizeof why, "the default config %s was not measured%s", sc.id,
+                 used && !strcmp(used, "sim") ? " in the recorded sweep or in the results file"
+                                              : " in the results file");
+    else
+        snprintf(why, sizeof why, "the best config has no measured latency");
+    cJSON_AddStringToObject(o, "reason", why);
+    return o;
+}
+
+/* The shapes a recorded sweep holds for one kernel, to check the one asked for. */
+typedef struct sweep_shapes {
+    const char *kernel, *want;
+    int has_want;
+    size_t n;
+    amk_sb list; /* "A; B; ..." (at most 8 named) */
+    char seen[8][160];
+} sweep_shapes;
+
+static int sweep_shape_row(const amk_row *r, void *ud)
+{
+    sweep_shapes *s = ud;
+    if (strcmp(r->kernel, s->kernel) != 0)
+        return 0;
+    if (!strcmp(r->shape, s->want)) {
+        s->has_want = 1;
+        return 1; /* enough: the shape is covered */
+    }
+    size_t k = 0, m = s->n < 8 ? s->n : 8;
+    while (k < m && strcmp(s->seen[k], r->shape) != 0)
+        k++;
+    if (k < m)
+        return 0;
+    if (s->n < 8)
+        snprintf(s->seen[s->n], sizeof s->seen[0], "%s", r->shape);
+    s->n++;
+    return 0;
+}
+
+/* sim:FILE asked for a kernel/shape its recording does not cover: says which shape was asked
+ * and which the recording covers, before anything is written (a search there could only end
+ * with no config, and the results file would get a header and nothing else). */
+static int check_sweep_shape(cli_ctx *ctx, const char *backend, const char *kernel,
+                             const char *shape)
+{
+    if (strncmp(backend, "sim:", 4) != 0)
+        return CLI_EXIT_OK;
+    sweep_shapes s;
+    memset(&s, 0, sizeof s);
+    s.kernel = kernel;
+    s.want = shape;
+    amk_diag d;
+    amk_diag_clear(&d);
+    if (amk_tsv_read(backend + 4, sweep_shape_row, &s, NULL, &d) != AMK_OK || s.has_want)
+        return CLI_EXIT_OK; /* a read error was already reported by the backend, if any */
+    for (size_t k = 0; k < s.n && k < 8; k++)
+        amk_sb_printf(&s.list, "%s%s", k ? "; " : "", s.seen[k]);
+    if (s.n > 8)
+        amk_sb_printf(&s.list, "; and %zu more", s.n - 8);
+    int rc;
+    if (s.n)
+        rc = cli_fail(ctx, CLI_EXIT_INPUT, "backend %s: the recording has no trial of %s at %s; "
+                      "it covers %s (pass one with --shape); nothing was run or written",
+                      backend, kernel, shape, s.list.p ? s.list.p : "");
+    else
+        rc = cli_fail(ctx, CLI_EXIT_INPUT, "backend %s: the recording has no trial of %s at any "
+                      "shape (%s was asked); nothing was run or written", backend, kernel, shape);
+    amk_sb_free(&s.list);
+    return rc;
+}
+
 /* GPUs of one model: one search each (the model is the results key). */
 typedef struct dev_group {
     int idx[CLI_MAX_DEVICES];
@@ -232,6 +373,10 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
     if ((rc = cli_loop_evaluator(ctx, backend, &opts, s, &sh, rank_timeout, &ev, &served)) != 0 ||
         served)
         return rc;
+    if ((rc = check_sweep_shape(ctx, backend, amk_spec_name(s), shape)) != 0) {
+        amk_evaluator_free(ev);
+        return rc;
+    }
     int par = amk_evaluator_parallelism(ev);
     const char *used = amk_evaluator_backend(ev);
     const amk_target *et = amk_evaluator_target(ev);
@@ -295,7 +440,8 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
     lo.budget = budget;
     lo.time_limit_s = time_limit;
     lo.batch = (int)batch;
-    lo.min_gain = min_gain;
+    lo.min_gain = min_gain > 0 ? min_gain : -1; /* --min-gain 0: none (the library's 0 is
+                                                    its default, 0.01) */
     lo.results_path = results;
     lo.best_path = best_path;
     lo.resume = resume;
@@ -361,15 +507,17 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
     cJSON_AddStringToObject(out, "strategy", strategy);
     cJSON_AddNumberToObject(out, "seed", (double)seed);
     cJSON_AddNumberToObject(out, "budget", (double)budget);
+    cJSON_AddNumberToObject(out, "min_gain", min_gain);
     cJSON_AddNumberToObject(out, "trials", (double)res.trials);
     cJSON_AddNumberToObject(out, "first_trial", (double)res.first_trial);
-    cJSON_AddNumberToObject(out, "last_trial",
-                            (double)(res.trials > 0 ? res.first_trial + res.trials - 1
-                                                    : res.first_trial - 1));
+    cJSON_AddNumberToObject(out, "last_trial", (double)res.last_trial);
     cJSON_AddBoolToObject(out, "resumed", resume);
     cJSON_AddBoolToObject(out, "exhausted", res.exhausted);
     cJSON_AddNumberToObject(out, "elapsed_s", round(res.elapsed_s * 1000) / 1000);
     cJSON_AddItemToObject(out, "best", best_json(&res.best));
+    cJSON_AddItemToObject(out, "vs_default", vs_default_json(results, ev, sp, s, &sh, shape,
+                                                             dev && *dev ? dev : et->key,
+                                                             &res.best));
     cJSON_AddStringToObject(out, "results", results);
     if (res.best.has && amk_fs_exists(best_path))
         cJSON_AddStringToObject(out, "best_file", best_path);
@@ -385,6 +533,15 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
                     amk_latency_kind_name(res.best.kind), (long long)res.best.trial,
                     params ? params : "?", best_path);
             free(params);
+            const cJSON *vd = cJSON_GetObjectItemCaseSensitive(out, "vs_default");
+            const cJSON *sp_ = cJSON_GetObjectItemCaseSensitive(vd, "speedup");
+            const cJSON *du = cJSON_GetObjectItemCaseSensitive(vd, "default_latency_us");
+            if (cJSON_IsNumber(sp_))
+                fprintf(stderr, "vs default: speedup %.3fx over the spec's default config "
+                        "(%.3f us)\n", sp_->valuedouble, du->valuedouble);
+            else
+                fprintf(stderr, "vs default: - (%s)\n",
+                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(vd, "reason")));
         } else {
             fprintf(stderr, "no correct config found yet\n");
         }

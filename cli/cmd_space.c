@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Above this many raw points `space` estimates the counts by sampling (unless --exact). */
 #define SPACE_EXACT_LIMIT 2e6
@@ -32,7 +33,7 @@ static void fmt_count(char *out, size_t cap, double n)
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
 {
     cli_args a;
-    int k, rc;
+    int k, rc, json = 0;
     cli_args_init(&a, "list", argc, argv);
     while ((k = cli_args_next(&a)) != CLI_ARG_END) {
         if (k == CLI_ARG_POS) {
@@ -41,6 +42,10 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
         }
         if (cli_common_option(ctx, &a))
             continue;
+        if (cli_args_flag(&a, "--json")) {
+            json = 1;
+            continue;
+        }
         cli_args_unknown(&a);
     }
     if ((rc = cli_args_done(ctx, &a)) >= 0)
@@ -49,10 +54,14 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
     amk_registry *reg;
     if ((rc = cli_registry(ctx, &reg)) != 0)
         return rc;
-    int tables = cli_tables(ctx);
+    /* One output per run: on a terminal people get the table alone, on stdout; otherwise
+     * (piped, or --json, or --quiet) programs get the JSON, and the table goes to stderr only
+     * when --tables asks for it. */
+    int tty = !json && ctx->tables != 0 && isatty(STDOUT_FILENO);
+    FILE *tf = tty ? stdout : ctx->tables == 1 ? stderr : NULL;
     cJSON *arr = cJSON_CreateArray();
-    if (tables)
-        fprintf(stderr, "%-14s %-22s %-14s %6s %12s  %s\n", "KERNEL", "DIMS", "DTYPES",
+    if (tf)
+        fprintf(tf, "%-14s %-22s %-14s %6s %12s  %s\n", "KERNEL", "DIMS", "DTYPES",
                 "PARAMS", "RAW SIZE", "DESCRIPTION");
     for (int i = 0; arr && i < amk_registry_count(reg); i++) {
         const amk_spec *s = amk_registry_at(reg, i);
@@ -93,13 +102,17 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
         double raw = raw_size(s);
         cJSON_AddNumberToObject(o, "raw_size", raw);
         cJSON_AddStringToObject(o, "dir", amk_spec_dir(s));
-        if (tables) {
+        if (tf) {
             char rawtxt[32];
             fmt_count(rawtxt, sizeof rawtxt, raw);
             const char *desc = amk_spec_description(s);
-            fprintf(stderr, "%-14s %-22s %-14s %6d %12s  %.60s%s\n", amk_spec_name(s), dims_txt,
+            fprintf(tf, "%-14s %-22s %-14s %6d %12s  %.60s%s\n", amk_spec_name(s), dims_txt,
                     dt_txt, amk_spec_n_params(s), rawtxt, desc, strlen(desc) > 60 ? "..." : "");
         }
+    }
+    if (tty) {
+        cJSON_Delete(arr);
+        return CLI_EXIT_OK;
     }
     return cli_print_json(ctx, arr);
 }

@@ -7,12 +7,15 @@
 #include <string.h>
 
 const char cli_help_list[] =
-    "usage: amk list [--spec-dir DIR]...\n"
+    "usage: amk list [--json] [--spec-dir DIR]...\n"
     "\n"
-    "Lists the known kernels (built-in plus every --spec-dir) as a JSON array on stdout:\n"
+    "Lists the known kernels (built-in plus every --spec-dir). On a terminal: a table on\n"
+    "stdout, nothing else. Otherwise (piped, redirected, or with --json): a JSON array on\n"
+    "stdout, and the table on stderr only with --tables:\n"
     "  [{name, description, dims, dtypes, default_shape, shapes, n_params, raw_size, dir}]\n"
     "raw_size is the product of the choice counts (before restrictions).\n"
-    "A table goes to stderr when it is a terminal (or with --tables).\n";
+    "\n"
+    "  --json          JSON on stdout even on a terminal\n";
 
 const char cli_help_space[] =
     "usage: amk space KERNEL [--shape SHAPE] [--target T] [--exact] [--spec-dir DIR]...\n"
@@ -85,11 +88,17 @@ const char cli_help_loop[] =
     "Runs the search loop: propose -> evaluate -> keep/revert, one results row per trial,\n"
     "best config rewritten atomically whenever it improves. A progress bar goes to stderr\n"
     "when it is a terminal. The summary is printed as JSON on stdout:\n"
-    "  {kernel, shape, backend, device, strategy, seed, trials, first_trial, exhausted,\n"
-    "   elapsed_s, best: {config, config_id, latency_us, latency_kind, trial} | null,\n"
-    "   results, best_file, devices, parallelism}\n"
+    "  {kernel, shape, backend, device, strategy, seed, budget, min_gain, trials,\n"
+    "   first_trial, last_trial, exhausted, elapsed_s,\n"
+    "   best: {config, config_id, latency_us, latency_kind, trial} | null,\n"
+    "   vs_default: {config_id, default_latency_us, latency_kind, default_trial, speedup,\n"
+    "   reason}, results, best_file, devices, parallelism}\n"
+    "Trial numbers continue the results file, with or without --resume. vs_default: the\n"
+    "spec's default config's measured (or replayed) latency in FILE (sim: in the sweep) and\n"
+    "the best's speedup over it; null with a reason when the default was not measured.\n"
     "\n"
-    "  --budget N      trials to run (default 100 unless --time is given; 0 = no limit)\n"
+    "  --budget N      trials to run now (default 100 unless --time is given; 0 = no\n"
+    "                  limit); with --resume: N more trials on top of those in FILE\n"
     "  --time T        wall-clock limit: 90s, 10m, 1h\n"
     "  --strategy S    hillclimb (default), random, exhaustive, anneal\n"
     "  --seed N        seed (default 1): same seed, same trials\n"
@@ -109,7 +118,8 @@ const char cli_help_loop[] =
     "                  models: one search per model, one after another, each its own\n"
     "                  results key and best file (best.<model>.json); stdout is then\n"
     "                  {groups: [summary, ...]}\n"
-    "  --min-gain F    keep a candidate only when faster by this fraction (default 0.01)\n"
+    "  --min-gain F    keep a candidate only when faster by this fraction (default 0.01;\n"
+    "                  0 = no margin: any gain beyond the measured noise)\n"
     "  --rank-timeout T  under MPI: how long a rank may take for its share of a batch\n"
     "                  before it is marked dead (default: compile cap + run timeouts for\n"
     "                  gpu, seconds for model/sim)\n"
@@ -297,7 +307,9 @@ static void print_global_help(FILE *f)
     CLI_EXIT_MAP(XX)
 #undef XX
     fprintf(f, "\nenvironment: AMK_TARGET (default target), AMK_LOG (error|warn|info|debug),\n"
-               "AMK_KERNELS_DIR (built-in kernels), AMK_CACHE_DIR (compile cache, ceilings)\n");
+               "AMK_KERNELS_DIR (built-in kernels), AMK_DATA_DIR (recorded sweeps; both are\n"
+               "otherwise looked for next to the executable first: <bin>/../share/amk, or a\n"
+               "build tree's source space_defs/), AMK_CACHE_DIR (compile cache, ceilings)\n");
     fprintf(f, "\nSee README.md, HARNESS.md (agent contract) and space_defs/SPEC.md.\n");
 }
 
@@ -395,14 +407,14 @@ int main(int argc, char **argv)
     }
     if (cmd_index < 0) {
         print_global_help(stderr);
-        fprintf(stderr, "\namk: no command given\n");
+        fprintf(stderr, "\namk: error: no command given\n");
         return CLI_EXIT_USAGE;
     }
     char **sub_argv = argv + cmd_index;
     int sub_argc = argc - cmd_index;
     const cli_command *c = cli_command_find(sub_argv[0]);
     if (!c) {
-        fprintf(stderr, "amk: unknown command '%s' (commands:", sub_argv[0]);
+        fprintf(stderr, "amk: error: unknown command '%s' (commands:", sub_argv[0]);
         for (const cli_command *x = cli_commands; x->name; x++)
             fprintf(stderr, " %s", x->name);
         fprintf(stderr, "; see `amk help`)\n");
@@ -416,7 +428,7 @@ int main(int argc, char **argv)
     int rc = c->run(&ctx, sub_argc, sub_argv);
     amk_registry_free(ctx.reg);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "amk %s: cannot write standard output\n", c->name);
+        fprintf(stderr, "amk %s: error: cannot write standard output\n", c->name);
         if (rc == CLI_EXIT_OK)
             rc = CLI_EXIT_INTERNAL;
     }

@@ -23,7 +23,7 @@ static void args_vfail(cli_args *a, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
 static void args_vfail(cli_args *a, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "amk%s%s: ", a->cmd ? " " : "", a->cmd ? a->cmd : "");
+    fprintf(stderr, "amk%s%s: error: ", a->cmd ? " " : "", a->cmd ? a->cmd : "");
     vfprintf(stderr, fmt, ap);
     if (a->cmd)
         fprintf(stderr, " (see `amk %s --help`)\n", a->cmd);

@@ -133,13 +133,28 @@ double amk_now_s(void);                 /* monotonic seconds */
 void amk_time_iso(char out[32]);        /* UTC "2026-11-22T10:12:04Z" */
 
 /* Files. All return AMK_OK or a negative code with detail in d. */
-int amk_fs_read_all(const char *path, char **data, size_t *len, amk_diag *d); /* NUL-terminated */
+/* Most bytes amk reads from one input file or stream (configs, specs, databases, sources). */
+#define AMK_FS_READ_MAX ((size_t)16 << 20)
+/* Whole file, NUL-terminated. Only regular files: a FIFO, device or directory is AMK_EINVAL
+ * ("not a regular file"), before anything is read; a file over AMK_FS_READ_MAX is AMK_EINVAL
+ * too. A missing file is AMK_ENOENT. */
+int amk_fs_read_all(const char *path, char **data, size_t *len, amk_diag *d);
+/* Reads fd (a pipe, stdin: anything) to its end, NUL-terminated, reading at most
+ * AMK_FS_READ_MAX + 1 bytes: past the cap it stops with AMK_EINVAL naming `name`. */
+int amk_fs_read_fd(int fd, const char *name, char **data, size_t *len, amk_diag *d);
 /* Writes to PATH.tmp.PID, fsyncs, renames over path, fsyncs the directory. */
 int amk_fs_write_atomic(const char *path, const void *data, size_t len, amk_diag *d);
 /* O_APPEND + flock(LOCK_EX) + write all + fsync + unlock, on an open fd. */
 int amk_fs_append_locked(int fd, const void *data, size_t len, amk_diag *d);
 int amk_fs_mkdir_p(const char *path, amk_diag *d);
 int amk_fs_exists(const char *path);
+/* amk's shared folder NAME ("kernels" or "data"), first next to the running executable
+ * (EXE/../share/amk/NAME, an installed tree; EXE/<source>/space_defs/NAME, a build tree in or
+ * beside its source tree), so a moved or copied tree finds its own; then the configure-time
+ * install path, then the configure-time source path. AMK_OK with an existing directory in
+ * out, else AMK_ENOENT with the last candidate in out. (AMK_KERNELS_DIR and AMK_DATA_DIR are
+ * the callers' to honour first.) */
+int amk_fs_share_dir(const char *name, char *out, size_t cap);
 /* $XDG_CACHE_HOME/amk or ~/.cache/amk (AMK_CACHE_DIR overrides). Writes into out. */
 int amk_fs_cache_dir(char *out, size_t cap);
 

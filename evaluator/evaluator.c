@@ -12,13 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#ifndef AMK_SOURCE_DATA_DIR
-#define AMK_SOURCE_DATA_DIR ""
-#endif
-#ifndef AMK_INSTALL_DATA_DIR
-#define AMK_INSTALL_DATA_DIR ""
-#endif
-
 #define DEFAULT_SCREEN_MARGIN 0.02
 
 struct amk_evaluator {
@@ -292,21 +285,13 @@ void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin)
 
 /* ---------- recorded sweeps ------------------------------------------------------------ */
 
-static int is_dir(const char *p)
-{
-    struct stat st;
-    return p && *p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 void amk__data_dir(char *out, size_t cap)
 {
     const char *env = getenv("AMK_DATA_DIR");
     if (env && *env)
         snprintf(out, cap, "%s", env);
-    else if (is_dir(AMK_INSTALL_DATA_DIR))
-        snprintf(out, cap, "%s", AMK_INSTALL_DATA_DIR);
     else
-        snprintf(out, cap, "%s", AMK_SOURCE_DATA_DIR);
+        amk_fs_share_dir("data", out, cap); /* next to the executable first */
 }
 
 typedef struct sweep_scan {

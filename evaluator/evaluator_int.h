@@ -48,8 +48,8 @@ int amk__evaluator_create_from(const amk_backend_type *const *table, const char 
  * of n configs. Does nothing when the variable is unset, empty, zero or not a number. */
 void amk__sim_delay(size_t n);
 
-/* Data directory of recorded sweeps: $AMK_DATA_DIR when set and non-empty, else the install
- * data dir when it exists, else the source tree's space_defs/data. Writes into out. */
+/* Data directory of recorded sweeps: $AMK_DATA_DIR when set and non-empty, else
+ * amk_fs_share_dir("data") (next to the executable first). Writes into out. */
 void amk__data_dir(char *out, size_t cap);
 
 /* Recorded sweep for `kernel` at `shape` (canonical shape text): writes

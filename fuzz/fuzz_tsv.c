@@ -45,11 +45,27 @@ static void read_all_ways(void)
     if (rc == AMK_OK && n != st.rows)
         abort();
     amk_resume *r = NULL;
+    int64_t last = -1;
     if (amk_resume_load(path, "gemm", NULL, NULL, &r, &d) == AMK_OK) {
         const amk_row *inc = amk_resume_incumbent(r);
         if (inc && (inc->kept != 1 || inc->status != AMK_STATUS_OK))
             abort();
+        last = amk_resume_last_trial(r);
         amk_resume_free(r);
+    }
+    /* The next trial number, taken under the append lock: after every trial the reader saw
+     * (never wrapped past INT64_MAX: refused instead), or nothing written. */
+    amk_tsv *t = NULL;
+    if (last >= 0 && amk_tsv_open(path, &t, &d) == AMK_OK) {
+        amk_row row;
+        amk_row_init(&row);
+        snprintf(row.kernel, sizeof row.kernel, "gemm");
+        int rc2 = amk_tsv_append_next(t, &row, 1, &d);
+        if (rc2 == AMK_OK && (row.trial <= last || row.trial < 1))
+            abort();
+        if (rc2 != AMK_OK && rc2 != AMK_ETSV && rc2 != AMK_EIO)
+            abort();
+        amk_tsv_close(t);
     }
     const char *paths[1] = {path};
     amk_report *rep = NULL;

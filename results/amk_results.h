@@ -40,10 +40,17 @@ typedef struct amk_tsv amk_tsv;
 
 /* Opens (creating with the header when missing or empty) for appending. An existing file
  * must start with a v1 header, else AMK_ETSV naming the file. If the file does not end in a
- * newline (a torn last row), a newline is appended first so the torn row stays isolated. */
+ * newline (a torn last row), a newline is appended first so the torn row stays isolated.
+ * AMK_EIO naming the path when it cannot be created or opened (a missing directory too) or
+ * is not a regular file (a FIFO, a device, a directory: refused before any read). */
 int amk_tsv_open(const char *path, amk_tsv **out, amk_diag *d);
 /* Appends rows atomically with respect to other processes (one locked write + fsync). */
 int amk_tsv_append(amk_tsv *t, const amk_row *rows, size_t n, amk_diag *d);
+/* As amk_tsv_append, but numbers the rows first: rows[i].trial becomes the highest trial
+ * number in the file (read under the same lock as the append, so concurrent writers never
+ * share a number and numbers increase through the file across runs) plus 1 + i. AMK_ETSV,
+ * with nothing written, when the numbers would pass INT64_MAX. */
+int amk_tsv_append_next(amk_tsv *t, amk_row *rows, size_t n, amk_diag *d);
 void amk_tsv_close(amk_tsv *t);
 /* Formats one row as a TSV line with the trailing newline. */
 void amk_row_format(const amk_row *r, amk_sb *out);
@@ -60,7 +67,7 @@ typedef struct amk_tsv_stats {
  * few fields whose complete fields (all but its last) parse - a row cut short by a killed
  * writer, isolated by the newline the next writer put after it. Any other malformed line is
  * AMK_ETSV with "FILE:LINE: column latency_us: 'abc' is not a number". A missing file is
- * AMK_ENOENT; an empty file has no rows. */
+ * AMK_ENOENT; an empty file has no rows; a path that is not a regular file is AMK_EIO. */
 int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *ud,
                  amk_tsv_stats *st, amk_diag *d);
 /* Parses one line (no newline) into r; used by the reader and the fuzz target. */

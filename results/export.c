@@ -147,9 +147,20 @@ typedef struct build {
     size_t n, cap;
     size_t *slot; /* open addressing: index + 1, 0 = empty */
     size_t nslot;
-    size_t kernel_rows, skipped;
+    size_t kernel_rows, skipped, replayed_left_out;
     int oom;
 } build;
+
+/* The device key of a row: the sim backend writes "NAME (replayed)" so the log says where
+ * a number came from; the database keys devices by name (latency_kind keeps the rest). */
+static void device_key(const char *dev, char *out, size_t cap)
+{
+    static const char suffix[] = " (replayed)";
+    size_t n = strlen(dev), sl = sizeof suffix - 1;
+    if (n > sl && !strcmp(dev + n - sl, suffix))
+        n -= sl;
+    snprintf(out, cap, "%.*s", (int)n, dev);
+}
 
 static uint64_t ent_hash(const char *k, const char *dev, const char *sh)
 {
@@ -192,11 +203,16 @@ static int on_row(const amk_row *r, void *ud)
     b->kernel_rows++;
     if (r->status != AMK_STATUS_OK || !r->params[0] || !r->kernel[0])
         return 0;
-    if (!(r->latency_kind == AMK_LAT_MEASURED ||
-          (r->latency_kind == AMK_LAT_REPLAYED && b->o->include_replayed)))
-        return 0;
     if (!isfinite(r->latency_us) || r->latency_us <= 0)
         return 0;
+    if (r->latency_kind == AMK_LAT_REPLAYED && !b->o->include_replayed) {
+        b->replayed_left_out++;
+        return 0;
+    }
+    if (r->latency_kind != AMK_LAT_MEASURED && r->latency_kind != AMK_LAT_REPLAYED)
+        return 0;
+    char device[sizeof r->device];
+    device_key(r->device, device, sizeof device);
     shp s;
     if (shape_parse(r->shape, &s, NULL) != AMK_OK) {
         b->skipped++;
@@ -204,10 +220,10 @@ static int on_row(const amk_row *r, void *ud)
     }
     ent *e = NULL;
     if (b->nslot) {
-        size_t j = ent_hash(r->kernel, r->device, r->shape) & (b->nslot - 1);
+        size_t j = ent_hash(r->kernel, device, r->shape) & (b->nslot - 1);
         for (; b->slot[j]; j = (j + 1) & (b->nslot - 1)) {
             ent *x = &b->e[b->slot[j] - 1];
-            if (!strcmp(x->kernel, r->kernel) && !strcmp(x->device, r->device) &&
+            if (!strcmp(x->kernel, r->kernel) && !strcmp(x->device, device) &&
                 !strcmp(x->shape, r->shape)) {
                 if (r->latency_us >= x->latency)
                     return 0; /* ties keep the earlier row */
@@ -221,19 +237,19 @@ static int on_row(const amk_row *r, void *ud)
             b->oom = 1;
             return AMK_ENOMEM;
         }
-        size_t j = ent_hash(r->kernel, r->device, r->shape) & (b->nslot - 1);
+        size_t j = ent_hash(r->kernel, device, r->shape) & (b->nslot - 1);
         while (b->slot[j])
             j = (j + 1) & (b->nslot - 1);
         b->slot[j] = ++b->n;
         e = &b->e[b->n - 1];
         memset(e, 0, sizeof *e);
         snprintf(e->kernel, sizeof e->kernel, "%s", r->kernel);
-        snprintf(e->device, sizeof e->device, "%s", r->device);
+        snprintf(e->device, sizeof e->device, "%s", device);
         snprintf(e->shape, sizeof e->shape, "%s", r->shape);
         e->s = s;
         for (int i = 0; i < s.n; i++)
             e->lgvol += lg_fixed(s.val[i]);
-        const amk_export_target *t = resolve(b->o->targets, b->o->n_targets, r->device);
+        const amk_export_target *t = resolve(b->o->targets, b->o->n_targets, device);
         e->vendor = t ? t->vendor : "unknown";
         e->arch = t ? t->arch : "unknown";
     }
@@ -421,14 +437,21 @@ int amk_export_build(const char *const *paths, size_t n, const amk_export_opts *
                           opts->kernel, n > 1 ? "s" : "");
         goto done;
     }
+    char hint[160] = "";
+    if (b.replayed_left_out)
+        snprintf(hint, sizeof hint, "; %zu ok row(s) replayed by the sim backend were left out "
+                 "(--include-replayed exports them)", b.replayed_left_out);
     if (!b.n) {
         rc = amk_diag_set(d, AMK_EEMPTY,
                           "nothing to export: no row with status ok and latency_kind measured%s"
-                          "%s%s (predicted rows are never exported)",
+                          "%s%s (predicted rows are never exported)%s",
                           opts->include_replayed ? " or replayed" : "",
-                          opts->kernel ? " for kernel " : "", opts->kernel ? opts->kernel : "");
+                          opts->kernel ? " for kernel " : "", opts->kernel ? opts->kernel : "",
+                          hint);
         goto done;
     }
+    if (hint[0])
+        amk_log(AMK_LOG_WARN, "export: %s", hint + 2);
     if (b.skipped)
         amk_log(AMK_LOG_WARN, "export: %zu row(s) skipped: shape is not NAME=INTEGER,...",
                 b.skipped);

@@ -348,6 +348,7 @@ static int model_add(void *state, const amk_row *r, size_t file)
         return AMK_ENOMEM;
     m->pts[m->n].file = (uint32_t)file;
     m->pts[m->n].measured_us = r->latency_us;
+    m->pts[m->n].kind = (uint8_t)r->latency_kind;
     m->pts[m->n].predicted_us = r->predicted_us;
     m->n++;
     return AMK_OK;

@@ -37,6 +37,23 @@ static int write_plot(const amk__plot *p, const char *dir, const char *stem, con
     return rc;
 }
 
+/* What a plot's latencies are, from the kinds drawn (a bit per amk_latency_kind): the axis
+ * and the title say "replayed" or "predicted" when that is what they show. */
+static const char *kind_word(unsigned kinds)
+{
+    unsigned m = 1u << AMK_LAT_MEASURED, r = 1u << AMK_LAT_REPLAYED, p = 1u << AMK_LAT_PREDICTED;
+    kinds &= m | r | p;
+    if (kinds == r)
+        return "replayed";
+    if (kinds == p)
+        return "predicted";
+    if (kinds == (m | r))
+        return "measured or replayed";
+    if (kinds & p)
+        return kinds == (m | p) ? "measured or predicted" : "replayed or predicted";
+    return "measured";
+}
+
 /* Title "KERNEL SHAPE [DEVICE]: what". */
 static void title(char *out, size_t cap, const char *k, const char *s, const char *dev,
                   const char *what)
@@ -68,9 +85,14 @@ static int group_plots(const amk_report *rep, size_t g, const char *dir, cJSON *
         goto done;
     }
 
-    /* (1) best so far against the row number of the group within each file */
+    /* (1) best so far against the row number of the group within each file: measured (or
+     * replayed) latencies; predicted ones only for a group that has nothing else. */
+    int any_measured = 0;
+    for (size_t i = 0; i < n; i++)
+        any_measured |= t->pts[i].measured;
     double *y = x + n + nf + 1;
     size_t used = 0, ns = 0;
+    unsigned kinds = 0;
     for (size_t f = 0; f < nf; f++) {
         size_t k0 = used, rows = 0;
         double best = NAN;
@@ -78,7 +100,12 @@ static int group_plots(const amk_report *rep, size_t g, const char *dir, cJSON *
             if (t->pts[i].file != f)
                 continue;
             rows++;
-            if (t->pts[i].measured && (!isfinite(best) || t->pts[i].latency_us < best)) {
+            int use = any_measured ? t->pts[i].measured
+                                   : t->pts[i].status == AMK_STATUS_OK &&
+                                         t->pts[i].kind == AMK_LAT_PREDICTED &&
+                                         isfinite(t->pts[i].latency_us);
+            if (use && (!isfinite(best) || t->pts[i].latency_us < best)) {
+                kinds |= 1u << t->pts[i].kind;
                 best = t->pts[i].latency_us;
                 x[used] = (double)rows;
                 y[used++] = best;
@@ -94,18 +121,23 @@ static int group_plots(const amk_report *rep, size_t g, const char *dir, cJSON *
         se[ns] = (amk__plot_series){labels[ns], x + k0, y + k0, used - k0, 1};
         ns++;
     }
-    title(ttl, sizeof ttl, k, s, dev, "best latency so far");
-    amk__plot p1 = {ttl, "trial (rows of this kernel/shape/device in the file)",
-                    "best latency (us)", 0, 1, NULL, 0, se, ns};
+    char what[160], ylab[80];
+    snprintf(what, sizeof what, "best %s latency so far", kind_word(kinds));
+    snprintf(ylab, sizeof ylab, "best %s latency (us)", kind_word(kinds));
+    title(ttl, sizeof ttl, k, s, dev, what);
+    amk__plot p1 = {ttl, "trial (rows of this kernel/shape/device in the file)", ylab, 0, 1,
+                    NULL, 0, se, ns};
     if ((rc = write_plot(&p1, dir, stem, "progress", written, d)) != AMK_OK)
         goto done;
 
     /* (2) measured against predicted, one marker series per file */
     used = ns = 0;
+    kinds = 0;
     for (size_t f = 0; f < nf; f++) {
         size_t k0 = used;
         for (size_t i = 0; i < m->n; i++)
             if (m->pts[i].file == f) {
+                kinds |= 1u << m->pts[i].kind;
                 x[used] = m->pts[i].predicted_us;
                 y[used++] = m->pts[i].measured_us;
             }
@@ -115,17 +147,16 @@ static int group_plots(const amk_report *rep, size_t g, const char *dir, cJSON *
         se[ns] = (amk__plot_series){labels[ns], x + k0, y + k0, used - k0, 0};
         ns++;
     }
-    char what[120];
     double rho = amk__model_spearman(m);
     if (isfinite(rho))
-        snprintf(what, sizeof what, "measured vs predicted, Spearman rho = %.3f (n = %zu)", rho,
-                 m->n);
+        snprintf(what, sizeof what, "%s vs predicted, Spearman rho = %.3f (n = %zu)",
+                 kind_word(kinds), rho, m->n);
     else
-        snprintf(what, sizeof what, "measured vs predicted, Spearman rho = n/a (n = %zu)",
-                 m->n);
+        snprintf(what, sizeof what, "%s vs predicted, Spearman rho = n/a (n = %zu)",
+                 kind_word(kinds), m->n);
+    snprintf(ylab, sizeof ylab, "%s latency (us)", kind_word(kinds));
     title(ttl, sizeof ttl, k, s, dev, what);
-    amk__plot p2 = {ttl, "predicted latency (us)", "measured latency (us)", 1, 1, NULL, 0, se,
-                    ns};
+    amk__plot p2 = {ttl, "predicted latency (us)", ylab, 1, 1, NULL, 0, se, ns};
     if ((rc = write_plot(&p2, dir, stem, "model", written, d)) != AMK_OK)
         goto done;
 
@@ -144,13 +175,20 @@ static int group_plots(const amk_report *rep, size_t g, const char *dir, cJSON *
         catof[st] = (int)nc++;
     }
     used = ns = 0;
+    kinds = 0;
+    int any_real = 0; /* measured or replayed latencies; else predicted ones are drawn */
+    for (size_t i = 0; i < n; i++)
+        any_real |= (t->pts[i].kind == AMK_LAT_MEASURED || t->pts[i].kind == AMK_LAT_REPLAYED) &&
+                    isfinite(t->pts[i].latency_us) && t->pts[i].latency_us > 0;
     for (size_t f = 0; f < nf; f++) {
         size_t k0 = used, j = 0;
         for (size_t i = 0; i < n; i++) {
             const amk__trace_pt *q = &t->pts[i];
             if (q->file != f || q->status >= AMK_STATUS_COUNT || catof[q->status] < 0 ||
-                q->kind == AMK_LAT_PREDICTED || !isfinite(q->latency_us) || q->latency_us <= 0)
+                q->kind == AMK_LAT_NONE || (any_real && q->kind == AMK_LAT_PREDICTED) ||
+                !isfinite(q->latency_us) || q->latency_us <= 0)
                 continue;
+            kinds |= 1u << q->kind;
             double jit = fmod((double)j++ * 0.618034, 1.0) - 0.5; /* deterministic jitter */
             x[used] = catof[q->status] + 0.5 * jit;
             y[used++] = q->latency_us;
@@ -161,8 +199,10 @@ static int group_plots(const amk_report *rep, size_t g, const char *dir, cJSON *
         se[ns] = (amk__plot_series){labels[ns], x + k0, y + k0, used - k0, 0};
         ns++;
     }
-    title(ttl, sizeof ttl, k, s, dev, "measured latency by status (count in brackets)");
-    amk__plot p3 = {ttl, "status", "latency (us)", 0, 1, cats, nc, se, ns};
+    snprintf(what, sizeof what, "%s latency by status (count in brackets)", kind_word(kinds));
+    snprintf(ylab, sizeof ylab, "%s latency (us)", kind_word(kinds));
+    title(ttl, sizeof ttl, k, s, dev, what);
+    amk__plot p3 = {ttl, "status", ylab, 0, 1, cats, nc, se, ns};
     rc = write_plot(&p3, dir, stem, "status", written, d);
 done:
     free(x);

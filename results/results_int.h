@@ -141,6 +141,7 @@ int amk__trace_files(const amk__stat_trace *t, size_t nfiles, amk__convergence *
 typedef struct amk__stat_model {
     struct {
         uint32_t file;
+        uint8_t kind; /* latency_kind of measured_us: measured or replayed */
         double measured_us, predicted_us;
     } *pts;
     size_t n, cap;

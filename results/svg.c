@@ -16,7 +16,11 @@ typedef struct axis {
     double lo, hi; /* in axis space (log10 when log) */
     double ticks[64];
     int nticks;
+    int series; /* how ticks step: TICKS_LINEAR (by step), TICKS_125 or TICKS_DECADES (log) */
+    double step;
 } axis;
+
+enum { TICKS_LINEAR, TICKS_125, TICKS_DECADES };
 
 static void esc(amk_sb *sb, const char *s)
 {
@@ -40,9 +44,10 @@ static double nice_step(double range, int target)
 }
 
 /* Linear ticks of [lo, hi] (values) into a->ticks as values; returns the count. */
-static int linear_ticks(double lo, double hi, double *out, int cap)
+static int linear_ticks(double lo, double hi, double *out, int cap, double *step)
 {
     double st = nice_step(hi - lo, 6);
+    *step = st;
     int n = 0;
     for (double v = ceil(lo / st - 1e-9) * st; v <= hi + st * 1e-9 && n < cap; v += st)
         out[n++] = fabs(v) < st * 1e-9 ? 0 : v;
@@ -52,6 +57,48 @@ static int linear_ticks(double lo, double hi, double *out, int cap)
 static int ok_value(const axis *a, double v)
 {
     return isfinite(v) && (!a->log || v > 0);
+}
+
+/* The tick next to value v (a tick) going down (dir -1) or up (+1) in a's series; NAN when
+ * there is none (a log axis cannot go to 0). */
+static double next_tick(const axis *a, double v, int dir)
+{
+    if (a->series == TICKS_LINEAR) {
+        double w = v + dir * a->step;
+        return a->log && w <= 0 ? NAN : w;
+    }
+    if (a->series == TICKS_DECADES)
+        return dir < 0 ? v / 10 : v * 10;
+    double k = floor(log10(v) + 1e-9), p = pow(10, k), m = round(v / p);
+    if (dir < 0)
+        return m >= 5 ? 2 * p : m >= 2 ? p : 0.5 * p;
+    return m >= 5 ? 10 * p : m >= 2 ? 5 * p : 2 * p;
+}
+
+/* Widens the axis to the ticks just outside the data, so the lowest and the highest values
+ * drawn always lie between two labelled ticks (an unlabelled bottom reads as missing). */
+static void ends_on_ticks(axis *a)
+{
+    if (a->nticks < 1)
+        return;
+    double first = a->log ? log10(a->ticks[0]) : a->ticks[0];
+    if (first > a->lo + 1e-9 * (a->hi - a->lo)) {
+        double v = next_tick(a, a->ticks[0], -1);
+        if (isfinite(v) && (!a->log || v > 0)) {
+            memmove(a->ticks + 1, a->ticks, (size_t)a->nticks * sizeof a->ticks[0]);
+            a->ticks[0] = v;
+            a->nticks++;
+            a->lo = a->log ? log10(v) : v;
+        }
+    }
+    double last = a->log ? log10(a->ticks[a->nticks - 1]) : a->ticks[a->nticks - 1];
+    if (last < a->hi - 1e-9 * (a->hi - a->lo)) {
+        double v = next_tick(a, a->ticks[a->nticks - 1], 1);
+        if (isfinite(v)) {
+            a->ticks[a->nticks++] = v;
+            a->hi = a->log ? log10(v) : v;
+        }
+    }
 }
 
 /* Fits the axis to the values of every series (x or y); pads 5%. */
@@ -82,11 +129,13 @@ static void axis_fit(axis *a, const amk__plot *p, int y)
     if (!a->log && lo >= 0 && a->lo < 0)
         a->lo = 0;
     a->nticks = 0;
+    a->series = TICKS_LINEAR;
     if (a->log) {
         for (int pass = 0; pass < 2 && a->nticks < 3; pass++) {
             static const double m1[] = {1, 2, 5}, m2[] = {1};
             const double *m = pass == 0 && a->hi - a->lo < 4 ? m1 : m2;
             int nm = m == m1 ? 3 : 1;
+            a->series = m == m1 ? TICKS_125 : TICKS_DECADES;
             a->nticks = 0;
             for (int k = (int)floor(a->lo); k <= (int)ceil(a->hi) && a->nticks < 60; k++)
                 for (int j = 0; j < nm; j++) {
@@ -97,17 +146,58 @@ static void axis_fit(axis *a, const amk__plot *p, int y)
             if (pass == 0 && a->nticks >= 3)
                 break;
         }
-        if (a->nticks < 3) /* a narrow range: linear ticks placed on the log axis */
-            a->nticks = linear_ticks(pow(10, a->lo), pow(10, a->hi), a->ticks, 60);
+        if (a->nticks < 3) { /* a narrow range: linear ticks placed on the log axis */
+            a->series = TICKS_LINEAR;
+            a->nticks = linear_ticks(pow(10, a->lo), pow(10, a->hi), a->ticks, 60, &a->step);
+        }
     } else {
-        a->nticks = linear_ticks(a->lo, a->hi, a->ticks, 60);
+        a->nticks = linear_ticks(a->lo, a->hi, a->ticks, 60, &a->step);
     }
+    ends_on_ticks(a);
 }
 
 static double map(const axis *a, double v, double p0, double p1)
 {
     double t = a->log ? log10(v) : v;
     return p0 + (t - a->lo) / (a->hi - a->lo) * (p1 - p0);
+}
+
+/* Width of text at 13 px in a sans-serif font, from above: 8 px per character (DejaVu
+ * Sans, Chromium's default here, averages 7.9 on amk's titles). */
+#define TITLE_CHAR_PX 8.0
+#define TITLE_MAX_PX (W - 20)
+
+static void title_line(amk_sb *sb, const char *s, size_t n, int y)
+{
+    char buf[1024];
+    if (n >= sizeof buf)
+        n = sizeof buf - 1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    amk_sb_printf(sb, "<text class=\"title\" x=\"10\" y=\"%d\" text-anchor=\"start\" "
+                      "font-size=\"13\"", y);
+    /* Still too wide: the browser squeezes it into the canvas rather than clip it. */
+    if ((double)n * TITLE_CHAR_PX > TITLE_MAX_PX)
+        amk_sb_printf(sb, " textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\"", TITLE_MAX_PX);
+    amk_sb_printf(sb, ">");
+    esc(sb, buf);
+    amk_sb_printf(sb, "</text>\n");
+}
+
+/* Left-anchored, on one line when it fits the canvas, else on two: "KERNEL SHAPE DEVICE:"
+ * and what the plot shows. Never wider than the canvas. */
+static void title_lines(amk_sb *sb, const char *t)
+{
+    size_t n = strlen(t);
+    const char *cut = NULL;
+    for (const char *q = strstr(t, ": "); q; q = strstr(q + 1, ": "))
+        cut = q;
+    if ((double)n * TITLE_CHAR_PX <= TITLE_MAX_PX || !cut) {
+        title_line(sb, t, n, 24);
+        return;
+    }
+    title_line(sb, t, (size_t)(cut - t) + 1, 18);
+    title_line(sb, cut + 2, strlen(cut + 2), 36);
 }
 
 void amk__svg_plot(const amk__plot *p, amk_sb *sb)
@@ -131,10 +221,7 @@ void amk__svg_plot(const amk__plot *p, amk_sb *sb)
                   W, H, W, H);
     amk_sb_printf(sb, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W,
                   H);
-    /* Left-anchored: titles name kernel, shape and device and can be wider than the plot. */
-    amk_sb_printf(sb, "<text x=\"10\" y=\"24\" text-anchor=\"start\" font-size=\"13\">");
-    esc(sb, p->title);
-    amk_sb_printf(sb, "</text>\n");
+    title_lines(sb, p->title);
 
     /* grid, ticks and tick labels */
     amk_sb_printf(sb, "<g class=\"axes\" stroke=\"#ddd\">\n");
@@ -234,11 +321,18 @@ void amk__svg_plot(const amk__plot *p, amk_sb *sb)
         else
             amk_sb_printf(sb, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>",
                           LEGX + 5, y - 5, col);
-        amk_sb_printf(sb, "<text x=\"%d\" y=\"%d\">", LEGX + 26, y + 4);
+        /* The legend has W - LEGX - 30 px (about 28 characters at 12 px): keep the tail of a
+         * long path, and let the browser squeeze what is still too wide, never clip it. */
+        const int room = W - (LEGX + 26) - 4;
         const char *l = p->series[s].label ? p->series[s].label : "";
-        if (strlen(l) > 36) { /* keep the tail of a long path */
+        size_t shown_len = strlen(l) > 28 ? 28 : strlen(l);
+        amk_sb_printf(sb, "<text x=\"%d\" y=\"%d\"", LEGX + 26, y + 4);
+        if ((double)shown_len * 7.5 > room)
+            amk_sb_printf(sb, " textLength=\"%d\" lengthAdjust=\"spacingAndGlyphs\"", room);
+        amk_sb_printf(sb, ">");
+        if (strlen(l) > 28) { /* keep the tail of a long path */
             amk_sb_printf(sb, "...");
-            l += strlen(l) - 33;
+            l += strlen(l) - 25;
             while (((unsigned char)*l & 0xC0) == 0x80) /* not inside a UTF-8 sequence */
                 l++;
         }

@@ -564,6 +564,8 @@ int amk__tsv_check_header_line(const char *path, int lineno, const char *line, s
 struct amk_tsv {
     int fd;
     char *path;
+    off_t scanned;     /* bytes of the file already searched for trial numbers */
+    int64_t max_trial; /* highest trial number in those bytes (0: none) */
 };
 
 static int lock_ex(amk_tsv *t, amk_diag *d)
@@ -674,6 +676,74 @@ static int write_locked(amk_tsv *t, const char *pre, size_t pre_len, const char 
     return rc;
 }
 
+/* Under the lock: brings t->max_trial up to date with the lines appended (by anyone) since
+ * the last look. A line counts when it is a whole row as the reader sees it (digits, then
+ * all the columns), so torn rows and header or comment lines count for nothing; a number
+ * past INT64_MAX counts as INT64_MAX (the next number is then refused, never wrapped). */
+static int scan_trials(amk_tsv *t, amk_diag *d)
+{
+    struct stat st;
+    if (fstat(t->fd, &st) < 0)
+        return amk_diag_set(d, AMK_EIO, "%s: %s", t->path, strerror(errno));
+    char buf[1 << 16];
+    off_t off = t->scanned, line_end = t->scanned;
+    int ndig = 0, tabs = 0, bad = 0, plus = 0;
+    uint64_t v = 0;
+    while (off < st.st_size) {
+        size_t want = (size_t)(st.st_size - off) < sizeof buf ? (size_t)(st.st_size - off)
+                                                              : sizeof buf;
+        ssize_t r = pread_all(t->fd, buf, want, off);
+        if (r < 0)
+            return amk_diag_set(d, AMK_EIO, "%s: %s", t->path, strerror(errno));
+        if (r == 0)
+            break;
+        for (ssize_t i = 0; i < r; i++) {
+            char c = buf[i];
+            if (c == '\n') {
+                if (!bad && ndig > 0 && tabs == AMK__TSV_NCOLS - 1 && (int64_t)v > t->max_trial)
+                    t->max_trial = (int64_t)v;
+                ndig = tabs = bad = plus = 0;
+                v = 0;
+                line_end = off + i + 1;
+            } else if (c == '\t') {
+                tabs++;
+            } else if (tabs == 0 && !bad) {
+                if (c == '+' && ndig == 0 && v == 0 && !plus) {
+                    plus = 1; /* the reader takes "+7" as 7: so does the count */
+                } else if (c >= '0' && c <= '9') {
+                    unsigned dg = (unsigned)(c - '0');
+                    v = v > ((uint64_t)INT64_MAX - dg) / 10 ? (uint64_t)INT64_MAX : v * 10 + dg;
+                    ndig++;
+                } else {
+                    bad = 1;
+                }
+            }
+        }
+        off += r;
+    }
+    t->scanned = line_end; /* a line still being written is read again next time */
+    return AMK_OK;
+}
+
+/* A results file must be a regular file: a FIFO or a device would block or never end, a
+ * directory cannot hold rows. Clears O_NONBLOCK (used only so opening a FIFO cannot wait). */
+static int regular_fd(int fd, const char *path, amk_diag *d)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return amk_diag_set(d, AMK_EIO, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return amk_diag_set(d, AMK_EIO, "%s: not a regular file (%s); a results file must be "
+                            "one", path, S_ISDIR(st.st_mode) ? "a directory"
+                                         : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                         : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                                    : "a socket");
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return AMK_OK;
+}
+
 int amk_tsv_open(const char *path, amk_tsv **out, amk_diag *d)
 {
     const char *pre;
@@ -687,12 +757,29 @@ int amk_tsv_open(const char *path, amk_tsv **out, amk_diag *d)
         free(t);
         return amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path);
     }
-    t->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    /* O_NONBLOCK: a FIFO must be refused, not waited on (see regular_fd). */
+    t->fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
     if (t->fd < 0) {
-        rc = amk_diag_set(d, errno == ENOENT ? AMK_ENOENT : AMK_EIO, "%s: %s", path,
-                          strerror(errno));
+        /* Whatever the cause (a missing directory included), the results file cannot be
+         * written: a results file problem, not bad input. */
+        int e = errno;
+        char dir[4096];
+        const char *slash = strrchr(path, '/');
+        if (e == ENOENT && slash)
+            snprintf(dir, sizeof dir, " (directory %.*s does not exist)", (int)(slash - path),
+                     path);
+        else
+            dir[0] = '\0';
+        if (e == EISDIR)
+            rc = amk_diag_set(d, AMK_EIO, "%s: not a regular file (a directory); a results file "
+                              "must be one", path);
+        else
+            rc = amk_diag_set(d, AMK_EIO, "%s: cannot create or open the results file: %s%s",
+                              path, strerror(e), dir);
         goto fail;
     }
+    if ((rc = regular_fd(t->fd, path, d)))
+        goto fail;
     if ((rc = lock_ex(t, d)))
         goto fail;
     if ((rc = prefix_needed(t, 1, &pre, &pre_len, d))) {
@@ -736,6 +823,34 @@ int amk_tsv_append(amk_tsv *t, const amk_row *rows, size_t n, amk_diag *d)
     if (rc == AMK_OK)
         rc = write_locked(t, pre, pre_len, body.p, body.len, d);
     amk_sb_free(&body);
+    return rc;
+}
+
+int amk_tsv_append_next(amk_tsv *t, amk_row *rows, size_t n, amk_diag *d)
+{
+    if (!t || (!rows && n))
+        return amk_diag_set(d, AMK_EINVAL, "amk_tsv_append_next: NULL argument");
+    if (n == 0)
+        return AMK_OK;
+    int rc = lock_ex(t, d);
+    if (rc)
+        return rc;
+    if ((rc = scan_trials(t, d))) {
+        flock(t->fd, LOCK_UN);
+        return rc;
+    }
+    if ((uint64_t)n > (uint64_t)(INT64_MAX - t->max_trial)) {
+        flock(t->fd, LOCK_UN);
+        return amk_diag_set(d, AMK_ETSV, "%s: trial numbers exhausted: the file already holds "
+                            "trial %" PRId64 " and %zu more would pass %" PRId64
+                            " (start a new results file)", t->path, t->max_trial, n, INT64_MAX);
+    }
+    for (size_t i = 0; i < n; i++)
+        rows[i].trial = t->max_trial + 1 + (int64_t)i;
+    /* The lock is held across the append: flock on the same open file description is a
+     * no-op, and the append releases it once the rows are on disk. */
+    rc = amk_tsv_append(t, rows, n, d);
+    flock(t->fd, LOCK_UN);
     return rc;
 }
 
@@ -823,10 +938,15 @@ int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *
     memset(st, 0, sizeof *st);
     if (!path)
         return amk_diag_set(d, AMK_EINVAL, "amk_tsv_read: NULL path");
-    line_reader lr = {.fd = open(path, O_RDONLY | O_CLOEXEC), .cap = 1 << 18};
+    line_reader lr = {.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK), .cap = 1 << 18};
     if (lr.fd < 0)
         return amk_diag_set(d, errno == ENOENT ? AMK_ENOENT : AMK_EIO, "%s: %s", path,
                             strerror(errno));
+    int reg = regular_fd(lr.fd, path, d);
+    if (reg) {
+        close(lr.fd);
+        return reg;
+    }
     amk_row *row = malloc(sizeof *row);
     lr.buf = malloc(lr.cap);
     if (!row || !lr.buf) {

@@ -94,7 +94,9 @@ int amk_loop_unrecorded(const amk_space *sp, const amk_evaluator *ev, char (**ou
 
 typedef struct amk_loop_result {
     int64_t trials;                /* rows written by this run */
-    int64_t first_trial;           /* trial number of the first row written */
+    int64_t first_trial;           /* trial number of the first row written (0: none) */
+    int64_t last_trial;            /* trial number of the last row written (0: none); rows
+                                      of a concurrent writer may lie between the two */
     int exhausted;                 /* the strategy ran out of configs */
     amk_incumbent best;
     double elapsed_s;

@@ -93,8 +93,13 @@ static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_con
         snprintf(tail, cap, "%sre-measure failed: %s", len ? "; " : "", d.msg);
         return;
     }
-    snprintf(tail, cap, "%sre-measured interleaved with incumbent (trial %lld): incumbent "
-             "%.3f us, candidate %.3f us", len ? "; " : "", (long long)inc->trial, lat[0], lat[1]);
+    /* An incumbent kept earlier in this batch has no trial number until the batch is
+     * appended (numbers are taken under the append's lock). */
+    char which[48] = "kept earlier in this batch";
+    if (inc->trial > 0)
+        snprintf(which, sizeof which, "trial %lld", (long long)inc->trial);
+    snprintf(tail, cap, "%sre-measured interleaved with incumbent (%s): incumbent "
+             "%.3f us, candidate %.3f us", len ? "; " : "", which, lat[0], lat[1]);
     inc->latency_us = lat[0];
     inc->spread = spread[0];
     decide->latency_us = lat[1];
@@ -155,7 +160,6 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
     amk_incumbent inc = {0};
     amk_row inc_row;
     amk_row_init(&inc_row);
-    int64_t next_trial = 1;
     int rc;
 
     key.seen = amk_idset_create();
@@ -178,7 +182,6 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
         rc = amk_resume_load(o->results_path, key.kernel, key.shape, key.device, &rs, d);
         if (rc < 0)
             goto done;
-        next_trial = amk_resume_last_trial(rs) + 1;
         rc = amk_tsv_read(o->results_path, seen_row, &key, NULL, d);
         if (key.oom)
             rc = amk_diag_set(d, AMK_ENOMEM, "loop: out of memory reading seen configs");
@@ -186,9 +189,9 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
             goto done;
         restore_incumbent(rs, sp, &inc, &inc_row);
         amk_log(AMK_LOG_INFO, "resume: %s: %zu rows for %s %s on %s, %zu configs seen, "
-                "next trial %lld, incumbent %s", o->results_path, amk_resume_rows(rs),
+                "last trial %lld, incumbent %s", o->results_path, amk_resume_rows(rs),
                 key.kernel, key.shape, key.device, amk_idset_size(key.seen),
-                (long long)next_trial, inc.has ? inc_row.config_id : "none");
+                (long long)amk_resume_last_trial(rs), inc.has ? inc_row.config_id : "none");
     }
 
     for (size_t i = 0; i < o->n_exclude; i++) {
@@ -215,7 +218,7 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
         st->observe(state, &inc.config, &v, 1);
     }
 
-    out->first_trial = 0;
+    out->first_trial = out->last_trial = 0;
     for (;;) {
         if (o->budget > 0 && out->trials >= o->budget)
             break;
@@ -272,13 +275,13 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
 
         /* Keep/revert in proposal order; the batch's rows go out in one durable append
          * before best.json, so best.json never names a trial the log does not hold. */
-        int changed = 0;
+        int changed = 0, kept_at = -1;
         for (int i = 0; i < n; i++) {
             amk_verdict decide = verdicts[i]; /* what keep/revert judges (maybe re-measured) */
             if (amk__keep_close(&inc, &props[i].config, &decide, min_gain))
                 remeasure_close(o->ev, &inc, &props[i].config, &decide, &verdicts[i]);
             int keep = amk__keep_decide_lim(&inc, &props[i].config, &decide, min_gain, lim);
-            rc = amk_verdict_to_row(&verdicts[i], &props[i].config, next_trial + i, key.shape,
+            rc = amk_verdict_to_row(&verdicts[i], &props[i].config, 0, key.shape,
                                     props[i].source, key.device, keep, &rows[i], d);
             if (rc < 0)
                 goto done;
@@ -288,18 +291,24 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
                 inc.latency_us = decide.latency_us;
                 inc.spread = decide.spread;
                 inc.kind = verdicts[i].latency_kind;
-                inc.trial = rows[i].trial;
-                inc_row = rows[i];
+                inc.trial = 0; /* numbered by the append below */
+                kept_at = i;
                 changed = 1;
             }
         }
-        rc = amk_tsv_append(tsv, rows, (size_t)n, d);
+        /* Trial numbers are taken under the append's lock: they continue the file, and a
+         * concurrent writer never gets the same ones. */
+        rc = amk_tsv_append_next(tsv, rows, (size_t)n, d);
         if (rc < 0)
             goto done;
+        if (kept_at >= 0) {
+            inc.trial = rows[kept_at].trial;
+            inc_row = rows[kept_at];
+        }
         if (out->trials == 0)
-            out->first_trial = next_trial;
+            out->first_trial = rows[0].trial;
+        out->last_trial = rows[n - 1].trial;
         out->trials += n;
-        next_trial += n;
         if (changed && o->best_path) {
             rc = write_best(o->best_path, &inc_row, &inc, d);
             if (rc < 0)

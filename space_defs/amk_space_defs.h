@@ -114,6 +114,21 @@ void amk_shape_format(const amk_spec *s, const amk_shape *sh, char *out, size_t 
 int amk_shape_from_json(const amk_spec *s, const cJSON *obj, amk_shape *out, amk_diag *d);
 cJSON *amk_shape_to_json(const amk_spec *s, const amk_shape *sh);
 
+/* ---------- JSON input ------------------------------------------------------------------- */
+/* Deepest nesting any JSON input may have (amk's documents stay under 12 levels). */
+#define AMK_JSON_MAX_DEPTH 64
+/* Parses len bytes of JSON (one document, white space around it) into *out (caller frees
+ * with cJSON_Delete). AMK_EPARSE with "NAME:LINE:COL: malformed JSON near '...'", or naming a
+ * NUL byte, a \u0000 escape or nesting past AMK_JSON_MAX_DEPTH. A number node written with a
+ * fraction or exponent part (64.0, 1.28e2) keeps its text in valuestring: see
+ * amk_json_integer_text. */
+int amk_json_parse(const char *name, const char *text, size_t len, cJSON **out, amk_diag *d);
+/* amk_fs_read_all (regular files only, size-capped) + amk_json_parse. */
+int amk_json_read(const char *path, cJSON **out, amk_diag *d);
+/* 1 when v is a number written as a JSON integer (no fraction or exponent part; a node
+ * built in memory counts as one), else 0. */
+int amk_json_integer_text(const cJSON *v);
+
 /* ---------- configs ---------------------------------------------------------------------- */
 /* A point of the space: spec + shape + one choice index per param. Plain value type:
  * copy with =, compare with amk_config_equal. */
@@ -242,8 +257,9 @@ int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opt
                   amk_diag *d);
 
 /* ---------- the registry of known kernels ------------------------------------------------ */
-/* Loads the built-in kernels: $AMK_KERNELS_DIR if set, else the install path, else the
- * source tree's space_defs/kernels (compile-time paths). */
+/* Loads the built-in kernels: $AMK_KERNELS_DIR if set, else amk_fs_share_dir("kernels"):
+ * next to the executable (installed share/amk/kernels, or a build tree's source
+ * space_defs/kernels), then the configure-time install and source paths. */
 int amk_registry_create(amk_registry **out, amk_diag *d);
 /* Adds DIR: either one kernel folder (has spec.json) or a folder of kernel folders.
  * A user kernel with a built-in's name replaces it (a warning is logged). */

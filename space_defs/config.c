@@ -79,6 +79,8 @@ static void describe(const cJSON *v, char *buf, size_t cap)
 {
     if (cJSON_IsString(v))
         snprintf(buf, cap, "\"%.80s\"", v->valuestring);
+    else if (cJSON_IsNumber(v) && v->valuestring) /* as written: 64.0, 1.28e2 */
+        snprintf(buf, cap, "%.80s", v->valuestring);
     else if (cJSON_IsNumber(v))
         snprintf(buf, cap, "%.15g", v->valuedouble);
     else if (cJSON_IsBool(v))
@@ -115,8 +117,9 @@ int amk__params_from_json(const amk_spec *s, const cJSON *obj, uint8_t *choice, 
             if (p->is_enum) {
                 if (cJSON_IsString(c) && !strcmp(c->valuestring, p->labels[j]))
                     hit = j;
-            } else if (cJSON_IsNumber(c) && isfinite(c->valuedouble) &&
+            } else if (amk_json_integer_text(c) && isfinite(c->valuedouble) &&
                        c->valuedouble == (double)p->values[j]) {
+                /* 64.0 and 1.28e2 are not integers as written: refused like 64.5 */
                 hit = j; /* values are int32, so the double comparison is exact */
             }
         }
@@ -196,13 +199,11 @@ int amk_config_parse(const amk_registry *r, const char *text, amk_config *out, a
 {
     if (!text)
         return amk_diag_set(d, AMK_EINVAL, "config text is NULL");
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithOpts(text, &end, 1);
-    if (!j) {
-        size_t off = end && end >= text ? (size_t)(end - text) : 0;
-        return amk_diag_set(d, AMK_EPARSE, "config: malformed JSON at offset %zu", off);
-    }
-    int rc = amk_config_from_json(r, j, out, d);
+    cJSON *j = NULL;
+    int rc = amk_json_parse("config", text, strlen(text), &j, d);
+    if (rc)
+        return rc;
+    rc = amk_config_from_json(r, j, out, d);
     cJSON_Delete(j);
     return rc;
 }

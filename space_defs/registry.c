@@ -27,7 +27,9 @@ static int has_spec(const char *dir)
     char p[4096];
     snprintf(p, sizeof p, "%s/spec.json", dir);
     struct stat st;
-    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+    /* Anything but a directory counts, so that a spec.json that is a FIFO or a device is
+     * loaded and refused with its reason (never read) rather than silently skipped. */
+    return stat(p, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
 static int grow(void **arr, int *cap, int need, size_t elt)
@@ -150,6 +152,7 @@ int amk_registry_create(amk_registry **out, amk_diag *d)
         return amk_diag_set(d, AMK_ENOMEM, "out of memory");
     const char *env = getenv("AMK_KERNELS_DIR");
     const char *dir;
+    char found[4096];
     int rc = AMK_OK;
     if (env && *env) {
         dir = env;
@@ -157,10 +160,9 @@ int amk_registry_create(amk_registry **out, amk_diag *d)
             rc = amk_diag_set(d, AMK_ENOENT, "AMK_KERNELS_DIR=%s: not a directory", env);
             goto fail;
         }
-    } else if (is_dir(AMK_INSTALL_KERNELS_DIR)) {
-        dir = AMK_INSTALL_KERNELS_DIR;
     } else {
-        dir = AMK_SOURCE_KERNELS_DIR;
+        amk_fs_share_dir("kernels", found, sizeof found); /* next to the executable first */
+        dir = found;
     }
     if (is_dir(dir))
         rc = add_dir(r, dir, 1, 1, d);

@@ -167,7 +167,7 @@ static int is_identifier(const char *n)
 /* Integral JSON number in [lo, hi] (hi <= 2^53 so the double is exact). */
 static int json_int(const cJSON *j, int64_t lo, int64_t hi, int64_t *out)
 {
-    if (!cJSON_IsNumber(j))
+    if (!amk_json_integer_text(j)) /* not a number, or written 64.0 / 1.28e2 */
         return 0;
     double v = j->valuedouble;
     if (!isfinite(v) || v != floor(v) || v < (double)lo || v > (double)hi)
@@ -1283,20 +1283,6 @@ static int load_root(loader *L, const cJSON *root)
     return check_default(L);
 }
 
-/* Line and column of a byte offset, for JSON syntax errors. */
-static void line_col(const char *text, size_t off, int *line, int *col)
-{
-    *line = 1;
-    *col = 1;
-    for (size_t i = 0; i < off && text[i]; i++) {
-        if (text[i] == '\n') {
-            (*line)++;
-            *col = 1;
-        } else {
-            (*col)++;
-        }
-    }
-}
 
 int amk_spec_load(const char *dir, amk_spec **out, amk_diag *d)
 {
@@ -1324,24 +1310,12 @@ int amk_spec_load(const char *dir, amk_spec **out, amk_diag *d)
         amk_spec_free(s);
         return rc;
     }
-    if (strlen(text) != len) {
-        free(text);
-        fail(&L, AMK_EPARSE, NULL, "malformed JSON: contains a NUL byte");
-        amk_spec_free(s);
-        return L.err;
-    }
-    const char *end = NULL;
-    s->json = cJSON_ParseWithOpts(text, &end, 1);
-    if (!s->json) {
-        int line, col;
-        size_t off = end && end >= text ? (size_t)(end - text) : 0;
-        line_col(text, off, &line, &col);
-        fail(&L, AMK_EPARSE, NULL, "malformed JSON at line %d, column %d", line, col);
-        free(text);
-        amk_spec_free(s);
-        return L.err;
-    }
+    rc = amk_json_parse(s->path, text, len, &s->json, d);
     free(text);
+    if (rc) {
+        amk_spec_free(s);
+        return rc;
+    }
     if (load_root(&L, s->json)) {
         amk_spec_free(s);
         return L.err;

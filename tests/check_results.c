@@ -585,6 +585,116 @@ START_TEST(test_amk_tsv_append_concurrent_processes_never_interleave)
 }
 END_TEST
 
+/* ---- amk_tsv_append_next ----------------------------------------------------------- */
+
+typedef struct trials_seen {
+    int64_t t[CHILDREN * PER_CHILD + 8];
+    size_t n;
+} trials_seen;
+
+static int note_trial(const amk_row *r, void *ud)
+{
+    trials_seen *c = ud;
+    if (c->n < sizeof c->t / sizeof c->t[0])
+        c->t[c->n] = r->trial;
+    c->n++;
+    return 0;
+}
+
+START_TEST(test_amk_tsv_append_next_continues_numbers_through_the_file)
+{
+    const char *p = tpath("next.tsv");
+    amk_row first[2] = {full_row(3), full_row(41)}; /* an earlier run, numbers not in order */
+    append_rows(p, first, 2);
+    /* A second run, as a fresh writer: numbers continue after the highest one. */
+    amk_tsv *t = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_open(p, &t, &d) == AMK_OK, "%s", d.msg);
+    amk_row rows[2] = {full_row(1), full_row(1)};
+    ck_assert_msg(amk_tsv_append_next(t, rows, 2, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(rows[0].trial, 42);
+    ck_assert_int_eq(rows[1].trial, 43);
+    /* Rows another writer appends in between are taken into account, torn ones are not. */
+    amk_row other = full_row(100);
+    append_rows(p, &other, 1);
+    int fd = open(p, O_WRONLY | O_APPEND);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "900\t2026", 8), 8); /* killed mid-row */
+    close(fd);
+    amk_row r = full_row(1);
+    ck_assert_msg(amk_tsv_append_next(t, &r, 1, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(r.trial, 101);
+    amk_tsv_close(t);
+    trials_seen c = {0};
+    ck_assert_msg(amk_tsv_read(p, note_trial, &c, NULL, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c.n, 6);
+    ck_assert_int_eq(c.t[2], 42);
+    ck_assert_int_eq(c.t[5], 101);
+}
+END_TEST
+
+START_TEST(test_amk_tsv_append_next_concurrent_writers_never_share_a_number)
+{
+    const char *p = tpath("nextconc.tsv");
+    pid_t pids[CHILDREN];
+    for (int k = 0; k < CHILDREN; k++) {
+        pids[k] = fork();
+        ck_assert_int_ge(pids[k], 0);
+        if (pids[k] == 0) {
+            amk_tsv *t = NULL;
+            amk_diag d = {0};
+            if (amk_tsv_open(p, &t, &d) != AMK_OK)
+                _exit(2);
+            for (int i = 0; i < PER_CHILD; i += 2) { /* batches of two rows */
+                amk_row r[2] = {full_row(0), full_row(0)};
+                if (amk_tsv_append_next(t, r, 2, &d) != AMK_OK || r[1].trial != r[0].trial + 1)
+                    _exit(3);
+            }
+            amk_tsv_close(t);
+            _exit(0);
+        }
+    }
+    for (int k = 0; k < CHILDREN; k++) {
+        int status;
+        ck_assert_int_eq(waitpid(pids[k], &status, 0), pids[k]);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d failed: %d", k,
+                      status);
+    }
+    trials_seen *c = calloc(1, sizeof *c);
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_read(p, note_trial, c, NULL, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c->n, CHILDREN * PER_CHILD);
+    /* In file order the numbers are exactly 1, 2, 3, ...: none shared, none skipped. */
+    for (size_t i = 0; i < c->n; i++)
+        ck_assert_msg(c->t[i] == (int64_t)i + 1, "row %zu has trial %lld", i,
+                      (long long)c->t[i]);
+    free(c);
+}
+END_TEST
+
+START_TEST(test_amk_tsv_append_next_refuses_numbers_past_int64_max)
+{
+    const char *p = tpath("top.tsv");
+    amk_row top = full_row(INT64_MAX - 1);
+    append_rows(p, &top, 1);
+    char *before = slurp(p);
+    amk_tsv *t = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_open(p, &t, &d) == AMK_OK, "%s", d.msg);
+    amk_row rows[2] = {full_row(1), full_row(1)};
+    ck_assert_int_eq(amk_tsv_append_next(t, rows, 2, &d), AMK_ETSV);
+    ck_assert_msg(strstr(d.msg, "trial numbers exhausted") && strstr(d.msg, p), "%s", d.msg);
+    char *after = slurp(p);
+    ck_assert_str_eq(after, before); /* nothing written */
+    free(after);
+    ck_assert_msg(amk_tsv_append_next(t, rows, 1, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(rows[0].trial, INT64_MAX);
+    ck_assert_int_eq(amk_tsv_append_next(t, rows, 1, &d), AMK_ETSV);
+    amk_tsv_close(t);
+    free(before);
+}
+END_TEST
+
 /* ---- amk_tsv_read ------------------------------------------------------------------ */
 
 static const char *file_with(const char *name, const char *tail, int nrows)
@@ -1239,6 +1349,10 @@ static Suite *results_suite(void)
     tcase_add_test(t, test_amk_tsv_append_keeps_rows_after_other_writers_torn_row);
     tcase_add_test(t, test_amk_tsv_append_rejects_unwritable_row);
     tcase_add_test(t, test_amk_tsv_append_concurrent_processes_never_interleave);
+    t = tc(s, "amk_tsv_append_next");
+    tcase_add_test(t, test_amk_tsv_append_next_continues_numbers_through_the_file);
+    tcase_add_test(t, test_amk_tsv_append_next_concurrent_writers_never_share_a_number);
+    tcase_add_test(t, test_amk_tsv_append_next_refuses_numbers_past_int64_max);
     t = tc(s, "amk_tsv_read");
     tcase_add_test(t, test_amk_tsv_read_skips_torn_last_line);
     tcase_add_test(t, test_amk_tsv_read_skips_torn_full_width_line_without_newline);

@@ -174,7 +174,7 @@ START_TEST(test_amk_spec_load_malformed_json)
     amk_spec *s = NULL;
     amk_diag d = {0};
     ck_assert_int_eq(amk_spec_load(BAD "/malformed_json", &s, &d), AMK_EPARSE);
-    assert_has(d.msg, BAD "/malformed_json/spec.json: malformed JSON at line 3");
+    assert_has(d.msg, BAD "/malformed_json/spec.json:3:16: malformed JSON near");
 }
 END_TEST
 
@@ -747,7 +747,12 @@ START_TEST(test_amk_config_from_json_rejects_bad_values)
         {"\"64 -DEVIL\"", "params.BM: \"64 -DEVIL\" is not one of the allowed choices "
                           "(16, 32, 64, 128, 256)"},
         {"64.5", "params.BM: 64.5 is not one of the allowed choices"},
-        {"1e99", "params.BM: 1e+99 is not one of the allowed choices"},
+        {"1e99", "params.BM: 1e99 is not one of the allowed choices"},
+        /* integers in value, not as written: refused like 64.5 (issue 15) */
+        {"64.0", "params.BM: 64.0 is not one of the allowed choices"},
+        {"1.28e2", "params.BM: 1.28e2 is not one of the allowed choices"},
+        {"64e0", "params.BM: 64e0 is not one of the allowed choices"},
+        {"6.4E1", "params.BM: 6.4E1 is not one of the allowed choices"},
         {"-1", "params.BM: -1 is not one of the allowed choices"},
         {"48", "params.BM: 48 is not one of"},
         {"\"64\"", "params.BM: \"64\" is not one of"},
@@ -838,6 +843,73 @@ START_TEST(test_amk_config_parse_malformed)
     ck_assert_int_eq(amk_config_parse(r, "{} trailing", &c, &d), AMK_EPARSE);
     ck_assert_int_eq(amk_config_parse(r, NULL, &c, &d), AMK_EINVAL);
     amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_config_parse_refuses_non_integer_dims_keeps_integers)
+{
+    amk_registry *r = good_registry();
+    amk_config c;
+    amk_diag d = {0};
+#define CFG(m) "{\"kernel\":\"tgemm\",\"shape\":{\"M\":" m "},\"params\":{\"BM\":64," \
+               "\"BN\":64,\"BK\":8,\"TM\":4,\"TN\":4,\"STAGES\":2}}"
+    const char *text = CFG("512.0");
+    ck_assert_int_eq(amk_config_parse(r, text, &c, &d), AMK_ECONFIG);
+    assert_has(d.msg, "shape.M: expected an integer");
+    /* Legitimate integers still parse, negative zero and big ones included where valid. */
+    text = CFG("512");
+#undef CFG
+    ck_assert_msg(amk_config_parse(r, text, &c, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_config_param(&c, 0), 64);
+    amk_registry_free(r);
+}
+END_TEST
+
+START_TEST(test_amk_json_parse_names_depth_nul_and_position)
+{
+    cJSON *j = NULL;
+    amk_diag d = {0};
+    char deep[400];
+    memset(deep, '[', 200);
+    memset(deep + 200, ']', 200);
+    ck_assert_int_eq(amk_json_parse("deep.json", deep, sizeof deep, &j, &d), AMK_EPARSE);
+    assert_has(d.msg, "deep.json:1:65: malformed JSON: nested deeper than 64 levels");
+    ck_assert_ptr_null(j);
+    const char nul[] = "{\"kernel\": \"gemm\0x\"}";
+    ck_assert_int_eq(amk_json_parse("nul.json", nul, sizeof nul - 1, &j, &d), AMK_EPARSE);
+    assert_has(d.msg, "nul.json:1:17: malformed JSON: contains a NUL byte");
+    const char *esc = "{\n \"kernel\": \"gemm\\u0000evil\"}";
+    ck_assert_int_eq(amk_json_parse("esc.json", esc, strlen(esc), &j, &d), AMK_EPARSE);
+    assert_has(d.msg, "esc.json:2:17: malformed JSON: a string contains a NUL character");
+    const char *bad = "{\"a\": 1,\n \"b\": }";
+    ck_assert_int_eq(amk_json_parse("bad.json", bad, strlen(bad), &j, &d), AMK_EPARSE);
+    assert_has(d.msg, "bad.json:2:7: malformed JSON near '}'");
+    ck_assert_int_eq(amk_json_parse("cut.json", "{\"a\": ", 6, &j, &d), AMK_EPARSE);
+    assert_has(d.msg, "unexpected end of input");
+    /* A document 64 levels deep is fine; numbers say how they were written. */
+    char ok[200];
+    size_t n = 0;
+    for (int i = 0; i < 63; i++)
+        ok[n++] = '[';
+    n += (size_t)snprintf(ok + n, sizeof ok - n, "[64, 64.0, -3, 1.28e2, \"1.5\"]");
+    for (int i = 0; i < 63; i++)
+        ok[n++] = ']';
+    ck_assert_msg(amk_json_parse("ok.json", ok, n, &j, &d) == AMK_OK, "%s", d.msg);
+    const cJSON *a = j;
+    for (int i = 0; i < 63; i++)
+        a = a->child;
+    ck_assert_int_eq(amk_json_integer_text(cJSON_GetArrayItem(a, 0)), 1);
+    ck_assert_int_eq(amk_json_integer_text(cJSON_GetArrayItem(a, 1)), 0);
+    ck_assert_str_eq(cJSON_GetArrayItem(a, 1)->valuestring, "64.0");
+    ck_assert_int_eq(amk_json_integer_text(cJSON_GetArrayItem(a, 2)), 1);
+    ck_assert_int_eq(amk_json_integer_text(cJSON_GetArrayItem(a, 3)), 0);
+    ck_assert_int_eq(amk_json_integer_text(cJSON_GetArrayItem(a, 4)), 0); /* a string */
+    cJSON *dup = cJSON_Duplicate(j, 1);
+    cJSON_Delete(dup);
+    cJSON_Delete(j);
+    cJSON *built = cJSON_CreateNumber(64);
+    ck_assert_int_eq(amk_json_integer_text(built), 1);
+    cJSON_Delete(built);
 }
 END_TEST
 
@@ -2101,7 +2173,9 @@ static Suite *suite(void)
         {"amk_config_from_json", {test_amk_config_from_json_rejects_bad_values,
                                   test_amk_config_from_json_rejects_bad_structure,
                                   test_amk_config_from_json_accepts_valid}},
-        {"amk_config_parse", {test_amk_config_parse_malformed}},
+        {"amk_config_parse", {test_amk_config_parse_malformed,
+                              test_amk_config_parse_refuses_non_integer_dims_keeps_integers}},
+        {"amk_json_parse", {test_amk_json_parse_names_depth_nul_and_position}},
         {"amk_config_to_json", {test_amk_config_to_json_round_trip}},
         {"amk_config_canonical", {test_amk_config_canonical_sorted_compact}},
         {"amk_config_id", {test_amk_config_id_pinned_fnv1a}},

@@ -109,7 +109,7 @@ expect_err "format"
 printf '{"format": ' > trunc.json
 run lookup gemm --db trunc.json --device x --shape M=1
 expect_rc 2
-expect_err "not valid JSON"
+expect_err "malformed JSON"
 run lookup gemm --db missing.json --device x --shape M=1
 expect_rc 2
 run lookup nosuch --db db.json --device "$H100" --shape M=1

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `amk report --svg`: the plots are well-formed XML with the expected number of lines and
-# points, and render to a picture that is not blank in headless Chromium (Debian package
-# `chromium`; the rendering part is skipped, loudly, where it is absent).
+# points, their y axes and titles name the latency kind drawn (measured, replayed,
+# predicted), and in headless Chromium (Debian package `chromium`) they render to a picture
+# that is not blank, every text laid out inside the 900 x 500 canvas (titles never clipped),
+# the lowest y tick labelled at the bottom of the plot. Without chromium: exit 77 (a skip).
 # Run as: bash cli_report_svg.sh AMK_BINARY SOURCE_DIR
 set -euo pipefail
 source "$2/tests/fixtures/cli/lib.sh"
@@ -63,12 +65,81 @@ expect_py "$WORK/out" 'd["groups"][1]["vs_default"]["config_id"] == "e955402a17d
 expect_py "$WORK/out" 'd["groups"][0]["trials_to_within_1pct"] == 59 and d["groups"][0]["compile"]["compiled"] == 100'
 expect_py "$WORK/out" 'd["groups"][1]["model"]["spearman"] is None and d["groups"][1]["model"]["pairs"] == 100'
 
+# Replayed (sim) and predicted (model) data: their plots must say so on the y axis.
+run loop rmsnorm --backend "sim:$SRC/space_defs/data/rmsnorm.tsv" --budget 12 --results sim.tsv --best sim.json
+expect_rc 0
+run loop rmsnorm --backend model --budget 12 --results model.tsv --best model.json
+expect_rc 0
+run report sim.tsv --svg kinds_sim
+expect_rc 0
+run report model.tsv --svg kinds_model
+expect_rc 0
+python3 - <<'PY' || fail "y-axis labels and titles must name the latency kind drawn"
+import glob, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+def ylabel(f):
+    r = ET.parse(f).getroot()
+    return [e.text for e in r.iter(ns + "text") if "rotate" in (e.get("transform") or "")][0]
+for f in glob.glob("kinds_sim/*.svg"):
+    assert "replayed" in ylabel(f) and "measured" not in ylabel(f), (f, ylabel(f))
+for f in glob.glob("kinds_model/*-progress.svg") + glob.glob("kinds_model/*-status.svg"):
+    assert "predicted" in ylabel(f) and "measured" not in ylabel(f), (f, ylabel(f))
+for f in glob.glob("real/*-progress.svg"):
+    assert "measured" in ylabel(f), (f, ylabel(f))
+PY
+pass
+
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROMIUM" ]; then
-    echo "cli_report_svg: SKIP rendering: chromium is not installed (Debian: apt-get install chromium)" >&2
-    echo "cli_report_svg: $CHECKS checks passed (rendering skipped)"
-    exit 0
+    echo "cli_report_svg: SKIP: chromium is not installed, so the plots cannot be rendered (Debian: apt-get install chromium); $CHECKS checks passed before" >&2
+    exit 77
 fi
+# Measured in the browser: every text's box (as Chromium lays it out) lies inside the 900 x
+# 500 canvas (titles are never clipped), and the lowest y tick sits at the bottom of the
+# plot area (y = 420) with its label: the lowest value drawn is always between two labels.
+measure() {  # measure SVG: prints one JSON list of {t, x, y, w, h, cls, rot, tick}
+    python3 - "$1" > "$WORK/measure.html" <<'PY'
+import re, sys
+svg = re.sub(r"<\?xml[^>]*\?>", "", open(sys.argv[1]).read())
+print("<!DOCTYPE html><html><body style='margin:0'>" + svg + """<script>
+const out = [];
+for (const e of document.querySelectorAll("svg text")) {
+  const b = e.getBBox();
+  out.push({t: e.textContent, x: b.x, y: b.y, w: b.width, h: b.height,
+            cls: e.getAttribute("class") || "", rot: !!e.getAttribute("transform"),
+            tick: !!e.closest("g.ticks"), anchor: e.getAttribute("text-anchor")});
+}
+document.body.setAttribute("data-measure", JSON.stringify(out));
+</script></body></html>""")
+PY
+    timeout 120 "$CHROMIUM" --headless --disable-gpu --no-sandbox --dump-dom \
+        "file://$WORK/measure.html" 2>/dev/null | python3 -c '
+import html, re, sys
+m = re.search(r"data-measure=\"([^\"]*)\"", sys.stdin.read())
+print(html.unescape(m.group(1)) if m else "")'
+}
+for f in plots/*.svg real/*.svg kinds_sim/*.svg kinds_model/*.svg; do
+    measure "$f" > measure.json
+    [ -s measure.json ] || fail "chromium did not lay out $f"
+    python3 - "$f" measure.json <<'PY' || fail "$f: text outside the canvas or lowest tick unlabelled (see above)"
+import json, sys
+f, texts = sys.argv[1], json.load(open(sys.argv[2]))
+titles = [t for t in texts if "title" in t["cls"]]
+assert titles, f"{f}: no title"
+for t in texts:
+    if t["rot"]:
+        continue
+    assert t["x"] >= 0 and t["x"] + t["w"] <= 900.5 and t["y"] >= 0 and t["y"] + t["h"] <= 500.5, \
+        f"{f}: '{t['t'][:60]}' spans x {t['x']:.0f}..{t['x'] + t['w']:.0f} (canvas 0..900)"
+yticks = [t for t in texts if t["tick"] and t["anchor"] == "end"]
+if yticks:
+    low = max(yticks, key=lambda t: t["y"])
+    centre = low["y"] + low["h"] / 2
+    assert abs(centre - 420) <= 6 and low["t"].strip(), \
+        f"{f}: lowest y tick label '{low['t']}' at {centre:.0f}, not at the bottom (420)"
+PY
+done
+pass
 # A PNG is not blank when it has several colours and enough non-white pixels. Decoded with
 # zlib in pure Python (no PIL needed).
 cat > notblank.py <<'PY'

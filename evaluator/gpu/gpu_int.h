@@ -28,6 +28,9 @@
 
 /* Runtime-compiler result as text: "HIPRTC_ERROR_COMPILATION" / NVRTC's own string. */
 const char *amk__rtc_strerror(hiprtcResult r);
+/* 1 and the node's path in out when devdir ("/dev") has a device node of a GPU of vendor
+ * ("nvidia": nvidiaN, "amd": kfd), else 0: tells "no GPU here" from "driver too old". */
+int amk__gpu_node_present(const char *devdir, const char *vendor, char *out, size_t cap);
 
 /* ======================================================================================
  * Run worker and correctness (owner: runworker)

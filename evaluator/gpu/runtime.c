@@ -7,10 +7,12 @@
  * respawns a fresh context; a hang is the parent's to kill. Also the job wire format. */
 #include "gpu_int.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define RUN_MAGIC UINT32_C(0x414d4b52) /* "AMKR" */
 #define MOD_CACHE 32
@@ -255,6 +257,49 @@ static const char *api_name(const char *call, char out[64])
     return out;
 }
 
+int amk__gpu_node_present(const char *devdir, const char *vendor, char *out, size_t cap)
+{
+    char p[512];
+    if (vendor && !strcmp(vendor, "amd")) {
+        snprintf(p, sizeof p, "%s/kfd", devdir);
+        if (access(p, F_OK) == 0) {
+            snprintf(out, cap, "%s", p);
+            return 1;
+        }
+        return 0;
+    }
+    /* nvidiactl exists wherever the driver is loaded; only nvidiaN is a GPU. */
+    DIR *dir = opendir(devdir);
+    if (!dir)
+        return 0;
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(dir)) != NULL;) {
+        const char *n = e->d_name;
+        if (!strncmp(n, "nvidia", 6) && n[6] >= '0' && n[6] <= '9' &&
+            strspn(n + 6, "0123456789") == strlen(n + 6)) {
+            snprintf(out, cap, "%s/%s", devdir, n);
+            found = 1;
+        }
+    }
+    closedir(dir);
+    return found;
+}
+
+/* When the runtime finds no usable GPU: with no device node at all there is no GPU to find
+ * (CUDA's runtime then blames an insufficient driver, which misleads); with one, the
+ * runtime's own message (a driver too old, a device in use, ...) is the reason. */
+static void no_gpu_reason(amk__gpu_info *info, const char *runtime_says)
+{
+    char node[600];
+    const char *vendor = amk__rtc_vendor();
+    if (amk__gpu_node_present("/dev", vendor, node, sizeof node))
+        snprintf(info->error, sizeof info->error, "%s", runtime_says);
+    else
+        snprintf(info->error, sizeof info->error, "no GPU is present: no %s device node (the "
+                 "runtime says: %s)", strcmp(vendor, "amd") ? "/dev/nvidia[0-9]" : "/dev/kfd",
+                 runtime_says);
+}
+
 /* Fills info from the runtime; on failure info->ok = 0 and error holds the call and the
  * runtime's own message (no driver, no device, ...). */
 static void query_device(int dev, amk__gpu_info *info)
@@ -273,13 +318,21 @@ static void query_device(int dev, amk__gpu_info *info)
             return;                                                                        \
         }                                                                                  \
     } while (0)
-    Q(hipRuntimeGetVersion(&info->runtime_version));
-    e = hipDriverGetVersion(&info->driver_version);
-    if (e != hipSuccess)
-        info->driver_version = 0;
-    Q(hipGetDeviceCount(&info->count));
-    if (info->count < 1) {
-        snprintf(info->error, sizeof info->error, "the runtime reports no GPU device");
+    char says[300], nm[64];
+    const char *call = "hipRuntimeGetVersion()";
+    e = hipRuntimeGetVersion(&info->runtime_version);
+    if (e == hipSuccess) {
+        if (hipDriverGetVersion(&info->driver_version) != hipSuccess)
+            info->driver_version = 0;
+        call = "hipGetDeviceCount()";
+        e = hipGetDeviceCount(&info->count);
+    }
+    if (e != hipSuccess || info->count < 1) {
+        if (e != hipSuccess)
+            snprintf(says, sizeof says, "%s: %s", api_name(call, nm), errtext(e, eb, sizeof eb));
+        else
+            snprintf(says, sizeof says, "the runtime reports no GPU device");
+        no_gpu_reason(info, says);
         return;
     }
     if (dev < 0 || dev >= info->count) {

@@ -1,0 +1,391 @@
+#!/usr/bin/env bash
+# Issue 15: bad input that used to slip through and places where amk did not do what its
+# documentation says. Each block is one item: trial numbering through the file and under
+# concurrency, trial numbers at the top of the range, non-integer numbers for integer
+# params, results paths that cannot be created, non-regular and oversized inputs, and the
+# wording of messages (usage errors, hints).
+# Run as: bash cli_rough_edges.sh AMK_BINARY SOURCE_DIR
+set -euo pipefail
+source "$2/tests/fixtures/cli/lib.sh"
+cli_setup "$@"
+S=(--spec-dir "$TOY")
+
+run propose toy "${S[@]}" --shape small
+expect_rc 0
+jget "$WORK/out" 'd["config"]' > good.json
+
+# --- trial numbers increase through the file, across runs and writers --------------------
+run loop toy "${S[@]}" --backend model --budget 4 --results t.tsv --best t.json
+expect_rc 0
+run loop toy "${S[@]}" --backend model --budget 3 --seed 2 --results t.tsv --best t.json
+expect_rc 0
+expect_py "$WORK/out" 'd["first_trial"] == 5 and d["last_trial"] == 7'
+run evaluate good.json "${S[@]}" --results t.tsv
+expect_rc 0
+[ "$(tsv_col t.tsv trial | tr '\n' ' ')" = "1 2 3 4 5 6 7 8 " ] ||
+    fail "t.tsv: trials $(tsv_col t.tsv trial | tr '\n' ' '), expected 1..8 in file order"
+pass
+
+# Three loops appending to one file at once: every trial number is used exactly once.
+pids=()
+for seed in 1 2 3; do
+    "$AMK" loop toy "${S[@]}" --backend model --batch 1 --budget 25 --seed "$seed" \
+        --results c.tsv --best "c$seed.json" >"c$seed.out" 2>"c$seed.err" </dev/null &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do
+    wait "$p" || fail "a concurrent loop failed: $(cat c*.err)"
+done
+python3 - c.tsv <<'EOF' || fail "concurrent loops: trial numbers collide or skip"
+import sys
+t = [int(l.split("\t")[0]) for l in open(sys.argv[1]) if l[0].isdigit()]
+assert len(t) == 75 and sorted(t) == list(range(1, 76)), t
+EOF
+pass
+
+# Trial numbers at the top of the int64 range: the last free number is used, then appends
+# are refused with exit 3 and nothing is written (no wrap-around, no undefined behaviour).
+top_file() {
+    python3 - t.tsv "$1" "$2" <<'EOF'
+import sys
+lines = open(sys.argv[1]).read().splitlines(True)
+f = lines[-1].split("\t")
+f[0] = sys.argv[3]
+lines[-1] = "\t".join(f)
+open(sys.argv[2], "w").write("".join(lines))
+EOF
+}
+top_file top.tsv 9223372036854775806
+run evaluate good.json "${S[@]}" --results top.tsv
+expect_rc 0
+[ "$(tsv_col top.tsv trial | tail -1)" = 9223372036854775807 ] || fail "top.tsv: last trial"
+pass
+snapshot top.tsv
+run evaluate good.json "${S[@]}" --results top.tsv
+expect_rc 3
+expect_err "top.tsv" "trial numbers exhausted" "9223372036854775807"
+expect_no_out
+expect_unchanged top.tsv
+top_file top2.tsv 9223372036854775807
+snapshot top2.tsv
+run loop toy "${S[@]}" --backend model --budget 3 --results top2.tsv --best top.json --resume
+expect_rc 3
+expect_err "top2.tsv" "trial numbers exhausted"
+expect_unchanged top2.tsv
+run loop toy "${S[@]}" --backend model --budget 2 --results top2.tsv --best top.json
+expect_rc 3
+expect_unchanged top2.tsv
+run report top2.tsv --json
+expect_rc 0
+run propose toy "${S[@]}" --results top2.tsv
+expect_rc 0
+
+# --- a results path that cannot be created is a results file problem (exit 3) ------------
+run loop toy "${S[@]}" --backend model --budget 2 --results no/such/dir/r.tsv --best nd.json
+expect_rc 3
+expect_err "no/such/dir/r.tsv" "directory no/such/dir does not exist"
+run evaluate good.json "${S[@]}" --results no/such/dir/r.tsv
+expect_rc 3
+expect_err "no/such/dir/r.tsv"
+expect_no_out
+
+# --- inputs that are not regular files are refused up front, never waited on ------------
+mkfifo fifo.tsv fifo.json
+mkdir dir.tsv
+for f in fifo.tsv dir.tsv /dev/zero; do
+    LAST="amk report $f"
+    set +e
+    timeout 20 "$AMK" report "$f" >"$WORK/out" 2>"$WORK/err" </dev/null
+    RC=$?
+    set -e
+    expect_rc 3
+    expect_err "$f" "not a regular file"
+    LAST="amk loop --results $f"
+    set +e
+    timeout 20 "$AMK" loop toy "${S[@]}" --backend model --budget 2 --results "$f" \
+        --best nr.json >"$WORK/out" 2>"$WORK/err" </dev/null
+    RC=$?
+    set -e
+    expect_rc 3
+    expect_err "$f" "not a regular file"
+    LAST="amk evaluate --results $f"
+    set +e
+    timeout 20 "$AMK" evaluate good.json "${S[@]}" --results "$f" >"$WORK/out" 2>"$WORK/err" </dev/null
+    RC=$?
+    set -e
+    expect_rc 3
+    expect_err "$f" "not a regular file"
+done
+for f in fifo.json /dev/zero; do
+    LAST="amk evaluate $f"
+    set +e
+    timeout 20 "$AMK" evaluate "$f" "${S[@]}" >"$WORK/out" 2>"$WORK/err" </dev/null
+    RC=$?
+    set -e
+    expect_rc 2
+    expect_err "$f" "not a regular file"
+    expect_no_out
+done
+# A kernel folder whose spec.json is a FIFO.
+mkdir -p specfifo/k && mkfifo specfifo/k/spec.json
+LAST="amk list --spec-dir specfifo"
+set +e
+timeout 20 "$AMK" list --spec-dir specfifo >"$WORK/out" 2>"$WORK/err" </dev/null
+RC=$?
+set -e
+expect_rc 2
+expect_err "spec.json" "not a regular file"
+
+# --- an endless or huge stream on stdin: a clear error past 16 MiB, memory stays bounded ---
+python3 - "$AMK" "${S[@]}" <<'EOF' || fail "evaluate - on a 300 MB stream: see above"
+import resource, subprocess, sys
+p = subprocess.Popen([sys.argv[1], "evaluate", "-"] + sys.argv[2:], stdin=subprocess.PIPE,
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+chunk = b" " * (1 << 20)
+try:
+    for _ in range(300):
+        p.stdin.write(chunk)
+    p.stdin.close()
+except BrokenPipeError:
+    pass                       # amk stopped reading at the cap: what we want
+out, err = p.communicate(timeout=60)
+rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+msg = err.decode()
+ok = p.returncode == 2 and "larger than 16 MiB" in msg and not out and rss_mb < 200
+print(f"evaluate - on 300 MB: exit {p.returncode}, max RSS {rss_mb:.0f} MB: {msg.strip()}",
+      file=sys.stderr if not ok else sys.stdout)
+sys.exit(0 if ok else 1)
+EOF
+pass
+
+# --- integers written as 64.0 or 1.28e2 are not integers: refused like 64.5 --------------
+for v in 256.0 2.56e2 256e0; do
+    sed "s/\"BLOCK\": [0-9]*/\"BLOCK\": $v/" good.json > nonint.json
+    grep -q "\"BLOCK\": $v" nonint.json || fail "fixture: BLOCK not replaced in good.json"
+    run evaluate nonint.json "${S[@]}"
+    expect_rc 2
+    expect_err "params.BLOCK: $v is not one of the allowed choices"
+    expect_no_out
+done
+sed 's/"N": \([0-9]*\)/"N": \1.0/' good.json > nonint_dim.json
+run evaluate nonint_dim.json "${S[@]}"
+expect_rc 2
+expect_err "shape.N: expected an integer"
+
+# --- deep nesting and NUL characters: named plainly, with the position -------------------
+python3 -c 'print("[" * 5000 + "]" * 5000)' > deep.json
+run evaluate deep.json "${S[@]}"
+expect_rc 2
+expect_err "deep.json:1:65: malformed JSON: nested deeper than 64 levels"
+python3 -c 'import json, sys; c = json.load(open("good.json")); c["kernel"] = "toy\u0000evil"; print(json.dumps(c))' > nul.json
+run evaluate nul.json "${S[@]}"
+expect_rc 2
+expect_err "nul.json:1:" "a string contains a NUL character (\\u0000)"
+printf '{"kernel": "toy\0"}' > nulbyte.json
+run evaluate nulbyte.json "${S[@]}"
+expect_rc 2
+expect_err "nulbyte.json:1:16: malformed JSON: contains a NUL byte"
+
+# --- amk list: one output per run (a table on a terminal, JSON otherwise) ---------------
+if command -v script >/dev/null; then
+    script -qec "$AMK list" /dev/null > list_tty.txt 2>&1 </dev/null
+    grep -q "^KERNEL " list_tty.txt || fail "amk list on a terminal: no table: $(head -3 list_tty.txt)"
+    ! grep -q '"name"' list_tty.txt || fail "amk list on a terminal printed JSON after the table"
+    script -qec "$AMK list --json" /dev/null > list_json.txt 2>&1 </dev/null
+    grep -q '"name"' list_json.txt && ! grep -q "^KERNEL " list_json.txt ||
+        fail "amk list --json on a terminal: JSON only expected"
+    pass
+else
+    echo "note: script(1) not found: amk list on a terminal not checked" >&2
+fi
+run list
+expect_rc 0
+expect_json
+[ ! -s "$WORK/err" ] || fail "amk list piped: nothing on stderr expected"
+run list --tables
+expect_rc 0
+expect_json
+expect_err "KERNEL"
+
+# --- usage errors carry "error:" like every other error --------------------------------
+run loop toy --budget -5
+expect_rc 1
+expect_err "amk loop: error: option --budget: '-5'"
+run evaluate
+expect_rc 1
+expect_err "amk evaluate: error: missing CONFIG.json"
+run nosuchcommand
+expect_rc 1
+expect_err "amk: error: unknown command 'nosuchcommand'"
+run compile --random x
+expect_rc 1
+expect_err "amk compile: error:"
+
+# --- evaluate's line for people names the backend once -----------------------------------
+run evaluate good.json "${S[@]}" --backend model --tables
+expect_rc 0
+expect_err "(model): ok"
+! grep -q "(model) (model)" "$WORK/err" || fail "evaluate: '(model) (model)' in $(cat "$WORK/err")"
+pass
+
+# --- export: replayed rows left out say how to include them; device keys are names -------
+run loop gemm --backend "sim:$SRC/space_defs/data/gemm.tsv" --budget 4 --results sim.tsv --best sim.json
+expect_rc 0
+run export sim.tsv
+expect_rc 2
+expect_err "4 ok row(s) replayed by the sim backend were left out" "--include-replayed"
+run export sim.tsv --include-replayed
+expect_rc 0
+grep -q '"NVIDIA H100 80GB HBM3"' "$WORK/out" || fail "export: device key missing"
+! grep -q "(replayed)" "$WORK/out" || fail "export: a '(replayed)' suffix is left in the database"
+pass
+
+# --- --min-gain 0 means no margin (it used to mean the default 0.01) ----------------------
+# A replayed sweep in which each config the exhaustive strategy proposes is 0.5% faster than
+# the one before: with no margin every trial is kept, with 1% only some are.
+run loop toy "${S[@]}" --backend model --strategy exhaustive --batch 1 --budget 0 \
+    --results order.tsv --best order.json
+expect_rc 0
+python3 - order.tsv sweep.tsv <<'EOF'
+import sys
+out, i = [], 0
+for l in open(sys.argv[1]):
+    if l[0].isdigit():
+        f = l.rstrip("\n").split("\t")
+        f[8], f[9], f[10] = "%.9g" % (100 * 0.995 ** i), "measured", ""
+        i += 1
+        l = "\t".join(f) + "\n"
+    out.append(l)
+open(sys.argv[2], "w").write("".join(out))
+EOF
+for g in 0 0.01; do
+    run loop toy "${S[@]}" --backend sim:sweep.tsv --strategy exhaustive --batch 1 --budget 0 \
+        --min-gain "$g" --results "gain$g.tsv" --best "gain$g.json"
+    expect_rc 0
+    expect_py "$WORK/out" "d['min_gain'] == $g"
+done
+n=$(tsv_rows gain0.tsv)
+[ "$n" -gt 10 ] && [ "$(tsv_col gain0.tsv kept | grep -c '^1$')" = "$n" ] ||
+    fail "--min-gain 0: every one of the $n trials should be kept"
+k=$(tsv_col gain0.01.tsv kept | grep -c '^1$')
+[ "$k" -lt "$n" ] || fail "--min-gain 0.01: kept $k of $n, expected fewer"
+pass
+
+# --- --budget with --resume: N more trials, as --help, HARNESS.md and the man page say ----
+run loop toy "${S[@]}" --backend model --budget 5 --results b.tsv --best b.json
+expect_rc 0
+run loop toy "${S[@]}" --backend model --budget 5 --results b.tsv --best b.json --resume
+expect_rc 0
+expect_py "$WORK/out" 'd["trials"] == 5 and d["first_trial"] == 6 and d["last_trial"] == 10'
+run help loop
+grep -q "with --resume: N more" "$WORK/out" || fail "amk help loop: --budget with --resume"
+grep -q "0 = no margin" "$WORK/out" || fail "amk help loop: --min-gain 0"
+pass
+grep -q "adds N more trials" "$SRC/HARNESS.md" || fail "HARNESS.md: --budget with --resume"
+grep -qF 'with \-\-resume it runs N more' "$SRC/docs/amk.1" || fail "amk.1: --budget with --resume"
+pass
+
+# --- speedup over the spec's default config: in the loop summary and the report ---------
+# rmsnorm's sweep holds its default config, gemm's sampled sweep does not: a number for one,
+# null with the reason for the other (never an invented latency).
+DATA="$SRC/space_defs/data"
+run loop rmsnorm --backend "sim:$DATA/rmsnorm.tsv" --budget 6 --results vd.tsv --best vd.json
+expect_rc 0
+expect_py "$WORK/out" 'd["vs_default"]["latency_kind"] == "replayed" and d["vs_default"]["reason"] is None and abs(d["vs_default"]["speedup"] - d["vs_default"]["default_latency_us"] / d["best"]["latency_us"]) < 1e-3'
+run loop gemm --backend "sim:$DATA/gemm.tsv" --budget 3 --results vd2.tsv --best vd2.json
+expect_rc 0
+expect_py "$WORK/out" 'd["vs_default"]["speedup"] is None and d["vs_default"]["default_latency_us"] is None and "not measured" in d["vs_default"]["reason"]'
+run report vd2.tsv
+expect_rc 0
+expect_out "vs default: - (the default config" "was not measured"
+# The sweep recorder puts the default config into a sampled sweep (model backend: a dry run).
+BACKEND=model AMK="$AMK" bash "$SRC/bench/record_sweeps.sh" gemm --time-limit 60 >rec.out 2>&1 ||
+    { cat rec.out >&2; fail "bench/record_sweeps.sh gemm (BACKEND=model) failed"; }
+run propose gemm
+def_id=$(jget "$WORK/out" 'd["config_id"]')
+[ "$(tsv_col sweeps/gemm.tsv config_id | grep -c "$def_id")" = 1 ] ||
+    fail "record_sweeps.sh: the sampled gemm sweep lacks the default config $def_id"
+[ "$(tsv_rows sweeps/gemm.tsv)" = 2001 ] || fail "record_sweeps.sh: 2000 samples + the default expected"
+pass
+
+# --- HARNESS.md's loop says it needs amk on PATH, and stops at once, saying so, without it --
+grep -q 'on your `PATH`' "$SRC/HARNESS.md" || fail "HARNESS.md: the loop's need for amk on PATH"
+python3 - "$SRC/HARNESS.md" > harness_loop.sh <<'EOF'
+import sys
+text = open(sys.argv[1]).read()
+start = text.index("```bash\n", text.index("<!-- agent-loop")) + len("```bash\n")
+sys.stdout.write(text[start:text.index("```\n", start)])
+EOF
+mkdir -p nopath
+set +e
+(cd nopath && PATH=/usr/bin:/bin bash ../harness_loop.sh) >nopath.out 2>nopath.err
+rc=$?
+set -e
+[ "$rc" = 127 ] && grep -q "amk is not on PATH" nopath.err && [ ! -e nopath/results.tsv ] ||
+    fail "HARNESS.md loop without amk on PATH: exit $rc, $(cat nopath.err)"
+pass
+
+# --- sim:FILE at a shape its recording does not cover: says which, writes nothing ---------
+run loop gemm --backend "sim:$DATA/gemm.tsv" --shape M=1024,N=1024,K=1024 --budget 3 \
+    --results shape.tsv --best shape.json
+expect_rc 2
+expect_err "no trial of gemm at M=1024,N=1024,K=1024,dtype=f32" "it covers M=4096,N=4096,K=4096,dtype=f32" "nothing was run or written"
+[ ! -e shape.tsv ] && [ ! -e shape.json ] || fail "sim shape mismatch: a results or best file was written"
+pass
+run loop softmax --backend "sim:$DATA/gemm.tsv" --budget 3 --results shape.tsv --best shape.json
+expect_rc 2
+expect_err "no trial of softmax at any shape"
+[ ! -e shape.tsv ] || fail "sim kernel mismatch: a results file was written"
+pass
+
+# --- no GPU device node at all: "no GPU is present", not a driver that is too old ----------
+run devices
+expect_rc 0
+if [ "$(jget "$WORK/out" 'd["gpu"]["built"]')" = true ] &&
+   ! ls /dev/nvidia[0-9]* /dev/kfd >/dev/null 2>&1; then
+    expect_py "$WORK/out" '"no GPU is present" in d["gpu"]["reason"]'
+    run loop toy "${S[@]}" --backend gpu --budget 1 --results gpu.tsv --best gpu.json
+    expect_rc 4
+    expect_err "no GPU is present"
+else
+    echo "note: a GPU device node exists here (or no gpu backend): the no-GPU message is not checked" >&2
+fi
+
+# --- kernels and sweeps are found next to the executable (a moved tree finds its own) ------
+# A build+source tree copied elsewhere (the binary at the same place relative to the source)
+# and an installed tree (bin/amk + share/amk/...), each with an extra kernel (toy) and a toy
+# sweep that only they hold: the copy must use its own, not the configure-time paths.
+bindir=$(cd "$(dirname "$AMK")" && pwd)
+rel=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$bindir" "$SRC")
+case $rel in ../*) root="$WORK/moved/a/b/c/d/src" ;; *) root="$WORK/moved/src" ;; esac
+mkdir -p "$root/space_defs" "$root/$rel" inst/bin inst/share/amk
+cp -r "$SRC/space_defs/kernels" "$SRC/space_defs/data" "$root/space_defs/"
+cp -r "$TOY" "$root/space_defs/kernels/toy"
+cp sweep.tsv "$root/space_defs/data/toy.tsv"
+cp "$AMK" "$root/$rel/amk"
+cp -r "$root/space_defs/kernels" "$root/space_defs/data" inst/share/amk/
+cp "$AMK" inst/bin/amk
+for exe in "$root/$rel/amk" inst/bin/amk; do
+    LAST="$exe list"
+    "$exe" list > moved_list.json 2>"$WORK/err" || fail "$exe list failed"
+    python3 -c 'import json, sys; sys.exit(0 if "toy" in [k["name"] for k in json.load(open(sys.argv[1]))] else 1)' moved_list.json ||
+        fail "$exe does not find the kernels next to it (no toy in amk list)"
+    (cd "$WORK" && "$exe" loop toy --backend auto --budget 2 --results "moved$RANDOM.tsv" \
+        --best moved.json --quiet) > moved_loop.json 2>"$WORK/err" || fail "$exe loop toy --backend auto failed"
+    python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["backend"] == "sim" else 1)' moved_loop.json ||
+        fail "$exe does not replay the sweep next to it (backend auto did not pick sim)"
+    pass
+done
+# AMK_KERNELS_DIR and AMK_DATA_DIR still win.
+mkdir -p only/kernels only/data
+cp -r "$TOY" only/kernels/toy
+AMK_KERNELS_DIR="$WORK/only/kernels" inst/bin/amk list > only.json
+python3 -c 'import json, sys; sys.exit(0 if [k["name"] for k in json.load(open(sys.argv[1]))] == ["toy"] else 1)' only.json ||
+    fail "AMK_KERNELS_DIR does not override the kernels next to the executable"
+AMK_DATA_DIR="$WORK/only/data" inst/bin/amk loop toy --backend auto --budget 2 --results only.tsv \
+    --best only_best.json --quiet > only_loop.json 2>/dev/null
+python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["backend"] == "model" else 1)' only_loop.json ||
+    fail "AMK_DATA_DIR does not override the sweeps next to the executable"
+pass
+
+done_ok
