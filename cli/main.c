@@ -168,6 +168,27 @@ const char cli_help_export[] =
     "Exit 2 when nothing can be exported (no ok measured row) or a file cannot be\n"
     "written, 3 when a results file is missing or malformed.\n";
 
+const char cli_help_import[] =
+    "usage: amk import SPACE.json -o DIR [--name NAME]\n"
+    "\n"
+    "Turns a search space in the tuning community's T1 format (Kernel Tuner's\n"
+    "benchmark_hub: ConfigurationSpace.TuningParameters and Conditions) into the kernel\n"
+    "folder DIR for --spec-dir: spec.json with the params in the T1 order (their values\n"
+    "sorted ascending), the conditions as restrictions and KernelSpecification.ProblemSize\n"
+    "as the default shape (dims problem_size_x, _y, _z). Values are Python list literals or\n"
+    "expressions (range, list(range(..)), comprehensions, list + list, **); conditions use\n"
+    "and or not, + - * / // % **, << >> & |, min, max and chained comparisons, translated\n"
+    "exactly (// and % round as Python's; a '/' must be exact on every combination of the\n"
+    "params it reads). Anything else is an error naming the construct and its column.\n"
+    "Without a kernel the folder describes the space only: search and replay (--backend\n"
+    "sim:FILE) work, a GPU run records compile errors saying so. Prints\n"
+    "  {kernel, dir, params, raw_size, restrictions}\n"
+    "\n"
+    "  -o, --output DIR  the folder to write (must not exist, or be empty); nothing is\n"
+    "                    written when the import fails\n"
+    "  --name NAME       kernel name (default: the file name, \"gemm_milo\")\n"
+    "Exit 2: the file is malformed or uses Python outside the subset.\n";
+
 const char cli_help_lookup[] =
     "usage: amk lookup KERNEL --db FILE --device NAME --shape M=..,N=..[,dtype=D]\n"
     "                  [--dtype D]\n"
@@ -228,6 +249,8 @@ const cli_command cli_commands[] = {
      cmd_compile, amk_cmd_compile_help},
     {"export", "export best configs as a JSON database or a C header (dispatch table)",
      cli_cmd_export, cli_help_export},
+    {"import", "turn a Kernel Tuner / T1 search space into an amk kernel folder",
+     cli_cmd_import, cli_help_import},
     {"lookup", "look up the tuned config of a kernel/device/shape in an export database",
      cli_cmd_lookup, cli_help_lookup},
     {"help", "show help for amk or one command", cli_cmd_help, cli_help_help},

@@ -18,7 +18,9 @@
 
 /* ---------- expressions ---------------------------------------------------------------
  * Integer-exact 64-bit: + - * / % << >> & | ! && || == != < <= > >= ?: ( ),
- * functions min(a,b) max(a,b) cdiv(a,b) log2(a) ispow2(a), integer literals, named values.
+ * functions min(a,b) max(a,b) cdiv(a,b) log2(a) ispow2(a), and Python's integer operators as
+ * pow(a,b) (a ** b, b >= 0), floordiv(a,b) (a // b) and floormod(a,b) (a % b), integer
+ * literals, named values.
  * Division/modulo by zero, overflow (incl. INT64_MIN/-1, shifts outside 0..63), log2 of
  * a non-positive value are errors, never UB. Names are resolved to slots at parse time. */
 typedef struct amk_expr amk_expr;
@@ -193,6 +195,21 @@ int amk_space_neighbours(const amk_space *sp, const amk_config *c, amk_config *o
 /* Nearest valid config to a point of [0,1)^n_params (used for Sobol designs): maps u to
  * choice indices, then searches outward by neighbour moves. AMK_EEMPTY if none found. */
 int amk_space_from_unit(const amk_space *sp, const double *u, gsl_rng *rng, amk_config *out);
+
+/* ---------- import of the tuning community's T1 spaces (import_t1.c) --------------------- */
+typedef struct amk_import_opts {
+    const char *name; /* kernel name; NULL = from the T1 file name ("gemm_milo") */
+} amk_import_opts;
+
+/* Reads a T1 space file (Kernel Tuner's benchmark_hub format) and writes the kernel folder
+ * out_dir: spec.json with the params in the T1 order (values sorted ascending), the
+ * conditions translated to restrictions, the problem size as the default shape. out_dir
+ * must not exist or be empty; the folder is written beside it and renamed only once it
+ * loads, so on error nothing is written. Errors name the field, the construct and its
+ * column: "S.json: ConfigurationSpace.Conditions[2].Expression: lambda at column 1 in ...".
+ * opts may be NULL. */
+int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opts *opts,
+                  amk_diag *d);
 
 /* ---------- the registry of known kernels ------------------------------------------------ */
 /* Loads the built-in kernels: $AMK_KERNELS_DIR if set, else the install path, else the

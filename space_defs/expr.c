@@ -161,6 +161,10 @@ static const struct {
 } funcs[] = {
     {"min", AMK__OP_MIN, 2},   {"max", AMK__OP_MAX, 2},       {"cdiv", AMK__OP_CDIV, 2},
     {"log2", AMK__OP_LOG2, 1}, {"ispow2", AMK__OP_ISPOW2, 1},
+    /* Python's integer ** // %, for spaces imported from Kernel Tuner (amk import): named
+     * functions rather than operators, so that / and % keep C's meaning and one spelling. */
+    {"pow", AMK__OP_POW, 2},   {"floordiv", AMK__OP_FLOORDIV, 2},
+    {"floormod", AMK__OP_FLOORMOD, 2},
 };
 
 static int parse_number(parser *p)
@@ -455,6 +459,53 @@ static int cdiv64(int64_t a, int64_t b, int64_t *r)
     return AMK_OK;
 }
 
+/* Python's a ** b for b >= 0 (0 ** 0 is 1); a negative exponent (a float in Python) is
+ * AMK_EEXPR, a result outside 64 bits AMK_EOVERFLOW. */
+static int pow64(int64_t a, int64_t b, int64_t *r)
+{
+    if (b < 0)
+        return AMK_EEXPR;
+    int64_t acc = 1, base = a;
+    while (b > 0) {
+        if ((b & 1) && __builtin_mul_overflow(acc, base, &acc))
+            return AMK_EOVERFLOW;
+        b >>= 1;
+        if (b > 0 && __builtin_mul_overflow(base, base, &base))
+            return AMK_EOVERFLOW;
+    }
+    *r = acc;
+    return AMK_OK;
+}
+
+/* Python's a // b (rounds toward -inf) and a % b (takes the sign of b): a == b * q + r. */
+static int floordiv64(int64_t a, int64_t b, int64_t *q)
+{
+    if (b == 0)
+        return AMK_EDIVZERO;
+    if (a == INT64_MIN && b == -1)
+        return AMK_EOVERFLOW;
+    int64_t t = a / b;
+    if (a % b != 0 && ((a < 0) != (b < 0)))
+        t--;
+    *q = t;
+    return AMK_OK;
+}
+
+static int floormod64(int64_t a, int64_t b, int64_t *r)
+{
+    if (b == 0)
+        return AMK_EDIVZERO;
+    if (b == -1) { /* INT64_MIN % -1 is undefined in C; Python gives 0 */
+        *r = 0;
+        return AMK_OK;
+    }
+    int64_t t = a % b;
+    if (t != 0 && ((t < 0) != (b < 0)))
+        t += b;
+    *r = t;
+    return AMK_OK;
+}
+
 int amk__expr_run(const amk_expr *e, const int64_t *slots, int64_t *out, int *errpc)
 {
     int64_t st[AMK__EXPR_STACK];
@@ -532,6 +583,18 @@ int amk__expr_run(const amk_expr *e, const int64_t *slots, int64_t *out, int *er
             BIN rc = cdiv64(a, b, &st[sp - 1]);
             if (rc) goto fail;
             break;
+        case AMK__OP_POW:
+            BIN rc = pow64(a, b, &st[sp - 1]);
+            if (rc) goto fail;
+            break;
+        case AMK__OP_FLOORDIV:
+            BIN rc = floordiv64(a, b, &st[sp - 1]);
+            if (rc) goto fail;
+            break;
+        case AMK__OP_FLOORMOD:
+            BIN rc = floormod64(a, b, &st[sp - 1]);
+            if (rc) goto fail;
+            break;
 #undef BIN
         case AMK__OP_LOG2:
             a = st[sp - 1];
@@ -581,6 +644,13 @@ int amk__expr_error(const amk_expr *e, const int64_t *slots, int code, int errpc
     case AMK__OP_SHR: what = "shift count outside 0..63 or bits shifted out"; break;
     case AMK__OP_LOG2: what = "log2 of a value <= 0"; break;
     case AMK__OP_NEG: what = "64-bit overflow in negation"; break;
+    case AMK__OP_POW:
+        what = code == AMK_EEXPR ? "pow() with a negative exponent" : "64-bit overflow in pow";
+        break;
+    case AMK__OP_FLOORDIV:
+        what = code == AMK_EDIVZERO ? "floordiv by zero" : "64-bit overflow in floordiv";
+        break;
+    case AMK__OP_FLOORMOD: what = "floormod by zero"; break;
     default: what = "64-bit overflow"; break;
     }
     if (code == AMK_EOVERFLOW && (op == AMK__OP_DIV || op == AMK__OP_MOD))

@@ -22,6 +22,7 @@ enum {
     AMK__OP_ADD, AMK__OP_SUB, AMK__OP_MUL, AMK__OP_DIV, AMK__OP_MOD, AMK__OP_SHL, AMK__OP_SHR,
     AMK__OP_BAND, AMK__OP_BOR, AMK__OP_EQ, AMK__OP_NE, AMK__OP_LT, AMK__OP_LE, AMK__OP_GT,
     AMK__OP_GE, AMK__OP_MIN, AMK__OP_MAX, AMK__OP_CDIV, AMK__OP_LOG2, AMK__OP_ISPOW2,
+    AMK__OP_POW, AMK__OP_FLOORDIV, AMK__OP_FLOORMOD, /* Python's ** // % on integers */
     AMK__OP_JZ_KEEP,  /* &&: top == 0 → keep it and jump, else pop */
     AMK__OP_JNZ_ONE,  /* ||: top != 0 → replace by 1 and jump, else pop */
     AMK__OP_JZ_POP,   /* ?: pop, jump when zero */
@@ -165,6 +166,58 @@ int amk__config_choices_ok(const amk_config *c, amk_diag *d);
 /* Parses a JSON params object into choice indices (every param required, known, a choice).
  * `where` prefixes messages ("params"). */
 int amk__params_from_json(const amk_spec *s, const cJSON *obj, uint8_t *choice, amk_diag *d);
+
+/* ---- the Python subset of Kernel Tuner's T1 space files (pyexpr.c, amk import) ---- */
+enum { PY_NUM, PY_STR, PY_NAME, PY_LIST, PY_COMP, PY_BIN, PY_UNARY, PY_NOT, PY_BOOL, PY_CMP,
+       PY_CALL, PY_INDEX };
+enum { PY_ADD, PY_SUB, PY_MUL, PY_DIV, PY_FLOORDIV, PY_MOD, PY_POW, PY_SHL, PY_SHR, PY_BAND,
+       PY_BOR, PY_NEG, PY_POS, PY_AND, PY_OR, PY_LT, PY_LE, PY_GT, PY_GE, PY_EQ, PY_NE };
+
+/* A syntax tree node. PY_BIN/UNARY/BOOL: op; PY_CMP: kids[0..n-1] with ops[1..n-1];
+ * PY_NAME/CALL/INDEX/COMP/STR: str (name, function, indexed name, loop variable, text);
+ * PY_COMP: kids = {item, iterable[, condition]}; col: 0-based column in the source. */
+typedef struct py_node {
+    int kind, op;
+    size_t col;
+    int64_t num;
+    char *str;
+    struct py_node **kids;
+    int *ops;
+    int nkids;
+} py_node;
+
+/* A value: an integer, a string, or a list of integers (ints) or of strings (strs). */
+enum { PY_V_INT = 1, PY_V_STR, PY_V_LIST };
+typedef struct py_val {
+    int kind;
+    int64_t i;
+    int64_t *ints;
+    char **strs;
+    size_t n;
+    int is_range; /* a range() not yet passed through list() */
+} py_val;
+
+/* Parses src; errors name the construct and its column: "tuple at column 7 in '...'". */
+int amk_py_parse(const char *src, py_node **out, amk_diag *d);
+void amk_py_free(py_node *n);
+/* Resolves a free name to a value: AMK_OK, or AMK_ENOENT when unknown. */
+typedef int (*amk_py_lookup)(void *ud, const char *name, py_val *out);
+/* Evaluates with Python's semantics on 64-bit integers; '/' must be exact and '**' must
+ * have an exponent >= 0 (Python would give a float), results outside 64 bits are errors. */
+int amk_py_eval(const py_node *n, const char *src, amk_py_lookup lookup, void *ud, py_val *out,
+                amk_diag *d);
+void amk_py_val_clear(py_val *v);
+/* Emits a name, call or subscript as amk text into sb: AMK_OK, AMK_ENOENT (not handled:
+ * names are then errors), or an error with d set. */
+typedef int (*amk_py_leaf)(void *ud, const py_node *n, const char *src, amk_sb *sb,
+                           amk_diag *d);
+/* Translates to amk expression text with the same value on every input where Python's
+ * result is an integer ('/' is emitted as amk's '/': callers check it is exact). boolean:
+ * only the truth value matters (a condition), so and/or become && / ||. Caller frees *out. */
+int amk_py_to_amk(const py_node *n, const char *src, int boolean, amk_py_leaf leaf, void *ud,
+                  char **out, amk_diag *d);
+int amk_py_may_float(const py_node *n); /* holds '/' or '**' */
+void amk_py_names(const py_node *n, void (*cb)(void *ud, const char *name), void *ud);
 
 /* JSON string escaping into a string builder (with quotes). */
 void amk__sb_json_string(amk_sb *sb, const char *s);

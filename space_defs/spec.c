@@ -205,7 +205,7 @@ static int check_keys(loader *L, const cJSON *obj, const char *path, const char 
 }
 
 static const char *const reserved[] = {"elt", "dtype", "min", "max", "cdiv", "log2", "ispow2",
-                                       NULL};
+                                       "pow", "floordiv", "floormod", NULL};
 
 /* A new name for a dim, param or derived value: identifier, not reserved, not taken. */
 static int check_new_name(loader *L, const char *path, const char *name)

@@ -209,6 +209,51 @@ START_TEST(test_amk_expr_eval_c_division)
 }
 END_TEST
 
+/* Python's // and % on every sign combination: q == floor(a / b), a == b * q + r, and r
+ * takes the sign of b (checked against the definition, not against C's / and %). */
+START_TEST(test_amk_expr_eval_python_floor_ops)
+{
+    for (int a = -13; a <= 13; a++)
+        for (int b = -5; b <= 5; b++) {
+            if (b == 0)
+                continue;
+            char src[96];
+            long long q = -100; /* floor(a / b): the q with a - b * q between 0 and b */
+            while (!(b > 0 ? (a - b * q >= 0 && a - b * q < b) : (a - b * q <= 0 && a - b * q > b)))
+                q++;
+            snprintf(src, sizeof src, "floordiv(%d, %d)", a, b);
+            ck_assert_msg(val(src) == q, "%s = %lld, expected %lld", src, (long long)val(src), q);
+            snprintf(src, sizeof src, "floormod(%d, %d)", a, b);
+            ck_assert_msg(val(src) == a - b * q, "%s = %lld", src, (long long)val(src));
+        }
+    ck_assert_int_eq(val("floordiv(neg, 2)"), -4);  /* C's neg / 2 is -3 */
+    ck_assert_int_eq(val("floormod(neg, 2)"), 1);   /* C's neg % 2 is -1 */
+    ck_assert_int_eq(val("floormod(a, -2)"), -1);
+    ck_assert_int_eq(val("floormod(big, -1)"), 0);  /* C leaves INT64_MIN % -1 undefined */
+    ck_assert_int_eq(val("floordiv(big, 1)"), INT64_MIN);
+}
+END_TEST
+
+START_TEST(test_amk_expr_eval_python_pow)
+{
+    ck_assert_int_eq(val("pow(2, 10)"), 1024);
+    ck_assert_int_eq(val("pow(0, 0)"), 1);
+    ck_assert_int_eq(val("pow(-2, 3)"), -8);
+    ck_assert_int_eq(val("pow(neg, 2)"), 49);
+    ck_assert_int_eq(val("pow(2, 62)"), 4611686018427387904LL);
+    ck_assert_int_eq(val("-pow(2, 2)"), -4); /* Python's -2**2 */
+    ck_assert_int_eq(val("pow(-2, 63)"), INT64_MIN);
+    ck_assert_int_eq(val("pow(2, b) * 2"), 64);
+    expect_err("pow(2, 63)", AMK_EOVERFLOW, "64-bit overflow in pow");
+    expect_err("pow(3, 40)", AMK_EOVERFLOW, "overflow in pow at column 1");
+    expect_err("pow(a, -1)", AMK_EEXPR, "pow() with a negative exponent");
+    expect_err("floordiv(a, 0)", AMK_EDIVZERO, "floordiv by zero");
+    expect_err("floordiv(big, -1)", AMK_EOVERFLOW, "overflow in floordiv");
+    expect_err("floormod(a, 0)", AMK_EDIVZERO, "floormod by zero");
+    expect_err("pow(a)", AMK_EEXPR, "pow() takes 2 arguments");
+}
+END_TEST
+
 START_TEST(test_amk_expr_eval_errors)
 {
     expect_err("a / 0", AMK_EDIVZERO, "division by zero at column 3 in 'a / 0'");
@@ -303,6 +348,8 @@ static Suite *suite(void)
     tcase_add_test(tc, test_amk_expr_eval_short_circuit);
     tcase_add_test(tc, test_amk_expr_eval_functions);
     tcase_add_test(tc, test_amk_expr_eval_c_division);
+    tcase_add_test(tc, test_amk_expr_eval_python_floor_ops);
+    tcase_add_test(tc, test_amk_expr_eval_python_pow);
     tcase_add_test(tc, test_amk_expr_eval_errors);
     tcase_add_test(tc, test_amk_expr_eval_reuses_compiled_form);
     suite_add_tcase(s, tc);

@@ -3,6 +3,7 @@
  * evaluation, the space (enumeration vs brute force, sampling uniformity, neighbours,
  * from_unit) and the registry. Fixtures: tests/fixtures/specs/{good,bad}. */
 #include "amk_space_defs.h"
+#include "space_defs_int.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -1554,6 +1555,260 @@ START_TEST(test_amk_registry_find_by_name)
 }
 END_TEST
 
+/* ---- the Python subset of T1 files (pyexpr.c) ---- */
+
+static const char *const py_vars[] = {"x", "y", "z"};
+
+static int py_var(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, py_vars[i]))
+            return i;
+    return -1;
+}
+
+static int py_lookup(void *ud, const char *name, py_val *out)
+{
+    const int64_t *v = ud;
+    int i = py_var(name);
+    if (i < 0)
+        return AMK_ENOENT;
+    memset(out, 0, sizeof *out);
+    out->kind = PY_V_INT;
+    out->i = v[i];
+    return AMK_OK;
+}
+
+static int py_leaf(void *ud, const py_node *n, const char *src, amk_sb *sb, amk_diag *d)
+{
+    (void)ud;
+    (void)src;
+    (void)d;
+    if (n->kind != PY_NAME || py_var(n->str) < 0)
+        return AMK_ENOENT;
+    amk_sb_printf(sb, "%s", n->str);
+    return AMK_OK;
+}
+
+static int py_resolve(void *ud, const char *name, size_t len)
+{
+    (void)ud;
+    for (int i = 0; i < 3; i++)
+        if (strlen(py_vars[i]) == len && !memcmp(py_vars[i], name, len))
+            return i;
+    return -1;
+}
+
+/* Python's value of src with x, y, z bound (AMK_OK) or its error code. */
+static int py_value(const char *src, const int64_t *xyz, int64_t *out)
+{
+    py_node *n = NULL;
+    amk_diag d = {0};
+    int rc = amk_py_parse(src, &n, &d);
+    ck_assert_msg(rc == AMK_OK, "parse '%s': %s", src, d.msg);
+    py_val v = {0};
+    rc = amk_py_eval(n, src, py_lookup, (void *)xyz, &v, &d);
+    amk_py_free(n);
+    if (rc == AMK_OK) {
+        ck_assert_int_eq(v.kind, PY_V_INT);
+        *out = v.i;
+    }
+    amk_py_val_clear(&v);
+    return rc;
+}
+
+/* amk's value of src translated (boolean or value context) with x, y, z bound. */
+static int amk_value(const char *src, int boolean, const int64_t *xyz, int64_t *out, char **text)
+{
+    py_node *n = NULL;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_py_parse(src, &n, &d), AMK_OK);
+    int rc = amk_py_to_amk(n, src, boolean, py_leaf, NULL, text, &d);
+    amk_py_free(n);
+    ck_assert_msg(rc == AMK_OK, "translate '%s': %s", src, d.msg);
+    amk_expr *e = NULL;
+    rc = amk_expr_parse(*text, py_resolve, NULL, &e, &d);
+    ck_assert_msg(rc == AMK_OK, "'%s' -> '%s' does not parse: %s", src, *text, d.msg);
+    rc = amk_expr_eval(e, xyz, out, &d);
+    amk_expr_free(e);
+    return rc;
+}
+
+/* Known Python results (checked with CPython), then the translation against the evaluator
+ * on every x, y, z in -4..4: the same value as a number, the same truth as a condition, and
+ * an error (an invalid config) exactly where Python raises or leaves 64 bits. */
+START_TEST(test_amk_py_to_amk_matches_python_semantics)
+{
+    static const struct {
+        const char *src;
+        int64_t want;
+    } known[] = {
+        {"-7 // 2", -4},         {"-7 % 3", 2},          {"7 % -3", -2},
+        {"7 // -2", -4},         {"2 ** 3 ** 2", 512},    {"-2 ** 2", -4},
+        {"1 < 2 < 3", 1},        {"3 > 2 > 1 == 1", 1},   {"1 < 3 < 2", 0},
+        {"not 1 == 2", 1},       {"1 or 0 and 0", 1},     {"0 and 1 or 2", 2},
+        {"(0 or 3) * 2", 6},     {"5 & 3 == 1", 1},       {"1 + 2 << 1", 6},
+        {"not 0 + 1", 0},        {"2 * -3 ** 2", -18},    {"max(1, -2, 3) - min(4, 5)", -1},
+        {"12 / 4 * 2", 6},       {"-(-7 // 2) % 3", 1},   {"True + True", 2},
+        {"(3 and 0) + 5", 5},    {"-6 >> 1", -3},         {"10 - 2 - 3", 5},
+    };
+    int64_t none[3] = {0, 0, 0};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        int64_t p = 0, a = 0;
+        char *text = NULL;
+        ck_assert_int_eq(py_value(known[i].src, none, &p), AMK_OK);
+        ck_assert_msg(p == known[i].want, "python '%s' = %lld, want %lld", known[i].src,
+                      (long long)p, (long long)known[i].want);
+        ck_assert_int_eq(amk_value(known[i].src, 0, none, &a, &text), AMK_OK);
+        ck_assert_msg(a == known[i].want, "'%s' -> '%s' = %lld, want %lld", known[i].src, text,
+                      (long long)a, (long long)known[i].want);
+        free(text);
+    }
+    static const char *const exprs[] = {
+        "x % y != 1 or x // y < 0",
+        "-2 <= x // y <= 2 or not z",
+        "x ** 2 <= y * 2 + 8 or z < 0",
+        "(x or z) * y >= -4",
+        "(x and y and z) - (x or y or z)",
+        "not (x > 0 and z == 1) or y % 2 == 0",
+        "x * y & 3 != 1",
+        "-x ** 2 < -4 or z % -3 == -2",
+        "x < y <= z != x",
+        "x | y < z & 7",
+        "(x < y) == (y < z)",
+        "x - (y - z) + -(-x)",
+        "x // y // z % (x + 5)",
+        "2 ** (x + 4) // (y ** 2 + 1)",
+        "max(x, y) * min(y, z, 1)",
+        "(x << 2) + (y >> 1)",
+        "x * y / 1 - z",
+    };
+    for (size_t k = 0; k < sizeof exprs / sizeof exprs[0]; k++)
+        for (int64_t x = -4; x <= 4; x++)
+            for (int64_t y = -4; y <= 4; y++)
+                for (int64_t z = -4; z <= 4; z++) {
+                    int64_t xyz[3] = {x, y, z}, p = 0, a = 0, b = 0;
+                    int prc = py_value(exprs[k], xyz, &p);
+                    if (prc == AMK_EEXPR)
+                        continue; /* a float in Python: the importer refuses those */
+                    char *t1 = NULL, *t2 = NULL;
+                    int arc = amk_value(exprs[k], 0, xyz, &a, &t1);
+                    int brc = amk_value(exprs[k], 1, xyz, &b, &t2);
+                    ck_assert_msg((prc == AMK_OK) == (arc == AMK_OK) && (prc == AMK_OK) ==
+                                  (brc == AMK_OK),
+                                  "'%s' at x=%lld y=%lld z=%lld: python %s, amk %s ('%s')",
+                                  exprs[k], (long long)x, (long long)y, (long long)z,
+                                  amk_err_name(prc), amk_err_name(arc), t1);
+                    if (prc == AMK_OK) {
+                        ck_assert_msg(a == p, "'%s' -> '%s' at x=%lld y=%lld z=%lld: %lld, "
+                                      "python %lld", exprs[k], t1, (long long)x, (long long)y,
+                                      (long long)z, (long long)a, (long long)p);
+                        ck_assert_msg((b != 0) == (p != 0), "'%s' -> '%s' (condition): truth "
+                                      "differs at x=%lld y=%lld z=%lld", exprs[k], t2,
+                                      (long long)x, (long long)y, (long long)z);
+                    }
+                    free(t1);
+                    free(t2);
+                }
+}
+END_TEST
+
+START_TEST(test_amk_py_parse_names_construct_and_column)
+{
+    static const struct {
+        const char *src, *needle;
+    } bad[] = {
+        {"lambda: x", "'lambda' here at column 1"},
+        {"x if y else z", "conditional expression 'x if c else y' at column 3"},
+        {"x in [1]", "operator 'in' / 'is' / 'not in' (only < <= > >= == != compare) at column 3"},
+        {"x is None", "operator 'in' / 'is'"},
+        {"x ^ y", "operator '^' at column 3"},
+        {"~x", "operator '~' at column 1"},
+        {"x @ y", "operator '@' at column 3"},
+        {"1.5 < x", "float literal (amk params and expressions are integers) at column 1"},
+        {"x < 1e3", "float literal"},
+        {"0x10", "number literal other than decimal"},
+        {"(x, y)", "tuple at column 3"},
+        {"x[1:2]", "expected ']' (slices are not supported) at column 4"},
+        {"x.y", "attribute access at column 2"},
+        {"{1: 2}", "dict or set display at column 1"},
+        {"[i for i in range(3) for j in range(3)]", "nested 'for' in a list comprehension"},
+        {"[(i, j) for i, j in z]", "tuple at column 4"},
+        {"x = 1", "'=' (slices, assignments, walrus) at column 3"},
+        {"x +", "expected a value at column 4"},
+        {"(x", "expected ')' at column 3"},
+        {"'a\\n'", "escape sequence in a string literal at column 3"},
+        {"", "empty expression"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        py_node *n = NULL;
+        amk_diag d = {0};
+        int rc = amk_py_parse(bad[i].src, &n, &d);
+        ck_assert_msg(rc == AMK_EEXPR, "'%s' parsed (rc %d)", bad[i].src, rc);
+        ck_assert_ptr_null(n);
+        ck_assert_msg(strstr(d.msg, bad[i].needle), "'%s': '%s' lacks '%s'", bad[i].src, d.msg,
+                      bad[i].needle);
+    }
+}
+END_TEST
+
+START_TEST(test_amk_py_eval_value_lists)
+{
+    static const struct {
+        const char *src;
+        size_t n;
+        int64_t first, last;
+    } ok[] = {
+        {"[2**i for i in range(0, 6)]", 6, 1, 32},
+        {"[1, 2] + list(range(32, 1024+1, 32))", 34, 1, 1024},
+        {"[i for i in range(1, 11)]", 10, 1, 10},
+        {"list(range(10, 0, -3))", 4, 10, 1},
+        {"[x * 2 for x in range(-3, 3) if x % 2 == 0]", 3, -4, 4},
+        {"range(3)", 3, 0, 2},
+        {"[-1, -(2), +3]", 3, -1, 3},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        py_node *n = NULL;
+        amk_diag d = {0};
+        py_val v = {0};
+        ck_assert_int_eq(amk_py_parse(ok[i].src, &n, &d), AMK_OK);
+        int rc = amk_py_eval(n, ok[i].src, NULL, NULL, &v, &d);
+        amk_py_free(n);
+        ck_assert_msg(rc == AMK_OK, "'%s': %s", ok[i].src, d.msg);
+        ck_assert_int_eq(v.kind, PY_V_LIST);
+        ck_assert_uint_eq(v.n, ok[i].n);
+        ck_assert_int_eq(v.ints[0], ok[i].first);
+        ck_assert_int_eq(v.ints[v.n - 1], ok[i].last);
+        amk_py_val_clear(&v);
+    }
+    static const struct {
+        const char *src, *needle;
+    } bad[] = {
+        {"[1] + range(3)", "a range in arithmetic (wrap it in list()) at column 5"},
+        {"[[1], [2]]", "nested list at column 2"},
+        {"[1, 'a']", "list mixing strings and integers at column 5"},
+        {"sorted([2, 1])", "function 'sorted'"},
+        {"range(1, 5, 0)", "range() step must not be zero"},
+        {"[2 ** 64]", "result outside 64-bit integers at column 4"},
+        {"[1 / 3]", "'/' gives the float 1/3"},
+        {"[1 // 0]", "division by zero at column 4"},
+        {"[y]", "unknown name 'y' at column 2"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        py_node *n = NULL;
+        amk_diag d = {0};
+        py_val v = {0};
+        ck_assert_int_eq(amk_py_parse(bad[i].src, &n, &d), AMK_OK);
+        int rc = amk_py_eval(n, bad[i].src, NULL, NULL, &v, &d);
+        amk_py_free(n);
+        ck_assert_msg(rc != AMK_OK, "'%s' evaluated", bad[i].src);
+        ck_assert_msg(strstr(d.msg, bad[i].needle), "'%s': '%s' lacks '%s'", bad[i].src, d.msg,
+                      bad[i].needle);
+        amk_py_val_clear(&v);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("space_defs");
@@ -1611,6 +1866,9 @@ static Suite *suite(void)
                                  test_amk_registry_create_builtins}},
         {"amk_registry_add_dir", {test_amk_registry_add_dir_errors_and_replacement}},
         {"amk_registry_find", {test_amk_registry_find_by_name}},
+        {"amk_py_parse", {test_amk_py_parse_names_construct_and_column}},
+        {"amk_py_eval", {test_amk_py_eval_value_lists}},
+        {"amk_py_to_amk", {test_amk_py_to_amk_matches_python_semantics}},
     };
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
         TCase *tc = tcase_create(groups[g].name);

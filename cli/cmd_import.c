@@ -1,0 +1,62 @@
+/* `amk import`: a search space in the tuning community's T1 format (Kernel Tuner's
+ * benchmark_hub) becomes an amk kernel folder for --spec-dir. space_defs/import_t1.c does
+ * the work; this file parses arguments and prints what was written. */
+#include "cli_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
+{
+    cli_args a;
+    int k, rc;
+    const char *input = NULL, *output = NULL, *name = NULL;
+    cli_args_init(&a, "import", argc, argv);
+    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
+        if (k == CLI_ARG_POS) {
+            if (input)
+                cli_args_fail(&a, "unexpected argument '%s' (one SPACE.json)", a.arg);
+            input = a.arg;
+            continue;
+        }
+        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--output", &output) ||
+            cli_args_value(&a, "-o", &output) || cli_args_value(&a, "--name", &name))
+            continue;
+        cli_args_unknown(&a);
+    }
+    if (!a.err && !a.help && !input)
+        cli_args_fail(&a, "missing SPACE.json (a T1 space file)");
+    if (!a.err && !a.help && !output)
+        cli_args_fail(&a, "missing -o DIR (the kernel folder to write)");
+    if ((rc = cli_args_done(ctx, &a)) >= 0)
+        return rc;
+
+    amk_diag d;
+    amk_diag_clear(&d);
+    amk_import_opts opts = {.name = name};
+    int e = amk_import_t1(input, output, &opts, &d);
+    if (e != AMK_OK)
+        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
+    amk_spec *s = NULL;
+    if ((e = amk_spec_load(output, &s, &d)) != AMK_OK)
+        return cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
+    cJSON *out = cJSON_CreateObject();
+    cJSON_AddStringToObject(out, "kernel", amk_spec_name(s));
+    cJSON_AddStringToObject(out, "dir", output);
+    cJSON *params = cJSON_AddArrayToObject(out, "params");
+    double raw = 1;
+    for (int i = 0; i < amk_spec_n_params(s); i++) {
+        cJSON_AddItemToArray(params, cJSON_CreateString(amk_spec_param_name(s, i)));
+        raw *= amk_spec_param_n_choices(s, i);
+    }
+    cJSON_AddNumberToObject(out, "raw_size", raw);
+    cJSON_AddNumberToObject(
+        out, "restrictions",
+        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(amk_spec_json(s), "restrictions")));
+    if (cli_tables(ctx))
+        fprintf(stderr, "imported %s into %s: %d params, %.0f raw points (amk space %s "
+                "--spec-dir %s)\n", amk_spec_name(s), output, amk_spec_n_params(s), raw,
+                amk_spec_name(s), output);
+    amk_spec_free(s);
+    return cli_print_json(ctx, out);
+}

@@ -1,0 +1,627 @@
+/* amk import: turns a search space in the tuning community's T1 format (Kernel Tuner's
+ * benchmark_hub) into an amk kernel folder. Values and conditions are the Python subset of
+ * pyexpr.c; the folder is built beside DIR, loaded back with amk_spec_load and only then
+ * renamed onto DIR, so a failed import leaves nothing behind. */
+#include "space_defs_int.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define IMPORT_CHECK_MAX 4000000 /* combinations tried to prove a condition's '/' exact */
+
+typedef struct imp_param {
+    char name[AMK_NAME_MAX];
+    py_val vals; /* PY_V_LIST of ints or strs, sorted ascending when ints */
+    int def;     /* index into vals */
+} imp_param;
+
+typedef struct importer {
+    const char *path; /* the T1 file, for messages */
+    cJSON *root;
+    int nparams;
+    imp_param params[AMK_MAX_PARAMS];
+    int ndims;
+    char dims[3][AMK_NAME_MAX];
+    int64_t problem[3];
+    /* the condition being checked: one value per param (by index), bound names */
+    int64_t env[AMK_MAX_PARAMS];
+    int as_lists; /* lookups return a param's whole value list (T1 argument sizes) */
+    amk_diag *d;
+} importer;
+
+static const char *const dim_names[3] = {"problem_size_x", "problem_size_y", "problem_size_z"};
+
+static int param_index(const importer *im, const char *name)
+{
+    for (int i = 0; i < im->nparams; i++)
+        if (!strcmp(im->params[i].name, name))
+            return i;
+    return -1;
+}
+
+static int copy_list(const py_val *src, py_val *out)
+{
+    memset(out, 0, sizeof *out);
+    out->kind = PY_V_LIST;
+    out->ints = malloc((src->n ? src->n : 1) * sizeof *out->ints);
+    if (!out->ints)
+        return AMK_ENOMEM;
+    memcpy(out->ints, src->ints, src->n * sizeof *out->ints);
+    out->n = src->n;
+    return AMK_OK;
+}
+
+/* Names in conditions and sizes: params (bound to one value, or to their list), and
+ * ProblemSize. */
+static int lookup(void *ud, const char *name, py_val *out)
+{
+    importer *im = ud;
+    memset(out, 0, sizeof *out);
+    if (!strcmp(name, "ProblemSize") || !strcmp(name, "problem_size")) {
+        out->kind = PY_V_LIST;
+        if (!(out->ints = malloc(3 * sizeof *out->ints)))
+            return AMK_ENOMEM;
+        memcpy(out->ints, im->problem, (size_t)im->ndims * sizeof *out->ints);
+        out->n = (size_t)im->ndims;
+        return AMK_OK;
+    }
+    int i = param_index(im, name);
+    if (i < 0 || im->params[i].vals.strs)
+        return AMK_ENOENT;
+    if (im->as_lists)
+        return copy_list(&im->params[i].vals, out);
+    out->kind = PY_V_INT;
+    out->i = im->env[i];
+    return AMK_OK;
+}
+
+static int fail(importer *im, int code, const char *where, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int fail(importer *im, int code, const char *where, const char *fmt, ...)
+{
+    char m[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    return amk_diag_set(im->d, code, "%s: %s%s%s", im->path, where ? where : "", where ? ": " : "",
+                        m);
+}
+
+static const cJSON *get_path(const cJSON *root, const char *a, const char *b)
+{
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(root, a);
+    return b ? cJSON_GetObjectItemCaseSensitive(j, b) : j;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Values: a string holding a Python expression that gives a list (or a JSON array). */
+static int load_values(importer *im, imp_param *p, const cJSON *vals, const char *where)
+{
+    if (cJSON_IsArray(vals)) {
+        /* a JSON array: the same checks through its text */
+        char *txt = cJSON_PrintUnformatted(vals);
+        if (!txt)
+            return fail(im, AMK_ENOMEM, where, "out of memory");
+        cJSON *s = cJSON_CreateString(txt);
+        free(txt);
+        if (!s)
+            return fail(im, AMK_ENOMEM, where, "out of memory");
+        int rc = load_values(im, p, s, where);
+        cJSON_Delete(s);
+        return rc;
+    }
+    if (!cJSON_IsString(vals))
+        return fail(im, AMK_ESPEC, where, "expected a string holding a Python list");
+    py_node *n = NULL;
+    amk_diag pd = {0};
+    int rc = amk_py_parse(vals->valuestring, &n, &pd);
+    if (!rc)
+        rc = amk_py_eval(n, vals->valuestring, NULL, NULL, &p->vals, &pd);
+    amk_py_free(n);
+    if (rc)
+        return fail(im, rc == AMK_ENOMEM ? AMK_ENOMEM : AMK_ESPEC, where, "%s", pd.msg);
+    if (p->vals.kind != PY_V_LIST)
+        return fail(im, AMK_ESPEC, where, "'%s' is not a list", vals->valuestring);
+    if (p->vals.n < 1 || p->vals.n > AMK_MAX_CHOICES)
+        return fail(im, AMK_ESPEC, where, "'%s' gives %zu values; amk takes 1 to %d per param",
+                    vals->valuestring, p->vals.n, AMK_MAX_CHOICES);
+    if (p->vals.strs) {
+        for (size_t i = 0; i < p->vals.n; i++) {
+            const char *s = p->vals.strs[i];
+            size_t len = strlen(s);
+            int ok = len > 0 && len < AMK_NAME_MAX;
+            for (const char *c = s; *c; c++)
+                if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && *c != '.')
+                    ok = 0;
+            if (!ok)
+                return fail(im, AMK_ESPEC, where, "string value '%s' cannot be an amk enum label "
+                            "(1 to %d letters, digits, '_', '-', '.')", s, AMK_NAME_MAX - 1);
+            for (size_t j = 0; j < i; j++)
+                if (!strcmp(p->vals.strs[j], s))
+                    return fail(im, AMK_ESPEC, where, "value '%s' is listed twice", s);
+        }
+        return AMK_OK;
+    }
+    for (size_t i = 0; i < p->vals.n; i++) {
+        if (p->vals.ints[i] < INT32_MIN || p->vals.ints[i] > INT32_MAX)
+            return fail(im, AMK_ESPEC, where, "value %lld is outside the int32 range",
+                        (long long)p->vals.ints[i]);
+        for (size_t j = 0; j < i; j++)
+            if (p->vals.ints[j] == p->vals.ints[i])
+                return fail(im, AMK_ESPEC, where, "value %lld is listed twice (amk params "
+                            "have distinct values)", (long long)p->vals.ints[i]);
+    }
+    return AMK_OK;
+}
+
+static int load_params(importer *im)
+{
+    const cJSON *tp = get_path(im->root, "ConfigurationSpace", "TuningParameters");
+    if (!cJSON_IsArray(tp) || cJSON_GetArraySize(tp) < 1)
+        return fail(im, AMK_ESPEC, "ConfigurationSpace.TuningParameters",
+                    "expected a non-empty array");
+    if (cJSON_GetArraySize(tp) > AMK_MAX_PARAMS)
+        return fail(im, AMK_ESPEC, "ConfigurationSpace.TuningParameters", "%d params; amk "
+                    "takes at most %d", cJSON_GetArraySize(tp), AMK_MAX_PARAMS);
+    int i = 0;
+    for (const cJSON *t = tp->child; t; t = t->next, i++) {
+        char where[128];
+        snprintf(where, sizeof where, "ConfigurationSpace.TuningParameters[%d]", i);
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(t, "Name");
+        if (!cJSON_IsString(name) || !name->valuestring[0] ||
+            strlen(name->valuestring) >= AMK_NAME_MAX)
+            return fail(im, AMK_ESPEC, where, "Name: expected a non-empty string");
+        if (param_index(im, name->valuestring) >= 0)
+            return fail(im, AMK_ESPEC, where, "param '%s' is declared twice", name->valuestring);
+        imp_param *p = &im->params[im->nparams++];
+        snprintf(p->name, sizeof p->name, "%s", name->valuestring);
+        snprintf(where, sizeof where, "ConfigurationSpace.TuningParameters[%d] (%s).Values", i,
+                 p->name);
+        int rc = load_values(im, p, cJSON_GetObjectItemCaseSensitive(t, "Values"), where);
+        if (rc)
+            return rc;
+        /* Default: a value, or a one-item list of it. */
+        const cJSON *def = cJSON_GetObjectItemCaseSensitive(t, "Default");
+        if (cJSON_IsArray(def) && cJSON_GetArraySize(def) == 1)
+            def = def->child;
+        p->def = -1;
+        for (size_t k = 0; k < p->vals.n; k++) {
+            if (p->vals.strs ? cJSON_IsString(def) && !strcmp(def->valuestring, p->vals.strs[k])
+                             : cJSON_IsNumber(def) && def->valuedouble == (double)p->vals.ints[k])
+                p->def = (int)k;
+        }
+        if (p->def < 0) {
+            char *txt = def ? cJSON_PrintUnformatted(def) : NULL;
+            amk_log(AMK_LOG_WARN, "%s: param %s: Default %s is not one of its values; the "
+                    "first value is the default", im->path, p->name, txt ? txt : "(none)");
+            free(txt);
+            p->def = 0;
+        }
+        if (!p->vals.strs) {
+            int64_t dv = p->vals.ints[p->def];
+            qsort(p->vals.ints, p->vals.n, sizeof *p->vals.ints, cmp_i64);
+            for (size_t k = 0; k < p->vals.n; k++)
+                if (p->vals.ints[k] == dv)
+                    p->def = (int)k;
+        }
+    }
+    return AMK_OK;
+}
+
+typedef struct used_set {
+    importer *im;
+    unsigned char used[AMK_MAX_PARAMS];
+    const char *unknown;
+} used_set;
+
+static void mark_name(void *ud, const char *name)
+{
+    used_set *u = ud;
+    int i = param_index(u->im, name);
+    if (i >= 0)
+        u->used[i] = 1;
+    else if (!u->unknown)
+        u->unknown = name;
+}
+
+/* Params pass through under their own names; anything else is not a condition's. */
+static int cond_leaf(void *ud, const py_node *n, const char *src, amk_sb *sb, amk_diag *d)
+{
+    importer *im = ud;
+    if (n->kind == PY_NAME) {
+        int i = param_index(im, n->str);
+        if (i < 0)
+            return amk_diag_set(d, AMK_EEXPR, "unknown name '%s' (not a tuning parameter) at "
+                                "column %zu in '%s'", n->str, n->col + 1, src);
+        if (im->params[i].vals.strs)
+            return amk_diag_set(d, AMK_EEXPR, "param '%s' has string values; conditions on "
+                                "string params are not supported (column %zu in '%s')", n->str,
+                                n->col + 1, src);
+        amk_sb_printf(sb, "%s", n->str);
+        return AMK_OK;
+    }
+    return AMK_ENOENT;
+}
+
+/* Python gives a float for an inexact '/' or a negative '**' exponent, which amk's integers
+ * cannot follow: every combination of the params the condition reads is tried, and an
+ * import that would need a float is refused, naming the combination. */
+static int check_integral(importer *im, const py_node *n, const char *src, const char *where)
+{
+    used_set u = {.im = im};
+    amk_py_names(n, mark_name, &u);
+    int idx[AMK_MAX_PARAMS], m = 0;
+    double combos = 1;
+    for (int i = 0; i < im->nparams; i++)
+        if (u.used[i]) {
+            idx[m++] = i;
+            combos *= (double)im->params[i].vals.n;
+        }
+    if (combos > IMPORT_CHECK_MAX)
+        return fail(im, AMK_ESPEC, where, "'%s' uses '/' or '**' over %.0f combinations of its "
+                    "params; amk can prove it integral over at most %d", src, combos,
+                    IMPORT_CHECK_MAX);
+    size_t pos[AMK_MAX_PARAMS] = {0};
+    for (;;) {
+        for (int k = 0; k < m; k++)
+            im->env[idx[k]] = im->params[idx[k]].vals.ints[pos[k]];
+        py_val v = {0};
+        amk_diag ed = {0};
+        int rc = amk_py_eval(n, src, lookup, im, &v, &ed);
+        amk_py_val_clear(&v);
+        /* a zero divisor or a 64-bit overflow makes the config invalid in amk (Python
+         * raises or computes a big integer); a float cannot be followed */
+        if (rc == AMK_EEXPR || rc == AMK_ENOMEM) {
+            char at[512] = "";
+            size_t len = 0;
+            for (int k = 0; k < m && len < sizeof at; k++)
+                len += (size_t)snprintf(at + len, sizeof at - len, "%s%s=%lld", k ? ", " : "",
+                                        im->params[idx[k]].name, (long long)im->env[idx[k]]);
+            return fail(im, rc == AMK_ENOMEM ? AMK_ENOMEM : AMK_ESPEC, where, "%s (with %s)",
+                        ed.msg, at);
+        }
+        int k = m - 1;
+        while (k >= 0 && ++pos[k] == im->params[idx[k]].vals.n)
+            pos[k--] = 0;
+        if (k < 0)
+            return AMK_OK;
+    }
+}
+
+/* Conditions -> restrictions (amk text). */
+static int load_conditions(importer *im, cJSON *out)
+{
+    const cJSON *cs = get_path(im->root, "ConfigurationSpace", "Conditions");
+    if (!cs)
+        return AMK_OK;
+    if (!cJSON_IsArray(cs))
+        return fail(im, AMK_ESPEC, "ConfigurationSpace.Conditions", "expected an array");
+    if (cJSON_GetArraySize(cs) > AMK__MAX_RESTRICT)
+        return fail(im, AMK_ESPEC, "ConfigurationSpace.Conditions", "%d conditions; amk takes "
+                    "at most %d", cJSON_GetArraySize(cs), AMK__MAX_RESTRICT);
+    int i = 0;
+    for (const cJSON *c = cs->child; c; c = c->next, i++) {
+        char where[96];
+        snprintf(where, sizeof where, "ConfigurationSpace.Conditions[%d].Expression", i);
+        const cJSON *e = cJSON_IsString(c) ? c : cJSON_GetObjectItemCaseSensitive(c, "Expression");
+        if (!cJSON_IsString(e))
+            return fail(im, AMK_ESPEC, where, "expected a string holding a Python expression");
+        const char *src = e->valuestring;
+        py_node *n = NULL;
+        char *text = NULL;
+        amk_diag pd = {0};
+        int rc = amk_py_parse(src, &n, &pd);
+        if (!rc)
+            rc = amk_py_to_amk(n, src, 1, cond_leaf, im, &text, &pd);
+        if (rc) {
+            amk_py_free(n);
+            return fail(im, rc == AMK_ENOMEM ? AMK_ENOMEM : AMK_ESPEC, where, "%s", pd.msg);
+        }
+        if (amk_py_may_float(n))
+            rc = check_integral(im, n, src, where);
+        amk_py_free(n);
+        if (!rc && !cJSON_AddItemToArray(out, cJSON_CreateString(text)))
+            rc = fail(im, AMK_ENOMEM, where, "out of memory");
+        free(text);
+        if (rc)
+            return rc;
+    }
+    return AMK_OK;
+}
+
+static int load_problem(importer *im)
+{
+    const cJSON *ps = get_path(im->root, "KernelSpecification", "ProblemSize");
+    if (!ps) {
+        /* a space without a launch description: one dim of size 1 */
+        im->ndims = 1;
+        im->problem[0] = 1;
+    } else {
+        if (cJSON_IsNumber(ps)) {
+            im->ndims = 1;
+            im->problem[0] = (int64_t)ps->valuedouble;
+        } else if (cJSON_IsArray(ps) && cJSON_GetArraySize(ps) >= 1 &&
+                   cJSON_GetArraySize(ps) <= 3) {
+            for (const cJSON *c = ps->child; c; c = c->next) {
+                if (!cJSON_IsNumber(c) || c->valuedouble != (double)(int64_t)c->valuedouble)
+                    return fail(im, AMK_ESPEC, "KernelSpecification.ProblemSize", "expected "
+                                "integers (sizes given by expressions are not supported)");
+                im->problem[im->ndims++] = (int64_t)c->valuedouble;
+            }
+        } else
+            return fail(im, AMK_ESPEC, "KernelSpecification.ProblemSize", "expected 1 to 3 "
+                        "integers");
+    }
+    for (int i = 0; i < im->ndims; i++) {
+        if (im->problem[i] < 1 || im->problem[i] > INT32_MAX)
+            return fail(im, AMK_ESPEC, "KernelSpecification.ProblemSize", "%lld is not a size "
+                        "(1 to 2^31-1)", (long long)im->problem[i]);
+        snprintf(im->dims[i], sizeof im->dims[i], "%s", dim_names[i]);
+        if (param_index(im, dim_names[i]) >= 0)
+            return fail(im, AMK_ESPEC, "KernelSpecification.ProblemSize", "a tuning parameter "
+                        "is named '%s', the name amk gives this dim", dim_names[i]);
+    }
+    return AMK_OK;
+}
+
+/* The kernel name from the file name: lower case, [a-z0-9_], starting with a letter. */
+static void default_name(const char *path, char *out, size_t cap)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t k = 0;
+    if (!isalpha((unsigned char)b[0]) && cap > 3) {
+        memcpy(out, "t1_", 3);
+        k = 3;
+    }
+    for (const char *c = b; *c && *c != '.' && k + 1 < cap; c++)
+        out[k++] = isalnum((unsigned char)*c) ? (char)tolower((unsigned char)*c) : '_';
+    out[k] = '\0';
+}
+
+/* ---------- the kernel section ------------------------------------------------------------ */
+
+/* Without --kernel: the space alone. Its source stops any compile with the reason, so a GPU
+ * run records compile_error rows saying what to do, and replay (sim) and search work. */
+static const char no_kernel_src[] =
+    "/* Written by amk import without --kernel: the search space of a T1 file, no kernel. */\n"
+    "#error \"this kernel folder was imported without --kernel: it describes a search space "
+    "for replay (--backend sim:FILE) and search only; to run it on a GPU, import again with "
+    "amk import SPACE.json --kernel FILE.cu -o DIR\"\n";
+
+static int add_launch(cJSON *obj, const char *const grid[3], const char *const block[3],
+                      const char *shared)
+{
+    cJSON *l = cJSON_AddObjectToObject(obj, "launch");
+    cJSON *g = cJSON_AddArrayToObject(l, "grid");
+    cJSON *b = cJSON_AddArrayToObject(l, "block");
+    if (!l || !g || !b)
+        return AMK_ENOMEM;
+    for (int i = 0; i < 3; i++)
+        if (!cJSON_AddItemToArray(g, cJSON_CreateString(grid[i])) ||
+            !cJSON_AddItemToArray(b, cJSON_CreateString(block[i])))
+            return AMK_ENOMEM;
+    return cJSON_AddStringToObject(l, "shared_bytes", shared) ? AMK_OK : AMK_ENOMEM;
+}
+
+static int space_only_kernel(cJSON *spec, const char *name, char **src_name, char **src_text)
+{
+    static const char *const one[3] = {"1", "1", "1"};
+    cJSON *bufs = cJSON_AddArrayToObject(spec, "buffers");
+    cJSON *b = cJSON_CreateObject();
+    if (!bufs || !b || !cJSON_AddItemToArray(bufs, b))
+        return AMK_ENOMEM;
+    cJSON_AddStringToObject(b, "name", "out");
+    cJSON_AddStringToObject(b, "dtype", "f32");
+    cJSON_AddStringToObject(b, "count", "1");
+    cJSON_AddStringToObject(b, "role", "out");
+    cJSON *args = cJSON_AddArrayToObject(spec, "args");
+    cJSON_AddItemToArray(args, cJSON_CreateString("out"));
+    cJSON_AddStringToObject(spec, "source", "no_kernel.cu");
+    cJSON_AddStringToObject(spec, "entry", name);
+    if (add_launch(spec, one, one, "0"))
+        return AMK_ENOMEM;
+    /* no cost knowledge: a floor of zero is the only true lower bound */
+    cJSON *cost = cJSON_AddObjectToObject(spec, "cost");
+    cJSON_AddStringToObject(cost, "flops", "0");
+    cJSON_AddStringToObject(cost, "min_bytes", "0");
+    cJSON_AddStringToObject(cost, "unit", "none");
+    cJSON *ref = cJSON_AddObjectToObject(spec, "reference");
+    cJSON_AddStringToObject(ref, "source", "no_kernel.cu");
+    cJSON_AddStringToObject(ref, "entry", name);
+    cJSON_AddItemToObject(ref, "args", cJSON_CreateStringArray((const char *const[]){"out"}, 1));
+    if (add_launch(ref, one, one, "0"))
+        return AMK_ENOMEM;
+    cJSON *tol = cJSON_AddObjectToObject(spec, "tolerance");
+    cJSON_AddStringToObject(tol, "reduction", "1");
+    *src_name = strdup("no_kernel.cu");
+    *src_text = strdup(no_kernel_src);
+    return *src_name && *src_text ? AMK_OK : AMK_ENOMEM;
+}
+
+/* ---------- writing the folder ------------------------------------------------------------ */
+
+typedef struct out_file {
+    char *name, *text;
+} out_file;
+
+static int write_file(const char *dir, const char *name, const char *text, amk_diag *d)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return amk_diag_set(d, AMK_EIO, "cannot write %s: %s", path, strerror(errno));
+    size_t len = strlen(text);
+    int ok = fwrite(text, 1, len, f) == len;
+    ok = fclose(f) == 0 && ok;
+    return ok ? AMK_OK : amk_diag_set(d, AMK_EIO, "cannot write %s: %s", path, strerror(errno));
+}
+
+static void remove_tree(const char *dir, const out_file *files, int n)
+{
+    char path[4096];
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* Writes the files into a fresh folder beside out_dir, checks it loads, renames it. */
+static int publish(importer *im, const char *out_dir, const out_file *files, int n)
+{
+    amk_diag *d = im->d;
+    struct stat st;
+    if (stat(out_dir, &st) == 0) {
+        DIR *dd = S_ISDIR(st.st_mode) ? opendir(out_dir) : NULL;
+        int empty = dd != NULL;
+        for (struct dirent *e; dd && (e = readdir(dd));)
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                empty = 0;
+        if (dd)
+            closedir(dd);
+        if (!empty)
+            return amk_diag_set(d, AMK_EEXIST, "%s already exists (amk import writes a new "
+                                "folder; remove it first)", out_dir);
+    }
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", out_dir) >= (int)sizeof tmp)
+        return amk_diag_set(d, AMK_EINVAL, "output path too long");
+    size_t len = strlen(out_dir);
+    while (len > 1 && out_dir[len - 1] == '/') /* "DIR/" -> "DIR.tmp-..." */
+        len--;
+    snprintf(tmp, sizeof tmp, "%.*s.tmp-XXXXXX", (int)len, out_dir);
+    if (!mkdtemp(tmp))
+        return amk_diag_set(d, AMK_EIO, "cannot create a folder beside %s: %s", out_dir,
+                            strerror(errno));
+    int rc = AMK_OK;
+    for (int i = 0; i < n && !rc; i++)
+        rc = write_file(tmp, files[i].name, files[i].text, d);
+    if (!rc) {
+        amk_spec *s = NULL;
+        rc = amk_spec_load(tmp, &s, d);
+        amk_spec_free(s);
+        if (rc)
+            amk_diag_prefix(d, "the imported spec does not load (an amk import bug)");
+    }
+    if (!rc && rename(tmp, out_dir) != 0)
+        rc = amk_diag_set(d, AMK_EIO, "cannot rename %s to %s: %s", tmp, out_dir,
+                          strerror(errno));
+    if (rc)
+        remove_tree(tmp, files, n);
+    return rc;
+}
+
+int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opts *opts,
+                  amk_diag *d)
+{
+    if (!t1_path || !out_dir)
+        return amk_diag_set(d, AMK_EINVAL, "amk_import_t1: NULL path");
+    importer *im = calloc(1, sizeof *im);
+    cJSON *spec = NULL;
+    out_file files[4] = {{0}};
+    int nfiles = 0;
+    char *data = NULL;
+    size_t len;
+    if (!im)
+        return amk_diag_set(d, AMK_ENOMEM, "out of memory");
+    im->path = t1_path;
+    im->d = d;
+    int rc = amk_fs_read_all(t1_path, &data, &len, d);
+    if (rc)
+        goto done;
+    const char *end = NULL;
+    im->root = cJSON_ParseWithOpts(data, &end, 1);
+    if (!im->root) {
+        rc = fail(im, AMK_EPARSE, NULL, "malformed JSON near byte %ld",
+                  end ? (long)(end - data) : 0L);
+        goto done;
+    }
+    if ((rc = load_params(im)) || (rc = load_problem(im)))
+        goto done;
+
+    char name[AMK_NAME_MAX];
+    if (opts && opts->name)
+        snprintf(name, sizeof name, "%s", opts->name);
+    else
+        default_name(t1_path, name, sizeof name);
+    spec = cJSON_CreateObject();
+    if (!spec) {
+        rc = fail(im, AMK_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    const cJSON *bn = get_path(im->root, "General", "BenchmarkName");
+    char desc[512];
+    snprintf(desc, sizeof desc, "imported by amk import from the T1 space '%s' (%s); params in "
+             "the T1 file's order", cJSON_IsString(bn) ? bn->valuestring : name, t1_path);
+    cJSON_AddNumberToObject(spec, "amk_spec", 1);
+    cJSON_AddStringToObject(spec, "name", name);
+    cJSON_AddStringToObject(spec, "description", desc);
+    cJSON *dims = cJSON_AddArrayToObject(spec, "dims");
+    cJSON *shapes = cJSON_AddObjectToObject(spec, "shapes");
+    cJSON *defshape = cJSON_AddObjectToObject(shapes, "default");
+    for (int i = 0; i < im->ndims; i++) {
+        cJSON_AddItemToArray(dims, cJSON_CreateString(im->dims[i]));
+        cJSON_AddNumberToObject(defshape, im->dims[i], (double)im->problem[i]);
+    }
+    cJSON_AddItemToObject(spec, "dtypes", cJSON_CreateStringArray((const char *const[]){"f32"}, 1));
+    cJSON *params = cJSON_AddObjectToObject(spec, "params");
+    for (int i = 0; i < im->nparams; i++) {
+        const imp_param *p = &im->params[i];
+        cJSON *po = cJSON_AddObjectToObject(params, p->name);
+        cJSON *vals = cJSON_AddArrayToObject(po, "values");
+        for (size_t k = 0; k < p->vals.n; k++)
+            cJSON_AddItemToArray(vals, p->vals.strs ? cJSON_CreateString(p->vals.strs[k])
+                                                    : cJSON_CreateNumber((double)p->vals.ints[k]));
+        if (p->vals.strs)
+            cJSON_AddStringToObject(po, "default", p->vals.strs[p->def]);
+        else
+            cJSON_AddNumberToObject(po, "default", (double)p->vals.ints[p->def]);
+    }
+    cJSON *restr = cJSON_AddArrayToObject(spec, "restrictions");
+    if (!restr) {
+        rc = fail(im, AMK_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    if ((rc = load_conditions(im, restr)))
+        goto done;
+    if (space_only_kernel(spec, name, &files[1].name, &files[1].text))
+        rc = fail(im, AMK_ENOMEM, NULL, "out of memory");
+    if (rc)
+        goto done;
+    nfiles = 2;
+    files[0].name = strdup("spec.json");
+    files[0].text = cJSON_Print(spec);
+    if (!files[0].name || !files[0].text) {
+        rc = fail(im, AMK_ENOMEM, NULL, "out of memory");
+        goto done;
+    }
+    rc = publish(im, out_dir, files, nfiles);
+done:
+    for (int i = 0; i < 4; i++) {
+        free(files[i].name);
+        free(files[i].text);
+    }
+    cJSON_Delete(spec);
+    for (int i = 0; i < im->nparams; i++)
+        amk_py_val_clear(&im->params[i].vals);
+    cJSON_Delete(im->root);
+    free(im);
+    free(data);
+    return rc;
+}

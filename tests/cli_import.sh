@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `amk import`: a T1 space (tests/fixtures/t1/semantics.json: negatives under // and %, **,
+# chained comparisons, and/or as values, comprehensions, list + list, an exact '/') imports
+# and `amk space --exact` counts exactly the configs Python's own evaluation accepts; every
+# construct outside the subset is refused with its name and column, and nothing is written.
+# Run as: bash cli_import.sh AMK_BINARY SOURCE_DIR
+set -euo pipefail
+source "$2/tests/fixtures/cli/lib.sh"
+cli_setup "$@"
+T1="$SRC/tests/fixtures/t1"
+
+run import --help
+expect_rc 0
+expect_out "usage: amk import SPACE.json -o DIR"
+
+# --- the semantics fixture: count equals Python's --------------------------------------------
+run import "$T1/semantics.json" -o sem
+expect_rc 0
+expect_py "$WORK/out" 'd["kernel"] == "semantics" and d["raw_size"] == 9984 and d["restrictions"] == 10'
+expect_err "param e: Default 99 is not one of its values"
+expect_py sem/spec.json 'list(d["params"]) == ["a", "b", "c", "d", "e", "f"]'
+expect_py sem/spec.json 'd["params"]["d"]["values"] == [1, 4, 7, 10] and d["params"]["d"]["default"] == 7'
+expect_py sem/spec.json 'd["params"]["b"]["default"] == 1 and d["params"]["e"]["default"] == 0'
+expect_py sem/spec.json 'd["shapes"]["default"] == {"problem_size_x": 1024, "problem_size_y": 512}'
+expected=$(python3 "$T1/count_valid.py" "$T1/semantics.json")
+run space semantics --spec-dir sem --exact
+expect_rc 0
+expect_py "$WORK/out" "d['valid_count'] == $expected"
+# a space-only folder: a GPU compile fails with the reason, not with a made-up kernel
+grep -q 'imported without --kernel' sem/no_kernel.cu || fail "no_kernel.cu lacks its reason"
+
+# --- refused: an existing folder, bad constructs (nothing written) ---------------------------
+run import "$T1/semantics.json" -o sem
+expect_rc 2
+expect_err "sem already exists"
+bad() { # bad CONDITION|VALUES TEXT EXPECTED...
+    local field=$1 text=$2
+    shift 2
+    python3 - "$T1/semantics.json" "$field" "$text" >bad.json <<'PY'
+import json, sys
+t1 = json.load(open(sys.argv[1]))
+if sys.argv[2] == "values":
+    t1["ConfigurationSpace"]["TuningParameters"][0]["Values"] = sys.argv[3]
+else:
+    t1["ConfigurationSpace"]["Conditions"][0]["Expression"] = sys.argv[3]
+json.dump(t1, sys.stdout)
+PY
+    run import bad.json -o out_dir
+    expect_rc 2
+    expect_err "$@"
+    [ ! -e out_dir ] || fail "'$LAST' wrote out_dir"
+    ! ls -d out_dir.tmp-* >/dev/null 2>&1 || fail "'$LAST' left a temporary folder"
+}
+bad cond "lambda: a" "Conditions[0].Expression: 'lambda' here at column 1"
+bad cond "a if b else c" "conditional expression 'x if c else y' at column 3"
+bad cond "a in [1, 2]" "operator 'in' / 'is' / 'not in'"
+bad cond "a ^ b == 0" "operator '^' at column 3"
+bad cond "~a == 0" "operator '~' at column 1"
+bad cond "a / 4 < 1" "'/' gives the float -6/4" "(with a=-6)"
+bad cond "a < 1.5" "float literal" "column 5"
+bad cond "zz > 1" "unknown name 'zz' (not a tuning parameter) at column 1"
+bad cond "a.real > 1" "attribute access at column 2"
+bad cond "abs(a) > 1" "function call"
+bad cond "(a, b) == 0" "tuple at column 3"
+bad cond "a[0] > 1" "subscript"
+bad cond "2 ** a > 1" "'**' with the negative exponent"
+bad values "[1, 2, 2]" "Values: value 2 is listed twice"
+bad values "[0.5, 1]" "float literal (amk params and expressions are integers) at column 2"
+bad values "[i for i in range(3) for j in range(2)]" "nested 'for' in a list comprehension"
+bad values "[1] + range(3)" "a range in arithmetic"
+bad values "list(range(0, 100))" "gives 100 values; amk takes 1 to 64"
+bad values "{1, 2}" "dict or set display at column 1"
+bad values "[2 ** 40]" "value 1099511627776 is outside the int32 range"
+printf '{"ConfigurationSpace": {"TuningParameters": [' >bad.json
+run import bad.json -o out_dir
+expect_rc 2
+expect_err "bad.json: malformed JSON"
+[ ! -e out_dir ] || fail "a malformed file wrote out_dir"
+run import -o out_dir
+expect_rc 1
+expect_err "missing SPACE.json"
+done_ok
