@@ -295,7 +295,7 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
     lo.budget = budget;
     lo.time_limit_s = time_limit;
     lo.batch = (int)batch;
-    lo.min_gain = min_gain;
+    lo.min_gain = min_gain > 0 ? min_gain : -1; /* the loop reads 0 as "default" */
     lo.results_path = results;
     lo.best_path = best_path;
     lo.resume = resume;
