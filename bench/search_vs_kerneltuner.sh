@@ -5,7 +5,7 @@
 # to $OUT (default build/search_vs_kerneltuner). Results: docs/PERFORMANCE.md, "Search
 # quality". Works from a clean clone after `make run` (it builds amk itself when missing).
 #   bench/search_vs_kerneltuner.sh [--quick] [--seeds N]
-# --quick: a smoke test (one space, 2 seeds, 3 Kernel Tuner strategies; about 20 s).
+# --quick: a smoke test (one space, 2 seeds, 3 Kernel Tuner strategies; about 10 s).
 # Environment: BUILD (build/), AMK ($BUILD/amk), VENV ($BUILD/bench-venv, built with pip from
 # bench/search_vs_kerneltuner.requirements.txt), OUT, JOBS (one per core),
 # VENV_FAIL_RC (exit status when the venv cannot be built: default 1; the CTest passes 77).
