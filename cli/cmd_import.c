@@ -10,7 +10,7 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
 {
     cli_args a;
     int k, rc;
-    const char *input = NULL, *output = NULL, *name = NULL;
+    const char *input = NULL, *output = NULL, *name = NULL, *kernel = NULL;
     cli_args_init(&a, "import", argc, argv);
     while ((k = cli_args_next(&a)) != CLI_ARG_END) {
         if (k == CLI_ARG_POS) {
@@ -20,7 +20,8 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
             continue;
         }
         if (cli_common_option(ctx, &a) || cli_args_value(&a, "--output", &output) ||
-            cli_args_value(&a, "-o", &output) || cli_args_value(&a, "--name", &name))
+            cli_args_value(&a, "-o", &output) || cli_args_value(&a, "--name", &name) ||
+            cli_args_value(&a, "--kernel", &kernel))
             continue;
         cli_args_unknown(&a);
     }
@@ -33,7 +34,7 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
 
     amk_diag d;
     amk_diag_clear(&d);
-    amk_import_opts opts = {.name = name};
+    amk_import_opts opts = {.name = name, .kernel_file = kernel};
     int e = amk_import_t1(input, output, &opts, &d);
     if (e != AMK_OK)
         return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
@@ -43,6 +44,8 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
     cJSON *out = cJSON_CreateObject();
     cJSON_AddStringToObject(out, "kernel", amk_spec_name(s));
     cJSON_AddStringToObject(out, "dir", output);
+    cJSON_AddItemToObject(out, "kernel_source",
+                          kernel ? cJSON_CreateString(kernel) : cJSON_CreateNull());
     cJSON *params = cJSON_AddArrayToObject(out, "params");
     double raw = 1;
     for (int i = 0; i < amk_spec_n_params(s); i++) {

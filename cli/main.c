@@ -20,8 +20,9 @@ const char cli_help_space[] =
     "Describes the search space of KERNEL at SHAPE for target T as JSON on stdout:\n"
     "  {kernel, shape, target, params: {NAME: {choices, default, doc}}, derived,\n"
     "   restrictions, raw_size, valid_count, feasible_count, counted}\n"
-    "valid_count satisfies every restriction with T's limits; feasible_count also passes\n"
-    "the cost model's resource check (threads, shared memory, registers, grid). Spaces\n"
+    "valid_count satisfies every restriction and the launch limits (threads per block,\n"
+    "grid, shared memory of the launch expressions) with T's limits; feasible_count also\n"
+    "passes the cost model's resource check (registers, blocks per SM). Spaces\n"
     "with more than 2e6 raw points are estimated from 200000 uniform samples (counted:\n"
     "\"estimated\", samples) unless --exact is given (counted: \"exact\").\n"
     "\n"
@@ -171,7 +172,7 @@ const char cli_help_export[] =
     "written, 3 when a results file is missing or malformed.\n";
 
 const char cli_help_import[] =
-    "usage: amk import SPACE.json -o DIR [--name NAME]\n"
+    "usage: amk import SPACE.json -o DIR [--kernel FILE.cu] [--name NAME]\n"
     "\n"
     "Turns a search space in the tuning community's T1 format (Kernel Tuner's\n"
     "benchmark_hub: ConfigurationSpace.TuningParameters and Conditions) into the kernel\n"
@@ -182,12 +183,18 @@ const char cli_help_import[] =
     "and or not, + - * / // % **, << >> & |, min, max and chained comparisons, translated\n"
     "exactly (// and % round as Python's; a '/' must be exact on every combination of the\n"
     "params it reads). Anything else is an error naming the construct and its column.\n"
-    "Without a kernel the folder describes the space only: search and replay (--backend\n"
-    "sim:FILE) work, a GPU run records compile errors saying so. Prints\n"
-    "  {kernel, dir, params, raw_size, restrictions}\n"
+    "Without --kernel the folder describes the space only: search and replay (--backend\n"
+    "sim:FILE) work, a GPU run records compile errors saying so. With --kernel FILE.cu\n"
+    "(CUDA, as its author wrote it: a plain __global__ function is found through the\n"
+    "runtime compiler's name lowering) the KernelSpecification becomes the kernel: the\n"
+    "block from LocalSize, the grid cdiv(ProblemSize, product of GridDiv), buffers and\n"
+    "int scalars from Arguments; the reference is the kernel at the default config (no\n"
+    "independent reference exists: weaker, and the verdict notes say so). Prints\n"
+    "  {kernel, dir, kernel_source, params, raw_size, restrictions}\n"
     "\n"
     "  -o, --output DIR  the folder to write (must not exist, or be empty); nothing is\n"
     "                    written when the import fails\n"
+    "  --kernel FILE.cu  the kernel source: the folder can then run on a GPU\n"
     "  --name NAME       kernel name (default: the file name, \"gemm_milo\")\n"
     "Exit 2: the file is malformed or uses Python outside the subset.\n";
 

@@ -23,6 +23,8 @@
  * compiler's verdict on given bytes is as deterministic as its output). */
 #define KIND_IMAGE 'O'
 #define KIND_REJECTED 'E'
+/* A code object with its entry's lowered name: the kind byte, the name, a NUL, the image. */
+#define KIND_NAMED_IMAGE 'N'
 
 /* ---------- arch and units --------------------------------------------------------------- */
 
@@ -358,15 +360,16 @@ static char *get_str(rbuf *r)
     return out;
 }
 
-/* Response: u32 result, f64 ms, bytes log, bytes image. */
+/* Response: u32 result, f64 ms, bytes log, bytes image, bytes lowered entry name. */
 static int respond(int result, double ms, const char *log, size_t log_len, const void *img,
-                   size_t img_len, void **resp, size_t *resp_len)
+                   size_t img_len, const char *lowered, void **resp, size_t *resp_len)
 {
     amk_sb sb = {0};
     put_u32(&sb, (uint32_t)result);
     amk_sb_putn(&sb, (const char *)&ms, sizeof ms);
     put_bytes(&sb, log ? log : "", log ? log_len : 0);
     put_bytes(&sb, img, img ? img_len : 0);
+    put_str(&sb, lowered);
     if (sb.oom) {
         amk_sb_free(&sb);
         return -1;
@@ -415,7 +418,7 @@ static int compile_handler(void *ud, const void *req, size_t req_len, void **res
         int rc = amk__rtc_version(v, sizeof v, &d);
         const char *txt = rc == AMK_OK ? v : d.msg;
         respond(rc == AMK_OK ? AMK__COMPILE_RES_OK : AMK__COMPILE_RES_FAILED, 0, txt,
-                strlen(txt), NULL, 0, resp, resp_len);
+                strlen(txt), NULL, 0, NULL, resp, resp_len);
         return AMK_WORKER_CONTINUE;
     }
     char *name = get_str(&r), *fault = get_str(&r), *source = get_str(&r);
@@ -425,29 +428,33 @@ static int compile_handler(void *ud, const void *req, size_t req_len, void **res
         opts = calloc(n ? n : 1, sizeof *opts);
     for (uint32_t i = 0; opts && i < n && !r.bad; i++)
         opts[i] = get_str(&r);
+    char *entry = get_str(&r);
     int act = AMK_WORKER_CONTINUE;
-    if (op != AMK__COMPILE_OP_COMPILE || r.bad || !opts || !name || !source) {
+    if (op != AMK__COMPILE_OP_COMPILE || r.bad || !opts || !name || !source || !entry) {
         const char *m = "malformed compile request";
-        respond(AMK__COMPILE_RES_FAILED, 0, m, strlen(m), NULL, 0, resp, resp_len);
+        respond(AMK__COMPILE_RES_FAILED, 0, m, strlen(m), NULL, 0, NULL, resp, resp_len);
         act = AMK_WORKER_RECYCLE;
     } else {
         inject_fault(fault);
         amk_rtc_out o;
         double t0 = amk_now_s();
-        int rc = amk__rtc_compile(name, source, (const char *const *)opts, (int)n, &o, &d);
+        int rc = amk__rtc_compile(name, source, (const char *const *)opts, (int)n, entry, &o,
+                                  &d);
         double ms = (amk_now_s() - t0) * 1e3;
         if (rc != AMK_OK) {
             /* The compiler failed without rejecting the source: its state is suspect. */
-            respond(AMK__COMPILE_RES_FAILED, ms, d.msg, strlen(d.msg), NULL, 0, resp,
+            respond(AMK__COMPILE_RES_FAILED, ms, d.msg, strlen(d.msg), NULL, 0, NULL, resp,
                     resp_len);
             act = AMK_WORKER_RECYCLE;
         } else {
             respond(o.compiled ? AMK__COMPILE_RES_OK : AMK__COMPILE_RES_REJECTED, ms, o.log,
-                    strlen(o.log), o.image, o.size, resp, resp_len);
+                    strlen(o.log), o.image, o.size, o.lowered, resp, resp_len);
             free(o.image);
             free(o.log);
+            free(o.lowered);
         }
     }
+    free(entry);
     for (uint32_t i = 0; opts && i < n; i++)
         free(opts[i]);
     free(opts);
@@ -714,11 +721,18 @@ static void from_cache(amk_compiler *c, const amk_compile_unit *u, amk_code *o, 
                        size_t len, double orig_ms)
 {
     unsigned char *p = data;
-    if (p[0] == KIND_IMAGE) {
+    size_t skip = 1;
+    if (p[0] == KIND_NAMED_IMAGE) {
+        const unsigned char *nul = memchr(p + 1, '\0', len - 1);
+        skip = nul ? (size_t)(nul - p) + 1 : len;
+        snprintf(o->entry, sizeof o->entry, "%.*s", (int)(skip - 2), (const char *)p + 1);
+    } else
+        snprintf(o->entry, sizeof o->entry, "%s", u->entry);
+    if (p[0] == KIND_IMAGE || p[0] == KIND_NAMED_IMAGE) {
         o->status = AMK_STATUS_OK;
-        memmove(p, p + 1, len - 1);
+        memmove(p, p + skip, len - skip);
         o->image = p;
-        o->size = len - 1;
+        o->size = len - skip;
         snprintf(o->notes, sizeof o->notes, "cached code object (compiled in %.0f ms)",
                  orig_ms);
     } else {
@@ -808,9 +822,12 @@ static void finish(amk_compiler *c, const amk_compile_unit *u, uint64_t key,
     uint32_t res = get_u32(&r);
     double ms = get_f64(&r);
     size_t log_len, img_len;
+    size_t low_len;
     const char *log = get_bytes(&r, &log_len);
     const char *img = get_bytes(&r, &img_len);
-    if (r.bad || res > AMK__COMPILE_RES_FAILED) {
+    const char *low = get_bytes(&r, &low_len);
+    if (r.bad || res > AMK__COMPILE_RES_FAILED || low_len >= sizeof o->entry ||
+        memchr(low, '\0', low_len) || (res == AMK__COMPILE_RES_OK && u->entry[0] && !low_len)) {
         o->status = AMK_STATUS_COMPILE_CRASH;
         snprintf(o->reason, sizeof o->reason, "compile worker sent a malformed response");
         return;
@@ -842,7 +859,21 @@ static void finish(amk_compiler *c, const amk_compile_unit *u, uint64_t key,
     memcpy(o->image, img, img_len);
     o->size = img_len;
     o->status = AMK_STATUS_OK;
-    cache_store(c, key, KIND_IMAGE, img, img_len, ms);
+    if (!low_len) {
+        snprintf(o->entry, sizeof o->entry, "%s", u->entry);
+        cache_store(c, key, KIND_IMAGE, img, img_len, ms);
+        return;
+    }
+    snprintf(o->entry, sizeof o->entry, "%.*s", (int)low_len, low);
+    /* the lowered name is stored with the image: a hit needs no compiler to know it */
+    unsigned char *named = malloc(low_len + 1 + img_len);
+    if (named) {
+        memcpy(named, low, low_len);
+        named[low_len] = '\0';
+        memcpy(named + low_len + 1, img, img_len);
+        cache_store(c, key, KIND_NAMED_IMAGE, named, low_len + 1 + img_len, ms);
+        free(named);
+    }
 }
 
 int amk__compiler_run(amk_compiler *c, const amk_compile_unit *units, size_t n,
@@ -917,6 +948,8 @@ int amk__compiler_run_cb(amk_compiler *c, const amk_compile_unit *units, size_t 
         }
         keys[i] = amk__cache_key(u->source, u->source_len, (const char *const *)u->options,
                                  u->n_options, u->arch, c->version);
+        if (u->entry[0]) /* the name expression is an input of the compile too */
+            keys[i] = amk_hash64_update(keys[i], u->entry, strlen(u->entry) + 1);
         amk_hash_hex(keys[i], o->key);
         double t0 = amk_now_s(), orig = 0;
         void *data = NULL;
@@ -928,6 +961,7 @@ int amk__compiler_run_cb(amk_compiler *c, const amk_compile_unit *units, size_t 
         }
         if (g == AMK_OK && len >= 1 &&
             (((unsigned char *)data)[0] == KIND_IMAGE ||
+             ((unsigned char *)data)[0] == KIND_NAMED_IMAGE ||
              ((unsigned char *)data)[0] == KIND_REJECTED)) {
             o->cache_hit = 1;
             from_cache(c, u, o, data, len, orig);
@@ -947,6 +981,7 @@ int amk__compiler_run_cb(amk_compiler *c, const amk_compile_unit *units, size_t 
         put_u32(sb, (uint32_t)u->n_options);
         for (int k = 0; k < u->n_options; k++)
             put_str(sb, u->options[k]);
+        put_str(sb, u->entry);
         if (sb->oom) {
             rc = amk_diag_set(d, AMK_ENOMEM, "compile service: out of memory");
             goto done;

@@ -50,7 +50,8 @@ typedef struct amk_compile_unit {
     char name[64];          /* label for logs/cache: config_id, or "<kernel>.reference.<dt>" */
     char kernel[AMK_NAME_MAX]; /* spec name ("" for a text unit) */
     char arch[16];          /* "sm_90", "gfx90a" */
-    char entry[AMK_NAME_MAX]; /* extern "C" kernel name to look up in the code object */
+    char entry[AMK_NAME_MAX]; /* the kernel's name as written ("" = none): the compiler
+                                 lowers it (C++ mangling) into amk_code.entry */
     char *source;           /* owned */
     size_t source_len;
     char **options;         /* owned, n_options strings */
@@ -87,8 +88,14 @@ void amk__compile_unit_clear(amk_compile_unit *u); /* frees and zeroes; accepts 
 /* ---------- the compile service ------------------------------------------------------------ */
 /* A compiled unit. status is OK, COMPILE_ERROR, COMPILE_CRASH or COMPILE_TIMEOUT (or
  * REJECTED from amk__compiler_configs: the spec requires another arch). */
+/* Longest lowered (mangled) kernel name looked up in a code object. */
+#define AMK__ENTRY_MAX 256
+
 typedef struct amk_code {
     amk_status status;
+    char entry[AMK__ENTRY_MAX]; /* ok: the unit's entry as the code object names it (its
+                                   lowered name: "_Z13matmul_kernelPfS_S_", or the name
+                                   itself for an extern "C" kernel) */
     void *image;            /* CUBIN (NVIDIA) or code object (AMD); malloc'd; NULL unless ok */
     size_t size;
     double compile_ms;      /* time spent now: compile wall time, or the cache lookup */
@@ -159,17 +166,21 @@ typedef struct amk_rtc_out {
     void *image;            /* malloc'd */
     size_t size;
     char *log;              /* malloc'd, NUL-terminated (may be empty) */
+    char *lowered;          /* malloc'd lowered name of the entry (compiled with an entry) */
 } amk_rtc_out;
 
 const char *amk__rtc_name(void);   /* "nvrtc" | "hiprtc" */
 const char *amk__rtc_vendor(void); /* "nvidia" | "amd" */
 /* "nvrtc 13.0". Call it in a worker only (it may initialise the compiler library). */
 int amk__rtc_version(char *out, size_t cap, amk_diag *d);
-/* Compiles in the calling process (a worker). AMK_OK when the compiler ran (out->compiled
- * says whether it accepted the source); AMK_EBACKEND when a compiler call failed otherwise
- * (d says which); AMK_ENOMEM. On AMK_OK the caller frees out->image and out->log. */
+/* Compiles in the calling process (a worker). entry (NULL or "" = none) is the kernel's name
+ * as written: it goes in as the name expression "&entry" and its lowered name comes back in
+ * out->lowered, so a plain C++ __global__ function is found without extern "C". AMK_OK when
+ * the compiler ran (out->compiled says whether it accepted the source); AMK_EBACKEND when a
+ * compiler call failed otherwise (d says which); AMK_ENOMEM. On AMK_OK the caller frees
+ * out->image, out->log and out->lowered. */
 int amk__rtc_compile(const char *name, const char *source, const char *const *options,
-                     int n_options, amk_rtc_out *out, amk_diag *d);
+                     int n_options, const char *entry, amk_rtc_out *out, amk_diag *d);
 #endif
 
 #endif

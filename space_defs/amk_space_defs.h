@@ -198,7 +198,8 @@ int amk_space_from_unit(const amk_space *sp, const double *u, gsl_rng *rng, amk_
 
 /* ---------- import of the tuning community's T1 spaces (import_t1.c) --------------------- */
 typedef struct amk_import_opts {
-    const char *name; /* kernel name; NULL = from the T1 file name ("gemm_milo") */
+    const char *name;        /* kernel name; NULL = from the T1 file name ("gemm_milo") */
+    const char *kernel_file; /* the CUDA kernel source (--kernel); NULL = the space only */
 } amk_import_opts;
 
 /* Reads a T1 space file (Kernel Tuner's benchmark_hub format) and writes the kernel folder
@@ -207,7 +208,10 @@ typedef struct amk_import_opts {
  * must not exist or be empty; the folder is written beside it and renamed only once it
  * loads, so on error nothing is written. Errors name the field, the construct and its
  * column: "S.json: ConfigurationSpace.Conditions[2].Expression: lambda at column 1 in ...".
- * opts may be NULL. */
+ * With opts->kernel_file, the KernelSpecification becomes the kernel section (template =
+ * the file, launch from LocalSize / GridDiv / ProblemSize, buffers and int scalars from the
+ * Arguments) and the reference is the kernel at the default config (SPEC.md: weaker than an
+ * independent reference). opts may be NULL. */
 int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opts *opts,
                   amk_diag *d);
 

@@ -404,6 +404,51 @@ static int fill_all(const amk_config *c, const amk_limits *lim, int64_t *slots, 
     return fill_needed(c, lim, need, slots, d);
 }
 
+int amk__launch_check(const amk_spec *s, const int64_t *slots, const amk_limits *lim,
+                      amk_diag *d)
+{
+    const amk__launch_exprs *l = &s->launch;
+    int64_t g[3], b[3], sh, threads = 1;
+    int pc = 0, rc;
+    for (int i = 0; i < 3; i++) {
+        if ((rc = amk__expr_run(l->grid[i], slots, &g[i], &pc))) {
+            amk__expr_error(l->grid[i], slots, rc, pc, d);
+            amk_diag_prefix(d, "launch.grid[%d]", i);
+            return rc;
+        }
+        if ((rc = amk__expr_run(l->block[i], slots, &b[i], &pc))) {
+            amk__expr_error(l->block[i], slots, rc, pc, d);
+            amk_diag_prefix(d, "launch.block[%d]", i);
+            return rc;
+        }
+        if (b[i] < 1 || g[i] < 1)
+            return amk_diag_set(d, AMK_ERESTRICT, "launch.%s[%d] = %lld is not positive",
+                                b[i] < 1 ? "block" : "grid", i,
+                                (long long)(b[i] < 1 ? b[i] : g[i]));
+        if (__builtin_mul_overflow(threads, b[i], &threads))
+            threads = INT64_MAX;
+    }
+    if (threads > lim->max_threads)
+        return amk_diag_set(d, AMK_ERESTRICT, "launch block %lldx%lldx%lld = %lld threads "
+                            "exceeds the %lld threads per block of the target (max_threads)",
+                            (long long)b[0], (long long)b[1], (long long)b[2],
+                            (long long)threads, (long long)lim->max_threads);
+    if (g[0] > lim->max_grid_x || g[1] > lim->max_grid_yz || g[2] > lim->max_grid_yz)
+        return amk_diag_set(d, AMK_ERESTRICT, "launch grid %lldx%lldx%lld exceeds the target's "
+                            "grid limits (max_grid_x, max_grid_yz)", (long long)g[0],
+                            (long long)g[1], (long long)g[2]);
+    if ((rc = amk__expr_run(l->shared, slots, &sh, &pc))) {
+        amk__expr_error(l->shared, slots, rc, pc, d);
+        amk_diag_prefix(d, "launch.shared_bytes");
+        return rc;
+    }
+    if (sh < 0 || sh > lim->max_smem_optin)
+        return amk_diag_set(d, AMK_ERESTRICT, "launch.shared_bytes = %lld is outside 0..%lld, "
+                            "the target's shared memory per block (max_smem_optin)",
+                            (long long)sh, (long long)lim->max_smem_optin);
+    return AMK_OK;
+}
+
 int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d)
 {
     int64_t slots[AMK__MAX_SLOTS];
@@ -422,7 +467,7 @@ int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d)
             return amk_diag_set(d, AMK_ERESTRICT, "restriction '%s' is false",
                                 amk_expr_source(s->restrict_[i].e));
     }
-    return AMK_OK;
+    return amk__launch_check(s, slots, lim ? lim : amk__limits_generous(), d);
 }
 
 static int eval_expr(const amk_expr *e, const int64_t *slots, int64_t *out, const char *what,

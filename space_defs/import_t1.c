@@ -32,7 +32,7 @@ typedef struct importer {
     int64_t problem[3];
     /* the condition being checked: one value per param (by index), bound names */
     int64_t env[AMK_MAX_PARAMS];
-    int as_lists; /* lookups return a param's whole value list (T1 argument sizes) */
+    int kernel;   /* importing with --kernel */
     amk_diag *d;
 } importer;
 
@@ -46,19 +46,7 @@ static int param_index(const importer *im, const char *name)
     return -1;
 }
 
-static int copy_list(const py_val *src, py_val *out)
-{
-    memset(out, 0, sizeof *out);
-    out->kind = PY_V_LIST;
-    out->ints = malloc((src->n ? src->n : 1) * sizeof *out->ints);
-    if (!out->ints)
-        return AMK_ENOMEM;
-    memcpy(out->ints, src->ints, src->n * sizeof *out->ints);
-    out->n = src->n;
-    return AMK_OK;
-}
-
-/* Names in conditions and sizes: params (bound to one value, or to their list), and
+/* Names in the conditions checked at import: params (bound to one value each) and
  * ProblemSize. */
 static int lookup(void *ud, const char *name, py_val *out)
 {
@@ -75,8 +63,6 @@ static int lookup(void *ud, const char *name, py_val *out)
     int i = param_index(im, name);
     if (i < 0 || im->params[i].vals.strs)
         return AMK_ENOENT;
-    if (im->as_lists)
-        return copy_list(&im->params[i].vals, out);
     out->kind = PY_V_INT;
     out->i = im->env[i];
     return AMK_OK;
@@ -225,7 +211,6 @@ static int load_params(importer *im)
 typedef struct used_set {
     importer *im;
     unsigned char used[AMK_MAX_PARAMS];
-    const char *unknown;
 } used_set;
 
 static void mark_name(void *ud, const char *name)
@@ -234,8 +219,6 @@ static void mark_name(void *ud, const char *name)
     int i = param_index(u->im, name);
     if (i >= 0)
         u->used[i] = 1;
-    else if (!u->unknown)
-        u->unknown = name;
 }
 
 /* Params pass through under their own names; anything else is not a condition's. */
@@ -453,11 +436,369 @@ static int space_only_kernel(cJSON *spec, const char *name, char **src_name, cha
     return *src_name && *src_text ? AMK_OK : AMK_ENOMEM;
 }
 
-/* ---------- writing the folder ------------------------------------------------------------ */
+/* ---------- with --kernel: the KernelSpecification ---------------------------------------- */
 
 typedef struct out_file {
     char *name, *text;
 } out_file;
+
+
+typedef struct launch_leaf {
+    importer *im;
+    int defaults; /* 1: params become their default values (the reference's launch) */
+} launch_leaf;
+
+/* Launch and size expressions: params (or their defaults), ProblemSize[i] as the dims,
+ * max(p) / min(p) of one param as the largest / smallest of its values (the T1 meaning). */
+static int kernel_leaf(void *ud, const py_node *n, const char *src, amk_sb *sb, amk_diag *d)
+{
+    launch_leaf *ll = ud;
+    importer *im = ll->im;
+    if (n->kind == PY_NAME) {
+        int i = param_index(im, n->str);
+        if (i < 0 || im->params[i].vals.strs)
+            return amk_diag_set(d, AMK_EEXPR, "unknown name '%s' (not an integer tuning "
+                                "parameter) at column %zu in '%s'", n->str, n->col + 1, src);
+        if (ll->defaults)
+            amk_sb_printf(sb, "%lld", (long long)im->params[i].vals.ints[im->params[i].def]);
+        else
+            amk_sb_printf(sb, "%s", n->str);
+        return AMK_OK;
+    }
+    if (n->kind == PY_INDEX && (!strcmp(n->str, "ProblemSize") || !strcmp(n->str, "problem_size"))) {
+        const py_node *k = n->kids[0];
+        if (k->kind != PY_NUM || k->num >= im->ndims)
+            return amk_diag_set(d, AMK_EEXPR, "ProblemSize[...] needs a constant index below %d "
+                                "at column %zu in '%s'", im->ndims, n->col + 1, src);
+        amk_sb_printf(sb, "%s", im->dims[k->num]);
+        return AMK_OK;
+    }
+    if (n->kind == PY_CALL && n->nkids == 1 && n->kids[0]->kind == PY_NAME &&
+        (!strcmp(n->str, "max") || !strcmp(n->str, "min"))) {
+        int i = param_index(im, n->kids[0]->str);
+        if (i >= 0 && !im->params[i].vals.strs) {
+            const imp_param *p = &im->params[i];
+            amk_sb_printf(sb, "%lld", (long long)(n->str[1] == 'a' ? p->vals.ints[p->vals.n - 1]
+                                                                   : p->vals.ints[0]));
+            return AMK_OK;
+        }
+    }
+    return AMK_ENOENT;
+}
+
+/* A T1 launch or size field (a string holding a Python expression, or a number) as amk
+ * text; errors name the field. */
+static int kernel_expr(importer *im, const cJSON *j, const char *where, int defaults, char **out)
+{
+    char num[32];
+    const char *src;
+    *out = NULL;
+    if (cJSON_IsNumber(j) && j->valuedouble == (double)(int64_t)j->valuedouble) {
+        snprintf(num, sizeof num, "%lld", (long long)j->valuedouble);
+        src = num;
+    } else if (cJSON_IsString(j))
+        src = j->valuestring;
+    else
+        return fail(im, AMK_ESPEC, where, "expected an integer or a string holding a Python "
+                    "expression");
+    py_node *n = NULL;
+    amk_diag pd = {0};
+    launch_leaf ll = {im, defaults};
+    int rc = amk_py_parse(src, &n, &pd);
+    if (!rc)
+        rc = amk_py_to_amk(n, src, 0, kernel_leaf, &ll, out, &pd);
+    amk_py_free(n);
+    if (rc)
+        return fail(im, rc == AMK_ENOMEM ? AMK_ENOMEM : AMK_ESPEC, where, "%s", pd.msg);
+    return AMK_OK;
+}
+
+/* Kernel Tuner's launch: the block from LocalSize (default block_size_x/y/z, else 256, 1,
+ * 1), the grid cdiv(problem size, product of the GridDiv list) per dimension (default: the
+ * block_size param of that dimension). */
+static int kernel_launch(importer *im, const cJSON *ks, int defaults, cJSON *dst)
+{
+    static const char *const ax[3] = {"X", "Y", "Z"};
+    static const char *const bnames[3] = {"block_size_x", "block_size_y", "block_size_z"};
+    static const char *const bdef[3] = {"256", "1", "1"};
+    char *grid[3] = {NULL, NULL, NULL}, *block[3] = {NULL, NULL, NULL}, *shared = NULL;
+    int rc = AMK_OK;
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(ks, "LocalSize");
+    for (int i = 0; i < 3 && !rc; i++) {
+        char where[64];
+        snprintf(where, sizeof where, "KernelSpecification.LocalSize.%s", ax[i]);
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(ls, ax[i]);
+        if (e)
+            rc = kernel_expr(im, e, where, defaults, &block[i]);
+        else {
+            cJSON *t = cJSON_CreateString(param_index(im, bnames[i]) >= 0 ? bnames[i] : bdef[i]);
+            rc = t ? kernel_expr(im, t, where, defaults, &block[i]) : AMK_ENOMEM;
+            cJSON_Delete(t);
+        }
+    }
+    for (int i = 0; i < 3 && !rc; i++) {
+        if (i >= im->ndims) {
+            grid[i] = strdup("1");
+            rc = grid[i] ? AMK_OK : AMK_ENOMEM;
+            continue;
+        }
+        char key[16], where[64];
+        snprintf(key, sizeof key, "GridDiv%s", ax[i]);
+        snprintf(where, sizeof where, "KernelSpecification.%s", key);
+        const cJSON *div = cJSON_GetObjectItemCaseSensitive(ks, key);
+        amk_sb sb = {0};
+        amk_sb_printf(&sb, "cdiv(%s, ", im->dims[i]);
+        if (div && !cJSON_IsArray(div))
+            rc = fail(im, AMK_ESPEC, where, "expected a list of expressions");
+        else if (!div || cJSON_GetArraySize(div) == 0)
+            amk_sb_printf(&sb, "%s", block[i]); /* Kernel Tuner's default: the block size */
+        int k = 0;
+        for (const cJSON *e = div ? div->child : NULL; e && !rc; e = e->next, k++) {
+            char *t = NULL;
+            char w[96];
+            snprintf(w, sizeof w, "%s[%d]", where, k);
+            if (!(rc = kernel_expr(im, e, w, defaults, &t)))
+                amk_sb_printf(&sb, "%s(%s)", k ? " * " : "", t);
+            free(t);
+        }
+        amk_sb_printf(&sb, ")");
+        grid[i] = sb.oom ? NULL : amk_sb_take(&sb);
+        amk_sb_free(&sb);
+        if (!rc && !grid[i])
+            rc = AMK_ENOMEM;
+    }
+    const cJSON *sm = cJSON_GetObjectItemCaseSensitive(ks, "SharedMemory");
+    if (!rc) {
+        cJSON *zero = sm ? NULL : cJSON_CreateNumber(0);
+        rc = kernel_expr(im, sm ? sm : zero, "KernelSpecification.SharedMemory", defaults,
+                         &shared);
+        cJSON_Delete(zero);
+    }
+    if (!rc && add_launch(dst, (const char *const *)grid, (const char *const *)block, shared))
+        rc = AMK_ENOMEM;
+    if (rc == AMK_ENOMEM)
+        fail(im, rc, NULL, "out of memory");
+    for (int i = 0; i < 3; i++) {
+        free(grid[i]);
+        free(block[i]);
+    }
+    free(shared);
+    return rc;
+}
+
+static const char *buffer_dtype(const char *t)
+{
+    static const struct {
+        const char *t1, *amk;
+    } map[] = {{"float", "f32"},     {"float32", "f32"}, {"half", "f16"},
+               {"float16", "f16"},   {"__half", "f16"},  {"int8", "int8"},
+               {"int8_t", "int8"},   {"char", "int8"},   {NULL, NULL}};
+    for (int i = 0; map[i].t1; i++)
+        if (!strcmp(t, map[i].t1))
+            return map[i].amk;
+    return NULL;
+}
+
+static int is_int_type(const char *t)
+{
+    return !strcmp(t, "int") || !strcmp(t, "int32") || !strcmp(t, "int32_t");
+}
+
+/* Arguments -> buffers (vectors), derived values (int scalars) and args, in order. */
+static int kernel_args(importer *im, const cJSON *ks, cJSON *spec, cJSON *args)
+{
+    const cJSON *as = cJSON_GetObjectItemCaseSensitive(ks, "Arguments");
+    if (!cJSON_IsArray(as) || cJSON_GetArraySize(as) < 1)
+        return fail(im, AMK_ESPEC, "KernelSpecification.Arguments", "expected a non-empty list");
+    cJSON *bufs = cJSON_AddArrayToObject(spec, "buffers");
+    cJSON *derived = cJSON_AddObjectToObject(spec, "derived");
+    if (!bufs || !derived)
+        return fail(im, AMK_ENOMEM, NULL, "out of memory");
+    int i = 0, nout = 0;
+    for (const cJSON *a = as->child; a; a = a->next, i++) {
+        char where[96];
+        snprintf(where, sizeof where, "KernelSpecification.Arguments[%d]", i);
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(a, "Name");
+        const cJSON *type = cJSON_GetObjectItemCaseSensitive(a, "Type");
+        const cJSON *mem = cJSON_GetObjectItemCaseSensitive(a, "MemoryType");
+        const cJSON *memtype = cJSON_GetObjectItemCaseSensitive(a, "MemType");
+        const cJSON *fill = cJSON_GetObjectItemCaseSensitive(a, "FillType");
+        const cJSON *access = cJSON_GetObjectItemCaseSensitive(a, "AccessType");
+        const cJSON *value = cJSON_GetObjectItemCaseSensitive(a, "FillValue");
+        const cJSON *output = cJSON_GetObjectItemCaseSensitive(a, "Output");
+        if (!cJSON_IsString(name) || !cJSON_IsString(type))
+            return fail(im, AMK_ESPEC, where, "Name and Type must be strings");
+        const char *nm = name->valuestring;
+        int ok = (isalpha((unsigned char)nm[0]) || nm[0] == '_') && strlen(nm) < AMK_NAME_MAX;
+        for (const char *c = nm; *c; c++)
+            ok &= isalnum((unsigned char)*c) || *c == '_';
+        if (!ok)
+            return fail(im, AMK_ESPEC, where, "'%s' is not an identifier", nm);
+        if (param_index(im, nm) >= 0 || !strncmp(nm, "problem_size_", 13))
+            return fail(im, AMK_ESPEC, where, "argument '%s' has the name of a tuning "
+                        "parameter or dim", nm);
+        if (cJSON_IsString(memtype) && strcmp(memtype->valuestring, "Vector") &&
+            strcmp(memtype->valuestring, "Global"))
+            return fail(im, AMK_ESPEC, where, "%s: MemType '%s' (constant or texture memory "
+                        "filled by the host) is not supported: amk passes buffers as kernel "
+                        "arguments", nm, memtype->valuestring);
+        int scalar = cJSON_IsString(mem) && !strcmp(mem->valuestring, "Scalar");
+        if (scalar) {
+            if (!is_int_type(type->valuestring))
+                return fail(im, AMK_ESPEC, where, "%s: a scalar of type '%s' is not supported "
+                            "(amk passes scalar arguments as 32-bit int)", nm,
+                            type->valuestring);
+            if (!cJSON_IsNumber(value) || value->valuedouble != (double)(int32_t)value->valuedouble)
+                return fail(im, AMK_ESPEC, where, "%s: FillValue must be a 32-bit integer", nm);
+            char txt[32];
+            snprintf(txt, sizeof txt, "%d", (int32_t)value->valuedouble);
+            cJSON_AddStringToObject(derived, nm, txt);
+            cJSON_AddItemToArray(args, cJSON_CreateString(nm));
+            continue;
+        }
+        if (mem && !(cJSON_IsString(mem) && !strcmp(mem->valuestring, "Vector")))
+            return fail(im, AMK_ESPEC, where, "%s: MemoryType must be Vector or Scalar", nm);
+        const char *dt = buffer_dtype(type->valuestring);
+        if (!dt)
+            return fail(im, AMK_ESPEC, where, "%s: element type '%s' is not supported (amk "
+                        "buffers hold float, half or int8)", nm, type->valuestring);
+        int is_out = cJSON_IsTrue(output) || (cJSON_IsNumber(output) && output->valuedouble != 0);
+        int rw = cJSON_IsString(access) && !strcmp(access->valuestring, "ReadWrite");
+        int random = cJSON_IsString(fill) && !strcmp(fill->valuestring, "Random");
+        cJSON *b = cJSON_CreateObject();
+        if (!b || !cJSON_AddItemToArray(bufs, b))
+            return fail(im, AMK_ENOMEM, NULL, "out of memory");
+        cJSON_AddStringToObject(b, "name", nm);
+        cJSON_AddStringToObject(b, "dtype", dt);
+        char *count = NULL;
+        char w[128];
+        snprintf(w, sizeof w, "%s.Size", where);
+        int rc = kernel_expr(im, cJSON_GetObjectItemCaseSensitive(a, "Size"), w, 0, &count);
+        if (rc)
+            return rc;
+        cJSON_AddStringToObject(b, "count", count);
+        free(count);
+        if (is_out && !rw) {
+            cJSON_AddStringToObject(b, "role", "out");
+            nout++;
+        } else if (!random) {
+            return fail(im, AMK_ESPEC, where, "%s: an input filled with a constant (FillType "
+                        "%s) is not supported: amk fills every input with random values and "
+                        "poisons outputs before each run", nm,
+                        cJSON_IsString(fill) ? fill->valuestring : "missing");
+        } else {
+            cJSON_AddStringToObject(b, "role", is_out ? "inout" : "in");
+            cJSON_AddStringToObject(b, "init", "uniform");
+            nout += is_out;
+        }
+        cJSON_AddItemToArray(args, cJSON_CreateString(nm));
+    }
+    if (!nout)
+        return fail(im, AMK_ESPEC, "KernelSpecification.Arguments", "no argument has Output "
+                    "set: there is nothing to check");
+    return AMK_OK;
+}
+
+/* The spec's kernel section from the KernelSpecification and the kernel file; the reference
+ * is the kernel itself at the default config (reference.cu: the defaults as #defines, then
+ * the kernel text), which no independent reference backs. */
+static int with_kernel(importer *im, cJSON *spec, const char *kernel_file, out_file *files)
+{
+    const cJSON *ks = cJSON_GetObjectItemCaseSensitive(im->root, "KernelSpecification");
+    if (!cJSON_IsObject(ks))
+        return fail(im, AMK_ESPEC, "KernelSpecification", "missing: --kernel needs the launch "
+                    "description");
+    const cJSON *lang = cJSON_GetObjectItemCaseSensitive(ks, "Language");
+    if (lang && !(cJSON_IsString(lang) && !strcmp(lang->valuestring, "CUDA")))
+        return fail(im, AMK_ESPEC, "KernelSpecification.Language", "'%s': only CUDA kernels "
+                    "can be imported", cJSON_IsString(lang) ? lang->valuestring : "?");
+    for (int i = 0; i < im->nparams; i++)
+        if (im->params[i].vals.strs)
+            return fail(im, AMK_ESPEC, "ConfigurationSpace.TuningParameters", "param %s has "
+                        "string values: a kernel receives params as integer #defines",
+                        im->params[i].name);
+    const cJSON *kn = cJSON_GetObjectItemCaseSensitive(ks, "KernelName");
+    int ok = cJSON_IsString(kn) && kn->valuestring[0] && strlen(kn->valuestring) < AMK_NAME_MAX;
+    for (const char *c = ok ? kn->valuestring : ""; *c; c++)
+        ok &= isalnum((unsigned char)*c) || *c == '_';
+    if (!ok || isdigit((unsigned char)kn->valuestring[0]))
+        return fail(im, AMK_ESPEC, "KernelSpecification.KernelName", "expected the kernel's "
+                    "function name (an identifier; templates are not supported)");
+    char *text = NULL;
+    size_t len;
+    amk_diag fd = {0};
+    if (amk_fs_read_all(kernel_file, &text, &len, &fd))
+        return fail(im, fd.code, "--kernel", "%s", fd.msg);
+    if (strlen(text) != len) {
+        free(text);
+        return fail(im, AMK_ESPEC, "--kernel", "%s holds a NUL byte: not a kernel source",
+                    kernel_file);
+    }
+    /* the template keeps its file name (compiler messages name it) unless it would clash */
+    const char *base = strrchr(kernel_file, '/');
+    base = base ? base + 1 : kernel_file;
+    int good = *base && strcmp(base, "spec.json") && strcmp(base, "reference.cu") &&
+               base[0] != '.' && strlen(base) < 128;
+    for (const char *c = base; *c; c++)
+        good &= isalnum((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.';
+    files[1].name = strdup(good ? base : "kernel.cu");
+    files[1].text = text;
+    if (!files[1].name)
+        return fail(im, AMK_ENOMEM, NULL, "out of memory");
+    amk_sb ref = {0};
+    amk_sb_printf(&ref, "/* The reference of the kernel %s imported by amk import: the kernel "
+                  "itself\n * at its default config (no independent reference exists; a config "
+                  "is checked\n * against the default config's output only, which is weaker). "
+                  "*/\n",
+                  kn->valuestring);
+    for (int i = 0; i < im->nparams; i++)
+        amk_sb_printf(&ref, "#define %s %lld\n", im->params[i].name,
+                      (long long)im->params[i].vals.ints[im->params[i].def]);
+    amk_sb_printf(&ref, "#line 1 \"%s\"\n%s", files[1].name, text);
+    files[2].name = strdup("reference.cu");
+    files[2].text = ref.oom ? NULL : amk_sb_take(&ref);
+    amk_sb_free(&ref);
+    if (!files[2].name || !files[2].text)
+        return fail(im, AMK_ENOMEM, NULL, "out of memory");
+
+    cJSON *args = cJSON_CreateArray();
+    if (!args)
+        return fail(im, AMK_ENOMEM, NULL, "out of memory");
+    int rc = kernel_args(im, ks, spec, args);
+    if (rc) {
+        cJSON_Delete(args);
+        return rc;
+    }
+    cJSON_AddItemToObject(spec, "args", args);
+    cJSON_AddStringToObject(spec, "source", files[1].name);
+    cJSON_AddStringToObject(spec, "entry", kn->valuestring);
+    if ((rc = kernel_launch(im, ks, 0, spec)))
+        return rc;
+    cJSON *cost = cJSON_AddObjectToObject(spec, "cost");
+    cJSON_AddStringToObject(cost, "flops", "0");
+    cJSON_AddStringToObject(cost, "min_bytes", "0");
+    cJSON_AddStringToObject(cost, "unit", "none");
+    cJSON *refj = cJSON_AddObjectToObject(spec, "reference");
+    cJSON_AddStringToObject(refj, "source", "reference.cu");
+    cJSON_AddStringToObject(refj, "entry", kn->valuestring);
+    cJSON_AddItemToObject(refj, "args", cJSON_Duplicate(args, 1));
+    if ((rc = kernel_launch(im, ks, 1, refj)))
+        return rc;
+    cJSON_AddBoolToObject(refj, "default_config", 1);
+    /* the reduction length the tolerance allows for: the largest problem dimension (a
+     * reassociated sum over at most that many terms) */
+    int64_t red = 1;
+    for (int i = 0; i < im->ndims; i++)
+        if (im->problem[i] > red)
+            red = im->problem[i];
+    char rtxt[32];
+    snprintf(rtxt, sizeof rtxt, "%lld", (long long)red);
+    cJSON *tol = cJSON_AddObjectToObject(spec, "tolerance");
+    cJSON_AddStringToObject(tol, "reduction", rtxt);
+    return AMK_OK;
+}
+
+/* ---------- writing the folder ------------------------------------------------------------ */
 
 static int write_file(const char *dir, const char *name, const char *text, amk_diag *d)
 {
@@ -515,9 +856,24 @@ static int publish(importer *im, const char *out_dir, const out_file *files, int
     if (!rc) {
         amk_spec *s = NULL;
         rc = amk_spec_load(tmp, &s, d);
-        amk_spec_free(s);
         if (rc)
-            amk_diag_prefix(d, "the imported spec does not load (an amk import bug)");
+            amk_diag_prefix(d, "%s: the imported spec does not load", im->path);
+        amk_config c;
+        amk_diag cd = {0};
+        if (!rc)
+            amk_config_default(s, NULL, &c);
+        if (!rc && amk_config_check(&c, NULL, &cd) != AMK_OK) {
+            /* with --kernel the default config is the reference: it must be one the kernel
+             * can run; without, a search that starts from it (hillclimb) starts elsewhere */
+            if (im->kernel)
+                rc = fail(im, AMK_ESPEC, "TuningParameters.Default", "the default config is "
+                          "not valid (%s): with --kernel it is the reference, so it must be "
+                          "one the kernel can run", cd.msg);
+            else
+                amk_log(AMK_LOG_WARN, "%s: the default config is not valid (%s); searches "
+                        "that start from it start from another config", im->path, cd.msg);
+        }
+        amk_spec_free(s);
     }
     if (!rc && rename(tmp, out_dir) != 0)
         rc = amk_diag_set(d, AMK_EIO, "cannot rename %s to %s: %s", tmp, out_dir,
@@ -600,11 +956,17 @@ int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opt
     }
     if ((rc = load_conditions(im, restr)))
         goto done;
-    if (space_only_kernel(spec, name, &files[1].name, &files[1].text))
-        rc = fail(im, AMK_ENOMEM, NULL, "out of memory");
+    if (opts && opts->kernel_file) {
+        im->kernel = 1;
+        rc = with_kernel(im, spec, opts->kernel_file, files);
+        nfiles = 3;
+    } else {
+        if (space_only_kernel(spec, name, &files[1].name, &files[1].text))
+            rc = fail(im, AMK_ENOMEM, NULL, "out of memory");
+        nfiles = 2;
+    }
     if (rc)
         goto done;
-    nfiles = 2;
     files[0].name = strdup("spec.json");
     files[0].text = cJSON_Print(spec);
     if (!files[0].name || !files[0].text) {

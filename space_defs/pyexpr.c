@@ -746,15 +746,20 @@ static int int_binop(evalctx *e, const py_node *n, int64_t a, int64_t b, int64_t
                          (long long)b);
         break;
     }
-    case PY_SHL:
-        if (b < 0 || b > 62 || (a != 0 && (a > (INT64_MAX >> b) || a < (INT64_MIN >> b))))
+    case PY_SHL: /* amk's <<: a negative count (Python raises) or a result outside 64 bits
+                    (Python grows) is an error, which makes the config invalid */
+        if (b < 0 || b > 63)
+            rc = AMK_EOVERFLOW;
+        else if (b == 63)
+            rc = a == 0 ? (*r = 0, AMK_OK) : a == -1 ? (*r = INT64_MIN, AMK_OK) : AMK_EOVERFLOW;
+        else if (a > (INT64_MAX >> b) || a < (INT64_MIN >> b))
             rc = AMK_EOVERFLOW;
         else
             *r = (int64_t)((uint64_t)a << b);
         break;
     case PY_SHR:
         if (b < 0)
-            return everr(e, n, AMK_EEXPR, "%s", "negative shift count");
+            return everr(e, n, AMK_EOVERFLOW, "%s", "negative shift count");
         *r = b > 63 ? (a < 0 ? -1 : 0) : (a >= 0 ? a >> b : ~(~a >> b));
         break;
     case PY_BAND: *r = a & b; break;
@@ -1218,7 +1223,16 @@ static int tr_node(trctx *t, const py_node *n, int boolean, amk_sb *sb, int *pre
             return rc;
         amk_sb_printf(sb, " %s ", bin[n->op].tok);
         *prec = p;
-        return tr_at(t, n->kids[1], 0, p + 1, sb); /* left-associative */
+        const py_node *r = n->kids[1];
+        if (n->op == PY_SHR && !(r->kind == PY_NUM && r->num <= 63)) {
+            /* Python's a >> 64 is 0 or -1, amk's shift count stops at 63: the same value */
+            amk_sb_printf(sb, "min(");
+            if ((rc = tr_at(t, r, 0, P_TERN, sb)))
+                return rc;
+            amk_sb_printf(sb, ", 63)");
+            return AMK_OK;
+        }
+        return tr_at(t, r, 0, p + 1, sb); /* left-associative */
     }
     default:
         return trerr(t, n, "construct");

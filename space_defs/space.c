@@ -44,6 +44,10 @@ static int eval_groups(const amk_space *sp, int64_t *slots, int g0, int *fail_g)
             }
         }
     }
+    if (amk__launch_check(sp->spec, slots, &sp->lim, NULL) != AMK_OK) {
+        *fail_g = last;
+        return 0;
+    }
     return 1;
 }
 

@@ -160,6 +160,13 @@ void amk__slots_base(const amk_spec *s, const amk_shape *sh, const amk_limits *l
                      int64_t *slots);
 /* Computes all derived values in evaluation order; on error d names the derived value. */
 int amk__slots_derived(const amk_spec *s, int64_t *slots, amk_diag *d);
+/* The launch limits that follow from the spec, on filled slots: every grid and block
+ * dimension >= 1, the block's threads <= max_threads, the grid within max_grid_x /
+ * max_grid_yz, 0 <= shared_bytes <= max_smem_optin. AMK_OK, AMK_ERESTRICT naming the limit,
+ * or the expression's error. A config that fails is invalid (as a false restriction), so
+ * `amk space` counts and the search draw only configs the evaluator can launch. */
+int amk__launch_check(const amk_spec *s, const int64_t *slots, const amk_limits *lim,
+                      amk_diag *d);
 /* Checks that every choice index of c is in range. */
 int amk__config_choices_ok(const amk_config *c, amk_diag *d);
 

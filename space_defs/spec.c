@@ -899,12 +899,17 @@ static int load_reference(loader *L, const cJSON *root)
 {
     amk_spec *s = L->s;
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "reference");
-    static const char *const allowed[] = {"source", "entry", "args", "launch", "host", NULL};
+    static const char *const allowed[] = {"source", "entry", "args", "launch", "host",
+                                          "default_config", NULL};
     static const char *const required[] = {"source", "entry", "args", "launch", NULL};
     if (!cJSON_IsObject(r))
         return fail(L, AMK_ESPEC, "reference", "expected an object, got %s", json_type(r));
     if (check_keys(L, r, "reference", allowed, required))
         return L->err;
+    const cJSON *dc = cJSON_GetObjectItemCaseSensitive(r, "default_config");
+    if (dc && !cJSON_IsBool(dc))
+        return fail(L, AMK_ESPEC, "reference.default_config", "expected true or false, got %s",
+                    json_type(dc));
     const char *src = get_string(L, r, "source", "reference", 1);
     if (!src || check_file(L, "reference.source", src))
         return L->err;

@@ -1321,6 +1321,47 @@ START_TEST(test_compile_real_hang_times_out)
 }
 END_TEST
 
+/* A plain C++ __global__ function (no extern "C") compiles, and the code object's name for
+ * it is the compiler's lowered (mangled) name, kept with the cached object; an extern "C"
+ * kernel keeps its own name. */
+START_TEST(test_compile_lowers_cxx_kernel_names)
+{
+    make_tmpdir();
+    amk_compiler *c = make_compiler(1, 0);
+    amk_config cfg = cfg_of("cxx_name", NULL, NULL, 0);
+    amk_code a, b;
+    compile_cfgs(c, &cfg, 1, ARCH, &a);
+    ck_assert_msg(a.status == AMK_STATUS_OK, "%s", a.reason);
+    ck_assert_msg(strncmp(a.entry, "_Z", 2) == 0 && strstr(a.entry, "9cxx_scale"),
+                  "lowered name '%s'", a.entry);
+    amk__compiler_free(c);
+    c = make_compiler(1, 0); /* a later run: the name comes from the cache */
+    compile_cfgs(c, &cfg, 1, ARCH, &b);
+    ck_assert_int_eq(b.cache_hit, 1);
+    ck_assert_str_eq(b.entry, a.entry);
+    amk__code_clear(&b);
+    amk__code_clear(&a);
+    amk_compile_unit u;
+    amk_diag d;
+    ck_assert_int_eq(amk__compile_unit_reference(&cfg, ARCH, &u, &d), AMK_OK);
+    ck_assert_int_eq(amk__compiler_run(c, &u, 1, &a, &d), AMK_OK);
+    ck_assert_msg(a.status == AMK_STATUS_OK, "%s", a.reason);
+    ck_assert_str_eq(a.entry, "scale_reference");
+    amk__code_clear(&a);
+    amk__compile_unit_clear(&u);
+    /* An entry the source does not define: the compiler says so. */
+    ck_assert_int_eq(amk__compile_unit_config(&cfg, ARCH, &u, &d), AMK_OK);
+    snprintf(u.entry, sizeof u.entry, "no_such_kernel");
+    ck_assert_int_eq(amk__compiler_run(c, &u, 1, &a, &d), AMK_OK);
+    ck_assert_msg(a.status == AMK_STATUS_COMPILE_ERROR && strstr(a.reason, "no_such_kernel"),
+                  "%s: %s", amk_status_name(a.status), a.reason);
+    amk__code_clear(&a);
+    amk__compile_unit_clear(&u);
+    amk__compiler_free(c);
+    remove_tmpdir();
+}
+END_TEST
+
 START_TEST(test_compile_syntax_error_keeps_log)
 {
     make_tmpdir();
@@ -1514,6 +1555,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_compile_fault_by_kernel_name);
     tcase_add_test(tc, test_compile_real_hang_times_out);
     tcase_add_test(tc, test_compile_syntax_error_keeps_log);
+    tcase_add_test(tc, test_compile_lowers_cxx_kernel_names);
     tcase_add_test(tc, test_compiler_timeout_adaptive);
     tcase_add_test(tc, test_compile_batch_public);
 #if defined(AMK_GPU_HIP)

@@ -71,6 +71,93 @@ bad values "[1] + range(3)" "a range in arithmetic"
 bad values "list(range(0, 100))" "gives 100 values; amk takes 1 to 64"
 bad values "{1, 2}" "dict or set display at column 1"
 bad values "[2 ** 40]" "value 1099511627776 is outside the int32 range"
+# --- --kernel: a Kernel Tuner style matmul (plain __global__, no extern "C") -------------------
+MM="$T1/matmul"
+run import "$MM/matmul.json" --kernel "$MM/matmul.cu" -o mm
+expect_rc 0
+expect_py "$WORK/out" 'd["kernel"] == "matmul" and d["kernel_source"].endswith("matmul.cu")'
+expect_py mm/spec.json 'd["entry"] == "matmul_kernel" and d["source"] == "matmul.cu" and d["args"] == ["C", "A", "B"]'
+expect_py mm/spec.json 'd["launch"]["block"] == ["block_size_x", "block_size_y", "1"]'
+expect_py mm/spec.json 'd["launch"]["grid"][0] == "cdiv(problem_size_x, (block_size_x) * (tile_size_x))"'
+expect_py mm/spec.json '[b["role"] for b in d["buffers"]] == ["out", "in", "in"] and d["buffers"][0]["count"] == "problem_size_x * problem_size_y"'
+expect_py mm/spec.json 'd["reference"]["default_config"] is True and d["reference"]["launch"]["block"] == ["16", "16", "1"]'
+cmp -s "$MM/matmul.cu" mm/matmul.cu || fail "the kernel was not copied unmodified"
+grep -q '^#define block_size_y 16$' mm/reference.cu || fail "reference.cu lacks the default config"
+# launch limits count in the space: the conditions allow 64 x 32 threads, the target does not
+run space matmul --spec-dir mm --exact
+expect_rc 0
+expected=$(python3 - "$MM/matmul.json" "$T1/count_valid.py" <<'PY'
+import json, itertools, sys
+t1 = json.load(open(sys.argv[1]))
+ps = t1["ConfigurationSpace"]["TuningParameters"]
+names = [p["Name"] for p in ps]
+conds = [c["Expression"] for c in t1["ConfigurationSpace"]["Conditions"]]
+n = 0
+for combo in itertools.product(*[eval(p["Values"]) for p in ps]):
+    env = dict(zip(names, combo))
+    if all(eval(c, {}, env) for c in conds) and env["block_size_x"] * env["block_size_y"] <= 1024:
+        n += 1
+print(n)
+PY
+)
+all=$(python3 "$T1/count_valid.py" "$MM/matmul.json")
+[ "$all" -gt "$expected" ] || fail "the fixture should hold configs over 1024 threads ($all, $expected)"
+expect_py "$WORK/out" "d['valid_count'] == $expected and d['feasible_count'] == $expected"
+# it compiles through the runtime compiler's name lowering (or this build has none: exit 4)
+run compile matmul --spec-dir mm --random 3 --jobs 2 --cache-dir "$WORK/cc"
+if [ "$RC" -eq 4 ] && grep -qF "hiprtc" "$WORK/err"; then # a HIP build: an AMD arch
+    run compile matmul --spec-dir mm --random 3 --jobs 2 --cache-dir "$WORK/cc" --arch gfx90a
+fi
+if [ "$RC" -eq 4 ]; then
+    expect_err "without a GPU vendor layer"
+    echo "cli_import: no runtime compiler in this build: the compile of the import is not tried"
+else
+    expect_rc 0
+    [ "$(grep -c ' ok ' "$WORK/out")" -eq 5 ] || fail "expected 5 ok units (4 configs + reference)"
+fi
+# refused with --kernel
+badk() { # badk PYTHON-EDIT EXPECTED...
+    local edit=$1
+    shift
+    python3 - "$MM/matmul.json" "$edit" >badk.json <<'PY'
+import json, sys
+t1 = json.load(open(sys.argv[1]))
+ks = t1["KernelSpecification"]
+exec(sys.argv[2])
+json.dump(t1, sys.stdout)
+PY
+    run import badk.json --kernel "$MM/matmul.cu" -o out_dir
+    expect_rc 2
+    expect_err "$@"
+    [ ! -e out_dir ] || fail "'$LAST' wrote out_dir"
+}
+badk 'ks["Language"] = "OpenCL"' "KernelSpecification.Language: 'OpenCL': only CUDA kernels"
+badk 'ks["Arguments"].append({"Name": "alpha", "Type": "float", "MemoryType": "Scalar", "FillValue": 0.5})' \
+    "alpha: a scalar of type 'float' is not supported"
+badk 'ks["Arguments"][1]["MemType"] = "Constant"' "A: MemType 'Constant'"
+badk 'ks["Arguments"][1]["FillType"] = "Constant"' "A: an input filled with a constant"
+badk 'ks["Arguments"][1]["Type"] = "double"' "element type 'double' is not supported"
+badk 'ks["Arguments"][0]["Output"] = 0; ks["Arguments"][0]["FillType"] = "Random"' "no argument has Output set"
+badk 'ks["KernelName"] = "mat<float>"' "KernelSpecification.KernelName: expected the kernel's function name"
+badk 'ks["GridDivX"] = ["block_size_q"]' "GridDivX[0]: unknown name 'block_size_q'"
+badk 't1["ConfigurationSpace"]["TuningParameters"][0]["Default"] = 64; t1["ConfigurationSpace"]["TuningParameters"][1]["Default"] = 32' \
+    "the default config is not valid" "2048 threads"
+# without --kernel an invalid default config is only a warning
+python3 - "$MM/matmul.json" >baddef.json <<'PY'
+import json, sys
+t1 = json.load(open(sys.argv[1]))
+t1["ConfigurationSpace"]["TuningParameters"][0]["Default"] = 64
+t1["ConfigurationSpace"]["TuningParameters"][2]["Default"] = 4
+json.dump(t1, sys.stdout)
+PY
+run import baddef.json -o baddef
+expect_rc 0
+expect_err "the default config is not valid (restriction '(block_size_y * tile_size_y" "searches that start from it start from another config"
+run import "$MM/matmul.json" --kernel "$WORK/nothing.cu" -o out_dir
+expect_rc 2
+expect_err "nothing.cu"
+[ ! -e out_dir ] || fail "a missing kernel file wrote out_dir"
+
 printf '{"ConfigurationSpace": {"TuningParameters": [' >bad.json
 run import bad.json -o out_dir
 expect_rc 2

@@ -868,6 +868,14 @@ static void compile_verdict(const amk_code *code, amk_verdict *v)
     snprintf(v->notes, sizeof v->notes, "%s", code->notes);
 }
 
+/* The name a kernel has in its code object: the compiler's lowered name of the spec's entry
+ * (a plain C++ __global__ function is mangled), kept with the code object. */
+static void use_lowered_entry(amk__run_kernel *k, const amk_code *const *codes, int n)
+{
+    if (k->code >= 0 && k->code < n && codes[k->code]->entry[0])
+        snprintf(k->entry, sizeof k->entry, "%s", codes[k->code]->entry);
+}
+
 /* The run job of a compiled config. On failure s->job stays NULL and s->setup says why. */
 static void prepare_run(gpu_state *st, const amk_config *c, const amk_code *cand,
                         const amk_code *ref, run_slot *s)
@@ -889,14 +897,19 @@ static void prepare_run(gpu_state *st, const amk_config *c, const amk_code *cand
         free(j);
         return;
     }
+    const amk_code *codes[2] = {cand, ref};
+    for (int k = 0; k < j->ncases; k++) {
+        use_lowered_entry(&j->cases[k].cand, codes, 2);
+        use_lowered_entry(&j->cases[k].ref, codes, 2);
+    }
     j->seed = st->seed;
     j->check_threads = st->check_threads;
     s->job = j;
 }
 
 /* The verdict of a config that reached the run stage. */
-static void run_verdict(const amk_code *cand, const amk_code *ref, const run_slot *s,
-                        amk_verdict *v)
+static void run_verdict(const amk_config *c, const amk_code *cand, const amk_code *ref,
+                        const run_slot *s, amk_verdict *v)
 {
     v->compile_ms = cand->compile_ms;
     v->cache_hit = cand->cache_hit;
@@ -934,6 +947,11 @@ static void run_verdict(const amk_code *cand, const amk_code *ref, const run_slo
         strncat(shapes, ")", sizeof shapes - strlen(shapes) - 1);
     append(v->notes, sizeof v->notes, shapes);
     append(v->notes, sizeof v->notes, res->notes);
+    const cJSON *rj = cJSON_GetObjectItemCaseSensitive(amk_spec_json(c->spec), "reference");
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rj, "default_config")))
+        append(v->notes, sizeof v->notes, "reference: the default config's output (no "
+               "independent reference: weaker, a config is only checked to agree with the "
+               "default)");
     append(v->notes, sizeof v->notes, cand->notes);
     if (res->status == AMK_STATUS_OK && res->nstats >= 1 && isfinite(res->stats[0].median_us)) {
         v->latency_us = res->stats[0].median_us;
@@ -1090,7 +1108,7 @@ static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, am
         if (cand->status != AMK_STATUS_OK)
             compile_verdict(cand, &out[i]);
         else
-            run_verdict(cand, &codes[ref_of[i]], &slots[i], &out[i]);
+            run_verdict(cfgs[i], cand, &codes[ref_of[i]], &slots[i], &out[i]);
     }
 done:
     for (size_t k = 0; k < nu; k++) {
@@ -1171,6 +1189,9 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
     j->cases[0].bench = 1;
     j->ncases = 1;
     j->other = tmp.cand;
+    const amk_code *cp[2] = {&codes[0], &codes[1]};
+    use_lowered_entry(&j->cases[0].cand, cp, 2);
+    use_lowered_entry(&j->other, cp, 2);
     j->seed = st->seed;
     j->check_threads = st->check_threads;
     amk__run_result res;

@@ -63,7 +63,7 @@ static char *program_log(hiprtcProgram prog)
 }
 
 int amk__rtc_compile(const char *name, const char *source, const char *const *options,
-                     int n_options, amk_rtc_out *out, amk_diag *d)
+                     int n_options, const char *entry, amk_rtc_out *out, amk_diag *d)
 {
     memset(out, 0, sizeof *out);
     hiprtcProgram prog;
@@ -71,6 +71,20 @@ int amk__rtc_compile(const char *name, const char *source, const char *const *op
     if (r != HIPRTC_SUCCESS)
         return amk_diag_set(d, r == HIPRTC_ERROR_OUT_OF_MEMORY ? AMK_ENOMEM : AMK_EBACKEND,
                             RTC_NAME "CreateProgram(%s): %s", name, amk__rtc_strerror(r));
+    /* The kernel's address as a name expression: the compiler lowers it to the symbol in the
+     * code object (the C++-mangled name of a plain __global__ function, the name itself for
+     * an extern "C" one); a name that is not a kernel of the source fails the compile. */
+    char expr[AMK_NAME_MAX + 2];
+    int lower = entry && *entry;
+    if (lower) {
+        snprintf(expr, sizeof expr, "&%s", entry);
+        r = hiprtcAddNameExpression(prog, expr);
+        if (r != HIPRTC_SUCCESS) {
+            hiprtcDestroyProgram(&prog);
+            return amk_diag_set(d, AMK_EBACKEND, RTC_NAME "AddNameExpression(%s): %s", expr,
+                                amk__rtc_strerror(r));
+        }
+    }
     /* The hipRTC/NVRTC signature takes non-const char ** on some versions. */
     r = hiprtcCompileProgram(prog, n_options, (const char **)options);
     char *log = program_log(prog);
@@ -100,8 +114,25 @@ int amk__rtc_compile(const char *name, const char *source, const char *const *op
         hiprtcDestroyProgram(&prog);
         return AMK_EBACKEND;
     }
+    const char *low = NULL;
+    if (lower && ((r = hiprtcGetLoweredName(prog, expr, &low)) != HIPRTC_SUCCESS || !low ||
+                  strlen(low) >= AMK__ENTRY_MAX)) {
+        amk_diag_set(d, AMK_EBACKEND, RTC_NAME "GetLoweredName(%s): %s", expr,
+                     r != HIPRTC_SUCCESS ? amk__rtc_strerror(r)
+                                         : low ? "name too long" : "no name");
+        free(log);
+        hiprtcDestroyProgram(&prog);
+        return AMK_EBACKEND;
+    }
+    if (lower && !(out->lowered = strdup(low))) {
+        free(log);
+        hiprtcDestroyProgram(&prog);
+        return amk_diag_set(d, AMK_ENOMEM, "compile %s: out of memory", name);
+    }
     char *image = malloc(size);
     if (!image) {
+        free(out->lowered);
+        out->lowered = NULL;
         free(log);
         hiprtcDestroyProgram(&prog);
         return amk_diag_set(d, AMK_ENOMEM, "compile %s: out of memory for %zu bytes", name,
@@ -112,6 +143,8 @@ int amk__rtc_compile(const char *name, const char *source, const char *const *op
     if (r != HIPRTC_SUCCESS) {
         free(image);
         free(log);
+        free(out->lowered);
+        out->lowered = NULL;
         return amk_diag_set(d, AMK_EBACKEND, RTC_NAME " get code (%s): %s", name,
                             amk__rtc_strerror(r));
     }

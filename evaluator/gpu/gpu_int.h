@@ -251,7 +251,7 @@ typedef struct amk__run_arg {
 
 typedef struct amk__run_kernel {
     int code;               /* index into the job's code objects; -1 = none */
-    char entry[AMK_NAME_MAX];
+    char entry[AMK__ENTRY_MAX]; /* as the code object names it (amk_code.entry) */
     amk_launch launch;
     int nargs;
     amk__run_arg args[AMK__RUN_MAX_ARGS];
@@ -330,7 +330,7 @@ int amk__run_query_encode(int device, void **out, size_t *len);
 typedef struct amk__ref_key { /* members ordered so that there is no padding */
     uint64_t seed, stream;
     uint64_t code_hash, code_size;
-    char entry[AMK_NAME_MAX];
+    char entry[AMK__ENTRY_MAX];
     int64_t grid[3], block[3], shared_bytes;
     int nargs;
     amk__run_arg args[AMK__RUN_MAX_ARGS]; /* value 0 for a buffer argument */

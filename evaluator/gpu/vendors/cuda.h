@@ -30,6 +30,8 @@
 #define hiprtcCompileProgram nvrtcCompileProgram
 #define hiprtcGetProgramLogSize nvrtcGetProgramLogSize
 #define hiprtcGetProgramLog nvrtcGetProgramLog
+#define hiprtcAddNameExpression nvrtcAddNameExpression
+#define hiprtcGetLoweredName nvrtcGetLoweredName
 /* The code object of a real architecture (sm_XX): a CUBIN, loaded by cudaLibraryLoadData. */
 #define hiprtcGetCodeSize nvrtcGetCUBINSize
 #define hiprtcGetCode nvrtcGetCUBIN
