@@ -6,7 +6,10 @@
  * (strategy, evaluator, durable append) so the fsync cost is shown separately.
  *
  *   bench_overhead [--trials N] [--disk-trials N] [--disk DIR] [--tmpfs DIR]
- *                  [--strategy NAME] [--seed S]
+ *                  [--strategy NAME] [--seed S] [--spec-dir DIR]
+ *
+ * --spec-dir DIR times a given kernel folder's space instead (an imported one: `amk import
+ * gemm_milo.json -o DIR` gives CLBlast's 663 552-point GEMM space).
  */
 #include "amk_search.h"
 
@@ -232,7 +235,7 @@ static double evaluator_us(ctx *c, uint64_t seed, int n, double *cpu_us)
 int main(int argc, char **argv)
 {
     int64_t trials = 20000, disk_trials = 2000;
-    const char *disk = "/tmp", *tmpfs = "/dev/shm", *strategy = "hillclimb";
+    const char *disk = "/tmp", *tmpfs = "/dev/shm", *strategy = "hillclimb", *spec_dir = NULL;
     uint64_t seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -242,9 +245,10 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--tmpfs") && v) tmpfs = argv[++i];
         else if (!strcmp(a, "--strategy") && v) strategy = argv[++i];
         else if (!strcmp(a, "--seed") && v) seed = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(a, "--spec-dir") && v) spec_dir = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--trials N] [--disk-trials N] [--disk DIR] "
-                    "[--tmpfs DIR] [--strategy NAME] [--seed S]\n", argv[0]);
+                    "[--tmpfs DIR] [--strategy NAME] [--seed S] [--spec-dir DIR]\n", argv[0]);
             return 2;
         }
     }
@@ -257,11 +261,13 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/amk-bench-XXXXXX", tmpfs);
     if (!mkdtemp(dir))
         die("mkdtemp", NULL);
-    write_file(dir, "spec.json", SPEC);
-    write_file(dir, "bigspace.hip", SOURCE);
+    if (!spec_dir) {
+        write_file(dir, "spec.json", SPEC);
+        write_file(dir, "bigspace.hip", SOURCE);
+    }
     ctx c = {0};
     amk_diag d = {0};
-    if (amk_spec_load(dir, &c.spec, &d) != AMK_OK)
+    if (amk_spec_load(spec_dir ? spec_dir : dir, &c.spec, &d) != AMK_OK)
         die("spec", &d);
     amk_spec_shape(c.spec, 0, &c.shape);
     amk_backend_opts bo = {.target = "h100"};
@@ -278,8 +284,9 @@ int main(int argc, char **argv)
     if (!mkdtemp(disk_dir))
         die("mkdtemp", NULL);
 
-    printf("bench_overhead: strategy %s, model backend (h100), space %.0f raw / %lld valid "
-           "configs (counted in %.3f s)\n", strategy, amk_space_raw_size(c.sp),
+    printf("bench_overhead: strategy %s, model backend (h100), kernel %s, space %.0f raw / "
+           "%lld valid configs (counted in %.3f s)\n", strategy, amk_spec_name(c.spec),
+           amk_space_raw_size(c.sp),
            (long long)valid, count_s);
     printf("  pieces alone (us per call, wall / CPU):\n");
     double s_cpu, e_cpu, at_cpu, ad_cpu;
@@ -311,8 +318,10 @@ int main(int argc, char **argv)
                st.seconds, st.us_per_trial, st.cpu_us_per_trial,
                st.exhausted ? " (space exhausted)" : "");
     }
-    unlink_in(dir, "spec.json");
-    unlink_in(dir, "bigspace.hip");
+    if (!spec_dir) {
+        unlink_in(dir, "spec.json");
+        unlink_in(dir, "bigspace.hip");
+    }
     rmdir(dir);
     rmdir(disk_dir);
     amk_space_free(c.sp);

@@ -29,6 +29,9 @@ typedef struct amk_verdict {
     char regime[16];           /* "cold_l2" | "warm_l2" | "" */
     char reason[512];          /* why rejected / failed: first lines of a compiler log etc. */
     char notes[512];           /* anything else worth telling (log paths, replay source) */
+    double cost_s;             /* sim replaying a Kernel Tuner file: seconds the trial cost
+                                  when it was recorded (compile + verification + benchmark +
+                                  framework); NAN otherwise. The loop's simulated clock. */
 } amk_verdict;
 
 /* Sets every field to its "nothing known" value (NAN numbers, correct and cache_hit -1,
@@ -47,7 +50,11 @@ void amk_verdict_from_row(const amk_row *r, amk_verdict *out);
 
 typedef struct amk_backend_opts {
     const char *target;        /* target key/name for model & sim ("h100"); NULL = default */
-    const char *sim_path;      /* sim: results.tsv to replay */
+    const char *sim_path;      /* sim: file to replay: a results.tsv, or a Kernel Tuner
+                                  cachefile or T4 file (gzipped or not) */
+    const amk_spec *kernel;    /* sim: the spec whose params key a Kernel Tuner file's
+                                  configs (amk_evaluator_create fills it); borrowed */
+    const amk_shape *shape;    /* sim: with kernel, the shape of the replayed configs */
     int jobs;                  /* gpu: compile workers (0 = one per core) */
     double compile_timeout_s;  /* gpu: cap of the adaptive compile timeout (0 = default) */
     double run_timeout_s;      /* gpu: per-kernel hang limit (0 = default) */
@@ -89,6 +96,10 @@ typedef struct amk_backend_type {
     /* Optional, NULL = it can evaluate any config: 1 when the backend can answer config_id
      * with something other than not_recorded (sim: the file holds a row for it). */
     int (*recorded)(void *state, const char *config_id);
+    /* Optional, NULL = 0: 1 when the backend's verdicts carry the recorded cost of each trial
+     * (cost_s), so the loop runs its time limit on a simulated clock instead of the wall
+     * clock (sim replaying a Kernel Tuner file). */
+    int (*simulated_clock)(void *state);
     /* Optional, NULL = ignored: the latency to beat for the next evaluate call (NAN = none),
      * set by amk_evaluator_run before each evaluate. The gpu backend stops timing a config
      * early once it is clearly slower (its row note says so); its latency stays a measured
@@ -129,6 +140,8 @@ int amk_evaluator_parallelism(const amk_evaluator *ev); /* backend's, >= 1 */
  * that evaluate anything. amk_evaluator_restricted: 1 when some configs may be unanswerable. */
 int amk_evaluator_recorded(const amk_evaluator *ev, const char *config_id);
 int amk_evaluator_restricted(const amk_evaluator *ev);
+/* 1 when the verdicts of ev carry recorded trial costs (see amk_backend_type.simulated_clock). */
+int amk_evaluator_simulated_clock(const amk_evaluator *ev);
 
 /* Runs the pipeline on n configs of one space. incumbent_us is the latency to beat (NAN when
  * there is none): a config whose floor exceeds it by more than screen_margin is `screened`;

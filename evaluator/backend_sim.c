@@ -1,7 +1,10 @@
-/* The `sim` backend: replays a recorded sweep (a results.tsv) instead of running anything.
- * Measured ok rows replay as `replayed` latencies (median when a config was measured more
- * than once), recorded failures replay as the same status, and a config the file does not
- * hold is `not_recorded` — a number is never invented. Strategies are tested on it. */
+/* The `sim` backend: replays a recorded sweep instead of running anything: amk's own
+ * results.tsv, or the tuning community's Kernel Tuner cachefile or T4 file (sim_foreign.c;
+ * told apart by content). Measured ok rows replay as `replayed` latencies (median when a
+ * config was measured more than once), recorded failures replay as the same status, and a
+ * config the file does not hold is `not_recorded` — a number is never invented. Kernel Tuner
+ * files also record what each trial cost; verdicts carry it (cost_s) so the loop's time
+ * limit runs on a simulated clock. Strategies are tested on it. */
 #include "evaluator_int.h"
 
 #include "amk_results.h"
@@ -12,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <zlib.h>
 
 /* One usable row of the file, kept while loading. */
 typedef struct sim_rec {
@@ -22,6 +26,8 @@ typedef struct sim_rec {
     size_t order; /* line order, breaks trial ties */
     int dev;      /* index into the device table */
     char *note;   /* failures only: the recorded reason */
+    char *key;    /* Kernel Tuner files: the record's name in the file */
+    double cost_s; /* Kernel Tuner files: what the trial cost when recorded; NAN else */
 } sim_rec;
 
 /* What a config replays as. */
@@ -32,6 +38,7 @@ typedef struct sim_outcome {
     double latency_us, spread;
     char *reason; /* failures: recorded reason (may be NULL) */
     char *notes;  /* "replayed from FILE (trial N)" */
+    double cost_s; /* recorded cost of the trial; NAN when unknown */
 } sim_outcome;
 
 typedef struct sim_state {
@@ -42,6 +49,7 @@ typedef struct sim_state {
     size_t cap;      /* power of two */
     const amk_target *target;
     char device[96];
+    int clocked; /* every outcome has a recorded cost: the loop may simulate its clock */
 } sim_state;
 
 typedef struct sim_load {
@@ -142,6 +150,7 @@ static int load_row(const amk_row *r, void *ud)
     rec->spread = r->spread;
     rec->trial = r->trial;
     rec->order = order;
+    rec->cost_s = NAN;
     rec->dev = intern_device(L, r->device);
     if (rec->dev < 0)
         goto oom;
@@ -155,10 +164,80 @@ oom:
     return 1;
 }
 
+/* A Kernel Tuner record: one row of the file's single device (index 0). */
+static int load_foreign(const amk__sim_record *r, void *ud)
+{
+    sim_load *L = ud;
+    if (L->n == L->cap) {
+        size_t nc = L->cap ? 2 * L->cap : 1024;
+        sim_rec *nr = realloc(L->recs, nc * sizeof *nr);
+        if (!nr)
+            goto oom;
+        L->recs = nr;
+        L->cap = nc;
+    }
+    sim_rec *rec = &L->recs[L->n];
+    memset(rec, 0, sizeof *rec);
+    memcpy(rec->id, r->id, sizeof rec->id);
+    rec->status = r->status;
+    rec->latency_us = r->status == AMK_STATUS_OK ? r->latency_us : NAN;
+    rec->spread = r->spread;
+    rec->cost_s = r->cost_s;
+    rec->order = L->lines++;
+    rec->dev = 0;
+    if (!(rec->key = strdup(r->key)) || (r->note && !(rec->note = strdup(r->note)))) {
+        free(rec->key);
+        goto oom;
+    }
+    L->n++;
+    return 0;
+oom:
+    L->oom = 1;
+    return 1;
+}
+
+/* Loads path into L: a Kernel Tuner file (its JSON, gzipped or not) through sim_foreign.c,
+ * else amk's results.tsv. */
+static int load_file(const char *path, const amk_backend_opts *opts, sim_load *L, amk_diag *d)
+{
+    char head[256] = {0};
+    gzFile f = gzopen(path, "rb");
+    if (!f)
+        return amk_diag_set(d, AMK_ENOENT, "%s: cannot open", path);
+    int got = gzread(f, head, sizeof head - 1);
+    int gz = !gzdirect(f);
+    gzclose(f);
+    if (got < 0)
+        return amk_diag_set(d, AMK_EIO, "%s: cannot read", path);
+    if (!amk__sim_is_json(head)) {
+        if (gz)
+            return amk_diag_set(d, AMK_EINVAL, "%s: gzipped, but not a Kernel Tuner JSON file; "
+                                "a results.tsv is replayed uncompressed", path);
+        return amk_tsv_read(path, load_row, L, NULL, d);
+    }
+    char *text = NULL, device[96];
+    size_t len;
+    int rc = amk__sim_slurp(path, &text, &len, d);
+    if (rc != AMK_OK)
+        return rc;
+    rc = amk__sim_foreign_load(path, text, opts->kernel, opts->shape, load_foreign, L, device,
+                               sizeof device, d);
+    free(text);
+    if (rc != AMK_OK)
+        return rc;
+    if (intern_device(L, device) != 0) /* the only device: index 0 */
+        L->oom = 1;
+    else
+        L->dev_rows[0] = L->n;
+    return AMK_OK;
+}
+
 static void load_free(sim_load *L)
 {
-    for (size_t i = 0; i < L->n; i++)
+    for (size_t i = 0; i < L->n; i++) {
         free(L->recs[i].note);
+        free(L->recs[i].key);
+    }
     for (size_t i = 0; i < L->n_devs; i++)
         free(L->devs[i]);
     free(L->recs);
@@ -204,6 +283,17 @@ static int choose_device(const sim_load *L, const amk_target *want)
     return best;
 }
 
+/* Where a record stands in its file: the trial number of a results.tsv row, the key of a
+ * Kernel Tuner record. Static buffer: used at once. */
+static const char *source_of(const sim_rec *r)
+{
+    static _Thread_local char buf[64];
+    if (r->key)
+        return r->key;
+    snprintf(buf, sizeof buf, "%lld", (long long)r->trial);
+    return buf;
+}
+
 /* Builds the outcome of one config from its rows recs[0..n) (sorted by trial). */
 static int build_outcome(sim_state *s, const sim_rec *recs, size_t n, sim_outcome *o)
 {
@@ -212,6 +302,7 @@ static int build_outcome(sim_state *s, const sim_rec *recs, size_t n, sim_outcom
     o->key = id_key(o->id);
     o->latency_us = NAN;
     o->spread = NAN;
+    o->cost_s = NAN;
     size_t n_ok = 0, n_fail = 0;
     for (size_t i = 0; i < n; i++)
         recs[i].status == AMK_STATUS_OK ? n_ok++ : n_fail++;
@@ -239,11 +330,16 @@ static int build_outcome(sim_state *s, const sim_rec *recs, size_t n, sim_outcom
             o->spread = ks % 2 ? spr[ks / 2] : 0.5 * (spr[ks / 2 - 1] + spr[ks / 2]);
         free(lat);
         free(spr);
+        double cost = 0;
+        for (size_t i = 0; i < n; i++)
+            if (recs[i].status == AMK_STATUS_OK)
+                cost += recs[i].cost_s;
+        o->cost_s = cost / (double)n_ok; /* NAN when any is unknown */
         if (n_ok == 1) {
             for (size_t i = 0; i < n; i++)
                 if (recs[i].status == AMK_STATUS_OK)
-                    amk_sb_printf(&sb, "replayed from %s (trial %lld)", s->path,
-                                  (long long)recs[i].trial);
+                    amk_sb_printf(&sb, "replayed from %s (%s%s)", s->path,
+                                  recs[i].key ? "" : "trial ", source_of(&recs[i]));
         } else {
             amk_sb_printf(&sb, "replayed from %s (median of %zu trials:", s->path, n_ok);
             const char *sep = " ";
@@ -259,12 +355,16 @@ static int build_outcome(sim_state *s, const sim_rec *recs, size_t n, sim_outcom
     } else {
         const sim_rec *last = &recs[n - 1]; /* the most recent failure */
         o->status = last->status;
+        o->cost_s = last->cost_s;
         if (last->note && !(o->reason = strdup(last->note)))
             return AMK_ENOMEM;
-        amk_sb_printf(&sb, "replayed from %s (trial %lld)", s->path, (long long)last->trial);
+        amk_sb_printf(&sb, "replayed from %s (%s%s)", s->path, last->key ? "" : "trial ",
+                      source_of(last));
         if (n > 1)
             amk_sb_printf(&sb, "; %zu recorded trials of this config, all failed", n);
     }
+    if (isfinite(o->cost_s))
+        amk_sb_printf(&sb, "; recorded cost %.3f s", o->cost_s);
     o->notes = amk_sb_take(&sb);
     return o->notes ? AMK_OK : AMK_ENOMEM;
 }
@@ -306,7 +406,8 @@ static int sim_init(void *state, const amk_backend_opts *opts, amk_diag *d)
     const amk_target *want = NULL;
     if (!path || !*path)
         return amk_diag_set(d, AMK_EINVAL,
-                            "sim backend needs a recorded results.tsv (backend \"sim:FILE\")");
+                            "sim backend needs a recorded results.tsv, Kernel Tuner "
+                            "cachefile or T4 file (backend \"sim:FILE\")");
     if (opts->target && *opts->target) {
         want = amk_target_find(opts->target);
         if (!want)
@@ -315,7 +416,7 @@ static int sim_init(void *state, const amk_backend_opts *opts, amk_diag *d)
     if (!(s->path = strdup(path)))
         return amk_diag_set(d, AMK_ENOMEM, "sim backend: out of memory");
 
-    rc = amk_tsv_read(path, load_row, &L, NULL, d);
+    rc = load_file(path, opts, &L, d);
     if (rc == AMK_OK && L.oom)
         rc = amk_diag_set(d, AMK_ENOMEM, "%s: out of memory while loading", path);
     if (rc != AMK_OK)
@@ -367,6 +468,7 @@ static int sim_init(void *state, const amk_backend_opts *opts, amk_diag *d)
             L.recs[m++] = L.recs[i];
         } else {
             free(L.recs[i].note);
+            free(L.recs[i].key);
         }
     }
     L.n = m;
@@ -402,8 +504,11 @@ static int sim_init(void *state, const amk_backend_opts *opts, amk_diag *d)
             h = (h + 1) & (s->cap - 1);
         s->slots[h] = (uint32_t)(i + 1);
     }
-    amk_log(AMK_LOG_INFO, "sim: replaying %zu configs of %s from %s", s->n_outs, devname,
-            path);
+    s->clocked = 1;
+    for (size_t i = 0; i < s->n_outs; i++)
+        s->clocked &= isfinite(s->outs[i].cost_s);
+    amk_log(AMK_LOG_INFO, "sim: replaying %zu configs of %s from %s%s", s->n_outs, devname,
+            path, s->clocked ? " (recorded trial costs: the loop's clock is simulated)" : "");
     load_free(&L);
     return AMK_OK;
 fail:
@@ -451,6 +556,9 @@ static int sim_evaluate(void *state, const amk_config *const *cfgs, size_t n, am
             continue;
         }
         v->status = o->status;
+        v->cost_s = o->cost_s;
+        if (o->status == AMK_STATUS_REJECTED)
+            v->valid = 0; /* the recording tuner found it invalid (Kernel Tuner InvalidConfig) */
         if (o->status == AMK_STATUS_OK) {
             v->latency_us = o->latency_us;
             v->latency_kind = AMK_LAT_REPLAYED;
@@ -482,6 +590,11 @@ static int sim_recorded(void *state, const char *config_id)
     return lookup(state, config_id) != NULL;
 }
 
+static int sim_simulated_clock(void *state)
+{
+    return ((sim_state *)state)->clocked;
+}
+
 const amk_backend_type amk_backend_sim = {
     .api_version = 1,
     .name = "sim",
@@ -492,4 +605,5 @@ const amk_backend_type amk_backend_sim = {
     .device = sim_device,
     .clear = sim_clear,
     .recorded = sim_recorded,
+    .simulated_clock = sim_simulated_clock,
 };

@@ -135,6 +135,10 @@ static int create_auto(const amk_backend_type *const *table, const amk_backend_o
     amk_backend_opts o = {0};
     if (opts)
         o = *opts;
+    if (!o.kernel) {
+        o.kernel = kernel;
+        o.shape = shape;
+    }
 
     if (gpu) {
         *out = try_create(gpu, &o, no_gpu, sizeof no_gpu);
@@ -195,6 +199,10 @@ int amk__evaluator_create_from(const amk_backend_type *const *table, const char 
     amk_backend_opts o = {0};
     if (opts)
         o = *opts;
+    if (!o.kernel) {
+        o.kernel = kernel;
+        o.shape = shape;
+    }
     char name[64];
     const char *colon = strchr(backend, ':');
     size_t len = colon ? (size_t)(colon - backend) : strlen(backend);
@@ -260,6 +268,11 @@ int amk_evaluator_recorded(const amk_evaluator *ev, const char *config_id)
 int amk_evaluator_restricted(const amk_evaluator *ev)
 {
     return ev && ev->type->recorded;
+}
+
+int amk_evaluator_simulated_clock(const amk_evaluator *ev)
+{
+    return ev && ev->type->simulated_clock && ev->type->simulated_clock(ev->state);
 }
 
 int amk_evaluator_parallelism(const amk_evaluator *ev)

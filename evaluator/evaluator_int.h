@@ -48,6 +48,31 @@ int amk__evaluator_create_from(const amk_backend_type *const *table, const char 
  * of n configs. Does nothing when the variable is unset, empty, zero or not a number. */
 void amk__sim_delay(size_t n);
 
+/* The sim backend's reader of Kernel Tuner files (sim_foreign.c). A record, as it reaches
+ * the sink: the id of the amk config holding the record's param values, what it replays as,
+ * and the seconds it cost when recorded (NAN when the file does not say). key names the
+ * record in the file (a cachefile key "16,1,..." or "result N"); key and note are borrowed
+ * for the call. */
+typedef struct amk__sim_record {
+    char id[17];
+    amk_status status;
+    double latency_us, spread, cost_s;
+    const char *key;
+    const char *note; /* failures: what the file recorded; NULL otherwise */
+} amk__sim_record;
+typedef int (*amk__sim_sink)(const amk__sim_record *r, void *ud); /* nonzero = out of memory */
+/* Reads a file whole, gunzipping it when it is gzipped; NUL-terminated, caller frees. */
+int amk__sim_slurp(const char *path, char **out, size_t *len, amk_diag *d);
+/* 1 when text (after blanks) opens a JSON object: a Kernel Tuner file, not a results.tsv. */
+int amk__sim_is_json(const char *text);
+/* Loads a Kernel Tuner cachefile or T4 file's records as configs of spec at shape into sink;
+ * writes the file's device name. Records whose values are not choices of the spec are
+ * skipped with a warning; a spec param the file lacks, an unknown error name or an unknown
+ * unit is AMK_EINVAL naming it; no usable record is AMK_ENOENT. */
+int amk__sim_foreign_load(const char *path, const char *text, const amk_spec *spec,
+                          const amk_shape *shape, amk__sim_sink sink, void *ud, char *device,
+                          size_t device_cap, amk_diag *d);
+
 /* Data directory of recorded sweeps: $AMK_DATA_DIR when set and non-empty, else
  * amk_fs_share_dir("data") (next to the executable first). Writes into out. */
 void amk__data_dir(char *out, size_t cap);

@@ -23,6 +23,7 @@ void amk_verdict_init(amk_verdict *v)
     v->compile_ms = NAN;
     v->cache_hit = -1;
     v->seed = 0;
+    v->cost_s = NAN;
 }
 
 /* Adds a number, or null when it is not finite. Returns 0 on allocation failure. */

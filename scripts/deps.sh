@@ -5,9 +5,9 @@
 #   scripts/deps.sh [EXTRA_PACKAGE...]     (make run / make check call it)
 set -euo pipefail
 
-# Build: CMake, a C11 compiler, pkg-config, GSL, cJSON; Check for the test suites (the
+# Build: CMake, a C11 compiler, pkg-config, GSL, cJSON, zlib; Check for the test suites (the
 # default build compiles them). Callers add more (make check adds python3).
-packages=(cmake gcc make pkg-config libgsl-dev libcjson-dev check "$@")
+packages=(cmake gcc make pkg-config libgsl-dev libcjson-dev zlib1g-dev check "$@")
 
 installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
@@ -19,14 +19,14 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
     for cmd in cmake cc make pkg-config; do
         command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
     done
-    for mod in gsl libcjson check; do
+    for mod in gsl libcjson zlib check; do
         pkg-config --exists "$mod" 2>/dev/null || missing+=("pkg-config module $mod")
     done
     if [ ${#missing[@]} -eq 0 ]; then
         exit 0
     fi
     echo "deps: not a Debian/Ubuntu system and these are missing: ${missing[*]}" >&2
-    echo "deps: install CMake >= 3.20, a C11 compiler, pkg-config, GSL, cJSON and Check" >&2
+    echo "deps: install CMake >= 3.20, a C11 compiler, pkg-config, GSL, cJSON, zlib and Check" >&2
     exit 1
 fi
 

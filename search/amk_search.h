@@ -69,7 +69,9 @@ typedef struct amk_loop_opts {
     const char *strategy;          /* NULL = "hillclimb" */
     amk_strategy_opts strategy_opts;
     int64_t budget;                /* trials (rows written); 0 = until exhausted/time */
-    double time_limit_s;           /* 0 = none */
+    double time_limit_s;           /* 0 = none; on the simulated clock when the evaluator
+                                      replays recorded trial costs (sim of a Kernel Tuner
+                                      file): the sum of those costs */
     int batch;                     /* proposals evaluated together (0 = twice the backend's
                                       parallelism, or 1 when it evaluates one at a time) */
     double min_gain;               /* fraction; 0 = default 0.01, negative = none */
@@ -99,7 +101,7 @@ typedef struct amk_loop_result {
                                       of a concurrent writer may lie between the two */
     int exhausted;                 /* the strategy ran out of configs */
     amk_incumbent best;
-    double elapsed_s;
+    double elapsed_s;              /* on the clock the time limit used */
 } amk_loop_result;
 
 int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d);

@@ -133,6 +133,11 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
 
     memset(out, 0, sizeof *out);
     const double t0 = amk_now_s();
+    /* A replay of recorded trial costs runs the time limit on a simulated clock: the sum of
+     * what the trials cost when recorded (the strategy's own time is not added, so that a
+     * seed gives the same trials on any machine). Otherwise the wall clock. */
+    const int simulated = amk_evaluator_simulated_clock(o->ev);
+    double sim_s = 0;
     const amk_space *sp = o->space;
     const amk_spec *spec = amk_space_spec(sp);
     /* Default batch: twice what the backend evaluates at once, so every device stays busy
@@ -222,7 +227,7 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
     for (;;) {
         if (o->budget > 0 && out->trials >= o->budget)
             break;
-        double elapsed = amk_now_s() - t0;
+        double elapsed = simulated ? sim_s : amk_now_s() - t0;
         if (o->time_limit_s > 0 && elapsed >= o->time_limit_s)
             break;
         int want = batch;
@@ -272,6 +277,9 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
                          amk_strerror(rc));
             goto done;
         }
+        for (int i = 0; simulated && i < n; i++)
+            if (isfinite(verdicts[i].cost_s))
+                sim_s += verdicts[i].cost_s;
 
         /* Keep/revert in proposal order; the batch's rows go out in one durable append
          * before best.json, so best.json never names a trial the log does not hold. */
@@ -320,7 +328,7 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
                 amk_loop_progress p = {
                     .trial = rows[i].trial,
                     .budget = o->budget,
-                    .elapsed_s = amk_now_s() - t0,
+                    .elapsed_s = simulated ? sim_s : amk_now_s() - t0,
                     .time_limit_s = o->time_limit_s,
                     .last = &verdicts[i],
                     .best = &inc,
@@ -335,7 +343,7 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
 
 done:
     out->best = inc;
-    out->elapsed_s = amk_now_s() - t0;
+    out->elapsed_s = simulated ? sim_s : amk_now_s() - t0;
     if (state_ok && st->clear)
         st->clear(state);
     free(state);

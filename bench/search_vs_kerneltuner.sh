@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Search quality against the field: amk's strategies and Kernel Tuner 1.5's, replayed on the
+# community's recorded spaces (space_defs/data/benchmark_hub), scored with the community's
+# method (autotuning-methodology). Writes table.md, scores.json, curves.png and curves.svg
+# to $OUT (default build/search_vs_kerneltuner). Results: docs/PERFORMANCE.md, "Search
+# quality". Works from a clean clone after `make run` (it builds amk itself when missing).
+#   bench/search_vs_kerneltuner.sh [--quick] [--seeds N]
+# --quick: a smoke test (one space, 2 seeds, 3 Kernel Tuner strategies; about 10 s).
+# Environment: BUILD (build/), AMK ($BUILD/amk), VENV ($BUILD/bench-venv, built with pip from
+# bench/search_vs_kerneltuner.requirements.txt), OUT, JOBS (one per core),
+# VENV_FAIL_RC (exit status when the venv cannot be built: default 1; the CTest passes 77).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+AMK=${AMK:-$BUILD/amk}
+VENV=${VENV:-$BUILD/bench-venv}
+OUT=${OUT:-$BUILD/search_vs_kerneltuner}
+REQ="$ROOT/bench/search_vs_kerneltuner.requirements.txt"
+
+if [ ! -x "$AMK" ]; then
+    cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release
+    cmake --build "$BUILD" -j "$(nproc)"
+fi
+if [ ! -x "$VENV/bin/python" ] || ! cmp -s "$REQ" "$VENV/requirements.txt"; then
+    echo "search_vs_kerneltuner: building the Python venv $VENV (pip, PyPI)" >&2
+    rm -rf "$VENV"
+    if ! python3 -m venv "$VENV" >&2 || ! "$VENV/bin/pip" install -q -r "$REQ" >&2; then
+        rm -rf "$VENV"
+        echo "search_vs_kerneltuner: cannot build the venv (python3 -m venv and pip from PyPI" \
+             "are needed: network, python3-venv)" >&2
+        exit "${VENV_FAIL_RC:-1}"
+    fi
+    cp "$REQ" "$VENV/requirements.txt"
+fi
+mkdir -p "$OUT"
+exec "$VENV/bin/python" "$ROOT/bench/search_vs_kerneltuner.py" --amk "$AMK" \
+    --hub "$ROOT/space_defs/data/benchmark_hub" --work "$OUT/work" --out "$OUT" \
+    --jobs "${JOBS:-$(nproc)}" "$@"
