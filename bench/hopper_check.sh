@@ -4,16 +4,16 @@
 # then the kernel's correctness gate on every named shape and over random configs:
 #   1. gpu tests   ctest -L gpu (check_gpu_* : cluster, TMA copy, deadlock -> run_timeout)
 #   2. evaluate    the spec's default config at every named shape: status, µs, TFLOP/s
-#   3. random      RANDOM configs each at the ragged (257x520x200) and tiny_m (3x136x72)
+#   3. random      NRANDOM configs each at the ragged (257x520x200) and tiny_m (3x136x72)
 #                  shapes: every config must end as ok or an explained status (counts)
 #   4. hillclimb   `amk loop gemm_hopper` at 4096^3 bf16 (BUDGET trials): best and statuses
 # usage: bench/hopper_check.sh     (from the repository root; env: AMK (build/amk), OUT
-#        (/tmp/amk-hopper), BUDGET (40), RANDOM (60), JOBS (nproc), SKIP_TESTS=1)
+#        (/tmp/amk-hopper), BUDGET (40), NRANDOM (60), JOBS (nproc), SKIP_TESTS=1)
 set -u
 AMK=${AMK:-build/amk}
 OUT=${OUT:-/tmp/amk-hopper}
 BUDGET=${BUDGET:-40}
-RANDOM_N=${RANDOM:-60}
+RANDOM_N=${NRANDOM:-60}
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$OUT"
 export AMK_CACHE_DIR=${AMK_CACHE_DIR:-$OUT/cache}
