@@ -286,13 +286,18 @@ grep -qF 'with \-\-resume it runs N more' "$SRC/docs/amk.1" || fail "amk.1: --bu
 pass
 
 # --- speedup over the spec's default config: in the loop summary and the report ---------
-# rmsnorm's sweep holds its default config, gemm's sampled sweep does not: a number for one,
-# null with the reason for the other (never an invented latency).
+# rmsnorm's and gemm's sweeps hold their default config; a copy of gemm's without that row
+# does not: a number for the first two, null with the reason for the third (never an
+# invented latency).
 DATA="$SRC/space_defs/data"
 run loop rmsnorm --backend "sim:$DATA/rmsnorm.tsv" --budget 6 --results vd.tsv --best vd.json
 expect_rc 0
 expect_py "$WORK/out" 'd["vs_default"]["latency_kind"] == "replayed" and d["vs_default"]["reason"] is None and abs(d["vs_default"]["speedup"] - d["vs_default"]["default_latency_us"] / d["best"]["latency_us"]) < 1e-3'
-run loop gemm --backend "sim:$DATA/gemm.tsv" --budget 3 --results vd2.tsv --best vd2.json
+run loop gemm --backend "sim:$DATA/gemm.tsv" --budget 3 --results vd1.tsv --best vd1.json
+expect_rc 0
+expect_py "$WORK/out" 'd["vs_default"]["config_id"] == "2229a21b9f1d9b13" and d["vs_default"]["default_latency_us"] > 0 and d["vs_default"]["reason"] is None'
+grep -v '2229a21b9f1d9b13' "$DATA/gemm.tsv" >nodef.tsv
+run loop gemm --backend "sim:nodef.tsv" --budget 3 --results vd2.tsv --best vd2.json
 expect_rc 0
 expect_py "$WORK/out" 'd["vs_default"]["speedup"] is None and d["vs_default"]["default_latency_us"] is None and "not measured" in d["vs_default"]["reason"]'
 run report vd2.tsv
