@@ -2,13 +2,13 @@
 # The community's T1 spaces (benchmark_hub: convolution_milo, dedispersion_milo, gemm_milo,
 # hotspot_milo) import with `amk import`, and `amk space --exact` counts exactly the valid
 # configs that Python's own evaluation of their conditions gives (full cartesian product).
-# The data is not in this repository: $AMK_BENCHMARK_HUB, else SOURCE_DIR/../shared/
-# benchmark_hub. Exits 77 (CTest skip) when it is not there.
+# The data: $AMK_BENCHMARK_HUB, else the repository's copy (space_defs/data/benchmark_hub).
+# Exits 77 (CTest skip) when it is not there.
 # Run as: bash import_hub.sh AMK_BINARY SOURCE_DIR
 set -euo pipefail
 source "$2/tests/fixtures/cli/lib.sh"
 cli_setup "$@"
-HUB=${AMK_BENCHMARK_HUB:-$SRC/../shared/benchmark_hub}
+HUB=${AMK_BENCHMARK_HUB:-$SRC/space_defs/data/benchmark_hub}
 if ! ls "$HUB"/spaces/*.json >/dev/null 2>&1; then
     echo "import_hub: SKIP: no T1 spaces in $HUB/spaces (set AMK_BENCHMARK_HUB)"
     exit 77
