@@ -137,6 +137,15 @@ def main(args):
                 if kernel in ("gemm_tc", "gemm_wgmma"):
                     note = "cuBLAS writes C in %s, amk in f32" % dtype
                 fn = lambda: torch.matmul(a, b)
+            elif kernel == "gemm_hopper_fp8":
+                a = rand((d["M"], d["K"]), torch.float32, -4.0, 4.0).to(torch.float8_e4m3fn)
+                b = rand((d["N"], d["K"]), torch.float32, -4.0, 4.0).to(torch.float8_e4m3fn)
+                sa = torch.tensor(0.5, device=dev)
+                sb = torch.tensor(0.25, device=dev)
+                rec["peer"] = "torch._scaled_mm e4m3 -> bf16 (cuBLASLt)"
+                # B K-major (b.t() of an N x K row-major tensor), as amk's kernel takes it.
+                fn = lambda: torch._scaled_mm(a, b.t(), scale_a=sa, scale_b=sb,
+                                              out_dtype=torch.bfloat16)
             else:
                 raise ValueError("no peer for kernel %s" % kernel)
             us, reps, spread = cold_median(torch, fn, flush)

@@ -15,8 +15,9 @@
 #              `amk loop` with a small budget, each into a fresh results file
 #   race       `amk loop gemm_hopper` f16 4096^3 --budget 72 with a fresh compile cache, timed
 #   triton     bench/triton_autotune.py: 72 configs, fresh TRITON_CACHE_DIR, timed
-#   hopper_bf16 hopper_bf16_8k hopper_f16_8k hopper_llm
-#              gemm_hopper (TMA, warp-specialised wgmma) at 4096^3, 8192^3 and 8192x14336x4096
+#   hopper_bf16 hopper_bf16_8k hopper_f16_8k hopper_llm hopper_fp8 hopper_fp8_8k
+#              gemm_hopper (TMA, warp-specialised wgmma) at 4096^3, 8192^3 and 8192x14336x4096;
+#              gemm_hopper_fp8 (e4m3, per-tensor scales, bf16 out) against torch._scaled_mm
 #   wgmma_bf16 wgmma_bf16_8k gemm_tc_bf16 gemm_tc_bf16_8k gemm_tc_decode quant_int8
 #              (further rows, if time is left)
 #
@@ -69,6 +70,8 @@ hopper_bf16     gemm_hopper      M=4096,N=4096,K=4096,dtype=bf16    48  - 40  30
 hopper_bf16_8k  gemm_hopper      M=8192,N=8192,K=8192,dtype=bf16    24  - 40  30 hillclimb
 hopper_f16_8k   gemm_hopper      M=8192,N=8192,K=8192,dtype=f16     24  - 40  30 hillclimb
 hopper_llm      gemm_hopper      M=8192,N=14336,K=4096,dtype=bf16   24  - 40  30 hillclimb
+hopper_fp8      gemm_hopper_fp8  M=4096,N=4096,K=4096,dtype=fp8e4m3 48  - 40  30 hillclimb
+hopper_fp8_8k   gemm_hopper_fp8  M=8192,N=8192,K=8192,dtype=fp8e4m3 24  - 40  30 hillclimb
 wgmma_bf16      gemm_wgmma       M=4096,N=4096,K=4096,dtype=bf16    48  - 30  25 hillclimb
 wgmma_bf16_8k   gemm_wgmma       M=8192,N=8192,K=8192,dtype=bf16    16  - 25  30 hillclimb
 gemm_tc_bf16    gemm_tc          M=4096,N=4096,K=4096,dtype=bf16    48  - 25  25 hillclimb
@@ -77,7 +80,7 @@ gemm_tc_decode  gemm_tc          M=16,N=4096,K=14336,dtype=bf16     64  - 25  20
 quant_int8      quant_per_tensor M=16384,N=4096,dtype=int8          48  - 25  25 hillclimb
 "
 ORDER=(info copy peers rmsnorm softmax quant_fp8 quant_prefill gemv gemm_f32 race triton
-       hopper_bf16 hopper_bf16_8k hopper_f16_8k hopper_llm wgmma_bf16 wgmma_bf16_8k gemm_tc_bf16 gemm_tc_bf16_8k gemm_tc_decode quant_int8)
+       hopper_bf16 hopper_bf16_8k hopper_f16_8k hopper_llm hopper_fp8 hopper_fp8_8k wgmma_bf16 wgmma_bf16_8k gemm_tc_bf16 gemm_tc_bf16_8k gemm_tc_decode quant_int8)
 if [ "$DRY" = 1 ]; then # the model backend answers in milliseconds: keep the shape of the run
     SECTIONS=$(awk 'NF { $6 = 5; $7 = 10 } { print }' OFS=' ' <<<"$SECTIONS")
 fi

@@ -1,4 +1,5 @@
-/* gemm_hopper: C[M,N] = A[M,K] * B[K,N]; A, B, C row-major f16 or bf16 (C in the input dtype),
+/* gemm_hopper: C[M,N] = A[M,K] * B[K,N]; A, B, C row-major f16 or bf16 (C in the input dtype);
+ * fp8 e4m3 with per-tensor scales and B as N x K (spec gemm_hopper_fp8, bf16 C, see below),
  * products and sums in f32 on Hopper's warpgroup matrix units. NVIDIA sm_90a only (the spec
  * "requires" {"nvidia": "sm_90a"}).
  *
@@ -52,14 +53,34 @@
 #if !defined(AMK_VENDOR_NVIDIA)
 #error "gemm_hopper uses TMA, clusters and wgmma.mma_async: NVIDIA sm_90a only"
 #endif
+/* 16-bit inputs: C in the input dtype. fp8 e4m3 inputs (spec gemm_hopper_fp8): A M x K and B
+ * N x K, both K-major (wgmma reads 8-bit operands only K-major), C = SA * SB * A B^T in bf16. */
 #if defined(AMK_T_BF16)
 #define GH_AB "bf16"
 #define GH_CVT2 "cvt.rn.bf16x2.f32"
+#define GH_FP8 0
+typedef amk_t gh_out_t;
 #elif defined(AMK_T_F16)
 #define GH_AB "f16"
 #define GH_CVT2 "cvt.rn.f16x2.f32"
+#define GH_FP8 0
+typedef amk_t gh_out_t;
+#elif defined(AMK_T_FP8E4M3)
+#define GH_AB "e4m3"
+#define GH_CVT2 "cvt.rn.bf16x2.f32"
+#define GH_FP8 1
+typedef amk_bf16 gh_out_t;
 #else
-#error "gemm_hopper needs -DAMK_T_F16=1 or -DAMK_T_BF16=1"
+#error "gemm_hopper needs -DAMK_T_F16=1, -DAMK_T_BF16=1 or -DAMK_T_FP8E4M3=1"
+#endif
+#if GH_FP8
+#define GH_ELT 1
+#define GH_MMA_K "k32"                      /* 32 bytes of K per wgmma, as k16 of 16-bit */
+#define GH_MMA_TAIL "p, 1, 1;\n}\n"         /* no transpose immediates for 8-bit types */
+#else
+#define GH_ELT 2
+#define GH_MMA_K "k16"
+#define GH_MMA_TAIL "p, 1, 1, 0, 1;\n}\n"   /* imm-trans-a 0, imm-trans-b 1 (B MN-major) */
 #endif
 
 #define GH_WG_M (BM / CONSUMERS)           /* rows of the tile per consumer warpgroup */
@@ -67,18 +88,24 @@
 #define GH_NACC (BN / 2)                   /* f32 accumulators per thread per m64 */
 #define GH_THREADS ((CONSUMERS + 1) * 128)
 #define GH_CSIZE (CLUSTER_M * CLUSTER_N)
-#define GH_KCH (BK / 64)                   /* 64-wide K chunks per stage */
+#define GH_KC (128 / GH_ELT)               /* K values in one 128-byte swizzle row */
+#define GH_KCH (BK / GH_KC)                /* 128-byte K chunks per stage */
 #define GH_A_CHUNK (BM * 128)
 #define GH_A_BYTES (GH_KCH * GH_A_CHUNK)
+#if GH_FP8
+#define GH_B_CHUNK (BN * 128)              /* B K-major: BN rows x 128 bytes per K chunk */
+#define GH_B_BYTES (GH_KCH * GH_B_CHUNK)
+#else
 #define GH_B_BLOCK (BK * 128)
 #define GH_B_BYTES ((BN / 64) * GH_B_BLOCK)
+#endif
 #define GH_STAGE (GH_A_BYTES + GH_B_BYTES)
-#define GH_CW_BYTES (GH_WG_M * BN * 2)     /* one consumer's staging tile (EPILOGUE 1) */
+#define GH_CW_BYTES (GH_WG_M * BN * 2)     /* one consumer's staging tile (EPILOGUE 1, C 16-bit) */
 #define GH_C_BYTES (EPILOGUE ? CONSUMERS * GH_CW_BYTES : 0)
 
 static_assert(BM == 64 || BM == 128 || BM == 256, "BM must be 64, 128 or 256");
 static_assert(BN == 64 || BN == 128 || BN == 256, "BN must be 64, 128 or 256");
-static_assert(BK == 64 || BK == 128, "BK must be 64 or 128");
+static_assert(BK == GH_KC || BK == 2 * GH_KC, "BK must be 1 or 2 128-byte rows of K");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
 static_assert(GH_MT == 1 || GH_MT == 2, "BM / CONSUMERS must be 64 or 128");
 static_assert(GH_MT * GH_NACC <= 128, "at most 128 accumulators per thread");
@@ -192,16 +219,16 @@ AMK_INLINE void gh_fence_acc(float (&d)[GH_NACC])
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/* d += A(64 x 16, K-major, desc da) * B(16 x BN, MN-major, desc db): scale-d 1, no negation,
- * imm-trans-a 0, imm-trans-b 1. */
+/* d += A(64 x 32 bytes of K, K-major, desc da) * B(32 bytes of K x BN, desc db): scale-d 1, no
+ * negation; 16-bit B is MN-major (imm-trans-b 1), fp8 B K-major. */
 #if BN == 64
 AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long long db)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." GH_AB "." GH_AB " {"
+                 "wgmma.mma_async.sync.aligned.m64n64" GH_MMA_K ".f32." GH_AB "." GH_AB " {"
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-                 "}, %32, %33, p, 1, 1, 0, 1;\n}\n"
+                 "}, %32, %33, " GH_MMA_TAIL
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
                    "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
@@ -217,12 +244,12 @@ AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long
 AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long long db)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32." GH_AB "." GH_AB " {"
+                 "wgmma.mma_async.sync.aligned.m64n128" GH_MMA_K ".f32." GH_AB "." GH_AB " {"
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-                 "}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+                 "}, %64, %65, " GH_MMA_TAIL
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
                    "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
@@ -246,7 +273,7 @@ AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long
 AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long long db)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." GH_AB "." GH_AB " {"
+                 "wgmma.mma_async.sync.aligned.m64n256" GH_MMA_K ".f32." GH_AB "." GH_AB " {"
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
@@ -255,7 +282,7 @@ AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long
                  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "
                  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
                  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-                 "}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+                 "}, %128, %129, " GH_MMA_TAIL
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
                    "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
                    "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
@@ -307,7 +334,7 @@ template <int N_PENDING> AMK_INLINE void gh_wg_wait()
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N_PENDING) : "memory");
 }
 
-/* Two floats to the output type, packed (lo in the low half). */
+/* Two floats to the output type, packed (lo in the low half); fp8 inputs scale them first. */
 AMK_INLINE unsigned int gh_pack(float lo, float hi)
 {
     unsigned int r;
@@ -333,8 +360,12 @@ AMK_INLINE void gh_tile(int t, int ctm, int ctn, unsigned int rank, int *m0, int
 AMK_KERNEL void __launch_bounds__(GH_THREADS, 1)
 gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                    const __grid_constant__ amk_tensor_map tmB,
-                   const __grid_constant__ amk_tensor_map tmC, amk_t *__restrict__ C, int M,
-                   int N, int K)
+                   const __grid_constant__ amk_tensor_map tmC, gh_out_t *__restrict__ C, int M,
+                   int N, int K
+#if GH_FP8
+                   , const float *__restrict__ SA, const float *__restrict__ SB
+#endif
+)
 {
     /* STAGES x (A, B), the staging tiles (EPILOGUE 1), then full[STAGES], empty[STAGES]. */
     extern __shared__ __attribute__((aligned(1024))) unsigned char gh_smem[];
@@ -387,10 +418,20 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                     for (int c = 0; c < GH_KCH; ++c) {
                         if (CLUSTER_N == 2)
                             gh_tma_load(a_s + c * GH_A_CHUNK + rank * (BM / 2) * 128, &tmA,
-                                        k0 + c * 64, m0 + (int)rank * (BM / 2), full, 3);
+                                        k0 + c * GH_KC, m0 + (int)rank * (BM / 2), full, 3);
                         else
-                            gh_tma_load(a_s + c * GH_A_CHUNK, &tmA, k0 + c * 64, m0, full, 0);
+                            gh_tma_load(a_s + c * GH_A_CHUNK, &tmA, k0 + c * GH_KC, m0, full, 0);
                     }
+#if GH_FP8
+#pragma unroll
+                    for (int c = 0; c < GH_KCH; ++c) {
+                        if (CLUSTER_M == 2)
+                            gh_tma_load(b_s + c * GH_B_CHUNK + rank * (BN / 2) * 128, &tmB,
+                                        k0 + c * GH_KC, n0 + (int)rank * (BN / 2), full, 3);
+                        else
+                            gh_tma_load(b_s + c * GH_B_CHUNK, &tmB, k0 + c * GH_KC, n0, full, 0);
+                    }
+#else
 #pragma unroll
                     for (int j = 0; j < BN / 64; ++j) {
                         if (CLUSTER_M == 2)
@@ -399,6 +440,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                         else
                             gh_tma_load(b_s + j * GH_B_BLOCK, &tmB, n0 + j * 64, k0, full, 0);
                     }
+#endif
                     if (++s == STAGES) {
                         s = 0;
                         phase ^= 1u;
@@ -414,6 +456,12 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
         asm volatile("setmaxnreg.inc.sync.aligned.u32 240;\n");
 #endif
         const int w = wg - 1, ltid = tid & 127, warp = ltid >> 5, lane = tid & 31;
+#if GH_FP8
+        const float scale = SA[0] * SB[0]; /* per-tensor scales of A and B */
+#define GH_OUT(x) ((x) * scale)
+#else
+#define GH_OUT(x) (x)
+#endif
         const unsigned int cw_s = c_s + w * GH_CW_BYTES;
         int s = 0;
         unsigned int phase = 0;
@@ -438,8 +486,13 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                 for (int c = 0; c < GH_KCH; ++c)
 #pragma unroll
                     for (int ks = 0; ks < 4; ++ks) {
+#if GH_FP8
+                        const unsigned long long db =
+                            gh_desc(b_s + c * GH_B_CHUNK + ks * 32, 16, 1024);
+#else
                         const unsigned long long db =
                             gh_desc(b_s + (c * 4 + ks) * 2048, GH_B_BLOCK, 1024);
+#endif
 #pragma unroll
                         for (int mt = 0; mt < GH_MT; ++mt)
                             gh_mma(acc[mt],
@@ -479,8 +532,8 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
 #pragma unroll
                         for (int j = 0; j < BN / 8; ++j)
                             if (col0 + j * 8 < N)
-                                dst[j * 4] = gh_pack(acc[mt][4 * j + 2 * h],
-                                                     acc[mt][4 * j + 2 * h + 1]);
+                                dst[j * 4] = gh_pack(GH_OUT(acc[mt][4 * j + 2 * h]),
+                                                     GH_OUT(acc[mt][4 * j + 2 * h + 1]));
                     }
                 }
 #else
@@ -498,8 +551,8 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                         const unsigned int off = (j >> 3) * (GH_WG_M * 128) + r * 128 +
                                                  (((j & 7) ^ (r & 7)) << 4) + (lane & 3) * 4;
                         asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(cw_s + off),
-                                     "r"(gh_pack(acc[mt][4 * j + 2 * h],
-                                                 acc[mt][4 * j + 2 * h + 1]))
+                                     "r"(gh_pack(GH_OUT(acc[mt][4 * j + 2 * h]),
+                                                 GH_OUT(acc[mt][4 * j + 2 * h + 1])))
                                      : "memory");
                     }
                 }

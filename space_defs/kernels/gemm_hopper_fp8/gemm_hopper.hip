@@ -1,0 +1,1 @@
+../gemm_hopper/gemm_hopper.hip
