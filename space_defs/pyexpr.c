@@ -12,6 +12,7 @@
 
 #define PY_MAX_NEST 64
 #define PY_MAX_ITEMS (1 << 20) /* longest list or range a value list may build */
+#define PY_MAX_TEXT (64 * 1024) /* longest translation: `and`/`or` as numbers repeat operands */
 
 typedef struct pyparser {
     const char *src;
@@ -1173,6 +1174,14 @@ static int tr_node(trctx *t, const py_node *n, int boolean, amk_sb *sb, int *pre
                 amk_sb_free(&acc);
                 amk_sb_free(&b);
                 acc = next;
+                /* each step repeats the fold so far: a long chain doubles per operand */
+                if (acc.len > PY_MAX_TEXT) {
+                    amk_sb_free(&acc);
+                    return amk_diag_set(t->d, AMK_EEXPR, "'%s' used as a number at column %zu:"
+                                        " its translation exceeds %d bytes (each operand "
+                                        "repeats the ones before it)",
+                                        n->op == PY_AND ? "and" : "or", n->col + 1, PY_MAX_TEXT);
+                }
             }
             amk_sb_printf(sb, "%s", acc.p ? acc.p : "");
             amk_sb_free(&acc);

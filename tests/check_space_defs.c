@@ -1965,6 +1965,30 @@ static int amk_value(const char *src, int boolean, const int64_t *xyz, int64_t *
     return rc;
 }
 
+/* `or` as a number is a ? a : b, which repeats the fold so far: a long chain doubles per
+ * operand. Past the cap it is a clear error (CI's fuzzer found a chain whose translation took
+ * over 10 s to parse); as a condition the same chain stays linear. */
+START_TEST(test_amk_py_to_amk_caps_value_and_or_chains)
+{
+    amk_sb src = {0};
+    for (int i = 0; i < 24; i++)
+        amk_sb_printf(&src, "%sx - %d", i ? " or " : "", i);
+    py_node *n = NULL;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_py_parse(src.p, &n, &d), AMK_OK);
+    char *text = NULL;
+    ck_assert_int_eq(amk_py_to_amk(n, src.p, 0, py_leaf, NULL, &text, &d), AMK_EEXPR);
+    ck_assert_ptr_null(text);
+    ck_assert_msg(strstr(d.msg, "'or' used as a number at column") &&
+                      strstr(d.msg, "exceeds 65536 bytes"), "%s", d.msg);
+    ck_assert_int_eq(amk_py_to_amk(n, src.p, 1, py_leaf, NULL, &text, &d), AMK_OK);
+    ck_assert_uint_lt(strlen(text), 1024);
+    free(text);
+    amk_py_free(n);
+    amk_sb_free(&src);
+}
+END_TEST
+
 /* Known Python results (checked with CPython), then the translation against the evaluator
  * on every x, y, z in -4..4: the same value as a number, the same truth as a condition, and
  * an error (an invalid config) exactly where Python raises or leaves 64 bits. */
@@ -2209,7 +2233,8 @@ static Suite *suite(void)
         {"amk_registry_find", {test_amk_registry_find_by_name}},
         {"amk_py_parse", {test_amk_py_parse_names_construct_and_column}},
         {"amk_py_eval", {test_amk_py_eval_value_lists}},
-        {"amk_py_to_amk", {test_amk_py_to_amk_matches_python_semantics}},
+        {"amk_py_to_amk", {test_amk_py_to_amk_matches_python_semantics,
+                           test_amk_py_to_amk_caps_value_and_or_chains}},
     };
     for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
         TCase *tc = tcase_create(groups[g].name);
