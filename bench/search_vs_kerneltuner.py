@@ -17,7 +17,8 @@ Optimization Algorithms" (FGCS 2024) does, with its package (autotuning-methodol
 
 The package fits an isotonic curve through the pooled runs of a strategy; here the plain
 mean of the per-seed step curves is used (the same quantity without smoothing), which also
-gives a per-seed score and so a spread over seeds.
+gives a per-seed score and so a spread over seeds. `--check-package SPACE/GPU` scores the same
+runs both ways on one space (docs/PERFORMANCE.md, "Search quality", says where they differ).
 
 Run by bench/search_vs_kerneltuner.sh (it builds the venv); `python3 THIS --help`."""
 import argparse
@@ -119,13 +120,17 @@ class Space:
         # the package's calculate_budget adds a 10 % margin to the cutoff time
         self.t_start, self.t_end = t_start, t_end * 1.1
         self.time_range = np.linspace(self.t_start, self.t_end, RESOLUTION)
+        # the range the package scores over (report_experiments.get_aggregation_data): the
+        # cutoff time itself, without the margin its budget adds
+        self.package_range = np.linspace(t_start, t_end, RESOLUTION)
         self.worst = np.nanmax(list(self.value.values()))
         self.optimum = np.nanmin(list(self.value.values()))
 
-    def curve(self, keys):
-        """Best-so-far recorded time at each point of the time range, for configs tried in
-        this order (repeats cost nothing and change nothing)."""
-        t, best, seen = 0.0, self.worst, set()
+    def steps(self, keys):
+        """Cumulative recorded cost and best-so-far recorded time (NaN until the first valid
+        config) after each config tried, in this order (repeats cost nothing, change
+        nothing)."""
+        t, best, seen = 0.0, np.nan, set()
         times, bests = [], []
         for k in keys:
             if k in seen:
@@ -133,19 +138,58 @@ class Space:
             seen.add(k)
             t += self.cost[k]
             v = self.value[k]
-            if v == v and v < best:
+            if v == v and not best <= v:
                 best = v
             times.append(t)
             bests.append(best)
-        times, bests = np.array(times), np.array(bests)
-        idx = np.searchsorted(times, self.time_range, side="right") - 1
-        out = np.where(idx >= 0, bests[np.maximum(idx, 0)], self.worst)
+        return np.array(times), np.array(bests)
+
+    def curve(self, keys, time_range=None):
+        """Best-so-far recorded time at each point of the time range (the worst recorded
+        time before the first valid config)."""
+        time_range = self.time_range if time_range is None else time_range
+        times, bests = self.steps(keys)
+        bests = np.where(np.isnan(bests), self.worst, bests)
+        idx = np.searchsorted(times, time_range, side="right") - 1
+        out = np.where(idx >= 0, bests[np.maximum(idx, 0)] if len(bests) else self.worst,
+                       self.worst)
         return out, (times[-1] if len(times) else 0.0), len(times)
 
-    def standardise(self, curve):
+    def standardise(self, curve, time_range=None):
+        time_range = self.time_range if time_range is None else time_range
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return self.baseline.get_standardised_curve(self.time_range, curve, "time")
+            return self.baseline.get_standardised_curve(time_range, curve, "time")
+
+    def package_score(self, name, runs):
+        """The package's own score of a strategy from its runs (lists of config keys): the
+        arrays its runner.py builds from T4 results (cumulative time, best-so-far per
+        evaluation, one column per run, NaN-padded) put in a StochasticOptimizationAlgorithm
+        curve, scored by report_experiments.get_strategies_aggregated_performance (isotonic
+        fit through the pooled runs, RandomSearchCalculatedBaseline) and averaged over the
+        package's time range as get_strategy_scores does."""
+        from autotuning_methodology.curves import StochasticOptimizationAlgorithm
+        from autotuning_methodology.report_experiments import \
+            get_strategies_aggregated_performance
+        steps = [self.steps(k) for k in runs]
+        n = max(len(t) for t, _ in steps)
+        x_time = np.full((n, len(runs)), np.nan)
+        y = np.full((n, len(runs)), np.nan)
+        for r, (t, b) in enumerate(steps):
+            x_time[:len(t), r], y[:len(b), r] = t, b
+        # the package's Curve.__init__ reads these from its own results cache; the scoring
+        # path (get_curve_over_time) uses only the fields set here
+        c = StochasticOptimizationAlgorithm.__new__(StochasticOptimizationAlgorithm)
+        c.name = c.display_name = name
+        c.device_name, c.application_name = self.gpu, self.kernel
+        c.stochastic, c.minimization = True, True
+        c._x_fevals = np.tile(np.arange(1, n + 1, dtype=float)[:, None], (1, len(runs)))
+        c._x_time, c._y = x_time, y
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            perf, _, _, _ = get_strategies_aggregated_performance(
+                [(self.baseline, [c], self.stats, self.package_range, None)], 0.95)
+        return float(np.mean(perf[0]))
 
 
 # ---------- the runs -------------------------------------------------------------------------
@@ -226,6 +270,54 @@ def _task(t):
     return tool, sname, strategy, seed, sp.standardise(curve).tolist(), spent, n, wall
 
 
+def _keys_task(t):
+    tool, sname, strategy, seed, args = t
+    sp = _SPACES[sname]
+    if tool == "amk":
+        keys, _ = run_amk(sp, Path(args.work) / "specs" / sp.kernel, args.amk, strategy, seed,
+                          Path(args.work))
+    else:
+        keys, _ = run_kt(sp, strategy, seed)
+    return tool, strategy, seed, keys
+
+
+def check_package(sp, tasks, args):
+    """Scores the same runs of each strategy on one space both ways: this script's (mean of
+    the per-seed step curves) and the package's own curve machinery (Space.package_score)."""
+    runs = {}
+    with mp.Pool(args.jobs, initializer=_init, initargs=(args,)) as pool:
+        for tool, strat, seed, keys in pool.imap_unordered(_keys_task, tasks, chunksize=1):
+            runs.setdefault((tool, strat), {})[seed] = keys
+    print(f"{sp.name}, {args.seeds} seeds; the package's time range: {sp.t_start:.1f} .. "
+          f"{sp.package_range[-1]:.1f} s; this script's: .. {sp.t_end:.1f} s (+10 % margin)")
+    print("| strategy | script (its range) | script (package's range) | "
+          "script in ranks (package's range) | package (5 bootstrap draws) | "
+          "package - script (same range) |"
+          "\n|---|---|---|---|---|---|")
+    for (tool, strat), by_seed in sorted(runs.items()):
+        seeds = [by_seed[k] for k in sorted(by_seed)]
+        mine = np.mean([np.mean(sp.standardise(sp.curve(k)[0])) for k in seeds])
+        same = np.mean([np.mean(sp.standardise(sp.curve(k, sp.package_range)[0],
+                                               sp.package_range)) for k in seeds])
+        # the package's curve is a bagged isotonic fit (scikit-learn's BaggingRegressor,
+        # unseeded there): seed it, and show its spread over 5 bootstrap draws
+        pkgs = []
+        for draw in range(5):
+            np.random.seed(draw)
+            pkgs.append(sp.package_score(f"{tool} {strat}", seeds))
+        pkg = float(np.mean(pkgs))
+        # the package averages ranks in the space's sorted times, not times: the mean of
+        # the per-seed step curves taken in ranks shows how much of the difference that is
+        dist = sp.stats.objective_performances_total_sorted
+        ranks = np.mean([np.searchsorted(dist, sp.curve(k, sp.package_range)[0])
+                         for k in seeds], axis=0)
+        by_rank = np.mean(sp.standardise(dist[np.clip(np.round(ranks).astype(int), 0,
+                                                      len(dist) - 1)], sp.package_range))
+        print(f"| {tool} {strat} | {mine:.3f} | {same:.3f} | {by_rank:.3f} | "
+              f"{pkg:.3f} ± {np.std(pkgs):.3f} | "
+              f"{pkg - same:+.3f} |")
+
+
 def make_spaces(args):
     hub = Path(args.hub)
     pairs = []
@@ -237,6 +329,10 @@ def make_spaces(args):
             pairs.append((d.name, gpu))
     if args.quick:
         pairs = pairs[:1]
+    if args.check_package:
+        pairs = [p for p in pairs if "/".join(p) == args.check_package]
+        if not pairs:
+            sys.exit(f"--check-package: no cachefile for {args.check_package} in {hub}")
     return [Space(k, g, hub, Path(args.work)) for k, g in pairs]
 
 
@@ -334,6 +430,10 @@ def main():
                     help="comma-separated; empty = none (default: all eleven)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke test: the first space, 2 seeds, 3 Kernel Tuner strategies")
+    ap.add_argument("--check-package", metavar="SPACE/GPU",
+                    help="score the runs of the chosen strategies on this one space (e.g. "
+                    "convolution_milo/MI250X) both this script's way and with the package's "
+                    "own curve estimator, print both and their difference, write nothing")
     args = ap.parse_args()
     args.amk_strategies = [x for x in args.amk_strategies.split(",") if x]
     args.kt_strategies = [x for x in args.kt_strategies.split(",") if x]
@@ -353,6 +453,9 @@ def main():
              for tool, strats in (("amk", args.amk_strategies), ("kt", args.kt_strategies))
              for s in strats for seed in range(args.first_seed, args.first_seed + args.seeds)]
     random.Random(0).shuffle(tasks)  # mix slow and fast tasks over the workers
+    if args.check_package:
+        check_package(spaces[0], tasks, args)
+        return
     results = []
     with mp.Pool(args.jobs, initializer=_init, initargs=(args,)) as pool:
         for i, r in enumerate(pool.imap_unordered(_task, tasks, chunksize=1)):
