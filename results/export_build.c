@@ -73,6 +73,13 @@ static int grow(build *b)
     return 0;
 }
 
+/* The one rule that picks a group's best row: (kernel, device, shape) keeps the row of
+ * lowest latency; ties keep the earlier row. */
+static int replaces_group_best(const amk_row *r, const ent *best)
+{
+    return r->latency_us < best->latency;
+}
+
 static int on_row(const amk_row *r, void *ud)
 {
     build *b = ud;
@@ -103,8 +110,8 @@ static int on_row(const amk_row *r, void *ud)
             ent *x = &b->e[b->slot[j] - 1];
             if (!strcmp(x->kernel, r->kernel) && !strcmp(x->device, device) &&
                 !strcmp(x->shape, r->shape)) {
-                if (r->latency_us >= x->latency)
-                    return 0; /* ties keep the earlier row */
+                if (!replaces_group_best(r, x))
+                    return 0;
                 e = x;
                 break;
             }
@@ -294,7 +301,7 @@ static void kernel_info(cJSON *info, const ent *e, size_t n)
         }
 }
 
-int amk_export_build(const char *const *paths, size_t n, const amk_export_opts *opts,
+int amk__export_build(const char *const *paths, size_t n, const amk_export_opts *opts,
                      cJSON **out, amk_diag *d)
 {
     build b;
@@ -394,7 +401,7 @@ int amk_export_build(const char *const *paths, size_t n, const amk_export_opts *
         k = k2;
     }
     /* cJSON reports allocation failures only through NULL results: check the tree once. */
-    if (amk_export_check(db, NULL) != AMK_OK) {
+    if (amk__export_check(db, NULL) != AMK_OK) {
         cJSON_Delete(db);
         db = NULL;
         rc = amk_diag_set(d, AMK_ENOMEM, "out of memory building the export database");

@@ -1,5 +1,5 @@
 /* The self-contained C header of an export database: the same data and the same lookup
- * rules as amk_export_lookup, in plain C99. docs/EXPORT.md. */
+ * rules as amk_export_db_lookup, in plain C99. docs/EXPORT.md. */
 #include "export_int.h"
 
 #include <ctype.h>
@@ -403,11 +403,11 @@ static void cgen_kernel(amk_sb *out, const cJSON *db, const char *kernel, const 
     free(g.cfg_keys);
 }
 
-int amk_export_c(const cJSON *db, const char *kernel, amk_sb *out, amk_diag *d)
+int amk__export_c(const cJSON *db, const char *kernel, amk_sb *out, amk_diag *d)
 {
     int rc;
     const cJSON *info, *x;
-    if ((rc = amk_export_check(db, d)))
+    if ((rc = amk__export_check(db, d)))
         return rc;
     if (kernel && (rc = amk__export_known_kernel(db, kernel, &info, d)))
         return rc;

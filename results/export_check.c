@@ -58,7 +58,7 @@ static int check_kernels(const cJSON *node, const cJSON *info, const char *path,
     return AMK_OK;
 }
 
-int amk_export_check(const cJSON *db, amk_diag *d)
+int amk__export_check(const cJSON *db, amk_diag *d)
 {
     const cJSON *x, *y, *z;
     int rc;

@@ -36,4 +36,17 @@ int amk__export_known_kernel(const cJSON *db, const char *kernel, const cJSON **
 /* node.kernels[kernel], or NULL. */
 const cJSON *amk__export_kernel_node(const cJSON *node, const char *kernel);
 
+/* The database behind the opaque handle: the JSON tree itself. */
+struct amk_export_db {
+    cJSON *root;
+};
+
+/* The tree-level operations behind amk_export_db_*; same contracts, on the cJSON tree. */
+int amk__export_build(const char *const *paths, size_t n, const amk_export_opts *opts,
+                      cJSON **out, amk_diag *d);
+int amk__export_check(const cJSON *db, amk_diag *d);
+int amk__export_c(const cJSON *db, const char *kernel, amk_sb *out, amk_diag *d);
+int amk__export_lookup(const cJSON *db, const char *kernel, const char *device_name,
+                       const char *shape, const char *dtype, cJSON **out, amk_diag *d);
+
 #endif

@@ -27,12 +27,12 @@ static long long distance(const cJSON *dims, const long long *q, const cJSON *en
     return dist;
 }
 
-int amk_export_lookup(const cJSON *db, const char *kernel, const char *device_name,
+int amk__export_lookup(const cJSON *db, const char *kernel, const char *device_name,
                       const char *shape, const char *dtype, cJSON **out, amk_diag *d)
 {
     const cJSON *info, *x;
     int rc;
-    if ((rc = amk_export_check(db, d)) || (rc = amk__export_known_kernel(db, kernel, &info, d)))
+    if ((rc = amk__export_check(db, d)) || (rc = amk__export_known_kernel(db, kernel, &info, d)))
         return rc;
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(info, "dims");
     amk__export_shape s;
