@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- temporary folders ------------------------------------------------------------------ */
 
@@ -28,11 +29,26 @@ static inline int amk_test__rm_entry(const char *p, const struct stat *sb, int f
     return remove(p);
 }
 
-/* Makes /tmp/amk-check-NAME-XXXXXX into dir (cap >= 64 bytes), or fails the case. */
+/* Makes BASE/amk-check-NAME-XXXXXX into dir (cap >= 64 bytes), or fails the case. */
+static inline void amk_test__tmpdir_make_in(const char *base, char *dir, size_t cap,
+                                            const char *name)
+{
+    snprintf(dir, cap, "%s/amk-check-%s-XXXXXX", base, name);
+    ck_assert_msg(mkdtemp(dir) != NULL, "cannot make %s", dir);
+}
+
+/* A new folder under /tmp, named after the suite, in dir. */
 static inline void amk_test_tmpdir_make(char *dir, size_t cap, const char *name)
 {
-    snprintf(dir, cap, "/tmp/amk-check-%s-XXXXXX", name);
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    amk_test__tmpdir_make_in("/tmp", dir, cap, name);
+}
+
+/* The same on tmpfs (/dev/shm) when there is one: for suites that append thousands of
+ * fsynced rows. */
+static inline void amk_test_tmpdir_make_tmpfs(char *dir, size_t cap, const char *name)
+{
+    amk_test__tmpdir_make_in(access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp", dir, cap,
+                             name);
 }
 
 /* Removes dir and everything below it (no-op for ""), and clears dir. */

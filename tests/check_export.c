@@ -4,9 +4,9 @@
  * JSON lookup does. */
 #include "amk_cost_model.h"
 #include "amk_results.h"
+#include "amk_test.h"
 
 #include <check.h>
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,24 +17,14 @@
 
 static char tmpdir[256];
 
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
 static void setup_tmp(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/amk-check-export-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    amk_test_tmpdir_make(tmpdir, sizeof tmpdir, "export");
 }
 
 static void teardown_tmp(void)
 {
-    if (tmpdir[0])
-        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    amk_test_tmpdir_remove(tmpdir);
 }
 
 static amk_export_target targets[16];
@@ -287,14 +277,6 @@ END_TEST
 
 /* ---- amk_export_db_c_header -------------------------------------------------------------- */
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    ck_assert_int_eq(fclose(f), 0);
-}
-
 START_TEST(test_amk_export_c_compiles_and_answers_like_lookup)
 {
     amk_export_db *db = fixture_db();
@@ -303,7 +285,7 @@ START_TEST(test_amk_export_c_compiles_and_answers_like_lookup)
     char path[512], cmd[2048];
     ck_assert_int_eq(amk_export_db_c_header(db, NULL, &h, &d), AMK_OK);
     snprintf(path, sizeof path, "%s/tuned.h", tmpdir);
-    write_text(path, h.p);
+    amk_test_write_file(path, h.p);
     amk_sb_printf(&prog, "#include \"tuned.h\"\n#include <stdio.h>\nint main(void)\n{\n"
                          "    amk_tuned_match m;\n    const amk_tuned_gemm_params *p;\n");
     for (size_t i = 0; i < NQ; i++) {
@@ -323,7 +305,7 @@ START_TEST(test_amk_export_c_compiles_and_answers_like_lookup)
                   "        printf(\"copy %%lld %%s %%lld\\n\", c->BLOCK, c->MODE, c->VEC);\n"
                   "    }\n    return 0;\n}\n");
     snprintf(path, sizeof path, "%s/prog.c", tmpdir);
-    write_text(path, prog.p);
+    amk_test_write_file(path, prog.p);
     snprintf(cmd, sizeof cmd,
              "cd %s && cc -std=c99 -pedantic -Wall -Wextra -Werror -o prog prog.c 2>cc.log && "
              "./prog > out.txt",
@@ -411,9 +393,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(suite());
 }

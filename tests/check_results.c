@@ -7,7 +7,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,14 +35,6 @@ static const char *tpath(const char *name)
     char *p = buf[k++ & 7];
     snprintf(p, 512, "%s/%s", tmpdir, name);
     return p;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 static char *slurp(const char *path)
@@ -355,7 +346,7 @@ START_TEST(test_amk_tsv_open_rejects_foreign_file)
     amk_tsv *t = (amk_tsv *)&t;
     amk_diag d = {0};
     const char *p = tpath("foreign.tsv");
-    write_file(p, "trial\ttime\n1\t2\n");
+    amk_test_write_file(p, "trial\ttime\n1\t2\n");
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
     ck_assert_ptr_null(t);
     ck_assert_msg(strstr(d.msg, p) && strstr(d.msg, ":1: not an amk results file"), "%s",
@@ -371,7 +362,7 @@ START_TEST(test_amk_tsv_open_rejects_other_version)
     amk_tsv *t = NULL;
     amk_diag d = {0};
     const char *p = tpath("v2.tsv");
-    write_file(p, "# amk results v2\ntrial\n");
+    amk_test_write_file(p, "# amk results v2\ntrial\n");
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
     ck_assert_msg(strstr(d.msg, ":1: unsupported format '# amk results v2'"), "%s", d.msg);
 }
@@ -388,12 +379,12 @@ START_TEST(test_amk_tsv_open_rejects_wrong_columns)
         amk_sb_printf(&sb, "%s%s", i ? "\t" : "",
                       i == AMK__COL_latency_us ? "latency" : amk__tsv_column_name(i));
     amk_sb_printf(&sb, "\n");
-    write_file(p, sb.p);
+    amk_test_write_file(p, sb.p);
     amk_sb_free(&sb);
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
     ck_assert_msg(strstr(d.msg, ":2: column 9 is 'latency', expected 'latency_us'"), "%s",
                   d.msg);
-    write_file(p, "# amk results v1\ntrial\ttime\n");
+    amk_test_write_file(p, "# amk results v1\ntrial\ttime\n");
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
     ck_assert_msg(strstr(d.msg, ":2: column 3 'kernel' is missing"), "%s", d.msg);
 }
@@ -428,7 +419,7 @@ END_TEST
 START_TEST(test_amk_tsv_open_completes_header_cut_short)
 {
     const char *p = tpath("cut.tsv");
-    write_file(p, "# amk results v1\ntrial\ttime\tker");
+    amk_test_write_file(p, "# amk results v1\ntrial\ttime\tker");
     collected c = {0};
     amk_tsv_stats st;
     amk_diag d = {0};
@@ -689,7 +680,7 @@ static const char *file_with(const char *name, const char *tail, int nrows)
         amk_row_format(&r, &sb);
     }
     amk_sb_printf(&sb, "%s", tail);
-    write_file(p, sb.p);
+    amk_test_write_file(p, sb.p);
     amk_sb_free(&sb);
     return p;
 }
@@ -763,11 +754,11 @@ START_TEST(test_amk_tsv_read_rejects_bad_header)
 {
     const char *p = tpath("h.tsv");
     amk_diag d = {0};
-    write_file(p, "trial\ttime\n");
+    amk_test_write_file(p, "trial\ttime\n");
     ck_assert_int_eq(amk_tsv_read(p, NULL, NULL, NULL, &d), AMK_ETSV);
     ck_assert_msg(strstr(d.msg, ":1: not an amk results file: first line is 'trial?time'"),
                   "%s", d.msg);
-    write_file(p, "# amk results v1\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
+    amk_test_write_file(p, "# amk results v1\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
                   "status\tlatency_us\tlatency_kind\tspread\tpredicted_us\tbound_us\t"
                   "pct_of_roofline\tcompile_ms\tcache_hit\tkept\tdevice\tnote\textra\n");
     ck_assert_int_eq(amk_tsv_read(p, NULL, NULL, NULL, &d), AMK_ETSV);
@@ -787,7 +778,7 @@ END_TEST
 START_TEST(test_amk_tsv_read_empty_file_has_no_rows)
 {
     const char *p = tpath("empty.tsv");
-    write_file(p, "");
+    amk_test_write_file(p, "");
     amk_tsv_stats st;
     amk_diag d = {0};
     ck_assert_int_eq(amk_tsv_read(p, NULL, NULL, &st, &d), AMK_OK);

@@ -3,6 +3,7 @@
  * evaluation, the space (enumeration vs brute force, sampling uniformity, neighbours,
  * from_unit) and the registry. Fixtures: tests/fixtures/specs/{good,bad}. */
 #include "amk_space_defs.h"
+#include "amk_test.h"
 #include "space_defs_int.h"
 
 #include <check.h>
@@ -2247,9 +2248,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(suite());
 }
