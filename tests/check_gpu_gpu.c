@@ -828,6 +828,18 @@ START_TEST(test_gpu_two_devices_evaluate)
 }
 END_TEST
 
+/* A case group that needs a device (tag: a further need, run as its own test; NULL: none). */
+static TCase *device_tcase(Suite *s, const char *name, const char *tag)
+{
+    TCase *tc = tcase_create(name);
+    if (tag)
+        tcase_set_tags(tc, tag);
+    tcase_add_checked_fixture(tc, setup_registry, teardown_registry);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -844,9 +856,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_gpu_init_rejects_bad_device_lists);
     suite_add_tcase(s, tc);
     if (have_gpu) {
-        tc = tcase_create("device");
-        tcase_add_checked_fixture(tc, setup_registry, teardown_registry);
-        tcase_set_timeout(tc, 300);
+        tc = device_tcase(s, "device", NULL);
         tcase_add_test(tc, test_gpu_init_device_and_target);
         tcase_add_test(tc, test_gpu_gemm_rmsnorm_measure_and_pass);
         tcase_add_test(tc, test_gpu_reference_cache_still_catches_faults);
@@ -858,21 +868,12 @@ static Suite *suite(void)
         tcase_add_test(tc, test_gpu_bench_stops_early_and_screens);
         tcase_add_test(tc, test_gpu_shared_opt_in_covers_every_case);
         tcase_add_test(tc, test_gpu_remeasure_interleaved);
-        suite_add_tcase(s, tc);
-        tc = tcase_create("sm_90");
-        tcase_set_tags(tc, "sm_90");
-        tcase_add_checked_fixture(tc, setup_registry, teardown_registry);
-        tcase_set_timeout(tc, 300);
+        tc = device_tcase(s, "sm_90", "sm_90");
         tcase_add_test(tc, test_gpu_hopper_cluster_launch);
         tcase_add_test(tc, test_gpu_hopper_tensor_map_copy);
         tcase_add_test(tc, test_gpu_hopper_mbarrier_deadlock_times_out);
-        suite_add_tcase(s, tc);
-        tc = tcase_create("two_devices");
-        tcase_set_tags(tc, "two_devices");
-        tcase_add_checked_fixture(tc, setup_registry, teardown_registry);
-        tcase_set_timeout(tc, 300);
+        tc = device_tcase(s, "two_devices", "two_devices");
         tcase_add_test(tc, test_gpu_two_devices_evaluate);
-        suite_add_tcase(s, tc);
     }
     return s;
 }
