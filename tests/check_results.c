@@ -840,19 +840,22 @@ START_TEST(test_amk_tsv_read_pandas_reads_writer_output)
     rows[2].status = AMK_STATUS_REJECTED;
     snprintf(rows[2].note, sizeof rows[2].note, "\"quoted\" at start");
     amk_test_append_rows(p, rows, 3);
-    char cmd[1200];
+    char cmd[2048];
+    /* every row and exactly the documented columns (as amk loop writes them: cli_loop.sh
+     * checks its file's header against the documented list) */
     snprintf(cmd, sizeof cmd,
              "python3 -c 'import pandas, math, sys\n"
              "df = pandas.read_csv(sys.argv[1], sep=\"\\t\", comment=\"#\")\n"
              "assert len(df) == 3, len(df)\n"
              "assert len(df.columns) == 19, list(df.columns)\n"
+             "assert list(df.columns) == sys.argv[2].split(\"\\t\"), list(df.columns)\n"
              "assert list(df.trial) == [1, 2, 3], list(df.trial)\n"
              "assert df.latency_us[1] == 12.5, df.latency_us[1]\n"
              "assert math.isnan(df.latency_us[2])\n"
              "assert df.status[2] == \"rejected\", df.status[2]\n"
              "assert df.note[1] == \"see issue  5 then\\\"retry\\\"\", df.note[1]\n"
-             "assert df.params[0] == %s, df.params[0]\n' '%s'",
-             "\"{\\\"BK\\\":32,\\\"BM\\\":128,\\\"BN\\\":1}\"", p);
+             "assert df.params[0] == %s, df.params[0]\n' '%s' '%s'",
+             "\"{\\\"BK\\\":32,\\\"BM\\\":128,\\\"BN\\\":1}\"", p, amk__tsv_column_line());
     ck_assert_msg(system(cmd) == 0, "pandas could not read %s as expected", p);
 }
 END_TEST
