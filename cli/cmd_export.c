@@ -1,5 +1,5 @@
 /* `amk export` and `amk lookup`: the tuned-config database (JSON) or C header built from
- * results files, and answers from it. The library (results/export.c) does the work; this
+ * results files, and answers from it. The library (results/export_*.c) does the work; this
  * file parses arguments and hands it the device → vendor/arch table of the cost model. */
 #include "cli_int.h"
 
@@ -81,8 +81,8 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
     amk_export_opts o = {.kernel = kernel, .include_replayed = replayed};
     amk_export_target *t = export_targets(&o.n_targets);
     o.targets = t;
-    cJSON *db = NULL;
-    int e = t ? amk_export_build(paths, n, &o, &db, &d) : AMK_ENOMEM;
+    amk_export_db *db = NULL;
+    int e = t ? amk_export_db_build(paths, n, &o, &db, &d) : AMK_ENOMEM;
     free(t);
     free(paths);
     if (e != AMK_OK) {
@@ -93,17 +93,17 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
     char *text = NULL;
     if (!strcmp(format, "c")) {
         amk_sb sb = {0};
-        e = amk_export_c(db, kernel, &sb, &d);
+        e = amk_export_db_c_header(db, kernel, &sb, &d);
         text = e == AMK_OK ? amk_sb_take(&sb) : NULL;
         amk_sb_free(&sb);
         if (e == AMK_OK && !text)
             e = amk_diag_set(&d, AMK_ENOMEM, "out of memory");
     } else {
-        text = cJSON_Print(db);
+        text = amk_export_db_json(db);
         if (!text)
             e = amk_diag_set(&d, AMK_ENOMEM, "out of memory printing the database");
     }
-    cJSON_Delete(db);
+    amk_export_db_free(db);
     if (e != AMK_OK)
         return cli_fail_diag(ctx, export_exit(e), &d);
     size_t len = strlen(text);
@@ -152,17 +152,30 @@ int cli_cmd_lookup(cli_ctx *ctx, int argc, char **argv)
 
     amk_diag d;
     amk_diag_clear(&d);
-    cJSON *db = NULL;
-    int re = amk_json_read(dbpath, &db, &d);
+    /* amk_json_parse reports a malformed file with line and column; the export library
+     * then takes the text it accepted. */
+    char *text = NULL;
+    size_t len = 0;
+    cJSON *tree = NULL;
+    int re = amk_fs_read_all(dbpath, &text, &len, &d);
+    if (re == AMK_OK)
+        re = amk_json_parse(dbpath, text, len, &tree, &d);
+    cJSON_Delete(tree);
+    amk_export_db *db = NULL;
+    if (re == AMK_OK)
+        re = amk_export_db_parse(dbpath, text, len, &db, &d);
+    free(text);
     if (re != AMK_OK)
         return cli_fail(ctx, re == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, "--db: %s",
                         d.msg);
-    cJSON *out = NULL;
-    int e = amk_export_lookup(db, kernel, device, shape, dtype, &out, &d);
-    cJSON_Delete(db);
+    char *answer = NULL;
+    int e = amk_export_db_lookup(db, kernel, device, shape, dtype, &answer, &d);
+    amk_export_db_free(db);
     if (e != AMK_OK) {
         amk_diag_prefix(&d, "--db %s", dbpath);
         return cli_fail_diag(ctx, export_exit(e), &d);
     }
+    cJSON *out = cJSON_Parse(answer);
+    free(answer);
     return cli_print_json(ctx, out);
 }

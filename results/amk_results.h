@@ -142,24 +142,39 @@ typedef struct amk_export_opts {
     size_t n_targets;
 } amk_export_opts;
 
+/* The database, opaque: built from results files or parsed from its JSON text; every
+ * accessor below leaves it unchanged. Free with amk_export_db_free. */
+typedef struct amk_export_db amk_export_db;
+
 /* Builds the database from the ok rows (latency measured; replayed too when asked) of the
  * results files. Errors: reading a file (as amk_tsv_read: AMK_ENOENT, AMK_ETSV, AMK_EIO),
  * AMK_ENOENT when opts->kernel has no row, AMK_EEMPTY when no row is eligible, AMK_ENOMEM.
- * On success *out is a new cJSON tree the caller frees. */
-int amk_export_build(const char *const *paths, size_t n, const amk_export_opts *opts,
-                     cJSON **out, amk_diag *d);
+ * On success *out is a new database the caller frees. */
+int amk_export_db_build(const char *const *paths, size_t n, const amk_export_opts *opts,
+                        amk_export_db **out, amk_diag *d);
+/* Parses len bytes of JSON text (name labels messages) into *out. The text is not checked
+ * against the database format here: check, c_header and lookup do that. AMK_EPARSE
+ * (malformed JSON) or AMK_ENOMEM. */
+int amk_export_db_parse(const char *name, const char *text, size_t len, amk_export_db **out,
+                        amk_diag *d);
+void amk_export_db_free(amk_export_db *db);
+/* The database as indented JSON text (no trailing newline), malloc'd; NULL when out of
+ * memory. */
+char *amk_export_db_json(const amk_export_db *db);
 /* Checks that db is a well-formed database of this version: AMK_OK or AMK_EPARSE naming the
  * member at fault. */
-int amk_export_check(const cJSON *db, amk_diag *d);
+int amk_export_db_check(const amk_export_db *db, amk_diag *d);
 /* Writes the self-contained C header of every kernel of db (or only `kernel`) into out.
  * AMK_EPARSE (malformed db), AMK_ENOENT (unknown kernel) or AMK_ENOMEM. */
-int amk_export_c(const cJSON *db, const char *kernel, amk_sb *out, amk_diag *d);
+int amk_export_db_c_header(const amk_export_db *db, const char *kernel, amk_sb *out,
+                           amk_diag *d);
 /* Answers KERNEL on device_name at shape ("M=4096,N=4096[,dtype=f16]"; dtype, when not
- * NULL, overrides the shape's) with the export's rules. *out gets {kernel, device, query,
- * matched: {vendor, arch, device, shape, level, nearest, distance, latency_us, ...},
- * config}. AMK_EPARSE (malformed db), AMK_ENOENT (kernel not in db), AMK_EINVAL (shape:
- * unknown or missing dimension, non-integer value), AMK_ENOMEM. */
-int amk_export_lookup(const cJSON *db, const char *kernel, const char *device_name,
-                      const char *shape, const char *dtype, cJSON **out, amk_diag *d);
+ * NULL, overrides the shape's) with the export's rules. *json_out gets the answer as JSON
+ * text (malloc'd, indented): {kernel, device, query, matched: {vendor, arch, device, shape,
+ * level, nearest, distance, tuned: {latency_us, ...}}, config}. AMK_EPARSE (malformed db),
+ * AMK_ENOENT (kernel not in db), AMK_EINVAL (shape: unknown or missing dimension,
+ * non-integer value), AMK_ENOMEM. */
+int amk_export_db_lookup(const amk_export_db *db, const char *kernel, const char *device_name,
+                         const char *shape, const char *dtype, char **json_out, amk_diag *d);
 
 #endif

@@ -36,6 +36,10 @@ int amk__row_parse(const char *line, size_t len, amk_row *r, int allow_torn, amk
  * Returns AMK_OK or AMK_EINVAL naming the column. */
 int amk__row_check(const amk_row *r, amk_diag *d);
 
+/* A results file must be a regular file (a FIFO or a device would block or never end):
+ * AMK_OK, clearing O_NONBLOCK, or AMK_EIO naming what path is. In tsv_append.c. */
+int amk__tsv_regular_fd(int fd, const char *path, amk_diag *d);
+
 /* Parses exactly 16 hex digits (either case) followed by NUL. AMK_OK or AMK_EPARSE. */
 int amk__id_parse(const char *s, uint64_t *out);
 int amk__idset_add_u64(amk_idset *s, uint64_t id); /* 1 added, 0 present, AMK_ENOMEM */

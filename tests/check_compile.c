@@ -3,13 +3,13 @@
  * concurrent writers), compile units, and real compiles through NVRTC (CUDA build) or
  * hipRTC (HIP build) with injected and real compiler crashes, hangs and syntax errors.
  * Needs no GPU: runtime compilers work without one. Fixtures: tests/fixtures/compile. */
+#include "amk_test.h"
 #include "compile_int.h"
 #include "worker_int.h"
 
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <pthread.h>
@@ -49,25 +49,14 @@
 
 static char tmpdir[256];
 
-static int rm_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 static void make_tmpdir(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/amk-check-compile-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    amk_test_tmpdir_make(tmpdir, sizeof tmpdir, "compile");
 }
 
 static void remove_tmpdir(void)
 {
-    if (tmpdir[0])
-        nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
-    tmpdir[0] = '\0';
+    amk_test_tmpdir_remove(tmpdir);
 }
 
 static int file_contains(const char *path, const char *needle)
@@ -1640,9 +1629,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(suite());
 }

@@ -1,6 +1,7 @@
 /* Check suite for cost_model: targets, feasibility, floor and prediction, ceilings,
  * calibration. Uses the fixture kernel tests/fixtures/specs/costfix. */
 #include "amk_cost_model.h"
+#include "amk_test.h"
 
 #include <check.h>
 #include <math.h>
@@ -365,9 +366,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(suite());
 }

@@ -4,6 +4,7 @@
  * for a GPU so the pipeline's guards are tested without one. */
 #include "amk_evaluator.h"
 #include "amk_results.h"
+#include "amk_test.h"
 #include "evaluator_int.h"
 
 #include <check.h>
@@ -252,15 +253,6 @@ static amk_row row_of(const amk_config *c, int64_t trial, amk_status st, double 
     snprintf(r.device, sizeof r.device, "%s", device);
     snprintf(r.note, sizeof r.note, "%s", note ? note : "");
     return r;
-}
-
-static void write_rows(const char *path, const amk_row *rows, size_t n)
-{
-    amk_tsv *t = NULL;
-    amk_diag d = {0};
-    ck_assert_msg(amk_tsv_open(path, &t, &d) == AMK_OK, "%s", d.msg);
-    ck_assert_msg(amk_tsv_append(t, rows, n, &d) == AMK_OK, "%s", d.msg);
-    amk_tsv_close(t);
 }
 
 #define H100_NAME "NVIDIA H100 80GB HBM3"
@@ -841,7 +833,7 @@ START_TEST(test_backend_sim_replays_exactly)
         row_of(&p, 4, AMK_STATUS_OK, 65.0, AMK_LAT_PREDICTED, H100_NAME, NULL),
         row_of(&slow, 6, AMK_STATUS_OK, 10.0, AMK_LAT_MEASURED, H100_NAME, NULL),
     };
-    write_rows(path, rows, sizeof rows / sizeof *rows);
+    amk_test_append_rows(path, rows, sizeof rows / sizeof *rows);
 
     char backend[600];
     snprintf(backend, sizeof backend, "sim:%s", path);
@@ -898,7 +890,7 @@ START_TEST(test_backend_sim_picks_target_device)
         row_of(&a, 2, AMK_STATUS_OK, 80.0, AMK_LAT_MEASURED, H100_NAME, NULL),
         row_of(&a, 3, AMK_STATUS_OK, 90.5, AMK_LAT_MEASURED, H100_NAME, NULL),
     };
-    write_rows(path, rows, 3);
+    amk_test_append_rows(path, rows, 3);
     char backend[600];
     snprintf(backend, sizeof backend, "sim:%s", path);
     amk_verdict v;
@@ -938,7 +930,7 @@ START_TEST(test_backend_sim_refuses_file_without_measurements)
         row_of(&a, 1, AMK_STATUS_OK, 50.0, AMK_LAT_PREDICTED, "H100 SXM 80GB (model)", NULL),
         row_of(&a, 2, AMK_STATUS_SCREENED, NAN, AMK_LAT_NONE, H100_NAME, NULL),
     };
-    write_rows(path, rows, 2);
+    amk_test_append_rows(path, rows, 2);
     char backend[600];
     snprintf(backend, sizeof backend, "sim:%s", path);
     amk_evaluator *ev = NULL;
@@ -1133,9 +1125,5 @@ int main(void)
 {
     /* Keep the logs of the fallbacks the tests provoke out of the way. */
     setenv("AMK_LOG", "error", 0);
-    SRunner *sr = srunner_create(evaluator_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(evaluator_suite());
 }

@@ -1,12 +1,12 @@
-/* Check suite of the export database (results/export.c): building from a fixture results
+/* Check suite of the export database (results/export_*.c): building from a fixture results
  * file, the checks on a database, the lookup's levels and nearest-shape fallback, and the C
  * header, compiled with the system C compiler into a small program that must answer as the
  * JSON lookup does. */
 #include "amk_cost_model.h"
 #include "amk_results.h"
+#include "amk_test.h"
 
 #include <check.h>
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -17,30 +17,20 @@
 
 static char tmpdir[256];
 
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
-}
-
 static void setup_tmp(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/amk-check-export-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    amk_test_tmpdir_make(tmpdir, sizeof tmpdir, "export");
 }
 
 static void teardown_tmp(void)
 {
-    if (tmpdir[0])
-        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    amk_test_tmpdir_remove(tmpdir);
 }
 
 static amk_export_target targets[16];
 
 /* The database of the fixture, with the cost model's targets, as the CLI builds it. */
-static int build_db(const char *file, const char *kernel, int replayed, cJSON **db,
+static int build_db(const char *file, const char *kernel, int replayed, amk_export_db **db,
                     amk_diag *d)
 {
     amk_export_opts o = {.kernel = kernel, .include_replayed = replayed, .targets = targets};
@@ -49,16 +39,41 @@ static int build_db(const char *file, const char *kernel, int replayed, cJSON **
         targets[i] = (amk_export_target){t->key, t->name, t->vendor, t->arch};
     }
     const char *paths[] = {file};
-    return amk_export_build(paths, 1, &o, db, d);
+    return amk_export_db_build(paths, 1, &o, db, d);
 }
 
-static cJSON *fixture_db(void)
+static amk_export_db *fixture_db(void)
 {
-    cJSON *db = NULL;
+    amk_export_db *db = NULL;
     amk_diag d;
     int rc = build_db(FIX "results.tsv", NULL, 0, &db, &d);
     ck_assert_msg(rc == AMK_OK, "%s", d.msg);
     return db;
+}
+
+/* The database's JSON text as a tree, to look inside. */
+static cJSON *db_tree(const amk_export_db *db)
+{
+    char *text = amk_export_db_json(db);
+    ck_assert_ptr_nonnull(text);
+    cJSON *tree = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(tree);
+    return tree;
+}
+
+/* amk_export_db_lookup with its answer parsed; *look stays NULL on failure. */
+static int lookup(const amk_export_db *db, const char *kernel, const char *device,
+                  const char *shape, const char *dtype, cJSON **look, amk_diag *d)
+{
+    char *text = NULL;
+    int rc = amk_export_db_lookup(db, kernel, device, shape, dtype, &text, d);
+    if (rc == AMK_OK) {
+        *look = cJSON_Parse(text);
+        ck_assert_ptr_nonnull(*look);
+    }
+    free(text);
+    return rc;
 }
 
 static int param(const cJSON *cfg, const char *name)
@@ -81,12 +96,14 @@ static int mbool(const cJSON *look, const char *key)
         cJSON_GetObjectItemCaseSensitive(look, "matched"), key));
 }
 
-/* ---- amk_export_build ------------------------------------------------------------------ */
+/* ---- amk_export_db_build ---------------------------------------------------------------- */
 
 START_TEST(test_amk_export_build_best_per_device_and_shape)
 {
-    cJSON *db = fixture_db();
-    ck_assert_int_eq(amk_export_check(db, NULL), AMK_OK);
+    amk_export_db *h = fixture_db();
+    ck_assert_int_eq(amk_export_db_check(h, NULL), AMK_OK);
+    cJSON *db = db_tree(h);
+    amk_export_db_free(h);
     const cJSON *shapes = cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(
@@ -131,24 +148,26 @@ END_TEST
 
 START_TEST(test_amk_export_build_replayed_only_when_asked)
 {
-    cJSON *db = NULL, *look = NULL;
+    amk_export_db *db = NULL;
+    cJSON *look = NULL;
     amk_diag d;
     ck_assert_int_eq(build_db(FIX "results.tsv", "gemm", 1, &db, &d), AMK_OK);
-    ck_assert_int_eq(amk_export_lookup(db, "gemm", H100, "M=4096,N=4096,K=4096,dtype=f32",
-                                       NULL, &look, &d),
+    ck_assert_int_eq(lookup(db, "gemm", H100, "M=4096,N=4096,K=4096,dtype=f32", NULL, &look, &d),
                      AMK_OK);
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(look, "config");
     ck_assert_int_eq(param(cfg, "BN"), 256); /* the replayed 50 us row */
+    cJSON *tree = db_tree(db);
     ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(db, "kernel_info"), "copy"));
+        cJSON_GetObjectItemCaseSensitive(tree, "kernel_info"), "copy"));
+    cJSON_Delete(tree);
     cJSON_Delete(look);
-    cJSON_Delete(db);
+    amk_export_db_free(db);
 }
 END_TEST
 
 START_TEST(test_amk_export_build_errors)
 {
-    cJSON *db = NULL;
+    amk_export_db *db = NULL;
     amk_diag d;
     ck_assert_int_eq(build_db(FIX "no_measured.tsv", NULL, 0, &db, &d), AMK_EEMPTY);
     ck_assert_ptr_nonnull(strstr(d.msg, "measured"));
@@ -159,7 +178,7 @@ START_TEST(test_amk_export_build_errors)
 }
 END_TEST
 
-/* ---- amk_export_check ------------------------------------------------------------------ */
+/* ---- amk_export_db_check, amk_export_db_parse -------------------------------------------- */
 
 START_TEST(test_amk_export_check_malformed)
 {
@@ -167,21 +186,30 @@ START_TEST(test_amk_export_check_malformed)
     char *text;
     size_t len;
     ck_assert_int_eq(amk_fs_read_all(FIX "bad_db.json", &text, &len, &d), AMK_OK);
-    cJSON *db = cJSON_Parse(text);
+    amk_export_db *db = NULL;
+    ck_assert_int_eq(amk_export_db_parse("bad_db.json", text, len, &db, &d), AMK_OK);
     free(text);
-    ck_assert_int_eq(amk_export_check(db, &d), AMK_EPARSE);
+    ck_assert_int_eq(amk_export_db_check(db, &d), AMK_EPARSE);
     ck_assert_ptr_nonnull(strstr(d.msg, "kernels.gemm"));
     cJSON *look = NULL;
-    ck_assert_int_eq(amk_export_lookup(db, "gemm", H100, "M=1", NULL, &look, &d), AMK_EPARSE);
-    cJSON_Delete(db);
-    db = cJSON_Parse("{\"hello\": 1}");
-    ck_assert_int_eq(amk_export_check(db, &d), AMK_EPARSE);
+    ck_assert_int_eq(lookup(db, "gemm", H100, "M=1", NULL, &look, &d), AMK_EPARSE);
+    amk_export_db_free(db);
+    static const char hello[] = "{\"hello\": 1}";
+    ck_assert_int_eq(amk_export_db_parse("hello", hello, strlen(hello), &db, &d), AMK_OK);
+    ck_assert_int_eq(amk_export_db_check(db, &d), AMK_EPARSE);
     ck_assert_ptr_nonnull(strstr(d.msg, "format"));
-    cJSON_Delete(db);
+    amk_export_db_free(db);
+    /* Text that is not one JSON document is refused before any check. */
+    static const char trunc[] = "{\"format\": ", extra[] = "{} x";
+    db = NULL;
+    ck_assert_int_eq(amk_export_db_parse("t", trunc, strlen(trunc), &db, &d), AMK_EPARSE);
+    ck_assert_ptr_nonnull(strstr(d.msg, "malformed JSON"));
+    ck_assert_int_eq(amk_export_db_parse("t", extra, strlen(extra), &db, &d), AMK_EPARSE);
+    ck_assert_ptr_null(db);
 }
 END_TEST
 
-/* ---- amk_export_lookup ------------------------------------------------------------------- */
+/* ---- amk_export_db_lookup ---------------------------------------------------------------- */
 
 typedef struct query {
     const char *device, *shape, *dtype;
@@ -208,12 +236,12 @@ static const query queries[] = {
 
 START_TEST(test_amk_export_lookup_levels_and_nearest)
 {
-    cJSON *db = fixture_db();
+    amk_export_db *db = fixture_db();
     for (size_t i = 0; i < NQ; i++) {
         const query *q = &queries[i];
         cJSON *look = NULL;
         amk_diag d;
-        int rc = amk_export_lookup(db, "gemm", q->device, q->shape, q->dtype, &look, &d);
+        int rc = lookup(db, "gemm", q->device, q->shape, q->dtype, &look, &d);
         ck_assert_msg(rc == AMK_OK, "query %zu: %s", i, d.msg);
         ck_assert_msg(!strcmp(mstr(look, "level"), q->level), "query %zu: level %s, want %s", i,
                       mstr(look, "level"), q->level);
@@ -223,48 +251,41 @@ START_TEST(test_amk_export_lookup_levels_and_nearest)
                       "query %zu: BM %d BN %d", i, param(cfg, "BM"), param(cfg, "BN"));
         cJSON_Delete(look);
     }
-    cJSON_Delete(db);
+    amk_export_db_free(db);
 }
 END_TEST
 
 START_TEST(test_amk_export_lookup_bad_query)
 {
-    cJSON *db = fixture_db(), *look = NULL;
+    amk_export_db *db = fixture_db();
+    cJSON *look = NULL;
     amk_diag d;
-    ck_assert_int_eq(amk_export_lookup(db, "nosuch", H100, "M=1", NULL, &look, &d), AMK_ENOENT);
+    ck_assert_int_eq(lookup(db, "nosuch", H100, "M=1", NULL, &look, &d), AMK_ENOENT);
     ck_assert_ptr_nonnull(strstr(d.msg, "gemm"));
-    ck_assert_int_eq(amk_export_lookup(db, "gemm", H100, "M=1,N=2", NULL, &look, &d),
+    ck_assert_int_eq(lookup(db, "gemm", H100, "M=1,N=2", NULL, &look, &d),
                      AMK_EINVAL);
     ck_assert_ptr_nonnull(strstr(d.msg, "missing dimension K"));
-    ck_assert_int_eq(amk_export_lookup(db, "gemm", H100, "M=1,N=2,K=3,Q=4", NULL, &look, &d),
+    ck_assert_int_eq(lookup(db, "gemm", H100, "M=1,N=2,K=3,Q=4", NULL, &look, &d),
                      AMK_EINVAL);
     ck_assert_ptr_nonnull(strstr(d.msg, "unknown dimension Q"));
-    ck_assert_int_eq(amk_export_lookup(db, "gemm", H100, "M=x,N=2,K=3", NULL, &look, &d),
+    ck_assert_int_eq(lookup(db, "gemm", H100, "M=x,N=2,K=3", NULL, &look, &d),
                      AMK_EINVAL);
     ck_assert_ptr_null(look);
-    cJSON_Delete(db);
+    amk_export_db_free(db);
 }
 END_TEST
 
-/* ---- amk_export_c ------------------------------------------------------------------------ */
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    ck_assert_int_eq(fclose(f), 0);
-}
+/* ---- amk_export_db_c_header -------------------------------------------------------------- */
 
 START_TEST(test_amk_export_c_compiles_and_answers_like_lookup)
 {
-    cJSON *db = fixture_db();
+    amk_export_db *db = fixture_db();
     amk_sb h = {0}, prog = {0};
     amk_diag d;
     char path[512], cmd[2048];
-    ck_assert_int_eq(amk_export_c(db, NULL, &h, &d), AMK_OK);
+    ck_assert_int_eq(amk_export_db_c_header(db, NULL, &h, &d), AMK_OK);
     snprintf(path, sizeof path, "%s/tuned.h", tmpdir);
-    write_text(path, h.p);
+    amk_test_write_file(path, h.p);
     amk_sb_printf(&prog, "#include \"tuned.h\"\n#include <stdio.h>\nint main(void)\n{\n"
                          "    amk_tuned_match m;\n    const amk_tuned_gemm_params *p;\n");
     for (size_t i = 0; i < NQ; i++) {
@@ -284,7 +305,7 @@ START_TEST(test_amk_export_c_compiles_and_answers_like_lookup)
                   "        printf(\"copy %%lld %%s %%lld\\n\", c->BLOCK, c->MODE, c->VEC);\n"
                   "    }\n    return 0;\n}\n");
     snprintf(path, sizeof path, "%s/prog.c", tmpdir);
-    write_text(path, prog.p);
+    amk_test_write_file(path, prog.p);
     snprintf(cmd, sizeof cmd,
              "cd %s && cc -std=c99 -pedantic -Wall -Wextra -Werror -o prog prog.c 2>cc.log && "
              "./prog > out.txt",
@@ -307,8 +328,7 @@ START_TEST(test_amk_export_c_compiles_and_answers_like_lookup)
         line = strtok_r(i ? NULL : out, "\n", &save);
         ck_assert_ptr_nonnull(line);
         cJSON *look = NULL;
-        ck_assert_int_eq(amk_export_lookup(db, "gemm", q->device, q->shape, q->dtype, &look, &d),
-                         AMK_OK);
+        ck_assert_int_eq(lookup(db, "gemm", q->device, q->shape, q->dtype, &look, &d), AMK_OK);
         const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(look, "config");
         char want[512];
         snprintf(want, sizeof want, "%s %s %d %d %d %d %d", mstr(look, "level"),
@@ -329,22 +349,22 @@ START_TEST(test_amk_export_c_compiles_and_answers_like_lookup)
     free(out);
     amk_sb_free(&h);
     amk_sb_free(&prog);
-    cJSON_Delete(db);
+    amk_export_db_free(db);
 }
 END_TEST
 
 START_TEST(test_amk_export_c_one_kernel)
 {
-    cJSON *db = fixture_db();
+    amk_export_db *db = fixture_db();
     amk_sb h = {0};
     amk_diag d;
-    ck_assert_int_eq(amk_export_c(db, "copy", &h, &d), AMK_OK);
+    ck_assert_int_eq(amk_export_db_c_header(db, "copy", &h, &d), AMK_OK);
     ck_assert_ptr_nonnull(strstr(h.p, "amk_tuned_copy("));
     ck_assert_ptr_null(strstr(h.p, "amk_tuned_gemm"));
     amk_sb_free(&h);
-    ck_assert_int_eq(amk_export_c(db, "nosuch", &h, &d), AMK_ENOENT);
+    ck_assert_int_eq(amk_export_db_c_header(db, "nosuch", &h, &d), AMK_ENOENT);
     amk_sb_free(&h);
-    cJSON_Delete(db);
+    amk_export_db_free(db);
 }
 END_TEST
 
@@ -373,9 +393,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(suite());
 }

@@ -1,6 +1,7 @@
 /* Check suite for space_defs expressions: parse errors with positions, C precedence,
  * short-circuit evaluation, functions, and every arithmetic error (never UB). */
 #include "amk_space_defs.h"
+#include "amk_test.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -367,9 +368,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(suite());
 }

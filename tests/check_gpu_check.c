@@ -14,6 +14,7 @@ int main(void)
     return 77;
 }
 #else
+#include "amk_test.h"
 #include "gpu_int.h"
 
 #include <check.h>
@@ -648,10 +649,6 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return amk_test_run(suite());
 }
 #endif

@@ -5,8 +5,10 @@
  * cases have passed. Device cases: gemm and rmsnorm measure and pass; every fault of
  * tests/fixtures/faults/faultmatrix gets its status and the next good config still measures;
  * the parent never loads the driver; interleaved re-measure; two GPUs of one model evaluating
- * one batch (skipped with a message when fewer answer); on sm_90 devices, the Hopper fixtures
- * of tests/fixtures/hopper (cluster launch, TMA tensor map, mbarrier deadlock). */
+ * one batch; on sm_90 devices, the Hopper fixtures of tests/fixtures/hopper (cluster launch,
+ * TMA tensor map, mbarrier deadlock). Those two groups run as their own tests,
+ * check_gpu_gpu_two_devices and check_gpu_gpu_sm_90, skipped (77) with the reason where the
+ * devices are not there (tests/amk_test.h). */
 #ifndef AMK_HAVE_GPU
 /* A build without CUDA or HIP has no GPU layer to test: say so and let CTest count a skip. */
 #include <stdio.h>
@@ -16,6 +18,7 @@ int main(void)
     return 77;
 }
 #else
+#include "amk_test.h"
 #include "gpu_int.h"
 
 #include <check.h>
@@ -29,6 +32,7 @@ int main(void)
 
 static int have_gpu;
 static char no_gpu_reason[1100];
+static char gpu_vendor[64], gpu_arch[64]; /* of the device that answered */
 
 /* ---------- host: element types --------------------------------------------------------- */
 
@@ -500,15 +504,31 @@ END_TEST
 
 /* ---------- Hopper features (tests/fixtures/hopper; sm_90 devices only) ------------------- */
 
-/* 1 when the device runs sm_90a code; else says why the test does nothing. */
+static int is_sm_90(const char *vendor, const char *arch)
+{
+    return strcmp(vendor, "nvidia") == 0 && strncmp(arch, "sm_90", 5) == 0;
+}
+
+/* NULL when the device runs sm_90a code, else why the Hopper cases cannot run. */
+static const char *why_not_sm_90(void)
+{
+    static char why[1200];
+    if (!have_gpu)
+        snprintf(why, sizeof why, "no GPU: %s", no_gpu_reason);
+    else if (!is_sm_90(gpu_vendor, gpu_arch))
+        snprintf(why, sizeof why, "needs an sm_90 GPU, this one is %s %s", gpu_vendor, gpu_arch);
+    else
+        return NULL;
+    return why;
+}
+
+/* The Hopper cases run only where why_not_sm_90 passed: a device of another kind fails. */
 static int is_hopper(amk_evaluator *ev, const char *test)
 {
     const amk_target *t = amk_evaluator_target(ev);
-    if (strcmp(t->vendor, "nvidia") == 0 && strncmp(t->arch, "sm_90", 5) == 0)
-        return 1;
-    fprintf(stderr, "  SKIP %s: needs an sm_90 GPU, this one is %s %s\n", test, t->vendor,
-            t->arch);
-    return 0;
+    ck_assert_msg(is_sm_90(t->vendor, t->arch), "%s: needs an sm_90 GPU, this one is %s %s",
+                  test, t->vendor, t->arch);
+    return 1;
 }
 
 #define HC(cx)                                                                                \
@@ -713,6 +733,37 @@ START_TEST(test_gpu_remeasure_interleaved)
 }
 END_TEST
 
+/* Two devices of one model in list[0..n): 1 with their places in *a, *b, else 0. */
+static int same_model_pair(const amk_gpu_device *list, int n, int *a, int *b)
+{
+    for (int i = 0; i < n && i < 64; i++)
+        for (int j = i + 1; j < n && j < 64; j++)
+            if (!strcmp(list[i].name, list[j].name) && !strcmp(list[i].arch, list[j].arch)) {
+                *a = i;
+                *b = j;
+                return 1;
+            }
+    return 0;
+}
+
+/* NULL when two devices of one model answer, else why the two-device case cannot run. */
+static const char *why_not_two_devices(void)
+{
+    static char why[1200];
+    amk_gpu_device list[64];
+    int n = 0, a, b;
+    amk_diag d = {0};
+    if (!have_gpu)
+        snprintf(why, sizeof why, "no GPU: %s", no_gpu_reason);
+    else if (amk_gpu_devices(list, 64, &n, &d) != AMK_OK)
+        snprintf(why, sizeof why, "cannot list the devices: %s", d.msg);
+    else if (!same_model_pair(list, n, &a, &b))
+        snprintf(why, sizeof why, "%d device(s) answer, no two of one model", n);
+    else
+        return NULL;
+    return why;
+}
+
 /* Two GPUs of one model evaluate one batch together: every config measures, the notes name
  * the GPU that ran it and both GPUs take part; one seed per evaluator, so a one-GPU
  * evaluator with the same seed checks each config on the same inputs. */
@@ -722,17 +773,8 @@ START_TEST(test_gpu_two_devices_evaluate)
     int n = 0, a = -1, b = -1;
     amk_diag d = {0};
     ck_assert_msg(amk_gpu_devices(list, 64, &n, &d) == AMK_OK, "%s", d.msg);
-    for (int i = 0; i < n && i < 64 && b < 0; i++)
-        for (int j = i + 1; j < n && j < 64 && b < 0; j++)
-            if (!strcmp(list[i].name, list[j].name) && !strcmp(list[i].arch, list[j].arch)) {
-                a = i;
-                b = j;
-            }
-    if (b < 0) {
-        fprintf(stderr, "  SKIP two-device evaluate: %d device(s) answer, no two of one model\n",
-                n);
-        return;
-    }
+    ck_assert_msg(same_model_pair(list, n, &a, &b), "%d device(s) answer, no two of one model",
+                  n);
     static const char *const cases[] = {"nan", "unwritten", "offtol", "early_return",
                                         "oob_write", "hang"};
     enum { NC = 6 };
@@ -786,6 +828,18 @@ START_TEST(test_gpu_two_devices_evaluate)
 }
 END_TEST
 
+/* A case group that needs a device (tag: a further need, run as its own test; NULL: none). */
+static TCase *device_tcase(Suite *s, const char *name, const char *tag)
+{
+    TCase *tc = tcase_create(name);
+    if (tag)
+        tcase_set_tags(tc, tag);
+    tcase_add_checked_fixture(tc, setup_registry, teardown_registry);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("gpu");
@@ -802,30 +856,34 @@ static Suite *suite(void)
     tcase_add_test(tc, test_gpu_init_rejects_bad_device_lists);
     suite_add_tcase(s, tc);
     if (have_gpu) {
-        tc = tcase_create("device");
-        tcase_add_checked_fixture(tc, setup_registry, teardown_registry);
-        tcase_set_timeout(tc, 300);
+        tc = device_tcase(s, "device", NULL);
         tcase_add_test(tc, test_gpu_init_device_and_target);
         tcase_add_test(tc, test_gpu_gemm_rmsnorm_measure_and_pass);
         tcase_add_test(tc, test_gpu_reference_cache_still_catches_faults);
         tcase_add_test(tc, test_gpu_fault_wrong_results);
         tcase_add_test(tc, test_gpu_fault_illegal_address_respawns);
         tcase_add_test(tc, test_gpu_fault_hang_times_out);
-        tcase_add_test(tc, test_gpu_hopper_cluster_launch);
-        tcase_add_test(tc, test_gpu_hopper_tensor_map_copy);
-        tcase_add_test(tc, test_gpu_hopper_mbarrier_deadlock_times_out);
         tcase_add_test(tc, test_gpu_fault_compile_faults);
         tcase_add_test(tc, test_gpu_parent_never_loads_driver);
         tcase_add_test(tc, test_gpu_bench_stops_early_and_screens);
         tcase_add_test(tc, test_gpu_shared_opt_in_covers_every_case);
         tcase_add_test(tc, test_gpu_remeasure_interleaved);
+        tc = device_tcase(s, "sm_90", "sm_90");
+        tcase_add_test(tc, test_gpu_hopper_cluster_launch);
+        tcase_add_test(tc, test_gpu_hopper_tensor_map_copy);
+        tcase_add_test(tc, test_gpu_hopper_mbarrier_deadlock_times_out);
+        tc = device_tcase(s, "two_devices", "two_devices");
         tcase_add_test(tc, test_gpu_two_devices_evaluate);
-        suite_add_tcase(s, tc);
     }
     return s;
 }
 
-int main(void)
+static const amk_test_need needs[] = {
+    AMK_TEST_NEED(sm_90, why_not_sm_90),
+    AMK_TEST_NEED(two_devices, why_not_two_devices),
+};
+
+int main(int argc, char **argv)
 {
     /* Does a device answer? Asked of a run worker, like everything else. */
     amk_evaluator *ev = NULL;
@@ -834,16 +892,15 @@ int main(void)
     o.jobs = 1;
     if (amk_evaluator_create("gpu", &o, NULL, NULL, &ev, &d) == AMK_OK) {
         have_gpu = 1;
+        snprintf(gpu_vendor, sizeof gpu_vendor, "%s", amk_evaluator_target(ev)->vendor);
+        snprintf(gpu_arch, sizeof gpu_arch, "%s", amk_evaluator_target(ev)->arch);
         amk_evaluator_free(ev);
     } else {
         snprintf(no_gpu_reason, sizeof no_gpu_reason, "%s", d.msg);
     }
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    if (failed)
-        return EXIT_FAILURE;
+    int rc = amk_test_main(argc, argv, suite(), needs, sizeof needs / sizeof *needs);
+    if (rc != 0 || argc > 1)
+        return rc;
     if (!have_gpu) {
         printf("SKIP: no GPU: %s (host cases passed; device cases not run)\n", no_gpu_reason);
         return 77;

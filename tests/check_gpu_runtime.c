@@ -10,6 +10,7 @@ int main(void)
     return 77;
 }
 #else
+#include "amk_test.h"
 #include "gpu_int.h"
 
 #include <check.h>
@@ -71,10 +72,6 @@ int main(void)
     TCase *tc = tcase_create("amk__gpu_node_present");
     tcase_add_test(tc, test_amk__gpu_node_present_tells_gpu_nodes_from_others);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(s);
 }
 #endif

@@ -2,6 +2,7 @@
  * row): counts, compile time statistics, trials to within 1% of the best, speedup over the
  * default config, Spearman rank correlation, and the SVG plots. Known answers are worked
  * out by hand in the comments. */
+#include "amk_test.h"
 #include "results_int.h"
 
 #include <check.h>
@@ -213,9 +214,5 @@ int main(void)
     tcase_add_test(t, test_amk_report_svg_writes_plots);
     tcase_add_test(t, test_amk__svg_plot_escapes_and_handles_empty);
     suite_add_tcase(s, t);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(s);
 }

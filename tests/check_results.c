@@ -1,12 +1,12 @@
 /* Check suite of the results module: the TSV codec, appender and reader (header, torn rows,
  * concurrent appends, pandas), resume state, the id set, best.json and the report. */
 #include "amk_results.h"
+#include "amk_test.h"
 #include "results_int.h"
 
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,22 +20,12 @@ static char tmpdir[256];
 
 static void setup_tmp(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/amk-check-results-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(p);
+    amk_test_tmpdir_make(tmpdir, sizeof tmpdir, "results");
 }
 
 static void teardown_tmp(void)
 {
-    if (tmpdir[0])
-        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    amk_test_tmpdir_remove(tmpdir);
 }
 
 static const char *tpath(const char *name)
@@ -45,14 +35,6 @@ static const char *tpath(const char *name)
     char *p = buf[k++ & 7];
     snprintf(p, 512, "%s/%s", tmpdir, name);
     return p;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
 }
 
 static char *slurp(const char *path)
@@ -112,15 +94,6 @@ static char *format_line(const amk_row *r)
     return amk_sb_take(&sb);
 }
 
-/* Writes rows through the appender. */
-static void append_rows(const char *path, const amk_row *rows, size_t n)
-{
-    amk_tsv *t = NULL;
-    amk_diag d = {0};
-    ck_assert_msg(amk_tsv_open(path, &t, &d) == AMK_OK, "%s", d.msg);
-    ck_assert_msg(amk_tsv_append(t, rows, n, &d) == AMK_OK, "%s", d.msg);
-    amk_tsv_close(t);
-}
 
 typedef struct collected {
     amk_row rows[64];
@@ -354,8 +327,8 @@ START_TEST(test_amk_tsv_open_appends_rows_after_existing_ones)
 {
     const char *p = tpath("r.tsv");
     amk_row a = full_row(1), b = full_row(2);
-    append_rows(p, &a, 1);
-    append_rows(p, &b, 1);
+    amk_test_append_rows(p, &a, 1);
+    amk_test_append_rows(p, &b, 1);
     collected c = {0};
     amk_tsv_stats st;
     amk_diag d = {0};
@@ -373,7 +346,7 @@ START_TEST(test_amk_tsv_open_rejects_foreign_file)
     amk_tsv *t = (amk_tsv *)&t;
     amk_diag d = {0};
     const char *p = tpath("foreign.tsv");
-    write_file(p, "trial\ttime\n1\t2\n");
+    amk_test_write_file(p, "trial\ttime\n1\t2\n");
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
     ck_assert_ptr_null(t);
     ck_assert_msg(strstr(d.msg, p) && strstr(d.msg, ":1: not an amk results file"), "%s",
@@ -389,7 +362,7 @@ START_TEST(test_amk_tsv_open_rejects_other_version)
     amk_tsv *t = NULL;
     amk_diag d = {0};
     const char *p = tpath("v2.tsv");
-    write_file(p, "# amk results v2\ntrial\n");
+    amk_test_write_file(p, "# amk results v2\ntrial\n");
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
     ck_assert_msg(strstr(d.msg, ":1: unsupported format '# amk results v2'"), "%s", d.msg);
 }
@@ -406,12 +379,12 @@ START_TEST(test_amk_tsv_open_rejects_wrong_columns)
         amk_sb_printf(&sb, "%s%s", i ? "\t" : "",
                       i == AMK__COL_latency_us ? "latency" : amk__tsv_column_name(i));
     amk_sb_printf(&sb, "\n");
-    write_file(p, sb.p);
+    amk_test_write_file(p, sb.p);
     amk_sb_free(&sb);
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
     ck_assert_msg(strstr(d.msg, ":2: column 9 is 'latency', expected 'latency_us'"), "%s",
                   d.msg);
-    write_file(p, "# amk results v1\ntrial\ttime\n");
+    amk_test_write_file(p, "# amk results v1\ntrial\ttime\n");
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
     ck_assert_msg(strstr(d.msg, ":2: column 3 'kernel' is missing"), "%s", d.msg);
 }
@@ -421,13 +394,13 @@ START_TEST(test_amk_tsv_open_isolates_torn_row)
 {
     const char *p = tpath("torn.tsv");
     amk_row a = full_row(1);
-    append_rows(p, &a, 1);
+    amk_test_append_rows(p, &a, 1);
     int fd = open(p, O_WRONLY | O_APPEND);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write(fd, "2\t2026-11-22T10:1", 17), 17); /* a writer killed here */
     close(fd);
     amk_row more[2] = {full_row(3), full_row(4)};
-    append_rows(p, more, 2);
+    amk_test_append_rows(p, more, 2);
     collected c = {0};
     amk_tsv_stats st;
     amk_diag d = {0};
@@ -446,14 +419,14 @@ END_TEST
 START_TEST(test_amk_tsv_open_completes_header_cut_short)
 {
     const char *p = tpath("cut.tsv");
-    write_file(p, "# amk results v1\ntrial\ttime\tker");
+    amk_test_write_file(p, "# amk results v1\ntrial\ttime\tker");
     collected c = {0};
     amk_tsv_stats st;
     amk_diag d = {0};
     ck_assert_msg(amk_tsv_read(p, collect, &c, &st, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(c.n, 0);
     amk_row a = full_row(1);
-    append_rows(p, &a, 1);
+    amk_test_append_rows(p, &a, 1);
     char *text = slurp(p);
     ck_assert_int_eq(strncmp(text, amk__tsv_header_block(), strlen(amk__tsv_header_block())),
                      0);
@@ -605,7 +578,7 @@ START_TEST(test_amk_tsv_append_next_continues_numbers_through_the_file)
 {
     const char *p = tpath("next.tsv");
     amk_row first[2] = {full_row(3), full_row(41)}; /* an earlier run, numbers not in order */
-    append_rows(p, first, 2);
+    amk_test_append_rows(p, first, 2);
     /* A second run, as a fresh writer: numbers continue after the highest one. */
     amk_tsv *t = NULL;
     amk_diag d = {0};
@@ -616,7 +589,7 @@ START_TEST(test_amk_tsv_append_next_continues_numbers_through_the_file)
     ck_assert_int_eq(rows[1].trial, 43);
     /* Rows another writer appends in between are taken into account, torn ones are not. */
     amk_row other = full_row(100);
-    append_rows(p, &other, 1);
+    amk_test_append_rows(p, &other, 1);
     int fd = open(p, O_WRONLY | O_APPEND);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(write(fd, "900\t2026", 8), 8); /* killed mid-row */
@@ -676,7 +649,7 @@ START_TEST(test_amk_tsv_append_next_refuses_numbers_past_int64_max)
 {
     const char *p = tpath("top.tsv");
     amk_row top = full_row(INT64_MAX - 1);
-    append_rows(p, &top, 1);
+    amk_test_append_rows(p, &top, 1);
     char *before = slurp(p);
     amk_tsv *t = NULL;
     amk_diag d = {0};
@@ -707,7 +680,7 @@ static const char *file_with(const char *name, const char *tail, int nrows)
         amk_row_format(&r, &sb);
     }
     amk_sb_printf(&sb, "%s", tail);
-    write_file(p, sb.p);
+    amk_test_write_file(p, sb.p);
     amk_sb_free(&sb);
     return p;
 }
@@ -781,11 +754,11 @@ START_TEST(test_amk_tsv_read_rejects_bad_header)
 {
     const char *p = tpath("h.tsv");
     amk_diag d = {0};
-    write_file(p, "trial\ttime\n");
+    amk_test_write_file(p, "trial\ttime\n");
     ck_assert_int_eq(amk_tsv_read(p, NULL, NULL, NULL, &d), AMK_ETSV);
     ck_assert_msg(strstr(d.msg, ":1: not an amk results file: first line is 'trial?time'"),
                   "%s", d.msg);
-    write_file(p, "# amk results v1\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
+    amk_test_write_file(p, "# amk results v1\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
                   "status\tlatency_us\tlatency_kind\tspread\tpredicted_us\tbound_us\t"
                   "pct_of_roofline\tcompile_ms\tcache_hit\tkept\tdevice\tnote\textra\n");
     ck_assert_int_eq(amk_tsv_read(p, NULL, NULL, NULL, &d), AMK_ETSV);
@@ -805,7 +778,7 @@ END_TEST
 START_TEST(test_amk_tsv_read_empty_file_has_no_rows)
 {
     const char *p = tpath("empty.tsv");
-    write_file(p, "");
+    amk_test_write_file(p, "");
     amk_tsv_stats st;
     amk_diag d = {0};
     ck_assert_int_eq(amk_tsv_read(p, NULL, NULL, &st, &d), AMK_OK);
@@ -848,13 +821,16 @@ START_TEST(test_amk_tsv_read_callback_stops_the_read)
 }
 END_TEST
 
+/* The pandas case runs as its own test, check_results_pandas (tests/amk_test.h). */
+static const char *why_no_pandas(void)
+{
+    if (system("python3 -c 'import pandas' >/dev/null 2>&1") != 0)
+        return "python3 cannot import pandas (Debian: python3-pandas)";
+    return NULL;
+}
+
 START_TEST(test_amk_tsv_read_pandas_reads_writer_output)
 {
-    if (system("python3 -c 'import pandas' >/dev/null 2>&1") != 0) {
-        fprintf(stderr, "check_results: SKIP test_amk_tsv_read_pandas_reads_writer_output: "
-                        "python3 cannot import pandas (Debian: python3-pandas)\n");
-        return;
-    }
     const char *p = tpath("pd.tsv");
     amk_row rows[3] = {full_row(1), full_row(2), full_row(3)};
     rows[1].latency_us = 12.5;
@@ -863,20 +839,23 @@ START_TEST(test_amk_tsv_read_pandas_reads_writer_output)
     rows[2].trial = 3;
     rows[2].status = AMK_STATUS_REJECTED;
     snprintf(rows[2].note, sizeof rows[2].note, "\"quoted\" at start");
-    append_rows(p, rows, 3);
-    char cmd[1200];
+    amk_test_append_rows(p, rows, 3);
+    char cmd[2048];
+    /* every row and exactly the documented columns (as amk loop writes them: cli_loop.sh
+     * checks its file's header against the documented list) */
     snprintf(cmd, sizeof cmd,
              "python3 -c 'import pandas, math, sys\n"
              "df = pandas.read_csv(sys.argv[1], sep=\"\\t\", comment=\"#\")\n"
              "assert len(df) == 3, len(df)\n"
              "assert len(df.columns) == 19, list(df.columns)\n"
+             "assert list(df.columns) == sys.argv[2].split(\"\\t\"), list(df.columns)\n"
              "assert list(df.trial) == [1, 2, 3], list(df.trial)\n"
              "assert df.latency_us[1] == 12.5, df.latency_us[1]\n"
              "assert math.isnan(df.latency_us[2])\n"
              "assert df.status[2] == \"rejected\", df.status[2]\n"
              "assert df.note[1] == \"see issue  5 then\\\"retry\\\"\", df.note[1]\n"
-             "assert df.params[0] == %s, df.params[0]\n' '%s'",
-             "\"{\\\"BK\\\":32,\\\"BM\\\":128,\\\"BN\\\":1}\"", p);
+             "assert df.params[0] == %s, df.params[0]\n' '%s' '%s'",
+             "\"{\\\"BK\\\":32,\\\"BM\\\":128,\\\"BN\\\":1}\"", p, amk__tsv_column_line());
     ck_assert_msg(system(cmd) == 0, "pandas could not read %s as expected", p);
 }
 END_TEST
@@ -898,7 +877,7 @@ static const char *resume_file(void)
         key_row(8, "gemm", "s1", "devB", AMK_STATUS_OK, AMK_LAT_MEASURED, 7, 1),
     };
     rows[7].config_id[0] = '\0'; /* a row without an id is counted, not "seen" */
-    append_rows(p, rows, sizeof rows / sizeof rows[0]);
+    amk_test_append_rows(p, rows, sizeof rows / sizeof rows[0]);
     return p;
 }
 
@@ -1142,7 +1121,7 @@ END_TEST
 static const char *report_file(const char *name, const amk_row *rows, size_t n)
 {
     const char *p = tpath(name);
-    append_rows(p, rows, n);
+    amk_test_append_rows(p, rows, n);
     return p;
 }
 
@@ -1363,6 +1342,8 @@ static Suite *results_suite(void)
     tcase_add_test(t, test_amk_tsv_read_empty_file_has_no_rows);
     tcase_add_test(t, test_amk_tsv_read_skips_blank_and_comment_lines);
     tcase_add_test(t, test_amk_tsv_read_callback_stops_the_read);
+    t = tc(s, "amk_tsv_read_pandas");
+    tcase_set_tags(t, "pandas");
     tcase_add_test(t, test_amk_tsv_read_pandas_reads_writer_output);
     t = tc(s, "amk_resume_load");
     tcase_add_test(t, test_amk_resume_load_restores_incumbent_seen_and_last_trial);
@@ -1387,11 +1368,11 @@ static Suite *results_suite(void)
     return s;
 }
 
-int main(void)
+static const amk_test_need needs[] = {
+    AMK_TEST_NEED(pandas, why_no_pandas),
+};
+
+int main(int argc, char **argv)
 {
-    SRunner *sr = srunner_create(results_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_main(argc, argv, results_suite(), needs, sizeof needs / sizeof *needs);
 }

@@ -4,6 +4,7 @@
  * replayed by the `sim` backend. Seeds are fixed; the assertions are about search quality,
  * determinism, budgets, resume and crash consistency, and can fail. */
 #include "amk_search.h"
+#include "amk_test.h"
 #include "search_int.h"
 #include "evaluator_int.h"
 
@@ -11,7 +12,6 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -35,14 +35,6 @@ typedef struct fixture {
 
 static fixture F;
 
-static void make_tmpdir(char *out, size_t cap)
-{
-    /* tmpfs when there is one: these tests append thousands of fsynced rows. */
-    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(out, cap, "%s/amk-search-XXXXXX", base);
-    ck_assert_ptr_nonnull(mkdtemp(out));
-}
-
 static void setup(void)
 {
     amk_diag d = {0};
@@ -55,21 +47,14 @@ static void setup(void)
     ck_assert_msg(rc == AMK_OK, "model evaluator: %s", d.msg);
     rc = amk_space_create(F.spec, &F.shape, &amk_evaluator_target(F.ev)->limits, &F.sp, &d);
     ck_assert_msg(rc == AMK_OK, "space: %s", d.msg);
-    make_tmpdir(F.dir, sizeof F.dir);
+    amk_test_tmpdir_make_tmpfs(F.dir, sizeof F.dir, "search"); /* thousands of fsyncs */
     snprintf(F.results, sizeof F.results, "%s/results.tsv", F.dir);
     snprintf(F.best, sizeof F.best, "%s/best.json", F.dir);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static void teardown(void)
 {
-    if (F.dir[0])
-        nftw(F.dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    amk_test_tmpdir_remove(F.dir);
     amk_space_free(F.sp);
     amk_evaluator_free(F.ev);
     amk_spec_free(F.spec);
@@ -1421,9 +1406,5 @@ static Suite *search_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(search_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(search_suite());
 }

@@ -7,12 +7,12 @@
  * changes. A sampled sweep (not every valid config recorded) is searched as exactly its
  * sample; a synthetic sampled sweep of the landscape fixture exercises that mode. */
 #include "amk_search.h"
+#include "amk_test.h"
 #include "evaluator_int.h"
 
 #include <check.h>
 #include <dirent.h>
 #include <gsl/gsl_statistics_double.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,23 +28,12 @@ static char tmpdir[256];
 
 static void setup(void)
 {
-    /* tmpfs when there is one: every trial is an fsynced append. */
-    const char *base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(tmpdir, sizeof tmpdir, "%s/amk-sweeps-XXXXXX", base);
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
+    amk_test_tmpdir_make_tmpfs(tmpdir, sizeof tmpdir, "sweeps"); /* every trial is fsynced */
 }
 
 static void teardown(void)
 {
-    if (tmpdir[0])
-        nftw(tmpdir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
-    tmpdir[0] = '\0';
+    amk_test_tmpdir_remove(tmpdir);
 }
 
 /* ---- small helpers ----------------------------------------------------------------------- */
@@ -507,10 +496,7 @@ static size_t record_sampled(const amk_spec *spec, const amk_shape *sh, const ch
                          AMK_OK);
         n++;
     }
-    amk_tsv *t = NULL;
-    ck_assert_int_eq(amk_tsv_open(path, &t, &d), AMK_OK);
-    ck_assert_msg(amk_tsv_append(t, rows, n, &d) == AMK_OK, "%s", d.msg);
-    amk_tsv_close(t);
+    amk_test_append_rows(path, rows, n);
     free(rows);
     free(all.v);
     amk_space_free(sp);
@@ -606,9 +592,5 @@ static Suite *sweeps_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(sweeps_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return amk_test_run(sweeps_suite());
 }

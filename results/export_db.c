@@ -1,0 +1,78 @@
+/* The export database's public face: an opaque handle over its JSON tree, so callers speak
+ * amk types and text, never cJSON. The work is in export_build/check/lookup/c.c. */
+#include "export_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int wrap(cJSON *root, amk_export_db **out, amk_diag *d)
+{
+    amk_export_db *db = malloc(sizeof *db);
+    if (!db) {
+        cJSON_Delete(root);
+        return amk_diag_set(d, AMK_ENOMEM, "out of memory");
+    }
+    db->root = root;
+    *out = db;
+    return AMK_OK;
+}
+
+int amk_export_db_build(const char *const *paths, size_t n, const amk_export_opts *opts,
+                        amk_export_db **out, amk_diag *d)
+{
+    cJSON *root = NULL;
+    int rc = amk__export_build(paths, n, opts, &root, d);
+    return rc != AMK_OK ? rc : wrap(root, out, d);
+}
+
+int amk_export_db_parse(const char *name, const char *text, size_t len, amk_export_db **out,
+                        amk_diag *d)
+{
+    const char *end = NULL;
+    cJSON *root = text ? cJSON_ParseWithLengthOpts(text, len, &end, 0) : NULL;
+    /* only white space may follow the document */
+    for (size_t off = root ? (size_t)(end - text) : 0; root && off < len; off++)
+        if (!text[off] || !strchr(" \t\r\n", text[off])) {
+            cJSON_Delete(root);
+            root = NULL;
+        }
+    if (!root)
+        return amk_diag_set(d, AMK_EPARSE, "%s: malformed JSON", name ? name : "<json>");
+    return wrap(root, out, d);
+}
+
+void amk_export_db_free(amk_export_db *db)
+{
+    if (db) {
+        cJSON_Delete(db->root);
+        free(db);
+    }
+}
+
+char *amk_export_db_json(const amk_export_db *db)
+{
+    return cJSON_Print(db->root);
+}
+
+int amk_export_db_check(const amk_export_db *db, amk_diag *d)
+{
+    return amk__export_check(db->root, d);
+}
+
+int amk_export_db_c_header(const amk_export_db *db, const char *kernel, amk_sb *out,
+                           amk_diag *d)
+{
+    return amk__export_c(db->root, kernel, out, d);
+}
+
+int amk_export_db_lookup(const amk_export_db *db, const char *kernel, const char *device_name,
+                         const char *shape, const char *dtype, char **json_out, amk_diag *d)
+{
+    cJSON *o = NULL;
+    int rc = amk__export_lookup(db->root, kernel, device_name, shape, dtype, &o, d);
+    if (rc != AMK_OK)
+        return rc;
+    *json_out = cJSON_Print(o);
+    cJSON_Delete(o);
+    return *json_out ? AMK_OK : amk_diag_set(d, AMK_ENOMEM, "out of memory");
+}
