@@ -72,7 +72,9 @@ void amk_spec_free(amk_spec *s);
 const char *amk_spec_name(const amk_spec *s);
 const char *amk_spec_description(const amk_spec *s);
 const char *amk_spec_dir(const amk_spec *s);
-const cJSON *amk_spec_json(const amk_spec *s); /* the parsed spec.json, borrowed */
+/* spec.json as it was parsed, printed as compact JSON (a digest of the spec's meaning: the
+ * MPI backend compares it across ranks). Borrowed. */
+const char *amk_spec_text(const amk_spec *s);
 
 int amk_spec_n_params(const amk_spec *s);
 const char *amk_spec_param_name(const amk_spec *s, int i);
@@ -82,6 +84,19 @@ int64_t amk_spec_param_value(const amk_spec *s, int i, int choice); /* the -D va
 /* For enum params (declared with strings) the label of a choice, else NULL. */
 const char *amk_spec_param_label(const amk_spec *s, int i, int choice);
 int amk_spec_param_default(const amk_spec *s, int i); /* default choice index */
+const char *amk_spec_param_doc(const amk_spec *s, int i); /* the "doc" text, or NULL */
+
+/* Derived values (declaration order) and restrictions, as compiled. written_as_number: the
+ * spec gave an integer literal rather than an expression string (echoed back as a number). */
+typedef struct amk_spec_named_expr {
+    const char *name; /* NULL for a restriction */
+    const amk_expr *expr;
+    int written_as_number;
+} amk_spec_named_expr;
+int amk_spec_n_derived(const amk_spec *s);
+int amk_spec_derived(const amk_spec *s, int i, amk_spec_named_expr *out); /* AMK_EINVAL: i */
+int amk_spec_n_restrictions(const amk_spec *s);
+int amk_spec_restriction(const amk_spec *s, int i, amk_spec_named_expr *out);
 
 /* The arch to compile s for on a target of `vendor` ("nvidia" | "amd") and `arch` ("sm_90",
  * "gfx942"), from the spec's optional "requires" field. Without one: arch itself. With one:
@@ -211,6 +226,62 @@ const char *amk_spec_tensor_map_name(const amk_spec *s, int i);
  * the swizzle span, the map inside its buffer). AMK_ERESTRICT naming the map and the rule. */
 int amk_config_tensor_map(const amk_config *c, const amk_limits *lim, int i,
                           amk_tensor_map *out, amk_diag *d);
+
+/* ---------- the compiled kernel, reference, buffers, tolerance and cost terms -----------
+ * Everything below is resolved once by amk_spec_load (defaults included); the evaluator and
+ * the cost model read it here, never spec.json. Strings are borrowed from the spec. */
+const char *amk_spec_source(const amk_spec *s); /* "source": template path, relative to dir */
+const char *amk_spec_entry(const amk_spec *s);  /* "entry": the kernel's function name */
+int amk_spec_n_args(const amk_spec *s);         /* "args": buffer, tensor map or value names */
+const char *amk_spec_arg(const amk_spec *s, int i);
+
+typedef struct amk_spec_reference {
+    const char *source, *entry;
+    const char *host;   /* built-in host reference name, or NULL */
+    int default_config; /* 1: the reference is the template at its default config */
+} amk_spec_reference;
+void amk_spec_get_reference(const amk_spec *s, amk_spec_reference *out);
+int amk_spec_n_reference_args(const amk_spec *s);
+const char *amk_spec_reference_arg(const amk_spec *s, int i);
+/* The reference's launch for c (no limit checks: it is the reference). Errors are prefixed
+ * "reference.launch". */
+int amk_config_reference_launch(const amk_config *c, const amk_limits *lim, amk_launch *out,
+                                amk_diag *d);
+
+typedef enum amk_buffer_role { AMK_BUFFER_IN, AMK_BUFFER_OUT, AMK_BUFFER_INOUT } amk_buffer_role;
+typedef struct amk_spec_buffer {
+    const char *name;
+    const char *dtype; /* "f32", "bf16", ... or "input": the shape's dtype */
+    amk_buffer_role role;
+    const char *init;  /* "uniform" (the default), "normal", "positive", ... */
+    const amk_expr *count;
+    const amk_expr *tolerance_reduction; /* NULL: the spec's tolerance.reduction */
+} amk_spec_buffer;
+int amk_spec_n_buffers(const amk_spec *s);
+int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out); /* AMK_EINVAL: i */
+
+/* "tolerance": defaults resolved here and only here (SPEC.md). */
+typedef struct amk_spec_tolerance {
+    const amk_expr *reduction;
+    double rtol_scale; /* 1 when not given */
+    double atol;       /* NAN when not given: the check derives it from max|ref| */
+} amk_spec_tolerance;
+void amk_spec_get_tolerance(const amk_spec *s, amk_spec_tolerance *out);
+
+/* The optional memory terms of "cost" (SPEC.md), in this order. */
+typedef enum amk_memory_term {
+    AMK_MEM_INFLIGHT_BYTES, AMK_MEM_LATENCY_ROUNDS, AMK_MEM_SYNC_STEPS, AMK_MEM_REREAD_BYTES,
+    AMK_MEM_BLOCK_FOOTPRINT, AMK_MEM_SEGMENT_BYTES
+} amk_memory_term;
+#define AMK_MEMORY_TERMS 6
+const char *amk_memory_term_name(amk_memory_term t); /* "inflight_bytes", ... */
+/* The compiled expression of a cost field by its spec.json name ("flops", "min_bytes",
+ * "traffic_bytes", "regs", "uniform_blocks" or a memory term), or NULL when absent. */
+const amk_expr *amk_spec_cost_expr(const amk_spec *s, const char *field);
+
+/* Value of a compiled expression of c's spec (from the accessors above) for c. */
+int amk_config_eval_expr(const amk_config *c, const amk_limits *lim, const amk_expr *e,
+                         int64_t *out, amk_diag *d);
 
 /* ---------- the space of one spec at one shape on one device ---------------------------- */
 typedef struct amk_space amk_space;

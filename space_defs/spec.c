@@ -429,6 +429,8 @@ static int load_params(loader *L, const cJSON *root)
             snprintf(vpath, sizeof vpath, "%s.doc", path);
             return fail(L, AMK_ESPEC, vpath, "expected a string, got %s", json_type(doc));
         }
+        if (doc && !(pm->doc = dup_or_fail(L, doc->valuestring)))
+            return L->err;
     }
     return 0;
 }
@@ -604,6 +606,7 @@ static int load_derived_exprs(loader *L, const cJSON *root)
         d->slot = s->slot_derived + i;
         if (!(d->e = get_expr(L, c, path)))
             return L->err;
+        d->written_as_number = cJSON_IsNumber(c);
         amk_expr_slots(d->e, d->deps, s->nslots);
     }
     int state[AMK__MAX_DERIVED] = {0}, stack[AMK__MAX_DERIVED], order[AMK__MAX_DERIVED], n = 0;
@@ -643,6 +646,7 @@ static int load_restrictions(loader *L, const cJSON *root)
         amk__restrict *r = &s->restrict_[i];
         if (!(r->e = get_expr(L, c, path)))
             return L->err;
+        r->written_as_number = cJSON_IsNumber(c);
         s->nrestrict++;
         unsigned char used[AMK__MAX_SLOTS] = {0};
         amk_expr_slots(r->e, used, s->nslots);
@@ -960,16 +964,13 @@ static int load_cost(loader *L, const cJSON *root)
         return fail(L, AMK_ESPEC, "cost", "expected an object, got %s", json_type(c));
     if (check_keys(L, c, "cost", allowed, required))
         return L->err;
-    /* The memory terms (allowed[6..]) are read by the cost model from the JSON; here they
-     * only have to parse. */
-    for (const char *const *k = allowed + 6; *k; k++) {
-        const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, *k);
+    /* The memory terms, allowed[6..] in amk_memory_term order. */
+    for (int k = 0; k < AMK_MEMORY_TERMS; k++) {
+        const cJSON *m = cJSON_GetObjectItemCaseSensitive(c, allowed[6 + k]);
         char path[48];
-        snprintf(path, sizeof path, "cost.%s", *k);
-        amk_expr *e = m ? get_expr(L, m, path) : NULL;
-        if (m && !e)
+        snprintf(path, sizeof path, "cost.%s", allowed[6 + k]);
+        if (m && !(s->memory[k] = get_expr(L, m, path)))
             return L->err;
-        amk_expr_free(e);
     }
     if (!(s->flops = get_expr(L, cJSON_GetObjectItemCaseSensitive(c, "flops"), "cost.flops")))
         return L->err;
@@ -984,7 +985,7 @@ static int load_cost(loader *L, const cJSON *root)
         return L->err;
     const cJSON *ub = cJSON_GetObjectItemCaseSensitive(c, "uniform_blocks");
     if (ub) {
-        /* a string only: the cost model reads it from the JSON as an expression text */
+        /* a string only, as SPEC.md has always documented it */
         if (!cJSON_IsString(ub))
             return fail(L, AMK_ESPEC, "cost.uniform_blocks", "expected an expression (string), "
                         "got %s", json_type(ub));
@@ -1020,6 +1021,7 @@ static int load_reference(loader *L, const cJSON *root)
     if (dc && !cJSON_IsBool(dc))
         return fail(L, AMK_ESPEC, "reference.default_config", "expected true or false, got %s",
                     json_type(dc));
+    s->ref_default_config = cJSON_IsTrue(dc);
     const char *src = get_string(L, r, "source", "reference", 1);
     if (!src || check_file(L, "reference.source", src))
         return L->err;
@@ -1057,7 +1059,7 @@ static int load_tolerance(loader *L, const cJSON *root)
                                       "tolerance.reduction")))
         return L->err;
     s->rtol_scale = 1.0;
-    s->atol = 0.0;
+    s->atol = NAN; /* not given: the check derives it from max|ref| (SPEC.md) */
     const cJSON *rs = cJSON_GetObjectItemCaseSensitive(t, "rtol_scale");
     if (rs) {
         if (!cJSON_IsNumber(rs) || !isfinite(rs->valuedouble) || rs->valuedouble <= 0)
@@ -1310,16 +1312,20 @@ int amk_spec_load(const char *dir, amk_spec **out, amk_diag *d)
         amk_spec_free(s);
         return rc;
     }
-    rc = amk_json_parse(s->path, text, len, &s->json, d);
+    cJSON *json = NULL;
+    rc = amk_json_parse(s->path, text, len, &json, d);
     free(text);
     if (rc) {
         amk_spec_free(s);
         return rc;
     }
-    if (load_root(&L, s->json)) {
+    /* The JSON is read here and only here; the compiled spec keeps its compact text. */
+    if (load_root(&L, json) || !(s->text = cJSON_PrintUnformatted(json))) {
+        cJSON_Delete(json);
         amk_spec_free(s);
-        return L.err;
+        return L.err ? L.err : amk_diag_set(d, AMK_ENOMEM, "out of memory loading %s", dir);
     }
+    cJSON_Delete(json);
     *out = s;
     return AMK_OK;
 }
@@ -1341,6 +1347,8 @@ void amk_spec_free(amk_spec *s)
     for (int i = 0; i < s->nparams; i++)
         for (int j = 0; j < s->params[i].n; j++)
             free(s->params[i].labels[j]);
+    for (int i = 0; i < s->nparams; i++)
+        free(s->params[i].doc);
     for (int i = 0; i < s->nderived; i++)
         amk_expr_free(s->derived[i].e);
     for (int i = 0; i < s->nrestrict; i++)
@@ -1370,7 +1378,9 @@ void amk_spec_free(amk_spec *s)
     free(s->ref_entry);
     free(s->ref_host);
     free(s->description);
-    cJSON_Delete(s->json);
+    free(s->text);
+    for (int k = 0; k < AMK_MEMORY_TERMS; k++)
+        amk_expr_free(s->memory[k]);
     free(s->dir);
     free(s->path);
     free(s);
@@ -1382,7 +1392,7 @@ void amk_spec_free(amk_spec *s)
 const char *amk_spec_name(const amk_spec *s) { return s->name; }
 const char *amk_spec_description(const amk_spec *s) { return s->description; }
 const char *amk_spec_dir(const amk_spec *s) { return s->dir; }
-const cJSON *amk_spec_json(const amk_spec *s) { return s->json; }
+const char *amk_spec_text(const amk_spec *s) { return s->text; }
 int amk_spec_n_params(const amk_spec *s) { return s->nparams; }
 
 const char *amk_spec_param_name(const amk_spec *s, int i)

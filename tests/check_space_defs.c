@@ -159,7 +159,7 @@ START_TEST(test_amk_spec_load_valid_fixture)
     ck_assert_str_eq(amk_spec_name(s), "tgemm");
     ck_assert_str_eq(amk_spec_dir(s), GOOD "/tgemm");
     assert_has(amk_spec_description(s), "GEMM-like");
-    ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(amk_spec_json(s), "launch"));
+    ck_assert_ptr_nonnull(strstr(amk_spec_text(s), "\"launch\":"));
     amk_spec_free(s);
     amk_spec_free(NULL);
     /* a trailing slash names the same folder */
