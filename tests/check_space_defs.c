@@ -425,6 +425,127 @@ START_TEST(test_amk_spec_load_bad_buffers_and_args)
 }
 END_TEST
 
+/* ---- the compiled spec: everything other modules read, resolved once ---- */
+
+START_TEST(test_amk_spec_compiled_kernel_reference_buffers)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    ck_assert_str_eq(amk_spec_source(s), "tgemm.hip");
+    ck_assert_str_eq(amk_spec_entry(s), "tgemm_kernel");
+    ck_assert_int_eq(amk_spec_n_args(s), 6);
+    ck_assert_str_eq(amk_spec_arg(s, 0), "A");
+    ck_assert_str_eq(amk_spec_arg(s, 5), "K");
+    ck_assert_ptr_null(amk_spec_arg(s, 6));
+    amk_spec_reference ref;
+    amk_spec_get_reference(s, &ref);
+    ck_assert_str_eq(ref.source, "reference.hip");
+    ck_assert_str_eq(ref.entry, "tgemm_reference");
+    ck_assert_str_eq(ref.host, "gemm_f32");
+    ck_assert_int_eq(ref.default_config, 0);
+    ck_assert_int_eq(amk_spec_n_reference_args(s), 6);
+    ck_assert_str_eq(amk_spec_reference_arg(s, 3), "M");
+    ck_assert_int_eq(amk_spec_n_buffers(s), 3);
+    amk_spec_buffer b;
+    ck_assert_int_eq(amk_spec_buffer_at(s, 1, &b), AMK_OK);
+    ck_assert_str_eq(b.name, "B");
+    ck_assert_str_eq(b.dtype, "input");
+    ck_assert_int_eq(b.role, AMK_BUFFER_IN);
+    ck_assert_str_eq(b.init, "normal");
+    ck_assert_str_eq(amk_expr_source(b.count), "K * N");
+    ck_assert_ptr_null(b.tolerance_reduction);
+    ck_assert_int_eq(amk_spec_buffer_at(s, 2, &b), AMK_OK);
+    ck_assert_str_eq(b.dtype, "f32");
+    ck_assert_int_eq(b.role, AMK_BUFFER_OUT);
+    ck_assert_str_eq(b.init, "uniform"); /* the default, resolved by the loader */
+    ck_assert_int_eq(amk_spec_buffer_at(s, 3, &b), AMK_EINVAL);
+    /* Expressions evaluate against a config without being parsed again. */
+    amk_config c;
+    amk_config_default(s, NULL, &c);
+    int64_t v = 0;
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, b.count, &v, NULL), AMK_OK);
+    ck_assert_int_eq(v, 4096LL * 4096);
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, amk_spec_cost_expr(s, "flops"), &v, NULL),
+                     AMK_OK);
+    ck_assert_int_eq(v, 2LL * 4096 * 4096 * 4096);
+    ck_assert_ptr_null(amk_spec_cost_expr(s, "uniform_blocks"));
+    ck_assert_ptr_null(amk_spec_cost_expr(s, "inflight_bytes"));
+    ck_assert_ptr_null(amk_spec_cost_expr(s, "nope"));
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, NULL, &v, NULL), AMK_EINVAL);
+    amk_launch l;
+    ck_assert_int_eq(amk_config_reference_launch(&c, NULL, &l, NULL), AMK_OK);
+    ck_assert_int_eq(l.grid[0], 256);
+    ck_assert_int_eq(l.block[1], 16);
+    ck_assert_int_eq(l.cluster[2], 1);
+    ck_assert_int_eq(l.shared_bytes, 0);
+    /* Docs, derived values and restrictions as declared. */
+    ck_assert_str_eq(amk_spec_param_doc(s, 0), "block tile rows");
+    ck_assert_ptr_null(amk_spec_param_doc(s, 1));
+    amk_spec_named_expr e;
+    ck_assert_int_eq(amk_spec_n_derived(s), 2);
+    ck_assert_int_eq(amk_spec_derived(s, 1, &e), AMK_OK);
+    ck_assert_str_eq(e.name, "threads");
+    ck_assert_str_eq(amk_expr_source(e.expr), "(BM / TM) * (BN / TN)");
+    ck_assert_int_eq(e.written_as_number, 0);
+    ck_assert_int_eq(amk_spec_n_restrictions(s), 4);
+    ck_assert_int_eq(amk_spec_restriction(s, 0, &e), AMK_OK);
+    ck_assert_str_eq(amk_expr_source(e.expr), "BM % TM == 0");
+    ck_assert_int_eq(amk_spec_restriction(s, 4, &e), AMK_EINVAL);
+    ck_assert_str_eq(amk_memory_term_name(AMK_MEM_SEGMENT_BYTES), "segment_bytes");
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_spec_tolerance_defaults_resolved_once)
+{
+    /* Not given: rtol_scale 1, atol NAN (the check derives it from max|ref|; SPEC.md). */
+    cJSON *j = base_spec();
+    cJSON_DeleteItemFromObjectCaseSensitive(at(j, "tolerance"), "rtol_scale");
+    const char *dir = make_dir(j);
+    cJSON_Delete(j);
+    amk_spec *s = load(dir);
+    rm_tree(dir);
+    amk_spec_tolerance tol;
+    amk_spec_get_tolerance(s, &tol);
+    ck_assert(isnan(tol.atol));
+    ck_assert(tol.rtol_scale == 1.0);
+    ck_assert_str_eq(amk_expr_source(tol.reduction), "K");
+    amk_spec_free(s);
+    /* Given: kept as written; memory terms, default_config and integer literals too. */
+    j = base_spec();
+    set(j, "tolerance", "atol", "0");
+    set(j, "tolerance", "rtol_scale", "2.5");
+    set(j, "cost", "inflight_bytes", "\"BK * elt\"");
+    set(j, "cost", "sync_steps", "3");
+    set(j, "reference", "default_config", "true");
+    set(j, "derived", "seven", "7");
+    dir = make_dir(j);
+    cJSON_Delete(j);
+    s = load(dir);
+    rm_tree(dir);
+    amk_spec_get_tolerance(s, &tol);
+    ck_assert(tol.atol == 0.0);
+    ck_assert(tol.rtol_scale == 2.5);
+    amk_config c;
+    amk_config_default(s, NULL, &c);
+    int64_t v = 0;
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, amk_spec_cost_expr(s, "inflight_bytes"), &v,
+                                          NULL), AMK_OK);
+    ck_assert_int_eq(v, 8 * 4);
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, amk_spec_cost_expr(s, "sync_steps"), &v,
+                                          NULL), AMK_OK);
+    ck_assert_int_eq(v, 3);
+    amk_spec_reference ref;
+    amk_spec_get_reference(s, &ref);
+    ck_assert_int_eq(ref.default_config, 1);
+    amk_spec_named_expr e;
+    ck_assert_int_eq(amk_spec_derived(s, 2, &e), AMK_OK);
+    ck_assert_str_eq(e.name, "seven");
+    ck_assert_int_eq(e.written_as_number, 1);
+    ck_assert_ptr_nonnull(strstr(amk_spec_text(s), "\"atol\":0"));
+    amk_spec_free(s);
+}
+END_TEST
+
 /* ---- spec accessors ---- */
 
 START_TEST(test_amk_spec_param_accessors)
@@ -2208,6 +2329,8 @@ static Suite *suite(void)
         {"amk_config_defines", {test_amk_config_defines_only_declared_ints}},
         {"amk_config_check", {test_amk_config_check_restrictions}},
         {"amk_config_eval", {test_amk_config_eval_named_values}},
+        {"amk_spec_compiled", {test_amk_spec_compiled_kernel_reference_buffers,
+                               test_amk_spec_tolerance_defaults_resolved_once}},
         {"amk_config_launch", {test_amk_config_launch_geometry}},
         {"amk_config_tensor_map", {test_amk_spec_load_bad_tensor_maps,
                                    test_amk_config_tensor_map_values,
