@@ -103,7 +103,7 @@ int amk__ld_check_new_name(loader *L, const char *path, const char *name)
     if (!amk__ld_is_identifier(name))
         return amk__ld_fail(L, AMK_ESPEC, path,
                             "'%s' is not an identifier ([A-Za-z_][A-Za-z0-9_]*, "
-                    "at most %d characters)", name, AMK_NAME_MAX - 1);
+                            "at most %d characters)", name, AMK_NAME_MAX - 1);
     for (const char *const *r = reserved; *r; r++)
         if (!strcmp(name, *r))
             return amk__ld_fail(L, AMK_ESPEC, path, "'%s' is a reserved name", name);
@@ -122,7 +122,7 @@ int amk__ld_check_new_name(loader *L, const char *path, const char *name)
     for (int i = 0; i < s->nderived; i++)
         if (!strcmp(name, s->derived[i].name))
             return amk__ld_fail(L, AMK_ESPEC, path, "'%s' is already declared as a derived value",
-                        name);
+                                name);
     return 0;
 }
 
@@ -211,12 +211,12 @@ static int load_dtypes(loader *L, const cJSON *root)
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(root, "dtypes");
     if (!cJSON_IsArray(dt))
         return amk__ld_fail(L, AMK_ESPEC, "dtypes", "expected an array of dtype names, got %s",
-                    amk__ld_json_type(dt));
+                            amk__ld_json_type(dt));
     int n = cJSON_GetArraySize(dt);
     if (n < 1 || n > AMK__MAX_DTYPES)
         return amk__ld_fail(L, AMK_ESPEC, "dtypes", "expected 1 to %d dtypes, got %d",
                             AMK__MAX_DTYPES,
-                    n);
+                            n);
     int i = 0;
     for (const cJSON *c = dt->child; c; c = c->next, i++) {
         char path[64];
@@ -224,9 +224,9 @@ static int load_dtypes(loader *L, const cJSON *root)
         int k = cJSON_IsString(c) ? amk__dtype_index(c->valuestring) : -1;
         if (k < 0)
             return amk__ld_fail(L, AMK_ESPEC, path, "unknown dtype %s%s%s (known: f32 f16 bf16 "
-                        "fp8e4m3 int8)", cJSON_IsString(c) ? "'" : "",
-                        cJSON_IsString(c) ? c->valuestring : amk__ld_json_type(c),
-                        cJSON_IsString(c) ? "'" : "");
+                                "fp8e4m3 int8)", cJSON_IsString(c) ? "'" : "",
+                                cJSON_IsString(c) ? c->valuestring : amk__ld_json_type(c),
+                                cJSON_IsString(c) ? "'" : "");
         for (int j = 0; j < s->ndtypes; j++)
             if (s->dtypes[j] == k)
                 return amk__ld_fail(L, AMK_ESPEC, path, "dtype '%s' listed twice", c->valuestring);
@@ -246,7 +246,7 @@ static int load_params(loader *L, const cJSON *root)
     static const char *const required[] = {"values", "default", NULL};
     if (cJSON_GetArraySize(ps) > AMK_MAX_PARAMS)
         return amk__ld_fail(L, AMK_ESPEC, "params", "at most %d params, got %d", AMK_MAX_PARAMS,
-                    cJSON_GetArraySize(ps));
+                            cJSON_GetArraySize(ps));
     for (const cJSON *p = ps->child; p; p = p->next) {
         char path[160];
         snprintf(path, sizeof path, "params.%s", p->string);
@@ -258,7 +258,7 @@ static int load_params(loader *L, const cJSON *root)
         if (!cJSON_IsObject(p))
             return amk__ld_fail(L, AMK_ESPEC, path,
                                 "expected an object with values and default, got %s",
-                        amk__ld_json_type(p));
+                                amk__ld_json_type(p));
         if (amk__ld_check_keys(L, p, path, allowed, required))
             return L->err;
         amk__param *pm = &s->params[s->nparams];
@@ -275,7 +275,7 @@ static int load_params(loader *L, const cJSON *root)
         if (n < 1 || n > AMK_MAX_CHOICES)
             return amk__ld_fail(L, AMK_ESPEC, vpath, "expected 1 to %d values, got %d",
                                 AMK_MAX_CHOICES,
-                        n);
+                                n);
         pm->is_enum = cJSON_IsString(vals->child);
         int i = 0;
         for (const cJSON *v = vals->child; v; v = v->next, i++) {
@@ -284,16 +284,16 @@ static int load_params(loader *L, const cJSON *root)
                 if (!cJSON_IsString(v))
                     return amk__ld_fail(L, AMK_ESPEC, vpath,
                                         "not a string (values[0] is a string, so "
-                                "this param is an enum)");
+                                        "this param is an enum)");
                 const char *lab = v->valuestring;
                 if (!*lab || strlen(lab) >= AMK_NAME_MAX)
                     return amk__ld_fail(L, AMK_ESPEC, vpath,
                                         "enum label must have 1 to %d characters",
-                                AMK_NAME_MAX - 1);
+                                        AMK_NAME_MAX - 1);
                 for (const char *c = lab; *c; c++)
                     if (!isalnum((unsigned char)*c) && *c != '_' && *c != '-' && *c != '.')
                         return amk__ld_fail(L, AMK_ESPEC, vpath, "enum label '%s' may only contain "
-                                    "letters, digits, '_', '-' and '.'", lab);
+                                            "letters, digits, '_', '-' and '.'", lab);
                 for (int j = 0; j < pm->n; j++)
                     if (!strcmp(pm->labels[j], lab))
                         return amk__ld_fail(L, AMK_ESPEC, vpath, "duplicate value '%s'", lab);
@@ -305,10 +305,10 @@ static int load_params(loader *L, const cJSON *root)
                 if (!amk__ld_json_int(v, INT32_MIN, INT32_MAX, &x)) {
                     if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble))
                         return amk__ld_fail(L, AMK_ESPEC, vpath, "%g is outside the int32 range",
-                                    v->valuedouble);
+                                            v->valuedouble);
                     return amk__ld_fail(L, AMK_ESPEC, vpath, "not an integer (%s%s)",
-                                cJSON_IsNumber(v) ? "" : "got ",
-                                cJSON_IsNumber(v) ? "has a fraction" : amk__ld_json_type(v));
+                                        cJSON_IsNumber(v) ? "" : "got ",
+                                        cJSON_IsNumber(v) ? "has a fraction" : amk__ld_json_type(v));
                 }
                 for (int j = 0; j < pm->n; j++)
                     if (pm->values[j] == x)
@@ -350,7 +350,7 @@ static int load_derived_names(loader *L, const cJSON *root)
     if (!cJSON_IsObject(dv))
         return amk__ld_fail(L, AMK_ESPEC, "derived",
                             "expected an object of name: expression, got %s",
-                    amk__ld_json_type(dv));
+                            amk__ld_json_type(dv));
     if (cJSON_GetArraySize(dv) > AMK__MAX_DERIVED)
         return amk__ld_fail(L, AMK_ESPEC, "derived", "at most %d derived values", AMK__MAX_DERIVED);
     for (const cJSON *c = dv->child; c; c = c->next) {
@@ -370,7 +370,7 @@ static int load_shape(loader *L, const cJSON *obj, const char *path, const amk_s
     amk_spec *s = L->s;
     if (!cJSON_IsObject(obj))
         return amk__ld_fail(L, AMK_ESPEC, path, "expected an object of dim: value, got %s",
-                    amk__ld_json_type(obj));
+                            amk__ld_json_type(obj));
     memset(out, 0, sizeof *out);
     if (base)
         *out = *base;
@@ -401,8 +401,8 @@ static int load_shape(loader *L, const cJSON *obj, const char *path, const amk_s
         int64_t v;
         if (!amk__ld_json_int(c, 1, JSON_INT_MAX, &v))
             return amk__ld_fail(L, AMK_ESPEC, fpath, "expected an integer >= 1, got %s%s",
-                        cJSON_IsNumber(c) ? "" : amk__ld_json_type(c),
-                        cJSON_IsNumber(c) ? "a non-integer or out-of-range number" : "");
+                                cJSON_IsNumber(c) ? "" : amk__ld_json_type(c),
+                                cJSON_IsNumber(c) ? "a non-integer or out-of-range number" : "");
         out->dims[k] = v;
         seen[k] = 1;
     }
@@ -410,10 +410,10 @@ static int load_shape(loader *L, const cJSON *obj, const char *path, const amk_s
         for (int i = 0; i < s->ndims; i++)
             if (!seen[i])
                 return amk__ld_fail(L, AMK_ESPEC, path, "the default shape must give dim '%s'",
-                            s->dims[i]);
+                                    s->dims[i]);
         if (s->ndtypes > 1 && !seen_dtype)
             return amk__ld_fail(L, AMK_ESPEC, path, "the default shape must give 'dtype' (the spec "
-                        "declares several)");
+                                "declares several)");
     }
     return 0;
 }
@@ -424,7 +424,7 @@ static int load_shapes(loader *L, const cJSON *root)
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(root, "shapes");
     if (!cJSON_IsObject(sh))
         return amk__ld_fail(L, AMK_ESPEC, "shapes", "expected an object of named shapes, got %s",
-                    amk__ld_json_type(sh));
+                            amk__ld_json_type(sh));
     const cJSON *def = cJSON_GetObjectItemCaseSensitive(sh, "default");
     if (!def)
         return amk__ld_fail(L, AMK_ESPEC, "shapes", "missing required shape 'default'");
@@ -545,7 +545,7 @@ static int load_restrictions(loader *L, const cJSON *root)
     if (!cJSON_IsArray(rs))
         return amk__ld_fail(L, AMK_ESPEC, "restrictions",
                             "expected an array of expressions, got %s",
-                    amk__ld_json_type(rs));
+                            amk__ld_json_type(rs));
     if (cJSON_GetArraySize(rs) > AMK__MAX_RESTRICT)
         return amk__ld_fail(L, AMK_ESPEC, "restrictions", "at most %d restrictions",
                             AMK__MAX_RESTRICT);
@@ -659,14 +659,14 @@ static int load_root(loader *L, const cJSON *root)
         "entry", "launch", "cost", "reference", "tolerance", NULL};
     if (!cJSON_IsObject(root))
         return amk__ld_fail(L, AMK_ESPEC, NULL, "expected a JSON object at the top level, got %s",
-                    amk__ld_json_type(root));
+                            amk__ld_json_type(root));
     if (amk__ld_check_keys(L, root, NULL, allowed, NULL))
         return L->err;
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "amk_spec");
     int64_t v;
     if (!ver)
         return amk__ld_fail(L, AMK_ESPEC, NULL, "missing required field 'amk_spec' (the format "
-                    "version, 1)");
+                            "version, 1)");
     if (!amk__ld_json_int(ver, 0, 1000000, &v) || v != 1)
         return amk__ld_fail(L, AMK_ESPEC, "amk_spec", "unsupported format version (expected 1)");
     const char *name = amk__ld_get_string(L, root, "name", "", 1);

@@ -33,11 +33,11 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
     const cJSON *bs = cJSON_GetObjectItemCaseSensitive(root, "buffers");
     if (!cJSON_IsArray(bs))
         return amk__ld_fail(L, AMK_ESPEC, "buffers", "expected an array of buffer objects, got %s",
-                    amk__ld_json_type(bs));
+                            amk__ld_json_type(bs));
     int n = cJSON_GetArraySize(bs);
     if (n < 1 || n > AMK__MAX_BUFFERS)
         return amk__ld_fail(L, AMK_ESPEC, "buffers", "expected 1 to %d buffers, got %d",
-                    AMK__MAX_BUFFERS, n);
+                            AMK__MAX_BUFFERS, n);
     static const char *const allowed[] = {"name", "dtype", "count", "role", "init",
                                           "tolerance_reduction", NULL};
     static const char *const required[] = {"name", "dtype", "count", "role", NULL};
@@ -60,7 +60,7 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
         if (amk__spec_resolve(s, name, strlen(name)) >= 0)
             return amk__ld_fail(L, AMK_ESPEC, fpath,
                                 "'%s' is already a dim, param, derived value or "
-                        "reserved name", name);
+                                "reserved name", name);
         for (int j = 0; j < s->nbuffers; j++)
             if (!strcmp(s->buffers[j].name, name))
                 return amk__ld_fail(L, AMK_ESPEC, fpath, "duplicate buffer '%s'", name);
@@ -74,7 +74,7 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
         else if ((bf->dtype = amk__dtype_index(dt)) < 0)
             return amk__ld_fail(L, AMK_ESPEC, fpath,
                                 "unknown dtype '%s' (\"input\" or one of f32 f16 "
-                        "bf16 fp8e4m3 int8)", dt);
+                                "bf16 fp8e4m3 int8)", dt);
         const char *role = amk__ld_get_string(L, b, "role", path, 1);
         if (!role)
             return L->err;
@@ -98,7 +98,7 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
             strcmp(init, "zero"))
             return amk__ld_fail(L, AMK_ESPEC, fpath,
                                 "unknown init '%s' (uniform, normal, positive, "
-                        "zero)", init);
+                                "zero)", init);
         /* "zero" is for workspace (counters, atomics) only: real inputs are never zero. */
         if (!strcmp(init, "zero") && bf->role != AMK__ROLE_INOUT)
             return amk__ld_fail(L, AMK_ESPEC, fpath,
@@ -120,7 +120,7 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
     if (nout == 0)
         return amk__ld_fail(L, AMK_ESPEC, "buffers",
                             "no output buffer (role out or inout): nothing "
-                    "could be checked");
+                            "could be checked");
     return 0;
 }
 
@@ -144,7 +144,7 @@ int amk__ld_load_args(loader *L, const cJSON *arr, const char *path, char (*out)
         if (!arg_known(s, c->valuestring))
             return amk__ld_fail(L, AMK_ESPEC, ipath,
                                 "unknown argument '%s' (must name a buffer, a dim, "
-                        "a derived value or a tensor map)", c->valuestring);
+                                "a derived value or a tensor map)", c->valuestring);
         snprintf(out[(*nout)++], AMK_NAME_MAX, "%s", c->valuestring);
     }
     return 0;
@@ -170,7 +170,7 @@ int amk__ld_check_file(loader *L, const char *path, const char *rel)
     if (!*rel || rel[0] == '/' || has_dotdot(rel))
         return amk__ld_fail(L, AMK_ESPEC, path,
                             "'%s' must be a relative path inside the kernel folder",
-                    rel);
+                            rel);
     char full[4096];
     snprintf(full, sizeof full, "%s/%s", L->s->dir, rel);
     struct stat st;
@@ -186,7 +186,7 @@ int amk__ld_load_launch(loader *L, const cJSON *j, const char *path, amk__launch
     if (!cJSON_IsObject(j))
         return amk__ld_fail(L, AMK_ESPEC, path,
                             "expected an object with grid, block, shared_bytes, "
-                    "got %s", amk__ld_json_type(j));
+                            "got %s", amk__ld_json_type(j));
     if (amk__ld_check_keys(L, j, path, keys, required))
         return L->err;
     static const char *const dims[] = {"grid", "block", "cluster"};
@@ -222,9 +222,9 @@ static int load_expr_array(loader *L, const cJSON *obj, const char *key, const c
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != n)
         return amk__ld_fail(L, AMK_ESPEC, fpath, "expected an array of %d expression%s (one per "
-                    "dim%s), got %s", n, n == 1 ? "" : "s",
-                    strcmp(key, "strides") ? "" : " after the innermost",
-                    cJSON_IsArray(a) ? "another length" : amk__ld_json_type(a));
+                            "dim%s), got %s", n, n == 1 ? "" : "s",
+                            strcmp(key, "strides") ? "" : " after the innermost",
+                            cJSON_IsArray(a) ? "another length" : amk__ld_json_type(a));
     int i = 0;
     for (const cJSON *c = a->child; c; c = c->next, i++) {
         char ipath[192];
@@ -250,7 +250,7 @@ int amk__ld_load_tensor_maps(loader *L, const cJSON *root)
     if (!cJSON_IsObject(tm))
         return amk__ld_fail(L, AMK_ESPEC, "tensor_maps",
                             "expected an object (name -> descriptor), got "
-                    "%s", amk__ld_json_type(tm));
+                            "%s", amk__ld_json_type(tm));
     if (cJSON_GetArraySize(tm) > AMK__MAX_TMAPS)
         return amk__ld_fail(L, AMK_ESPEC, "tensor_maps", "at most %d tensor maps", AMK__MAX_TMAPS);
     for (const cJSON *m = tm->child; m; m = m->next) {
@@ -261,7 +261,7 @@ int amk__ld_load_tensor_maps(loader *L, const cJSON *root)
         for (int i = 0; i < s->nbuffers; i++)
             if (!strcmp(s->buffers[i].name, m->string))
                 return amk__ld_fail(L, AMK_ESPEC, path, "'%s' is already declared as a buffer",
-                            m->string);
+                                    m->string);
         for (int i = 0; i < s->ntmaps; i++)
             if (!strcmp(s->tmaps[i].name, m->string))
                 return amk__ld_fail(L, AMK_ESPEC, path, "duplicate tensor map '%s'", m->string);
@@ -288,8 +288,8 @@ int amk__ld_load_tensor_maps(loader *L, const cJSON *root)
         snprintf(fpath, sizeof fpath, "%s.dims", path);
         if (rank < 1 || rank > AMK_TMAP_MAX_RANK)
             return amk__ld_fail(L, AMK_ESPEC, fpath, "expected an array of 1 to %d expressions "
-                        "(elements, innermost dim first), got %s", AMK_TMAP_MAX_RANK,
-                        cJSON_IsArray(dims) ? "another length" : amk__ld_json_type(dims));
+                                "(elements, innermost dim first), got %s", AMK_TMAP_MAX_RANK,
+                                cJSON_IsArray(dims) ? "another length" : amk__ld_json_type(dims));
         t->rank = rank;
         if (load_expr_array(L, m, "dims", path, rank, t->dims) ||
             load_expr_array(L, m, "strides", path, rank - 1, t->strides) ||
@@ -315,7 +315,7 @@ int amk__ld_load_tensor_maps(loader *L, const cJSON *root)
         snprintf(fpath, sizeof fpath, "%s.oob", path);
         if (oob && strcmp(oob, "zero"))
             return amk__ld_fail(L, AMK_ESPEC, fpath, "unknown value '%s' (\"zero\": out-of-bounds "
-                        "elements load as zero and are not stored)", oob);
+                                "elements load as zero and are not stored)", oob);
     }
     return 0;
 }
@@ -346,7 +346,7 @@ int amk__ld_load_cost(loader *L, const cJSON *root)
                                       "cost.flops")))
         return L->err;
     if (!(s->min_bytes = amk__ld_get_expr(L, cJSON_GetObjectItemCaseSensitive(c, "min_bytes"),
-                                  "cost.min_bytes")))
+                                          "cost.min_bytes")))
         return L->err;
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(c, "traffic_bytes");
     if (t && !(s->traffic = amk__ld_get_expr(L, t, "cost.traffic_bytes")))
@@ -360,7 +360,7 @@ int amk__ld_load_cost(loader *L, const cJSON *root)
         if (!cJSON_IsString(ub))
             return amk__ld_fail(L, AMK_ESPEC, "cost.uniform_blocks",
                                 "expected an expression (string), "
-                        "got %s", amk__ld_json_type(ub));
+                                "got %s", amk__ld_json_type(ub));
         if (!(s->uniform_blocks = amk__ld_get_expr(L, ub, "cost.uniform_blocks")))
             return L->err;
     }
@@ -375,7 +375,7 @@ int amk__ld_load_cost(loader *L, const cJSON *root)
             return 0;
         }
     return amk__ld_fail(L, AMK_ESPEC, "cost.unit", "unknown unit '%s' (simt_f32 tf32 f16 bf16 fp8 "
-                "int8 none)", unit);
+                        "int8 none)", unit);
 }
 
 int amk__ld_load_reference(loader *L, const cJSON *root)
@@ -394,7 +394,7 @@ int amk__ld_load_reference(loader *L, const cJSON *root)
     if (dc && !cJSON_IsBool(dc))
         return amk__ld_fail(L, AMK_ESPEC, "reference.default_config",
                             "expected true or false, got %s",
-                    amk__ld_json_type(dc));
+                            amk__ld_json_type(dc));
     s->ref_default_config = cJSON_IsTrue(dc);
     const char *src = amk__ld_get_string(L, r, "source", "reference", 1);
     if (!src || amk__ld_check_file(L, "reference.source", src))
@@ -415,10 +415,10 @@ int amk__ld_load_reference(loader *L, const cJSON *root)
         return L->err;
     if (amk__ld_load_args(L, cJSON_GetObjectItemCaseSensitive(r, "args"), "reference.args",
                           s->ref_args,
-                  &s->nref_args))
+                          &s->nref_args))
         return L->err;
     return amk__ld_load_launch(L, cJSON_GetObjectItemCaseSensitive(r, "launch"), "reference.launch",
-                       &s->ref_launch);
+                               &s->ref_launch);
 }
 
 int amk__ld_load_tolerance(loader *L, const cJSON *root)
@@ -433,7 +433,7 @@ int amk__ld_load_tolerance(loader *L, const cJSON *root)
     if (amk__ld_check_keys(L, t, "tolerance", allowed, required))
         return L->err;
     if (!(s->tol_reduction = amk__ld_get_expr(L, cJSON_GetObjectItemCaseSensitive(t, "reduction"),
-                                      "tolerance.reduction")))
+                                              "tolerance.reduction")))
         return L->err;
     s->rtol_scale = 1.0;
     s->atol = NAN; /* not given: the check derives it from max|ref| (SPEC.md) */
@@ -488,8 +488,8 @@ int amk__ld_load_requires(loader *L, const cJSON *root)
     if (!cJSON_IsObject(r) || !r->child)
         return amk__ld_fail(L, AMK_ESPEC, "requires",
                             "expected an object naming at least one vendor "
-                    "(\"nvidia\": \"sm_90a\", \"amd\": \"gfx942\"), got %s",
-                    cJSON_IsObject(r) ? "an empty object" : amk__ld_json_type(r));
+                            "(\"nvidia\": \"sm_90a\", \"amd\": \"gfx942\"), got %s",
+                            cJSON_IsObject(r) ? "an empty object" : amk__ld_json_type(r));
     if (amk__ld_check_keys(L, r, "requires", amk__spec_vendors, NULL))
         return L->err;
     for (int v = 0; amk__spec_vendors[v]; v++) {
@@ -502,10 +502,10 @@ int amk__ld_load_requires(loader *L, const cJSON *root)
         snprintf(path, sizeof path, "requires.%s", amk__spec_vendors[v]);
         if (v == 0 && !is_sm_arch(arch))
             return amk__ld_fail(L, AMK_ESPEC, path, "'%s' is not an NVIDIA arch (sm_NN or sm_NNa, "
-                        "e.g. sm_90a)", arch);
+                                "e.g. sm_90a)", arch);
         if (v == 1 && !is_gfx_arch(arch))
             return amk__ld_fail(L, AMK_ESPEC, path, "'%s' is not an AMD arch (gfxNNN, e.g. gfx942)",
-                        arch);
+                                arch);
         snprintf(s->requires[v], sizeof s->requires[v], "%s", arch);
     }
     s->has_requires = 1;
