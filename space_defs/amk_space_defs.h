@@ -7,7 +7,6 @@
 
 #include "amk_common.h"
 
-#include <cjson/cJSON.h>
 #include <gsl/gsl_rng.h>
 #include <stdint.h>
 
@@ -126,23 +125,6 @@ void amk_spec_shape(const amk_spec *s, int i, amk_shape *out);
 int amk_shape_parse(const amk_spec *s, const char *text, amk_shape *out, amk_diag *d);
 /* Canonical text: dims in spec order, then dtype: "M=4096,N=4096,K=4096,dtype=f32". */
 void amk_shape_format(const amk_spec *s, const amk_shape *sh, char *out, size_t cap);
-int amk_shape_from_json(const amk_spec *s, const cJSON *obj, amk_shape *out, amk_diag *d);
-cJSON *amk_shape_to_json(const amk_spec *s, const amk_shape *sh);
-
-/* ---------- JSON input ------------------------------------------------------------------- */
-/* Deepest nesting any JSON input may have (amk's documents stay under 12 levels). */
-#define AMK_JSON_MAX_DEPTH 64
-/* Parses len bytes of JSON (one document, white space around it) into *out (caller frees
- * with cJSON_Delete). AMK_EPARSE with "NAME:LINE:COL: malformed JSON near '...'", or naming a
- * NUL byte, a \u0000 escape or nesting past AMK_JSON_MAX_DEPTH. A number node written with a
- * fraction or exponent part (64.0, 1.28e2) keeps its text in valuestring: see
- * amk_json_integer_text. */
-int amk_json_parse(const char *name, const char *text, size_t len, cJSON **out, amk_diag *d);
-/* amk_fs_read_all (regular files only, size-capped) + amk_json_parse. */
-int amk_json_read(const char *path, cJSON **out, amk_diag *d);
-/* 1 when v is a number written as a JSON integer (no fraction or exponent part; a node
- * built in memory counts as one), else 0. */
-int amk_json_integer_text(const cJSON *v);
 
 /* ---------- configs ---------------------------------------------------------------------- */
 /* A point of the space: spec + shape + one choice index per param. Plain value type:
@@ -156,12 +138,11 @@ typedef struct amk_config {
 void amk_config_default(const amk_spec *s, const amk_shape *sh, amk_config *out);
 int64_t amk_config_param(const amk_config *c, int i); /* value of param i */
 int amk_config_equal(const amk_config *a, const amk_config *b);
-/* {"kernel":..,"shape":{..},"params":{..}}. Every param must be present, known, an integer
- * (or enum label) among its declared choices. Strings like "64 -DEVIL" are rejected. */
 typedef struct amk_registry amk_registry;
-int amk_config_from_json(const amk_registry *r, const cJSON *obj, amk_config *out, amk_diag *d);
+/* A config from its JSON text, {"kernel":..,"shape":{..},"params":{..}}: every param present,
+ * known, an integer (or enum label) among its declared choices; "64 -DEVIL" is rejected.
+ * (cJSON trees in and out: amk_space_json.h.) */
 int amk_config_parse(const amk_registry *r, const char *text, amk_config *out, amk_diag *d);
-cJSON *amk_config_to_json(const amk_config *c);
 /* Canonical form: compact JSON, keys sorted at every level, integers only (enum params by
  * label). Caller frees. config_id = amk_hash_hex(amk_hash64(canonical)). */
 char *amk_config_canonical(const amk_config *c);

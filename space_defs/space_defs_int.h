@@ -3,7 +3,7 @@
 #ifndef AMK_SPACE_DEFS_INT_H
 #define AMK_SPACE_DEFS_INT_H
 
-#include "amk_space_defs.h"
+#include "amk_space_json.h"
 
 #define AMK__MAX_DERIVED 64
 #define AMK__MAX_RESTRICT 64
