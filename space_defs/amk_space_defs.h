@@ -7,7 +7,6 @@
 
 #include "amk_common.h"
 
-#include <gsl/gsl_rng.h>
 #include <stdint.h>
 
 #define AMK_MAX_PARAMS 24
@@ -265,6 +264,14 @@ int amk_config_eval_expr(const amk_config *c, const amk_limits *lim, const amk_e
                          int64_t *out, amk_diag *d);
 
 /* ---------- the space of one spec at one shape on one device ---------------------------- */
+/* Random choices for sampling come from the caller's generator, so a search keeps one
+ * reproducible stream: below(state, n) returns a uniform integer in 0..n-1 (with GSL:
+ * gsl_rng_uniform_int). */
+typedef struct amk_rng {
+    unsigned long (*below)(void *state, unsigned long n);
+    void *state;
+} amk_rng;
+
 typedef struct amk_space amk_space;
 
 /* sh NULL = the default shape; lim NULL = generous H100-like limits. The space borrows s. */
@@ -282,12 +289,13 @@ int amk_space_enumerate(const amk_space *sp, int (*cb)(const amk_config *c, void
 int64_t amk_space_count(const amk_space *sp); /* valid configs (enumerates); <0 on error */
 /* Uniform among valid configs by rejection from the raw product (no enumeration).
  * AMK_EEMPTY when max_tries draws found none. */
-int amk_space_sample(const amk_space *sp, gsl_rng *rng, amk_config *out, long max_tries);
+int amk_space_sample(const amk_space *sp, const amk_rng *rng, amk_config *out, long max_tries);
 /* Valid neighbours: one param moved to an adjacent choice index. Returns count (<= cap). */
 int amk_space_neighbours(const amk_space *sp, const amk_config *c, amk_config *out, int cap);
 /* Nearest valid config to a point of [0,1)^n_params (used for Sobol designs): maps u to
  * choice indices, then searches outward by neighbour moves. AMK_EEMPTY if none found. */
-int amk_space_from_unit(const amk_space *sp, const double *u, gsl_rng *rng, amk_config *out);
+int amk_space_from_unit(const amk_space *sp, const double *u, const amk_rng *rng,
+                        amk_config *out);
 
 /* ---------- import of the tuning community's T1 spaces (import_t1.c) --------------------- */
 typedef struct amk_import_opts {

@@ -12,6 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_rng.h>
+
+/* amk_space_sample draws from our GSL stream through amk's small rng interface. */
+static unsigned long gsl_below(void *rng, unsigned long n)
+{
+    return gsl_rng_uniform_int(rng, n);
+}
 
 #define GOOD AMK_TEST_FIXTURES "/specs/good"
 #define BAD AMK_TEST_FIXTURES "/specs/bad"
@@ -1774,7 +1781,7 @@ START_TEST(test_amk_space_sample_uniform)
     int counts[64] = {0};
     for (int t = 0; t < draws; t++) {
         amk_config c;
-        ck_assert_int_eq(amk_space_sample(sp, rng, &c, 1000), AMK_OK);
+        ck_assert_int_eq(amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &c, 1000), AMK_OK);
         ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
         int idx = -1;
         for (int i = 0; i < nvalid; i++)
@@ -1805,8 +1812,8 @@ START_TEST(test_amk_space_sample_empty_and_args)
     amk_space *sp = space_of(s, NULL, &lim);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     amk_config c;
-    ck_assert_int_eq(amk_space_sample(sp, rng, &c, 500), AMK_EEMPTY);
-    ck_assert_int_eq(amk_space_sample(sp, rng, &c, 0), AMK_EINVAL);
+    ck_assert_int_eq(amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &c, 500), AMK_EEMPTY);
+    ck_assert_int_eq(amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &c, 0), AMK_EINVAL);
     ck_assert_int_eq(amk_space_sample(sp, NULL, &c, 10), AMK_EINVAL);
     gsl_rng_free(rng);
     amk_space_free(sp);
@@ -1824,7 +1831,7 @@ START_TEST(test_amk_space_sample_huge_raw_space)
     double t0 = amk_now_s();
     for (int i = 0; i < 10000; i++) {
         amk_config c;
-        ck_assert_int_eq(amk_space_sample(sp, rng, &c, 1000), AMK_OK);
+        ck_assert_int_eq(amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &c, 1000), AMK_OK);
         ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
     }
     ck_assert_msg(amk_now_s() - t0 < 5.0, "sampling too slow");
@@ -1884,22 +1891,22 @@ START_TEST(test_amk_space_from_unit_maps_and_repairs)
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     amk_config c;
     double u0[3] = {0, 0, 0};
-    ck_assert_int_eq(amk_space_from_unit(sp, u0, rng, &c), AMK_OK);
+    ck_assert_int_eq(amk_space_from_unit(sp, u0, &(amk_rng){gsl_below, rng}, &c), AMK_OK);
     ck_assert_int_eq(c.choice[0], 0);
     ck_assert_int_eq(c.choice[1], 0);
     ck_assert_int_eq(c.choice[2], 0);
     double u1[3] = {0.3, 0.5, 0.4}; /* A=2 B=3 MODE=y: valid */
-    ck_assert_int_eq(amk_space_from_unit(sp, u1, rng, &c), AMK_OK);
+    ck_assert_int_eq(amk_space_from_unit(sp, u1, &(amk_rng){gsl_below, rng}, &c), AMK_OK);
     ck_assert_int_eq(c.choice[0], 1);
     ck_assert_int_eq(c.choice[1], 2);
     ck_assert_int_eq(c.choice[2], 1);
     double u2[3] = {0.99, 0.99, 0.99}; /* A=4 B=5: 9 % 3 == 0, invalid: one step away */
-    ck_assert_int_eq(amk_space_from_unit(sp, u2, rng, &c), AMK_OK);
+    ck_assert_int_eq(amk_space_from_unit(sp, u2, &(amk_rng){gsl_below, rng}, &c), AMK_OK);
     ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
     int dist = abs(c.choice[0] - 3) + abs(c.choice[1] - 4) + abs(c.choice[2] - 2);
     ck_assert_int_eq(dist, 1);
     double u3[3] = {NAN, 1.5, -2}; /* clamped */
-    ck_assert_int_eq(amk_space_from_unit(sp, u3, rng, &c), AMK_OK);
+    ck_assert_int_eq(amk_space_from_unit(sp, u3, &(amk_rng){gsl_below, rng}, &c), AMK_OK);
     ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
     gsl_rng_free(rng);
     amk_space_free(sp);
