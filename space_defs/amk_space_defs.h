@@ -1,7 +1,10 @@
 /* space_defs: kernels as data. Loads and validates kernel specs (spec.json), compiles their
  * integer expressions, parses and canonicalises configs, and enumerates, samples and walks
  * the space of valid configs. No GPU and no cost model here; device limits come in as an
- * amk_limits filled by the caller (cost_model knows the targets). Format: space_defs/SPEC.md. */
+ * amk_limits filled by the caller (cost_model knows the targets). Format: space_defs/SPEC.md.
+ * A loaded spec is one immutable compiled object: every expression compiled and every default
+ * resolved once; other modules read it through this header, never spec.json. amk types only
+ * here: the cJSON-tree functions are in the JSON-edge header amk_space_json.h. */
 #ifndef AMK_SPACE_DEFS_H
 #define AMK_SPACE_DEFS_H
 
