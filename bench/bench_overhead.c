@@ -19,6 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_rng.h>
+
+/* amk_space_sample draws from our GSL stream through amk's small rng interface. */
+static unsigned long gsl_below(void *rng, unsigned long n)
+{
+    return gsl_rng_uniform_int(rng, n);
+}
 
 static const char SPEC[] =
     "{\n"
@@ -217,7 +224,7 @@ static double evaluator_us(ctx *c, uint64_t seed, int n, double *cpu_us)
     gsl_rng_set(rng, (unsigned long)seed);
     amk_config *cfg = malloc((size_t)n * sizeof *cfg);
     for (int i = 0; i < n; i++)
-        if (amk_space_sample(c->sp, rng, &cfg[i], 100000) != AMK_OK)
+        if (amk_space_sample(c->sp, &(amk_rng){gsl_below, rng}, &cfg[i], 100000) != AMK_OK)
             die("sample", NULL);
     double t0 = amk_now_s(), c0 = cpu_s();
     for (int i = 0; i < n; i++) {

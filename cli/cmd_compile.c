@@ -17,6 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
+/* amk_space_sample draws from our GSL stream through amk's small rng interface. */
+static unsigned long gsl_below(void *rng, unsigned long n)
+{
+    return gsl_rng_uniform_int(rng, n);
+}
+
 /* Entry point and help text, wired into the subcommand table by cli/main.c. */
 int amk_cmd_compile(int argc, char **argv);
 extern const char amk_cmd_compile_help[];
@@ -252,7 +258,7 @@ static int add_kernel(const opts *o, const amk_spec *s, const amk_target *t, gsl
     }
     long want = o->random, got = 0;
     for (long tries = 0; got < want && tries < 20 * want + 100; tries++) {
-        int rc = amk_space_sample(sp, rng, &c, 100000);
+        int rc = amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &c, 100000);
         if (rc == AMK_EEMPTY)
             break;
         if (rc != AMK_OK || seen(out, &c))

@@ -53,9 +53,7 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
         raw *= amk_spec_param_n_choices(s, i);
     }
     cJSON_AddNumberToObject(out, "raw_size", raw);
-    cJSON_AddNumberToObject(
-        out, "restrictions",
-        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(amk_spec_json(s), "restrictions")));
+    cJSON_AddNumberToObject(out, "restrictions", amk_spec_n_restrictions(s));
     if (cli_tables(ctx))
         fprintf(stderr, "imported %s into %s: %d params, %.0f raw points (amk space %s "
                 "--spec-dir %s)\n", amk_spec_name(s), output, amk_spec_n_params(s), raw,

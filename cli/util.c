@@ -459,12 +459,18 @@ cJSON *cli_choice_json(const amk_spec *s, int i, int k)
     return cJSON_CreateNumber((double)amk_spec_param_value(s, i, k));
 }
 
+/* An expression as spec.json wrote it: a string, or an integer literal. */
+static cJSON *expr_json(const amk_spec_named_expr *e)
+{
+    const char *src = amk_expr_source(e->expr);
+    return e->written_as_number ? cJSON_CreateNumber((double)strtoll(src, NULL, 10))
+                                : cJSON_CreateString(src);
+}
+
 cJSON *cli_space_json(const amk_spec *s)
 {
     cJSON *out = cJSON_CreateObject();
     cJSON *params = cJSON_AddObjectToObject(out, "params");
-    const cJSON *sj = amk_spec_json(s);
-    const cJSON *sparams = sj ? cJSON_GetObjectItemCaseSensitive(sj, "params") : NULL;
     for (int i = 0; params && i < amk_spec_n_params(s); i++) {
         const char *name = amk_spec_param_name(s, i);
         cJSON *p = cJSON_AddObjectToObject(params, name);
@@ -474,17 +480,17 @@ cJSON *cli_space_json(const amk_spec *s)
         for (int k = 0; choices && k < amk_spec_param_n_choices(s, i); k++)
             cJSON_AddItemToArray(choices, cli_choice_json(s, i, k));
         cJSON_AddItemToObject(p, "default", cli_choice_json(s, i, amk_spec_param_default(s, i)));
-        const cJSON *sp = sparams ? cJSON_GetObjectItemCaseSensitive(sparams, name) : NULL;
-        const cJSON *doc = sp ? cJSON_GetObjectItemCaseSensitive(sp, "doc") : NULL;
-        if (cJSON_IsString(doc))
-            cJSON_AddStringToObject(p, "doc", doc->valuestring);
+        const char *doc = amk_spec_param_doc(s, i);
+        if (doc)
+            cJSON_AddStringToObject(p, "doc", doc);
     }
-    const cJSON *derived = sj ? cJSON_GetObjectItemCaseSensitive(sj, "derived") : NULL;
-    const cJSON *restr = sj ? cJSON_GetObjectItemCaseSensitive(sj, "restrictions") : NULL;
-    cJSON_AddItemToObject(out, "derived", derived ? cJSON_Duplicate(derived, 1)
-                                                  : cJSON_CreateObject());
-    cJSON_AddItemToObject(out, "restrictions", restr ? cJSON_Duplicate(restr, 1)
-                                                     : cJSON_CreateArray());
+    cJSON *derived = cJSON_AddObjectToObject(out, "derived");
+    cJSON *restr = cJSON_AddArrayToObject(out, "restrictions");
+    amk_spec_named_expr e;
+    for (int i = 0; derived && amk_spec_derived(s, i, &e) == AMK_OK; i++)
+        cJSON_AddItemToObject(derived, e.name, expr_json(&e));
+    for (int i = 0; restr && amk_spec_restriction(s, i, &e) == AMK_OK; i++)
+        cJSON_AddItemToArray(restr, expr_json(&e));
     return out;
 }
 

@@ -44,14 +44,8 @@ const amk_target *amk_target_at(int i);
 const amk_target *amk_target_find(const char *name);
 /* The target used when none is named: $AMK_TARGET, else "h100". */
 const amk_target *amk_target_default(void);
-/* Overrides measured ceilings from a calibration file written by amk_ceilings_save. */
-int amk_ceilings_load(amk_target *t, const char *path, amk_diag *d);
-int amk_ceilings_save(const amk_target *t, const char *path, amk_diag *d);
-/* Default per-device ceilings path: <cache dir>/ceilings/<key>.json. */
-void amk_ceilings_path(const amk_target *t, char *out, size_t cap);
-/* Copies t into out and applies the ceilings stored at amk_ceilings_path when that file
- * exists. A malformed file is logged as a warning and ignored (out keeps t's numbers). */
-void amk_target_with_ceilings(const amk_target *t, amk_target *out);
+/* Measured ceilings files (amk_ceilings_load, _save, _path, amk_target_with_ceilings) are
+ * read and written by evaluator/ (amk_evaluator.h): JSON stays out of the cost model. */
 
 /* Resource feasibility: the spec's arch requirement ("requires", amk_spec_compile_arch),
  * threads per block, dynamic shared memory (incl. stages) per block,

@@ -132,10 +132,9 @@ static double predict_rate(const amk_target *t, amk_unit u)
 
 static int uniform_blocks(const amk_config *c, const amk_target *t)
 {
-    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(amk_spec_json(c->spec), "cost");
-    const cJSON *u = cJSON_GetObjectItemCaseSensitive(cost, "uniform_blocks");
+    const amk_expr *u = amk_spec_cost_expr(c->spec, "uniform_blocks");
     int64_t v = 0;
-    if (!cJSON_IsString(u) || amk_config_eval(c, &t->limits, u->valuestring, &v, NULL) != AMK_OK)
+    if (!u || amk_config_eval_expr(c, &t->limits, u, &v, NULL) != AMK_OK)
         return 0;
     return v != 0;
 }
@@ -155,30 +154,25 @@ typedef struct memory_terms {
 static int read_memory_terms(const amk_config *c, const amk_target *t, memory_terms *m,
                              amk_diag *d)
 {
-    static const char *const names[] = {"inflight_bytes", "latency_rounds", "sync_steps",
-                                        "reread_bytes", "block_footprint", "segment_bytes"};
-    double *out[] = {&m->inflight_bytes, &m->latency_rounds, &m->sync_steps, &m->reread_bytes,
-                     &m->block_footprint, &m->segment_bytes};
-    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(amk_spec_json(c->spec), "cost");
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(cost, names[i]);
+    double *out[AMK_MEMORY_TERMS] = {
+        [AMK_MEM_INFLIGHT_BYTES] = &m->inflight_bytes, [AMK_MEM_LATENCY_ROUNDS] = &m->latency_rounds,
+        [AMK_MEM_SYNC_STEPS] = &m->sync_steps, [AMK_MEM_REREAD_BYTES] = &m->reread_bytes,
+        [AMK_MEM_BLOCK_FOOTPRINT] = &m->block_footprint,
+        [AMK_MEM_SEGMENT_BYTES] = &m->segment_bytes};
+    for (int i = 0; i < AMK_MEMORY_TERMS; i++) {
+        const char *name = amk_memory_term_name((amk_memory_term)i);
+        const amk_expr *e = amk_spec_cost_expr(c->spec, name);
         *out[i] = -1;
         if (!e)
             continue;
         int64_t v = 0;
-        if (cJSON_IsNumber(e))
-            v = (int64_t)e->valuedouble;
-        else if (!cJSON_IsString(e))
-            return amk_diag_set(d, AMK_ESPEC, "cost.%s: expected an expression", names[i]);
-        else {
-            int rc = amk_config_eval(c, &t->limits, e->valuestring, &v, d);
-            if (rc != AMK_OK) {
-                amk_diag_prefix(d, "cost.%s", names[i]);
-                return rc;
-            }
+        int rc = amk_config_eval_expr(c, &t->limits, e, &v, d);
+        if (rc != AMK_OK) {
+            amk_diag_prefix(d, "cost.%s", name);
+            return rc;
         }
         if (v < 0)
-            return amk_diag_set(d, AMK_ESPEC, "cost.%s = %lld is negative", names[i],
+            return amk_diag_set(d, AMK_ESPEC, "cost.%s = %lld is negative", name,
                                 (long long)v);
         *out[i] = (double)v;
     }

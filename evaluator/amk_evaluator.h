@@ -208,4 +208,14 @@ int amk_compile_references(const amk_config *const *cfgs, size_t n, const char *
                            const amk_backend_opts *opts, amk_compile_result *out,
                            amk_diag *d);
 
+/* ---------- measured ceilings files (the JSON edge of cost_model's targets) ------------- */
+/* Overrides measured ceilings from a calibration file written by amk_ceilings_save. */
+int amk_ceilings_load(amk_target *t, const char *path, amk_diag *d);
+int amk_ceilings_save(const amk_target *t, const char *path, amk_diag *d);
+/* Default per-device ceilings path: <cache dir>/ceilings/<key>.json. */
+void amk_ceilings_path(const amk_target *t, char *out, size_t cap);
+/* Copies t into out and applies the ceilings stored at amk_ceilings_path when that file
+ * exists. A malformed file is logged as a warning and ignored (out keeps t's numbers). */
+void amk_target_with_ceilings(const amk_target *t, amk_target *out);
+
 #endif

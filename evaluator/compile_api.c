@@ -219,29 +219,23 @@ static int build_unit(const amk_config *c, const char *arch, const char *name,
     return rc;
 }
 
-static const char *json_str(const cJSON *obj, const char *key)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(it) ? it->valuestring : NULL;
-}
-
 int amk__compile_unit_config(const amk_config *c, const char *arch, amk_compile_unit *u,
                              amk_diag *d)
 {
-    const cJSON *js = amk_spec_json(c->spec);
     char id[17];
     amk_config_id(c, id);
-    return build_unit(c, arch, id, json_str(js, "source"), json_str(js, "entry"), 1, u, d);
+    return build_unit(c, arch, id, amk_spec_source(c->spec), amk_spec_entry(c->spec), 1, u, d);
 }
 
 int amk__compile_unit_reference(const amk_config *c, const char *arch, amk_compile_unit *u,
                                 amk_diag *d)
 {
-    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(amk_spec_json(c->spec), "reference");
+    amk_spec_reference ref;
+    amk_spec_get_reference(c->spec, &ref);
     char name[64];
     const char *dt = amk_spec_dtype_name(c->spec, c->shape.dtype);
     snprintf(name, sizeof name, "%s.reference.%s", amk_spec_name(c->spec), dt ? dt : "?");
-    return build_unit(c, arch, name, json_str(ref, "source"), json_str(ref, "entry"), 0, u, d);
+    return build_unit(c, arch, name, ref.source, ref.entry, 0, u, d);
 }
 
 int amk__compile_unit_text(const char *name, const char *entry, const char *text,

@@ -9,6 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_rng.h>
+
+/* amk_space_sample draws from our GSL stream through amk's small rng interface. */
+static unsigned long gsl_below(void *rng, unsigned long n)
+{
+    return gsl_rng_uniform_int(rng, n);
+}
 
 static char dir[64];
 
@@ -79,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             (void)amk_space_count(sp);
         gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
         amk_config out, nb[2 * AMK_MAX_PARAMS];
-        if (rng && amk_space_sample(sp, rng, &out, 50) == AMK_OK) {
+        if (rng && amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &out, 50) == AMK_OK) {
             if (amk_space_valid(sp, &out, NULL) != AMK_OK)
                 abort();
             int n = amk_space_neighbours(sp, &out, nb, 2 * AMK_MAX_PARAMS);

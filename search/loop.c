@@ -2,6 +2,7 @@
  * a batch go out in one locked, fsynced append) -> best.json whenever the incumbent changes.
  * Stops on budget, time limit or an exhausted strategy; resumes from results.tsv. */
 #include "search_int.h"
+#include "amk_space_json.h" /* amk_config_to_json (JSON edge; the history work may move it) */
 
 #include <math.h>
 #include <stdlib.h>

@@ -18,6 +18,12 @@ extern const amk_strategy_type amk__strategy_anneal;
 /* mt19937 seeded from a 64-bit seed (both halves folded in, so seeds differing only in the
  * high word give different streams). NULL on ENOMEM. Also turns GSL's abort handler off. */
 gsl_rng *amk__rng_create(uint64_t seed);
+/* The search's GSL stream as the amk_rng that amk_space_sample and amk_space_from_unit take. */
+static inline unsigned long amk__gsl_below(void *rng, unsigned long n)
+{
+    return gsl_rng_uniform_int(rng, n);
+}
+#define AMK__RNG(g) (&(amk_rng){amk__gsl_below, (g)})
 
 /* 1 when c's config_id is in seen (seen may be NULL: never). */
 int amk__config_seen(const amk_idset *seen, const amk_config *c);

@@ -220,7 +220,7 @@ int amk__sampler_next(amk__sampler *s, const amk_idset *seen, amk_config *out)
         for (int miss = 0; miss < SAMPLER_MISSES; miss++) {
             amk_config c;
             amk__config_zero(s->sp, &c);
-            int rc = amk_space_sample(s->sp, s->rng, &c, SAMPLER_TRIES);
+            int rc = amk_space_sample(s->sp, AMK__RNG(s->rng), &c, SAMPLER_TRIES);
             if (rc == AMK_EEMPTY)
                 break; /* too sparse for rejection: enumerate instead */
             if (rc < 0)

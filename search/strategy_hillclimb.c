@@ -118,7 +118,7 @@ static int fresh_point(hc_state *s, const amk_idset *seen, int mode, amk_config 
             amk_config c;
             amk__config_zero(s->sp, &c);
             if (mode == FRESH_SOBOL_NEAREST) {
-                if (amk_space_from_unit(s->sp, u, s->rng, &c) != AMK_OK)
+                if (amk_space_from_unit(s->sp, u, AMK__RNG(s->rng), &c) != AMK_OK)
                     continue;
             } else {
                 for (int i = 0; i < s->n; i++) {

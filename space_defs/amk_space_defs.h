@@ -1,14 +1,15 @@
 /* space_defs: kernels as data. Loads and validates kernel specs (spec.json), compiles their
  * integer expressions, parses and canonicalises configs, and enumerates, samples and walks
  * the space of valid configs. No GPU and no cost model here; device limits come in as an
- * amk_limits filled by the caller (cost_model knows the targets). Format: space_defs/SPEC.md. */
+ * amk_limits filled by the caller (cost_model knows the targets). Format: space_defs/SPEC.md.
+ * A loaded spec is one immutable compiled object: every expression compiled and every default
+ * resolved once; other modules read it through this header, never spec.json. amk types only
+ * here: the cJSON-tree functions are in the JSON-edge header amk_space_json.h. */
 #ifndef AMK_SPACE_DEFS_H
 #define AMK_SPACE_DEFS_H
 
 #include "amk_common.h"
 
-#include <cjson/cJSON.h>
-#include <gsl/gsl_rng.h>
 #include <stdint.h>
 
 #define AMK_MAX_PARAMS 24
@@ -72,7 +73,9 @@ void amk_spec_free(amk_spec *s);
 const char *amk_spec_name(const amk_spec *s);
 const char *amk_spec_description(const amk_spec *s);
 const char *amk_spec_dir(const amk_spec *s);
-const cJSON *amk_spec_json(const amk_spec *s); /* the parsed spec.json, borrowed */
+/* spec.json as it was parsed, printed as compact JSON (a digest of the spec's meaning: the
+ * MPI backend compares it across ranks). Borrowed. */
+const char *amk_spec_text(const amk_spec *s);
 
 int amk_spec_n_params(const amk_spec *s);
 const char *amk_spec_param_name(const amk_spec *s, int i);
@@ -82,6 +85,19 @@ int64_t amk_spec_param_value(const amk_spec *s, int i, int choice); /* the -D va
 /* For enum params (declared with strings) the label of a choice, else NULL. */
 const char *amk_spec_param_label(const amk_spec *s, int i, int choice);
 int amk_spec_param_default(const amk_spec *s, int i); /* default choice index */
+const char *amk_spec_param_doc(const amk_spec *s, int i); /* the "doc" text, or NULL */
+
+/* Derived values (declaration order) and restrictions, as compiled. written_as_number: the
+ * spec gave an integer literal rather than an expression string (echoed back as a number). */
+typedef struct amk_spec_named_expr {
+    const char *name; /* NULL for a restriction */
+    const amk_expr *expr;
+    int written_as_number;
+} amk_spec_named_expr;
+int amk_spec_n_derived(const amk_spec *s);
+int amk_spec_derived(const amk_spec *s, int i, amk_spec_named_expr *out); /* AMK_EINVAL: i */
+int amk_spec_n_restrictions(const amk_spec *s);
+int amk_spec_restriction(const amk_spec *s, int i, amk_spec_named_expr *out);
 
 /* The arch to compile s for on a target of `vendor` ("nvidia" | "amd") and `arch` ("sm_90",
  * "gfx942"), from the spec's optional "requires" field. Without one: arch itself. With one:
@@ -111,23 +127,6 @@ void amk_spec_shape(const amk_spec *s, int i, amk_shape *out);
 int amk_shape_parse(const amk_spec *s, const char *text, amk_shape *out, amk_diag *d);
 /* Canonical text: dims in spec order, then dtype: "M=4096,N=4096,K=4096,dtype=f32". */
 void amk_shape_format(const amk_spec *s, const amk_shape *sh, char *out, size_t cap);
-int amk_shape_from_json(const amk_spec *s, const cJSON *obj, amk_shape *out, amk_diag *d);
-cJSON *amk_shape_to_json(const amk_spec *s, const amk_shape *sh);
-
-/* ---------- JSON input ------------------------------------------------------------------- */
-/* Deepest nesting any JSON input may have (amk's documents stay under 12 levels). */
-#define AMK_JSON_MAX_DEPTH 64
-/* Parses len bytes of JSON (one document, white space around it) into *out (caller frees
- * with cJSON_Delete). AMK_EPARSE with "NAME:LINE:COL: malformed JSON near '...'", or naming a
- * NUL byte, a \u0000 escape or nesting past AMK_JSON_MAX_DEPTH. A number node written with a
- * fraction or exponent part (64.0, 1.28e2) keeps its text in valuestring: see
- * amk_json_integer_text. */
-int amk_json_parse(const char *name, const char *text, size_t len, cJSON **out, amk_diag *d);
-/* amk_fs_read_all (regular files only, size-capped) + amk_json_parse. */
-int amk_json_read(const char *path, cJSON **out, amk_diag *d);
-/* 1 when v is a number written as a JSON integer (no fraction or exponent part; a node
- * built in memory counts as one), else 0. */
-int amk_json_integer_text(const cJSON *v);
 
 /* ---------- configs ---------------------------------------------------------------------- */
 /* A point of the space: spec + shape + one choice index per param. Plain value type:
@@ -141,12 +140,11 @@ typedef struct amk_config {
 void amk_config_default(const amk_spec *s, const amk_shape *sh, amk_config *out);
 int64_t amk_config_param(const amk_config *c, int i); /* value of param i */
 int amk_config_equal(const amk_config *a, const amk_config *b);
-/* {"kernel":..,"shape":{..},"params":{..}}. Every param must be present, known, an integer
- * (or enum label) among its declared choices. Strings like "64 -DEVIL" are rejected. */
 typedef struct amk_registry amk_registry;
-int amk_config_from_json(const amk_registry *r, const cJSON *obj, amk_config *out, amk_diag *d);
+/* A config from its JSON text, {"kernel":..,"shape":{..},"params":{..}}: every param present,
+ * known, an integer (or enum label) among its declared choices; "64 -DEVIL" is rejected.
+ * (cJSON trees in and out: amk_space_json.h.) */
 int amk_config_parse(const amk_registry *r, const char *text, amk_config *out, amk_diag *d);
-cJSON *amk_config_to_json(const amk_config *c);
 /* Canonical form: compact JSON, keys sorted at every level, integers only (enum params by
  * label). Caller frees. config_id = amk_hash_hex(amk_hash64(canonical)). */
 char *amk_config_canonical(const amk_config *c);
@@ -212,7 +210,71 @@ const char *amk_spec_tensor_map_name(const amk_spec *s, int i);
 int amk_config_tensor_map(const amk_config *c, const amk_limits *lim, int i,
                           amk_tensor_map *out, amk_diag *d);
 
+/* ---------- the compiled kernel, reference, buffers, tolerance and cost terms -----------
+ * Everything below is resolved once by amk_spec_load (defaults included); the evaluator and
+ * the cost model read it here, never spec.json. Strings are borrowed from the spec. */
+const char *amk_spec_source(const amk_spec *s); /* "source": template path, relative to dir */
+const char *amk_spec_entry(const amk_spec *s);  /* "entry": the kernel's function name */
+int amk_spec_n_args(const amk_spec *s);         /* "args": buffer, tensor map or value names */
+const char *amk_spec_arg(const amk_spec *s, int i);
+
+typedef struct amk_spec_reference {
+    const char *source, *entry;
+    const char *host;   /* built-in host reference name, or NULL */
+    int default_config; /* 1: the reference is the template at its default config */
+} amk_spec_reference;
+void amk_spec_get_reference(const amk_spec *s, amk_spec_reference *out);
+int amk_spec_n_reference_args(const amk_spec *s);
+const char *amk_spec_reference_arg(const amk_spec *s, int i);
+/* The reference's launch for c (no limit checks: it is the reference). Errors are prefixed
+ * "reference.launch". */
+int amk_config_reference_launch(const amk_config *c, const amk_limits *lim, amk_launch *out,
+                                amk_diag *d);
+
+typedef enum amk_buffer_role { AMK_BUFFER_IN, AMK_BUFFER_OUT, AMK_BUFFER_INOUT } amk_buffer_role;
+typedef struct amk_spec_buffer {
+    const char *name;
+    const char *dtype; /* "f32", "bf16", ... or "input": the shape's dtype */
+    amk_buffer_role role;
+    const char *init;  /* "uniform" (the default), "normal", "positive", ... */
+    const amk_expr *count;
+    const amk_expr *tolerance_reduction; /* NULL: the spec's tolerance.reduction */
+} amk_spec_buffer;
+int amk_spec_n_buffers(const amk_spec *s);
+int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out); /* AMK_EINVAL: i */
+
+/* "tolerance": defaults resolved here and only here (SPEC.md). */
+typedef struct amk_spec_tolerance {
+    const amk_expr *reduction;
+    double rtol_scale; /* 1 when not given */
+    double atol;       /* NAN when not given: the check derives it from max|ref| */
+} amk_spec_tolerance;
+void amk_spec_get_tolerance(const amk_spec *s, amk_spec_tolerance *out);
+
+/* The optional memory terms of "cost" (SPEC.md), in this order. */
+typedef enum amk_memory_term {
+    AMK_MEM_INFLIGHT_BYTES, AMK_MEM_LATENCY_ROUNDS, AMK_MEM_SYNC_STEPS, AMK_MEM_REREAD_BYTES,
+    AMK_MEM_BLOCK_FOOTPRINT, AMK_MEM_SEGMENT_BYTES
+} amk_memory_term;
+#define AMK_MEMORY_TERMS 6
+const char *amk_memory_term_name(amk_memory_term t); /* "inflight_bytes", ... */
+/* The compiled expression of a cost field by its spec.json name ("flops", "min_bytes",
+ * "traffic_bytes", "regs", "uniform_blocks" or a memory term), or NULL when absent. */
+const amk_expr *amk_spec_cost_expr(const amk_spec *s, const char *field);
+
+/* Value of a compiled expression of c's spec (from the accessors above) for c. */
+int amk_config_eval_expr(const amk_config *c, const amk_limits *lim, const amk_expr *e,
+                         int64_t *out, amk_diag *d);
+
 /* ---------- the space of one spec at one shape on one device ---------------------------- */
+/* Random choices for sampling come from the caller's generator, so a search keeps one
+ * reproducible stream: below(state, n) returns a uniform integer in 0..n-1 (with GSL:
+ * gsl_rng_uniform_int). */
+typedef struct amk_rng {
+    unsigned long (*below)(void *state, unsigned long n);
+    void *state;
+} amk_rng;
+
 typedef struct amk_space amk_space;
 
 /* sh NULL = the default shape; lim NULL = generous H100-like limits. The space borrows s. */
@@ -230,12 +292,13 @@ int amk_space_enumerate(const amk_space *sp, int (*cb)(const amk_config *c, void
 int64_t amk_space_count(const amk_space *sp); /* valid configs (enumerates); <0 on error */
 /* Uniform among valid configs by rejection from the raw product (no enumeration).
  * AMK_EEMPTY when max_tries draws found none. */
-int amk_space_sample(const amk_space *sp, gsl_rng *rng, amk_config *out, long max_tries);
+int amk_space_sample(const amk_space *sp, const amk_rng *rng, amk_config *out, long max_tries);
 /* Valid neighbours: one param moved to an adjacent choice index. Returns count (<= cap). */
 int amk_space_neighbours(const amk_space *sp, const amk_config *c, amk_config *out, int cap);
 /* Nearest valid config to a point of [0,1)^n_params (used for Sobol designs): maps u to
  * choice indices, then searches outward by neighbour moves. AMK_EEMPTY if none found. */
-int amk_space_from_unit(const amk_space *sp, const double *u, gsl_rng *rng, amk_config *out);
+int amk_space_from_unit(const amk_space *sp, const double *u, const amk_rng *rng,
+                        amk_config *out);
 
 /* ---------- import of the tuning community's T1 spaces (import_t1.c) --------------------- */
 typedef struct amk_import_opts {

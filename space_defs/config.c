@@ -558,6 +558,43 @@ static int launch_from_slots(const amk_spec *s, const int64_t *slots, amk_launch
     return AMK_OK;
 }
 
+int amk_config_eval_expr(const amk_config *c, const amk_limits *lim, const amk_expr *e,
+                         int64_t *out, amk_diag *d)
+{
+    if (!c || !c->spec || !e || !out)
+        return amk_diag_set(d, AMK_EINVAL, "amk_config_eval_expr: NULL argument");
+    int64_t slots[AMK__MAX_SLOTS];
+    unsigned char need[AMK__MAX_SLOTS] = {0};
+    amk_expr_slots(e, need, c->spec->nslots);
+    int rc = fill_needed(c, lim, need, slots, d);
+    return rc ? rc : amk_expr_eval(e, slots, out, d);
+}
+
+/* Like backend code always did for the reference: no limit checks, errors prefixed
+ * "reference.launch". */
+int amk_config_reference_launch(const amk_config *c, const amk_limits *lim, amk_launch *out,
+                                amk_diag *d)
+{
+    const amk__launch_exprs *l = &c->spec->ref_launch;
+    amk_launch r;
+    int rc = AMK_OK;
+    for (int i = 0; i < 3 && rc == AMK_OK; i++) {
+        rc = amk_config_eval_expr(c, lim, l->grid[i], &r.grid[i], d);
+        if (rc == AMK_OK)
+            rc = amk_config_eval_expr(c, lim, l->block[i], &r.block[i], d);
+        r.cluster[i] = 1;
+        if (rc == AMK_OK && l->cluster[i])
+            rc = amk_config_eval_expr(c, lim, l->cluster[i], &r.cluster[i], d);
+        if (rc != AMK_OK)
+            amk_diag_prefix(d, "reference.launch");
+    }
+    if (rc == AMK_OK && (rc = amk_config_eval_expr(c, lim, l->shared, &r.shared_bytes, d)))
+        amk_diag_prefix(d, "reference.launch.shared_bytes");
+    if (rc == AMK_OK)
+        *out = r;
+    return rc;
+}
+
 int amk_config_launch(const amk_config *c, const amk_limits *lim, amk_launch *out, amk_diag *d)
 {
     int64_t slots[AMK__MAX_SLOTS];

@@ -218,9 +218,9 @@ int64_t amk_space_count(const amk_space *sp)
     return rc ? rc : n;
 }
 
-int amk_space_sample(const amk_space *sp, gsl_rng *rng, amk_config *out, long max_tries)
+int amk_space_sample(const amk_space *sp, const amk_rng *rng, amk_config *out, long max_tries)
 {
-    if (!sp || !rng || !out || max_tries <= 0)
+    if (!sp || !rng || !rng->below || !out || max_tries <= 0)
         return AMK_EINVAL;
     if (!sp->base_ok)
         return AMK_EEMPTY;
@@ -228,7 +228,7 @@ int amk_space_sample(const amk_space *sp, gsl_rng *rng, amk_config *out, long ma
     amk_config_default(sp->spec, &sp->shape, &c);
     for (long t = 0; t < max_tries; t++) {
         for (int i = 0; i < sp->n; i++)
-            c.choice[i] = (uint8_t)gsl_rng_uniform_int(rng, (unsigned long)sp->spec->params[i].n);
+            c.choice[i] = (uint8_t)rng->below(rng->state, (unsigned long)sp->spec->params[i].n);
         if (point_valid(sp, c.choice)) {
             *out = c;
             return AMK_OK;
@@ -322,7 +322,8 @@ done:
     return rc;
 }
 
-int amk_space_from_unit(const amk_space *sp, const double *u, gsl_rng *rng, amk_config *out)
+int amk_space_from_unit(const amk_space *sp, const double *u, const amk_rng *rng,
+                        amk_config *out)
 {
     if (!sp || !u || !out)
         return AMK_EINVAL;

@@ -3,7 +3,7 @@
 #ifndef AMK_SPACE_DEFS_INT_H
 #define AMK_SPACE_DEFS_INT_H
 
-#include "amk_space_defs.h"
+#include "amk_space_json.h"
 
 #define AMK__MAX_DERIVED 64
 #define AMK__MAX_RESTRICT 64
@@ -62,6 +62,7 @@ typedef struct amk__param {
     int64_t values[AMK_MAX_CHOICES];
     char *labels[AMK_MAX_CHOICES]; /* NULL for integer params */
     int is_enum;
+    char *doc; /* NULL unless given */
 } amk__param;
 
 typedef struct amk__derived {
@@ -70,11 +71,13 @@ typedef struct amk__derived {
     int slot;
     int level; /* highest param index it depends on (transitively), -1 for none */
     unsigned char deps[AMK__MAX_SLOTS]; /* direct slot reads */
+    int written_as_number;              /* spec.json gave an integer, not a string */
 } amk__derived;
 
 typedef struct amk__restrict {
     amk_expr *e;
     int level;
+    int written_as_number;
 } amk__restrict;
 
 enum { AMK__ROLE_IN, AMK__ROLE_OUT, AMK__ROLE_INOUT };
@@ -106,7 +109,7 @@ typedef struct amk__tmap {
 struct amk_spec {
     char *dir;
     char *path; /* DIR/spec.json */
-    cJSON *json;
+    char *text; /* spec.json as parsed, printed compact (amk_spec_text) */
     char name[AMK_NAME_MAX];
     char *description;
 
@@ -139,15 +142,17 @@ struct amk_spec {
     char *source, *entry;
     amk__launch_exprs launch;
     amk_expr *flops, *min_bytes, *traffic, *regs, *uniform_blocks;
+    amk_expr *memory[AMK_MEMORY_TERMS]; /* NULL when absent; amk_memory_term order */
     char unit[16];
 
     char *ref_source, *ref_entry, *ref_host;
+    int ref_default_config;
     int nref_args;
     char ref_args[AMK__MAX_ARGS][AMK_NAME_MAX];
     amk__launch_exprs ref_launch;
 
     amk_expr *tol_reduction;
-    double rtol_scale, atol;
+    double rtol_scale, atol; /* atol NAN when not given: derived from max|ref| */
 
     /* "requires": the exact compile arch per vendor ("" = that vendor is not supported);
      * has_requires = 0 when the spec states no requirement (every vendor, any arch). */

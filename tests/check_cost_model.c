@@ -1,6 +1,7 @@
 /* Check suite for cost_model: targets, feasibility, floor and prediction, ceilings,
  * calibration. Uses the fixture kernel tests/fixtures/specs/costfix. */
 #include "amk_cost_model.h"
+#include "amk_evaluator.h" /* measured ceilings files */
 #include "amk_test.h"
 
 #include <check.h>

@@ -13,6 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_rng.h>
+
+/* amk_space_sample draws from our GSL stream through amk's small rng interface. */
+static unsigned long gsl_below(void *rng, unsigned long n)
+{
+    return gsl_rng_uniform_int(rng, n);
+}
 
 #define EVALFIX AMK_TEST_FIXTURES "/specs/evalfix"
 #define SIM_FIXTURES AMK_TEST_FIXTURES "/sim"
@@ -788,7 +795,7 @@ START_TEST(test_backend_model_builtin_kernels)
         ptr[0] = &cs[0];
         size_t n = 1;
         for (; n < 17; n++) {
-            if (amk_space_sample(sp, rng, &cs[n], 100000) != AMK_OK)
+            if (amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &cs[n], 100000) != AMK_OK)
                 break;
             ptr[n] = &cs[n];
         }

@@ -658,10 +658,9 @@ START_TEST(test_specs_gemm_tc_split_k_cost_and_launch)
     /* Every split stores its partial, the last reads the others and zeroes all of them. */
     ck_assert_int_eq(t16.traffic_bytes - t1.traffic_bytes, (3 * 16 - 1) * tiles * 16 * 128 * 4);
     /* 224 K slices of 64 split 16 ways evenly: every block does the same work. */
-    const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(amk_spec_json(s), "cost"), "uniform_blocks"));
+    const amk_expr *u = amk_spec_cost_expr(s, "uniform_blocks");
     ck_assert_ptr_nonnull(u);
-    ck_assert_msg(amk_config_eval(&c16, &lim, u, &uniform, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_config_eval_expr(&c16, &lim, u, &uniform, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(uniform, 1);
     amk_spec_free(s);
 }

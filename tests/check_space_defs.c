@@ -13,6 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <gsl/gsl_rng.h>
+
+/* amk_space_sample draws from our GSL stream through amk's small rng interface. */
+static unsigned long gsl_below(void *rng, unsigned long n)
+{
+    return gsl_rng_uniform_int(rng, n);
+}
 
 #define GOOD AMK_TEST_FIXTURES "/specs/good"
 #define BAD AMK_TEST_FIXTURES "/specs/bad"
@@ -160,7 +167,7 @@ START_TEST(test_amk_spec_load_valid_fixture)
     ck_assert_str_eq(amk_spec_name(s), "tgemm");
     ck_assert_str_eq(amk_spec_dir(s), GOOD "/tgemm");
     assert_has(amk_spec_description(s), "GEMM-like");
-    ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(amk_spec_json(s), "launch"));
+    ck_assert_ptr_nonnull(strstr(amk_spec_text(s), "\"launch\":"));
     amk_spec_free(s);
     amk_spec_free(NULL);
     /* a trailing slash names the same folder */
@@ -423,6 +430,127 @@ START_TEST(test_amk_spec_load_bad_buffers_and_args)
     j = base_spec();
     set(j, "tolerance", "rtol_scale", "-1");
     expect_spec_error(j, AMK_ESPEC, "tolerance.rtol_scale: expected a number > 0", NULL);
+}
+END_TEST
+
+/* ---- the compiled spec: everything other modules read, resolved once ---- */
+
+START_TEST(test_amk_spec_compiled_kernel_reference_buffers)
+{
+    amk_spec *s = load(GOOD "/tgemm");
+    ck_assert_str_eq(amk_spec_source(s), "tgemm.hip");
+    ck_assert_str_eq(amk_spec_entry(s), "tgemm_kernel");
+    ck_assert_int_eq(amk_spec_n_args(s), 6);
+    ck_assert_str_eq(amk_spec_arg(s, 0), "A");
+    ck_assert_str_eq(amk_spec_arg(s, 5), "K");
+    ck_assert_ptr_null(amk_spec_arg(s, 6));
+    amk_spec_reference ref;
+    amk_spec_get_reference(s, &ref);
+    ck_assert_str_eq(ref.source, "reference.hip");
+    ck_assert_str_eq(ref.entry, "tgemm_reference");
+    ck_assert_str_eq(ref.host, "gemm_f32");
+    ck_assert_int_eq(ref.default_config, 0);
+    ck_assert_int_eq(amk_spec_n_reference_args(s), 6);
+    ck_assert_str_eq(amk_spec_reference_arg(s, 3), "M");
+    ck_assert_int_eq(amk_spec_n_buffers(s), 3);
+    amk_spec_buffer b;
+    ck_assert_int_eq(amk_spec_buffer_at(s, 1, &b), AMK_OK);
+    ck_assert_str_eq(b.name, "B");
+    ck_assert_str_eq(b.dtype, "input");
+    ck_assert_int_eq(b.role, AMK_BUFFER_IN);
+    ck_assert_str_eq(b.init, "normal");
+    ck_assert_str_eq(amk_expr_source(b.count), "K * N");
+    ck_assert_ptr_null(b.tolerance_reduction);
+    ck_assert_int_eq(amk_spec_buffer_at(s, 2, &b), AMK_OK);
+    ck_assert_str_eq(b.dtype, "f32");
+    ck_assert_int_eq(b.role, AMK_BUFFER_OUT);
+    ck_assert_str_eq(b.init, "uniform"); /* the default, resolved by the loader */
+    ck_assert_int_eq(amk_spec_buffer_at(s, 3, &b), AMK_EINVAL);
+    /* Expressions evaluate against a config without being parsed again. */
+    amk_config c;
+    amk_config_default(s, NULL, &c);
+    int64_t v = 0;
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, b.count, &v, NULL), AMK_OK);
+    ck_assert_int_eq(v, 4096LL * 4096);
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, amk_spec_cost_expr(s, "flops"), &v, NULL),
+                     AMK_OK);
+    ck_assert_int_eq(v, 2LL * 4096 * 4096 * 4096);
+    ck_assert_ptr_null(amk_spec_cost_expr(s, "uniform_blocks"));
+    ck_assert_ptr_null(amk_spec_cost_expr(s, "inflight_bytes"));
+    ck_assert_ptr_null(amk_spec_cost_expr(s, "nope"));
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, NULL, &v, NULL), AMK_EINVAL);
+    amk_launch l;
+    ck_assert_int_eq(amk_config_reference_launch(&c, NULL, &l, NULL), AMK_OK);
+    ck_assert_int_eq(l.grid[0], 256);
+    ck_assert_int_eq(l.block[1], 16);
+    ck_assert_int_eq(l.cluster[2], 1);
+    ck_assert_int_eq(l.shared_bytes, 0);
+    /* Docs, derived values and restrictions as declared. */
+    ck_assert_str_eq(amk_spec_param_doc(s, 0), "block tile rows");
+    ck_assert_ptr_null(amk_spec_param_doc(s, 1));
+    amk_spec_named_expr e;
+    ck_assert_int_eq(amk_spec_n_derived(s), 2);
+    ck_assert_int_eq(amk_spec_derived(s, 1, &e), AMK_OK);
+    ck_assert_str_eq(e.name, "threads");
+    ck_assert_str_eq(amk_expr_source(e.expr), "(BM / TM) * (BN / TN)");
+    ck_assert_int_eq(e.written_as_number, 0);
+    ck_assert_int_eq(amk_spec_n_restrictions(s), 4);
+    ck_assert_int_eq(amk_spec_restriction(s, 0, &e), AMK_OK);
+    ck_assert_str_eq(amk_expr_source(e.expr), "BM % TM == 0");
+    ck_assert_int_eq(amk_spec_restriction(s, 4, &e), AMK_EINVAL);
+    ck_assert_str_eq(amk_memory_term_name(AMK_MEM_SEGMENT_BYTES), "segment_bytes");
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_spec_tolerance_defaults_resolved_once)
+{
+    /* Not given: rtol_scale 1, atol NAN (the check derives it from max|ref|; SPEC.md). */
+    cJSON *j = base_spec();
+    cJSON_DeleteItemFromObjectCaseSensitive(at(j, "tolerance"), "rtol_scale");
+    const char *dir = make_dir(j);
+    cJSON_Delete(j);
+    amk_spec *s = load(dir);
+    rm_tree(dir);
+    amk_spec_tolerance tol;
+    amk_spec_get_tolerance(s, &tol);
+    ck_assert(isnan(tol.atol));
+    ck_assert(tol.rtol_scale == 1.0);
+    ck_assert_str_eq(amk_expr_source(tol.reduction), "K");
+    amk_spec_free(s);
+    /* Given: kept as written; memory terms, default_config and integer literals too. */
+    j = base_spec();
+    set(j, "tolerance", "atol", "0");
+    set(j, "tolerance", "rtol_scale", "2.5");
+    set(j, "cost", "inflight_bytes", "\"BK * elt\"");
+    set(j, "cost", "sync_steps", "3");
+    set(j, "reference", "default_config", "true");
+    set(j, "derived", "seven", "7");
+    dir = make_dir(j);
+    cJSON_Delete(j);
+    s = load(dir);
+    rm_tree(dir);
+    amk_spec_get_tolerance(s, &tol);
+    ck_assert(tol.atol == 0.0);
+    ck_assert(tol.rtol_scale == 2.5);
+    amk_config c;
+    amk_config_default(s, NULL, &c);
+    int64_t v = 0;
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, amk_spec_cost_expr(s, "inflight_bytes"), &v,
+                                          NULL), AMK_OK);
+    ck_assert_int_eq(v, 8 * 4);
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, amk_spec_cost_expr(s, "sync_steps"), &v,
+                                          NULL), AMK_OK);
+    ck_assert_int_eq(v, 3);
+    amk_spec_reference ref;
+    amk_spec_get_reference(s, &ref);
+    ck_assert_int_eq(ref.default_config, 1);
+    amk_spec_named_expr e;
+    ck_assert_int_eq(amk_spec_derived(s, 2, &e), AMK_OK);
+    ck_assert_str_eq(e.name, "seven");
+    ck_assert_int_eq(e.written_as_number, 1);
+    ck_assert_ptr_nonnull(strstr(amk_spec_text(s), "\"atol\":0"));
+    amk_spec_free(s);
 }
 END_TEST
 
@@ -1654,7 +1782,7 @@ START_TEST(test_amk_space_sample_uniform)
     int counts[64] = {0};
     for (int t = 0; t < draws; t++) {
         amk_config c;
-        ck_assert_int_eq(amk_space_sample(sp, rng, &c, 1000), AMK_OK);
+        ck_assert_int_eq(amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &c, 1000), AMK_OK);
         ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
         int idx = -1;
         for (int i = 0; i < nvalid; i++)
@@ -1685,8 +1813,8 @@ START_TEST(test_amk_space_sample_empty_and_args)
     amk_space *sp = space_of(s, NULL, &lim);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     amk_config c;
-    ck_assert_int_eq(amk_space_sample(sp, rng, &c, 500), AMK_EEMPTY);
-    ck_assert_int_eq(amk_space_sample(sp, rng, &c, 0), AMK_EINVAL);
+    ck_assert_int_eq(amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &c, 500), AMK_EEMPTY);
+    ck_assert_int_eq(amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &c, 0), AMK_EINVAL);
     ck_assert_int_eq(amk_space_sample(sp, NULL, &c, 10), AMK_EINVAL);
     gsl_rng_free(rng);
     amk_space_free(sp);
@@ -1704,7 +1832,7 @@ START_TEST(test_amk_space_sample_huge_raw_space)
     double t0 = amk_now_s();
     for (int i = 0; i < 10000; i++) {
         amk_config c;
-        ck_assert_int_eq(amk_space_sample(sp, rng, &c, 1000), AMK_OK);
+        ck_assert_int_eq(amk_space_sample(sp, &(amk_rng){gsl_below, rng}, &c, 1000), AMK_OK);
         ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
     }
     ck_assert_msg(amk_now_s() - t0 < 5.0, "sampling too slow");
@@ -1764,22 +1892,22 @@ START_TEST(test_amk_space_from_unit_maps_and_repairs)
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     amk_config c;
     double u0[3] = {0, 0, 0};
-    ck_assert_int_eq(amk_space_from_unit(sp, u0, rng, &c), AMK_OK);
+    ck_assert_int_eq(amk_space_from_unit(sp, u0, &(amk_rng){gsl_below, rng}, &c), AMK_OK);
     ck_assert_int_eq(c.choice[0], 0);
     ck_assert_int_eq(c.choice[1], 0);
     ck_assert_int_eq(c.choice[2], 0);
     double u1[3] = {0.3, 0.5, 0.4}; /* A=2 B=3 MODE=y: valid */
-    ck_assert_int_eq(amk_space_from_unit(sp, u1, rng, &c), AMK_OK);
+    ck_assert_int_eq(amk_space_from_unit(sp, u1, &(amk_rng){gsl_below, rng}, &c), AMK_OK);
     ck_assert_int_eq(c.choice[0], 1);
     ck_assert_int_eq(c.choice[1], 2);
     ck_assert_int_eq(c.choice[2], 1);
     double u2[3] = {0.99, 0.99, 0.99}; /* A=4 B=5: 9 % 3 == 0, invalid: one step away */
-    ck_assert_int_eq(amk_space_from_unit(sp, u2, rng, &c), AMK_OK);
+    ck_assert_int_eq(amk_space_from_unit(sp, u2, &(amk_rng){gsl_below, rng}, &c), AMK_OK);
     ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
     int dist = abs(c.choice[0] - 3) + abs(c.choice[1] - 4) + abs(c.choice[2] - 2);
     ck_assert_int_eq(dist, 1);
     double u3[3] = {NAN, 1.5, -2}; /* clamped */
-    ck_assert_int_eq(amk_space_from_unit(sp, u3, rng, &c), AMK_OK);
+    ck_assert_int_eq(amk_space_from_unit(sp, u3, &(amk_rng){gsl_below, rng}, &c), AMK_OK);
     ck_assert_int_eq(amk_space_valid(sp, &c, NULL), AMK_OK);
     gsl_rng_free(rng);
     amk_space_free(sp);
@@ -2208,6 +2336,8 @@ static Suite *suite(void)
         {"amk_config_defines", {test_amk_config_defines_only_declared_ints}},
         {"amk_config_check", {test_amk_config_check_restrictions}},
         {"amk_config_eval", {test_amk_config_eval_named_values}},
+        {"amk_spec_compiled", {test_amk_spec_compiled_kernel_reference_buffers,
+                               test_amk_spec_tolerance_defaults_resolved_once}},
         {"amk_config_launch", {test_amk_config_launch_geometry}},
         {"amk_config_tensor_map", {test_amk_spec_load_bad_tensor_maps,
                                    test_amk_config_tensor_map_values,

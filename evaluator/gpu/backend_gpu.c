@@ -97,18 +97,6 @@ static void last_line(const char *tail, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)(n - b), tail + b);
 }
 
-static int eval_expr(const amk_config *c, const amk_limits *lim, const cJSON *e, int64_t *v,
-                     amk_diag *d)
-{
-    if (cJSON_IsNumber(e)) {
-        *v = (int64_t)e->valuedouble;
-        return AMK_OK;
-    }
-    if (!cJSON_IsString(e))
-        return amk_diag_set(d, AMK_ESPEC, "expected an expression");
-    return amk_config_eval(c, lim, e->valuestring, v, d);
-}
-
 static int find_buf(const amk__run_case *rc, const char *name)
 {
     for (int b = 0; b < rc->nbufs; b++)
@@ -127,58 +115,29 @@ static int find_map(const amk__run_case *rc, const char *name)
 
 /* Arguments of a kernel: buffer names become device pointers, tensor-map names the encoded
  * maps (by value), other names int32 values. */
-static int build_args(const amk_config *c, const amk_limits *lim, const cJSON *args,
-                      const amk__run_case *rc, amk__run_kernel *k, amk_diag *d)
+static int build_args(const amk_config *c, const amk_limits *lim, int n,
+                      const char *(*arg_at)(const amk_spec *, int), const amk__run_case *rc,
+                      amk__run_kernel *k, amk_diag *d)
 {
-    int n = cJSON_GetArraySize(args);
-    if (!cJSON_IsArray(args) || n > AMK__RUN_MAX_ARGS)
+    if (n > AMK__RUN_MAX_ARGS)
         return amk_diag_set(d, AMK_ESPEC, "args: not an array of at most %d names",
                             AMK__RUN_MAX_ARGS);
     k->nargs = n;
     for (int i = 0; i < n; i++) {
-        const cJSON *a = cJSON_GetArrayItem(args, i);
-        if (!cJSON_IsString(a))
-            return amk_diag_set(d, AMK_ESPEC, "args[%d]: not a name", i);
-        int b = find_buf(rc, a->valuestring), m = find_map(rc, a->valuestring);
+        const char *a = arg_at(c->spec, i);
+        int b = find_buf(rc, a), m = find_map(rc, a);
         k->args[i].buf = b >= 0 ? b : m >= 0 ? AMK__RUN_ARG_TMAP(m) : -1;
         k->args[i].value = 0;
         if (b >= 0 || m >= 0)
             continue;
         int64_t v;
-        if (amk_config_eval(c, lim, a->valuestring, &v, d) != AMK_OK)
-            return amk_diag_prefix(d, "args[%d] '%s'", i, a->valuestring);
+        if (amk_config_eval(c, lim, a, &v, d) != AMK_OK)
+            return amk_diag_prefix(d, "args[%d] '%s'", i, a);
         if (v < INT32_MIN || v > INT32_MAX)
-            return amk_diag_set(d, AMK_ECONFIG, "args[%d] '%s' = %lld is outside int32", i,
-                                a->valuestring, (long long)v);
+            return amk_diag_set(d, AMK_ECONFIG, "args[%d] '%s' = %lld is outside int32", i, a,
+                                (long long)v);
         k->args[i].value = (int32_t)v;
     }
-    return AMK_OK;
-}
-
-static int build_launch(const amk_config *c, const amk_limits *lim, const cJSON *l,
-                        amk_launch *out, amk_diag *d)
-{
-    const cJSON *g = cJSON_GetObjectItemCaseSensitive(l, "grid");
-    const cJSON *b = cJSON_GetObjectItemCaseSensitive(l, "block");
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(l, "shared_bytes");
-    const cJSON *cl = cJSON_GetObjectItemCaseSensitive(l, "cluster");
-    if (cJSON_GetArraySize(g) != 3 || cJSON_GetArraySize(b) != 3 ||
-        (cl && cJSON_GetArraySize(cl) != 3))
-        return amk_diag_set(d, AMK_ESPEC, "reference.launch: grid, block and cluster need 3 "
-                            "expressions");
-    for (int i = 0; i < 3; i++) {
-        int rc = eval_expr(c, lim, cJSON_GetArrayItem(g, i), &out->grid[i], d);
-        if (rc == AMK_OK)
-            rc = eval_expr(c, lim, cJSON_GetArrayItem(b, i), &out->block[i], d);
-        out->cluster[i] = 1;
-        if (rc == AMK_OK && cl)
-            rc = eval_expr(c, lim, cJSON_GetArrayItem(cl, i), &out->cluster[i], d);
-        if (rc != AMK_OK)
-            return amk_diag_prefix(d, "reference.launch");
-    }
-    out->shared_bytes = 0;
-    if (s && eval_expr(c, lim, s, &out->shared_bytes, d) != AMK_OK)
-        return amk_diag_prefix(d, "reference.launch.shared_bytes");
     return AMK_OK;
 }
 
@@ -187,64 +146,46 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
                       amk__run_case *rc, amk_diag *d)
 {
     const amk_spec *sp = c->spec;
-    const cJSON *js = amk_spec_json(sp);
-    const cJSON *bufs = cJSON_GetObjectItemCaseSensitive(js, "buffers");
-    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(js, "reference");
-    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(js, "tolerance");
+    amk_spec_tolerance tol;
+    amk_spec_get_tolerance(sp, &tol);
     memset(rc, 0, sizeof *rc);
     amk_shape_format(sp, &c->shape, rc->label, sizeof rc->label);
-    int nb = cJSON_GetArraySize(bufs);
-    if (!cJSON_IsArray(bufs) || nb < 1 || nb > AMK__RUN_MAX_BUFS)
+    int nb = amk_spec_n_buffers(sp);
+    if (nb < 1 || nb > AMK__RUN_MAX_BUFS)
         return amk_diag_set(d, AMK_ESPEC, "buffers: 1 to %d buffers expected", AMK__RUN_MAX_BUFS);
     int64_t red_all = 1;
-    const cJSON *red = tol ? cJSON_GetObjectItemCaseSensitive(tol, "reduction") : NULL;
-    if (red && eval_expr(c, lim, red, &red_all, d) != AMK_OK)
+    if (amk_config_eval_expr(c, lim, tol.reduction, &red_all, d) != AMK_OK)
         return amk_diag_prefix(d, "tolerance.reduction");
-    const cJSON *scale = tol ? cJSON_GetObjectItemCaseSensitive(tol, "rtol_scale") : NULL;
-    const cJSON *atol = tol ? cJSON_GetObjectItemCaseSensitive(tol, "atol") : NULL;
-    rc->rtol_scale = cJSON_IsNumber(scale) ? scale->valuedouble : 1.0;
-    rc->atol = cJSON_IsNumber(atol) ? atol->valuedouble : NAN;
+    rc->rtol_scale = tol.rtol_scale;
+    rc->atol = tol.atol;
     rc->nbufs = nb;
+    static const int roles[] = {[AMK_BUFFER_IN] = AMK__ROLE_IN, [AMK_BUFFER_OUT] = AMK__ROLE_OUT,
+                                [AMK_BUFFER_INOUT] = AMK__ROLE_INOUT};
     for (int i = 0; i < nb; i++) {
-        const cJSON *b = cJSON_GetArrayItem(bufs, i);
+        amk_spec_buffer b;
+        amk_spec_buffer_at(sp, i, &b);
         amk__run_buf *rb = &rc->bufs[i];
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(b, "name");
-        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(b, "dtype");
-        const cJSON *role = cJSON_GetObjectItemCaseSensitive(b, "role");
-        const cJSON *init = cJSON_GetObjectItemCaseSensitive(b, "init");
-        const cJSON *tr = cJSON_GetObjectItemCaseSensitive(b, "tolerance_reduction");
-        if (!cJSON_IsString(name) || !cJSON_IsString(dt) || !cJSON_IsString(role))
-            return amk_diag_set(d, AMK_ESPEC, "buffers[%d]: name, dtype and role required", i);
-        snprintf(rb->name, sizeof rb->name, "%s", name->valuestring);
-        const char *dname = strcmp(dt->valuestring, "input") == 0
+        snprintf(rb->name, sizeof rb->name, "%s", b.name);
+        const char *dname = strcmp(b.dtype, "input") == 0
                                 ? amk_spec_dtype_name(sp, c->shape.dtype)
-                                : dt->valuestring;
+                                : b.dtype;
         rb->dtype = amk__dtype_from_name(dname);
         if (rb->dtype < 0)
             return amk_diag_set(d, AMK_EUNSUPPORTED, "buffers[%d] %s: dtype '%s' is not "
                                 "supported by the gpu backend", i, rb->name, dname);
-        if (!strcmp(role->valuestring, "in"))
-            rb->role = AMK__ROLE_IN;
-        else if (!strcmp(role->valuestring, "out"))
-            rb->role = AMK__ROLE_OUT;
-        else if (!strcmp(role->valuestring, "inout"))
-            rb->role = AMK__ROLE_INOUT;
-        else
-            return amk_diag_set(d, AMK_ESPEC, "buffers[%d] %s: role '%s'", i, rb->name,
-                                role->valuestring);
-        rb->init = amk__init_from_name(cJSON_IsString(init) ? init->valuestring : NULL);
+        rb->role = roles[b.role];
+        rb->init = amk__init_from_name(b.init);
         if (rb->init < 0)
             return amk_diag_set(d, AMK_ESPEC, "buffers[%d] %s: unknown init '%s'", i, rb->name,
-                                init->valuestring);
-        if (amk_config_eval(c, lim, cJSON_GetStringValue(
-                                        cJSON_GetObjectItemCaseSensitive(b, "count")),
-                            &rb->count, d) != AMK_OK)
+                                b.init);
+        if (amk_config_eval_expr(c, lim, b.count, &rb->count, d) != AMK_OK)
             return amk_diag_prefix(d, "buffers[%d] %s: count", i, rb->name);
         if (rb->count < 1 || rb->count > ((int64_t)1 << 40) / (int64_t)amk__dtype_size(rb->dtype))
             return amk_diag_set(d, AMK_ECONFIG, "buffers[%d] %s: %lld elements is out of range",
                                 i, rb->name, (long long)rb->count);
         int64_t r = red_all;
-        if (tr && eval_expr(c, lim, tr, &r, d) != AMK_OK)
+        if (b.tolerance_reduction &&
+            amk_config_eval_expr(c, lim, b.tolerance_reduction, &r, d) != AMK_OK)
             return amk_diag_prefix(d, "buffers[%d] %s: tolerance_reduction", i, rb->name);
         rb->reduction = (double)(r < 1 ? 1 : r);
     }
@@ -276,25 +217,20 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
     }
     /* Candidate. */
     rc->cand.code = code_cand;
-    snprintf(rc->cand.entry, sizeof rc->cand.entry, "%s",
-             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(js, "entry")));
+    snprintf(rc->cand.entry, sizeof rc->cand.entry, "%s", amk_spec_entry(sp));
     if (amk_config_launch(c, lim, &rc->cand.launch, d) != AMK_OK)
         return amk_diag_prefix(d, "launch");
-    if (build_args(c, lim, cJSON_GetObjectItemCaseSensitive(js, "args"), rc, &rc->cand, d) !=
-        AMK_OK)
+    if (build_args(c, lim, amk_spec_n_args(sp), amk_spec_arg, rc, &rc->cand, d) != AMK_OK)
         return d ? d->code : AMK_ESPEC;
     /* Reference. */
     rc->ref.code = code_ref;
     if (code_ref >= 0) {
-        const char *entry = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "entry"));
-        const cJSON *rargs = cJSON_GetObjectItemCaseSensitive(ref, "args");
-        if (!entry)
-            return amk_diag_set(d, AMK_ESPEC, "reference.entry missing");
-        snprintf(rc->ref.entry, sizeof rc->ref.entry, "%s", entry);
-        if (build_launch(c, lim, cJSON_GetObjectItemCaseSensitive(ref, "launch"),
-                         &rc->ref.launch, d) != AMK_OK)
+        amk_spec_reference ref;
+        amk_spec_get_reference(sp, &ref);
+        snprintf(rc->ref.entry, sizeof rc->ref.entry, "%s", ref.entry);
+        if (amk_config_reference_launch(c, lim, &rc->ref.launch, d) != AMK_OK)
             return d ? d->code : AMK_ESPEC;
-        if (build_args(c, lim, rargs ? rargs : cJSON_GetObjectItemCaseSensitive(js, "args"), rc,
+        if (build_args(c, lim, amk_spec_n_reference_args(sp), amk_spec_reference_arg, rc,
                        &rc->ref, d) != AMK_OK)
             return amk_diag_prefix(d, "reference");
     }
@@ -988,8 +924,9 @@ static void run_verdict(const amk_config *c, const amk_code *cand, const amk_cod
         strncat(shapes, ")", sizeof shapes - strlen(shapes) - 1);
     append(v->notes, sizeof v->notes, shapes);
     append(v->notes, sizeof v->notes, res->notes);
-    const cJSON *rj = cJSON_GetObjectItemCaseSensitive(amk_spec_json(c->spec), "reference");
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rj, "default_config")))
+    amk_spec_reference rj;
+    amk_spec_get_reference(c->spec, &rj);
+    if (rj.default_config)
         append(v->notes, sizeof v->notes, "reference: the default config's output (no "
                "independent reference: weaker, a config is only checked to agree with the "
                "default)");

@@ -150,13 +150,12 @@ static void sleep_us(long us)
  * the shape. Ranks that disagree (another --spec-dir, another amk) are excluded. */
 static uint64_t space_fingerprint(const amk_spec *s, const amk_shape *sh)
 {
-    char *json = cJSON_PrintUnformatted(amk_spec_json(s));
+    const char *json = amk_spec_text(s);
     char shape[512];
     amk_shape_format(s, sh, shape, sizeof shape);
     uint64_t h = amk_hash64(shape, strlen(shape));
     if (json)
         h = amk_hash64_update(h, json, strlen(json));
-    free(json);
     return h;
 }
 
