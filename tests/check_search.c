@@ -1365,6 +1365,38 @@ static TCase *tcase(Suite *s, const char *name, int timeout)
     return tc;
 }
 
+static amk_row hist_row(int64_t trial, double us, int kept, amk_status st)
+{
+    amk_row r;
+    amk_row_init(&r);
+    r.trial = trial;
+    r.latency_us = us;
+    r.kept = kept;
+    r.status = st;
+    return r;
+}
+
+START_TEST(test_amk_history_best_row_honours_kept_then_replays_keep_rule)
+{
+    /* trial 34 kept; trial 112 is 0.65% faster but was not kept (inside min_gain): 34 stays */
+    amk_row rows[4] = {hist_row(112, 99.35, 0, AMK_STATUS_OK), hist_row(34, 100.0, 1, AMK_STATUS_OK),
+                       hist_row(7, 120.0, 1, AMK_STATUS_OK), hist_row(200, 50.0, 1, AMK_STATUS_WRONG)};
+    ck_assert_int_eq(amk_history_best_row(rows, 4, 0.01), 1);
+    /* no recorded decision: the keep rule replayed in trial order, whatever the file order */
+    amk_row sweep[4] = {hist_row(3, 99.35, 0, AMK_STATUS_OK), hist_row(1, 100.0, 0, AMK_STATUS_OK),
+                        hist_row(2, 130.0, 0, AMK_STATUS_OK), hist_row(4, 90.0, -1, AMK_STATUS_OK)};
+    ck_assert_int_eq(amk_history_best_row(sweep, 3, 0.01), 1);
+    ck_assert_int_eq(amk_history_best_row(sweep, 4, 0.01), 3);
+    ck_assert_int_eq(amk_history_best_row(sweep, 3, 0.0), 0);
+    /* a spread wider than the gain keeps the earlier trial */
+    sweep[0].spread = 0.02;
+    ck_assert_int_eq(amk_history_best_row(sweep, 3, 0.0), 1);
+    amk_row bad[1] = {hist_row(1, 10.0, 1, AMK_STATUS_WRONG)};
+    ck_assert_int_eq(amk_history_best_row(bad, 1, 0.01), -1);
+    ck_assert_int_eq(amk_history_best_row(NULL, 0, 0.01), -1);
+}
+END_TEST
+
 static Suite *search_suite(void)
 {
     Suite *s = suite_create("search");
@@ -1401,6 +1433,7 @@ static Suite *search_suite(void)
     tc = tcase(s, "internals", 30);
     tcase_add_test(tc, test_amk__sampler_next_serves_every_config_once);
     tcase_add_test(tc, test_amk__jump_moves_two_or_three_params);
+    tcase_add_test(tc, test_amk_history_best_row_honours_kept_then_replays_keep_rule);
     return s;
 }
 
