@@ -86,7 +86,8 @@ static int log_open(cli_ctx *ctx, const char *path, const amk_config *cfg, const
     amk_diag_clear(&d);
     int e = amk_tsv_open(path, &lg->tsv, &d);
     if (e == AMK_OK)
-        e = amk_resume_load(path, amk_spec_name(cfg->spec), shape, device, &lg->res, &d);
+        e = amk_resume_load(path, amk_spec_name(cfg->spec), shape, device,
+                            &amk_history_rule, &lg->res, &d);
     if (e != AMK_OK) {
         amk_tsv_close(lg->tsv);
         lg->tsv = NULL;
@@ -130,7 +131,7 @@ static int log_append(cli_ctx *ctx, const char *path, trial_log *lg, const amk_c
             ic.kind = inc->latency_kind;
             ic.trial = inc->trial;
         }
-        row->kept = amk_keep_decide(&ic, cfg, v, 0.01) == 1;
+        row->kept = amk_keep_decide(&ic, cfg, v, AMK_HISTORY_MIN_GAIN) == 1;
     }
     e = amk_tsv_append_next(lg->tsv, row, 1, &d); /* numbered under the append's lock */
     if (e != AMK_OK) {

@@ -78,7 +78,8 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
 
     amk_diag d;
     amk_diag_clear(&d);
-    amk_export_opts o = {.kernel = kernel, .include_replayed = replayed};
+    amk_export_opts o = {.kernel = kernel, .include_replayed = replayed,
+                         .rule = &amk_history_rule};
     amk_export_target *t = export_targets(&o.n_targets);
     o.targets = t;
     amk_export_db *db = NULL;

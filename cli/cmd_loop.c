@@ -396,7 +396,7 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
      * before anything is appended), and an earlier run of the same search is pointed out. */
     if (!resume && amk_fs_exists(results)) {
         amk_resume *prev = NULL;
-        e = amk_resume_load(results, amk_spec_name(s), shape, dev, &prev, &d);
+        e = amk_resume_load(results, amk_spec_name(s), shape, dev, NULL, &prev, &d);
         if (e != AMK_OK) {
             if (!d.msg[0])
                 amk_diag_set(&d, e, "%s: %s", results, amk_strerror(e));

@@ -7,16 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How much a latency kind counts as evidence: measured beats replayed beats predicted. */
-static int kind_rank(amk_latency_kind k)
-{
-    switch (k) {
-    case AMK_LAT_MEASURED: return 3;
-    case AMK_LAT_REPLAYED: return 2;
-    case AMK_LAT_PREDICTED: return 1;
-    default: return 0;
-    }
-}
+/* The incumbent is the history rule's best (HARNESS.md "Best") of one (kernel, shape,
+ * device) group: the device of the file's latest row of this kernel and shape, the one an
+ * agent is evaluating on. Each device seen gets its own rule state. */
+#define PROPOSE_MAX_DEVICES 64
 
 typedef struct replay_state {
     const amk_spec *spec;
@@ -26,17 +20,49 @@ typedef struct replay_state {
     void *st_state;
     amk_idset *seen;
     size_t rows, skipped;
+    struct {
+        char name[64];
+        void *rule_state;
+    } dev[PROPOSE_MAX_DEVICES];
+    int ndev, last_dev;
     int has_best;
     amk_row best;
     amk_config best_config;
     int oom;
 } replay_state;
 
+/* The rule state of r's device, created on first sight; NULL when out of memory or past
+ * PROPOSE_MAX_DEVICES devices (then the row only informs the strategy). */
+static void *device_state(replay_state *rs, const amk_row *r)
+{
+    for (int i = 0; i < rs->ndev; i++)
+        if (!strcmp(rs->dev[i].name, r->device)) {
+            rs->last_dev = i;
+            return rs->dev[i].rule_state;
+        }
+    if (rs->ndev == PROPOSE_MAX_DEVICES)
+        return NULL;
+    void *st = calloc(1, amk_history_rule.state_size);
+    if (!st) {
+        rs->oom = 1;
+        return NULL;
+    }
+    snprintf(rs->dev[rs->ndev].name, sizeof rs->dev[rs->ndev].name, "%s", r->device);
+    rs->dev[rs->ndev].rule_state = st;
+    rs->last_dev = rs->ndev++;
+    return st;
+}
+
 static int replay_cb(const amk_row *r, void *ud)
 {
     replay_state *rs = ud;
     if (strcmp(r->kernel, amk_spec_name(rs->spec)) != 0 || strcmp(r->shape, rs->shape_txt) != 0)
         return 0;
+    void *rule_state = device_state(rs, r);
+    if (rs->oom)
+        return 1;
+    if (rule_state)
+        amk_history_rule.add(rule_state, r, 0);
     amk_config c;
     if (amk_config_from_params_json(rs->spec, rs->shape, r->params, &c, NULL) != AMK_OK) {
         rs->skipped++; /* recorded with another version of the spec */
@@ -50,16 +76,20 @@ static int replay_cb(const amk_row *r, void *ud)
     amk_verdict v;
     amk_verdict_from_row(r, &v);
     rs->st->observe(rs->st_state, &c, &v, r->kept == 1);
-    if (r->status == AMK_STATUS_OK && !isnan(r->latency_us)) {
-        int rank = kind_rank(r->latency_kind), best_rank = kind_rank(rs->best.latency_kind);
-        if (!rs->has_best || rank > best_rank ||
-            (rank == best_rank && r->latency_us < rs->best.latency_us)) {
-            rs->best = *r;
-            rs->best_config = c;
-            rs->has_best = 1;
-        }
-    }
     return 0;
+}
+
+/* The rule's best on the latest row's device, when its params fit the current spec. */
+static void take_incumbent(replay_state *rs)
+{
+    if (!rs->ndev)
+        return;
+    const amk_row *b = amk_history_rule.best(rs->dev[rs->last_dev].rule_state, NULL);
+    if (b && amk_config_from_params_json(rs->spec, rs->shape, b->params, &rs->best_config,
+                                         NULL) == AMK_OK) {
+        rs->best = *b;
+        rs->has_best = 1;
+    }
 }
 
 static cJSON *incumbent_json(const replay_state *rs)
@@ -174,6 +204,7 @@ int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
                 rc = cli_fail_diag(ctx, cli_exit_for_results(e), &d);
                 goto done;
             }
+            take_incumbent(&rs);
             if (rs.skipped)
                 cli_warn(ctx, "warning: %s: %zu row(s) of %s at %s have params that do not "
                          "fit the current spec; ignored", results, rs.skipped,
@@ -260,6 +291,8 @@ done:
     if (st_ready && st->clear)
         st->clear(rs.st_state);
     free(rs.st_state);
+    for (int i = 0; i < rs.ndev; i++)
+        free(rs.dev[i].rule_state);
     amk_idset_free(rs.seen);
     amk_space_free(sp);
     return rc;

@@ -106,7 +106,7 @@ int cli_cmd_report(cli_ctx *ctx, int argc, char **argv)
     amk_diag d;
     amk_diag_clear(&d);
     amk_report *rep = NULL;
-    int e = amk_report_build(paths, n, &rep, &d);
+    int e = amk_report_build(paths, n, &amk_history_rule, &rep, &d);
     free(paths);
     if (e != AMK_OK) {
         if (!d.msg[0])

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #endif
 #include "amk_results.h"
+#include "amk_search.h" /* amk_history_rule: the one definition of best */
 
 #include <stdint.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ static void read_all_ways(void)
         abort();
     amk_resume *r = NULL;
     int64_t last = -1;
-    if (amk_resume_load(path, "gemm", NULL, NULL, &r, &d) == AMK_OK) {
+    if (amk_resume_load(path, "gemm", NULL, NULL, &amk_history_rule, &r, &d) == AMK_OK) {
         const amk_row *inc = amk_resume_incumbent(r);
         if (inc && (inc->kept != 1 || inc->status != AMK_STATUS_OK))
             abort();
@@ -69,7 +70,7 @@ static void read_all_ways(void)
     }
     const char *paths[1] = {path};
     amk_report *rep = NULL;
-    if (amk_report_build(paths, 1, &rep, &d) == AMK_OK) {
+    if (amk_report_build(paths, 1, &amk_history_rule, &rep, &d) == AMK_OK) {
         cJSON *j = amk_report_json(rep);
         char *text = j ? cJSON_PrintUnformatted(j) : NULL;
         free(text);

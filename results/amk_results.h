@@ -73,16 +73,32 @@ int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *
 /* Parses one line (no newline) into r; used by the reader and the fuzz target. */
 int amk_row_parse(const char *line, size_t len, amk_row *r, amk_diag *d);
 
+/* How a group's best row is chosen. results/ holds no rule of its own: resume, the report
+ * and the export are handed the one rule (search/'s amk_history_rule, HARNESS.md "Best") and
+ * feed it the rows of one group (kernel, shape, device), file by file in the order given,
+ * each file's rows in the order they stand (trial order in every file amk writes: numbers
+ * are taken under the append lock). */
+typedef struct amk_best_rule {
+    int api_version;        /* 1 */
+    size_t state_size;      /* the caller zero-initialises this many bytes per group */
+    /* Sees one row of the group; file is its file's index (never decreasing). */
+    void (*add)(void *state, const amk_row *r, size_t file);
+    /* The chosen row (borrowed from state; NULL when none) and its file index (may be NULL). */
+    const amk_row *(*best)(const void *state, size_t *file);
+} amk_best_rule;
+
 /* Resume state of one (kernel, shape, device) in a results file. A NULL kernel, shape or
- * device matches any. A missing file gives an empty state (AMK_OK). */
+ * device matches any. rule picks the incumbent (NULL: none is tracked). A missing file gives
+ * an empty state (AMK_OK). */
 typedef struct amk_resume amk_resume;
 int amk_resume_load(const char *path, const char *kernel, const char *shape,
-                    const char *device, amk_resume **out, amk_diag *d);
+                    const char *device, const amk_best_rule *rule, amk_resume **out,
+                    amk_diag *d);
 void amk_resume_free(amk_resume *r);
 int64_t amk_resume_last_trial(const amk_resume *r);   /* highest trial in the file, 0 if none */
 size_t amk_resume_rows(const amk_resume *r);          /* rows of this kernel/shape/device */
 int amk_resume_seen(const amk_resume *r, const char *config_id);
-/* The incumbent: the last row with kept=1 and status ok for this key; NULL if none. */
+/* The incumbent: the rule's best row of the matching rows; NULL if none (or no rule). */
 const amk_row *amk_resume_incumbent(const amk_resume *r);
 /* Hands the set of seen config ids to the caller (who frees it with amk_idset_free); the
  * resume state then has an empty set. NULL when r is NULL or on allocation failure. */
@@ -99,13 +115,16 @@ void amk_idset_free(amk_idset *s);
 
 /* best.json: {kernel, shape, device, config (the config JSON), config_id, latency_us,
  * latency_kind, spread, trial, time}. Written atomically (temp + rename). config_json is
- * borrowed. */
-int amk_best_write(const char *path, const amk_row *best, const cJSON *config_json,
+ * the config's JSON text (NULL: {kernel, shape, params} rebuilt from the row); AMK_EINVAL
+ * when it is not JSON. */
+int amk_best_write(const char *path, const amk_row *best, const char *config_json,
                    amk_diag *d);
 
-/* Report over one or more results files: best per kernel/shape/device, counts by status. */
+/* Report over one or more results files: best per kernel/shape/device (chosen by rule, which
+ * is required), counts by status. */
 typedef struct amk_report amk_report;
-int amk_report_build(const char *const *paths, size_t n, amk_report **out, amk_diag *d);
+int amk_report_build(const char *const *paths, size_t n, const amk_best_rule *rule,
+                     amk_report **out, amk_diag *d);
 cJSON *amk_report_json(const amk_report *r);
 void amk_report_print(const amk_report *r, FILE *f); /* human table */
 void amk_report_free(amk_report *r);
@@ -140,6 +159,7 @@ typedef struct amk_export_opts {
     int include_replayed;                  /* also rows with latency_kind replayed */
     const amk_export_target *targets;      /* borrowed; copied into the database */
     size_t n_targets;
+    const amk_best_rule *rule;             /* picks each group's row; required */
 } amk_export_opts;
 
 /* The database, opaque: built from results files or parsed from its JSON text; every

@@ -16,12 +16,13 @@ static cJSON *str_or_null(const char *s)
     return s && *s ? cJSON_CreateString(s) : cJSON_CreateNull();
 }
 
-/* The config as JSON: a copy of config_json, else {kernel, shape, params} rebuilt from the
- * row (params kept as a string when it is not JSON). NULL on allocation failure. */
-static cJSON *config_of(const amk_row *best, const cJSON *config_json)
+/* The config as JSON: config_json parsed, else {kernel, shape, params} rebuilt from the
+ * row (params kept as a string when it is not JSON). NULL on allocation failure or when
+ * config_json is not JSON. */
+static cJSON *config_of(const amk_row *best, const char *config_json)
 {
     if (config_json)
-        return cJSON_Duplicate(config_json, 1);
+        return cJSON_Parse(config_json);
     cJSON *c = cJSON_CreateObject();
     if (!c)
         return NULL;
@@ -38,11 +39,18 @@ static cJSON *config_of(const amk_row *best, const cJSON *config_json)
     return c;
 }
 
-int amk_best_write(const char *path, const amk_row *best, const cJSON *config_json,
+int amk_best_write(const char *path, const amk_row *best, const char *config_json,
                    amk_diag *d)
 {
     if (!path || !best)
         return amk_diag_set(d, AMK_EINVAL, "amk_best_write: NULL argument");
+    if (config_json) { /* refused before anything is written; cJSON says no more */
+        cJSON *probe = cJSON_Parse(config_json);
+        if (!probe)
+            return amk_diag_set(d, AMK_EINVAL, "%s: the config is not JSON (or out of memory)",
+                                path);
+        cJSON_Delete(probe);
+    }
     cJSON *o = cJSON_CreateObject();
     cJSON *cfg = o ? config_of(best, config_json) : NULL;
     char *text = NULL;

@@ -16,6 +16,7 @@ typedef struct ent {
     amk__export_shape s;
     long long lgvol;
     const char *vendor, *arch;
+    void *rs; /* the best rule's state for this group (freed once the row is copied) */
 } ent;
 
 typedef struct build {
@@ -73,11 +74,23 @@ static int grow(build *b)
     return 0;
 }
 
-/* The one rule that picks a group's best row: (kernel, device, shape) keeps the row of
- * lowest latency; ties keep the earlier row. */
-static int replaces_group_best(const amk_row *r, const ent *best)
+/* A group's row is the caller's rule's choice (the one definition of best) among its
+ * eligible rows; copied into the entry once every file is read. */
+static void take_rule_best(ent *e, const amk_best_rule *rule)
 {
-    return r->latency_us < best->latency;
+    size_t file = 0;
+    const amk_row *r = rule->best(e->rs, &file);
+    if (r) {
+        snprintf(e->params, sizeof e->params, "%s", r->params);
+        snprintf(e->config_id, sizeof e->config_id, "%s", r->config_id);
+        e->latency = r->latency_us;
+        e->spread = r->spread;
+        e->kind = r->latency_kind;
+        e->trial = r->trial;
+        e->file = file;
+    }
+    free(e->rs);
+    e->rs = NULL;
 }
 
 static int on_row(const amk_row *r, void *ud)
@@ -110,8 +123,6 @@ static int on_row(const amk_row *r, void *ud)
             ent *x = &b->e[b->slot[j] - 1];
             if (!strcmp(x->kernel, r->kernel) && !strcmp(x->device, device) &&
                 !strcmp(x->shape, r->shape)) {
-                if (!replaces_group_best(r, x))
-                    return 0;
                 e = x;
                 break;
             }
@@ -137,14 +148,15 @@ static int on_row(const amk_row *r, void *ud)
         const amk_export_target *t = amk__export_resolve(b->o->targets, b->o->n_targets, device);
         e->vendor = t ? t->vendor : "unknown";
         e->arch = t ? t->arch : "unknown";
+        size_t sz = b->o->rule->state_size;
+        if (!(e->rs = calloc(1, sz ? sz : 1))) {
+            b->n--; /* never seen: the slot is taken back below */
+            b->slot[j] = 0;
+            b->oom = 1;
+            return AMK_ENOMEM;
+        }
     }
-    snprintf(e->params, sizeof e->params, "%s", r->params);
-    snprintf(e->config_id, sizeof e->config_id, "%s", r->config_id);
-    e->latency = r->latency_us;
-    e->spread = r->spread;
-    e->kind = r->latency_kind;
-    e->trial = r->trial;
-    e->file = b->file;
+    b->o->rule->add(e->rs, r, b->file);
     return 0;
 }
 
@@ -309,6 +321,8 @@ int amk__export_build(const char *const *paths, size_t n, const amk_export_opts 
     b.o = opts;
     int rc = AMK_OK;
     cJSON *db = NULL;
+    if (!opts->rule)
+        return amk_diag_set(d, AMK_EINVAL, "export: no best rule given");
     for (size_t f = 0; f < n; f++) {
         b.file = f;
         rc = amk_tsv_read(paths[f], on_row, &b, NULL, d);
@@ -317,6 +331,8 @@ int amk__export_build(const char *const *paths, size_t n, const amk_export_opts 
         if (rc != AMK_OK)
             goto done;
     }
+    for (size_t i = 0; i < b.n; i++)
+        take_rule_best(&b.e[i], opts->rule);
     if (opts->kernel && !b.kernel_rows) {
         rc = amk_diag_set(d, AMK_ENOENT, "no row of kernel '%s' in the results file%s",
                           opts->kernel, n > 1 ? "s" : "");
@@ -407,6 +423,8 @@ int amk__export_build(const char *const *paths, size_t n, const amk_export_opts 
         rc = amk_diag_set(d, AMK_ENOMEM, "out of memory building the export database");
     }
 done:
+    for (size_t i = 0; i < b.n; i++)
+        free(b.e[i].rs); /* NULL once taken; set when reading stopped early */
     free(b.e);
     free(b.slot);
     if (rc == AMK_OK)

@@ -51,31 +51,25 @@ const amk__report_stat_type amk__stat_counts_type = {
     1, "counts", sizeof(amk__stat_counts), counts_add, counts_json, counts_print, NULL,
 };
 
-/* Best = lowest latency among ok rows whose latency_kind is accepted by `want`; the first
- * such row wins a tie. */
-static int best_add_if(amk__stat_best *b, const amk_row *r, size_t file, int predicted)
+/* Best = what the caller's rule (the one definition of best) picks from the group's
+ * measured (or replayed) rows; best_predicted asks the same rule about the predicted rows:
+ * the report never shows a prediction as the best. */
+static int best_add(void *state, const amk_row *r, size_t file)
 {
-    int kind_ok = predicted ? r->latency_kind == AMK_LAT_PREDICTED
-                            : (r->latency_kind == AMK_LAT_MEASURED ||
-                               r->latency_kind == AMK_LAT_REPLAYED);
-    if (r->status != AMK_STATUS_OK || !kind_ok || !isfinite(r->latency_us))
-        return AMK_OK;
-    if (!b->has || r->latency_us < b->row.latency_us) {
-        b->has = 1;
-        b->file = file;
-        b->row = *r;
-    }
+    amk__stat_best *b = state;
+    if (b->predicted_only == (r->latency_kind == AMK_LAT_PREDICTED))
+        b->rule->add(b->rs, r, file);
     return AMK_OK;
 }
 
-static int best_add(void *state, const amk_row *r, size_t file)
+static void best_clear(void *state)
 {
-    return best_add_if(state, r, file, 0);
+    free(((amk__stat_best *)state)->rs);
 }
 
-static int best_predicted_add(void *state, const amk_row *r, size_t file)
+const amk_row *amk__stat_best_row(const amk__stat_best *b, size_t *file)
 {
-    return best_add_if(state, r, file, 1);
+    return b && b->rule ? b->rule->best(b->rs, file) : NULL;
 }
 
 static void add_num(cJSON *o, const char *k, double v)
@@ -88,9 +82,10 @@ static void add_num(cJSON *o, const char *k, double v)
 
 static cJSON *best_row_json(const amk__stat_best *b, const amk_report *rep)
 {
-    if (!b->has)
+    size_t file = 0;
+    const amk_row *r = amk__stat_best_row(b, &file);
+    if (!r)
         return cJSON_CreateNull();
-    const amk_row *r = &b->row;
     cJSON *o = cJSON_CreateObject();
     if (!o)
         return NULL;
@@ -109,7 +104,7 @@ static cJSON *best_row_json(const amk__stat_best *b, const amk_report *rep)
     add_num(o, "predicted_us", r->predicted_us);
     add_num(o, "bound_us", r->bound_us);
     add_num(o, "pct_of_roofline", r->pct_of_roofline);
-    cJSON_AddStringToObject(o, "file", amk__report_file(rep, b->file));
+    cJSON_AddStringToObject(o, "file", amk__report_file(rep, file));
     return o;
 }
 
@@ -126,12 +121,13 @@ static void best_predicted_json(const void *state, const amk_report *rep, cJSON 
 static void best_line(const amk__stat_best *b, const amk_report *rep, FILE *f,
                       const char *label)
 {
-    if (!b->has)
+    size_t file = 0;
+    const amk_row *r = amk__stat_best_row(b, &file);
+    if (!r)
         return;
-    const amk_row *r = &b->row;
     fprintf(f, "    %s: %.6g us %s, trial %lld of %s, config %s %s\n", label, r->latency_us,
             amk_latency_kind_name(r->latency_kind), (long long)r->trial,
-            amk__report_file(rep, b->file), r->config_id[0] ? r->config_id : "-", r->params);
+            amk__report_file(rep, file), r->config_id[0] ? r->config_id : "-", r->params);
 }
 
 static void best_print(const void *state, const amk_report *rep, FILE *f)
@@ -145,11 +141,11 @@ static void best_predicted_print(const void *state, const amk_report *rep, FILE 
 }
 
 const amk__report_stat_type amk__stat_best_type = {
-    1, "best", sizeof(amk__stat_best), best_add, best_json, best_print, NULL,
+    1, "best", sizeof(amk__stat_best), best_add, best_json, best_print, best_clear,
 };
 const amk__report_stat_type amk__stat_best_predicted_type = {
-    1,    "best_predicted", sizeof(amk__stat_best), best_predicted_add, best_predicted_json,
-    best_predicted_print, NULL,
+    1,    "best_predicted", sizeof(amk__stat_best), best_add, best_predicted_json,
+    best_predicted_print, best_clear,
 };
 
 const amk__report_stat_type *const amk__report_stats[] = {
@@ -177,6 +173,7 @@ typedef struct file_info {
 } file_info;
 
 struct amk_report {
+    const amk_best_rule *rule;
     file_info *files;
     size_t nfiles;
     size_t nstats;
@@ -298,10 +295,21 @@ static group *group_of(amk_report *rep, const amk_row *r)
     if (!(g->state = calloc(rep->nstats, sizeof *g->state)))
         return NULL;
     for (size_t s = 0; s < rep->nstats; s++) {
-        size_t sz = amk__report_stats[s]->state_size;
-        if (!(g->state[s] = calloc(1, sz ? sz : 1))) {
-            for (size_t k = 0; k < s; k++)
+        const amk__report_stat_type *t = amk__report_stats[s];
+        size_t sz = t->state_size;
+        int ok = (g->state[s] = calloc(1, sz ? sz : 1)) != NULL;
+        if (ok && (t == &amk__stat_best_type || t == &amk__stat_best_predicted_type)) {
+            amk__stat_best *b = g->state[s]; /* the rule's state, zeroed as it asks */
+            b->rule = rep->rule;
+            b->predicted_only = t == &amk__stat_best_predicted_type;
+            ok = (b->rs = calloc(1, rep->rule->state_size ? rep->rule->state_size : 1)) != NULL;
+        }
+        if (!ok) {
+            for (size_t k = 0; k <= s; k++) {
+                if (g->state[k] && amk__report_stats[k]->clear)
+                    amk__report_stats[k]->clear(g->state[k]);
                 free(g->state[k]);
+            }
             free(g->state);
             return NULL;
         }
@@ -342,9 +350,24 @@ static int on_row(const amk_row *r, void *ud)
     return 0;
 }
 
-int amk_report_build(const char *const *paths, size_t n, amk_report **out, amk_diag *d)
+/* vs_default compares the default with the group's best, as the rule chose it. */
+static void speedup_from_best(amk_report *rep)
 {
-    if (!out || (!paths && n))
+    for (size_t g = 0; g < rep->ngroups; g++) {
+        const amk_row *b = amk__stat_best_row(amk__report_state(rep, g, &amk__stat_best_type),
+                                              NULL);
+        amk__stat_speedup *s = (amk__stat_speedup *)amk__report_state(rep, g,
+                                                                      &amk__stat_speedup_type);
+        s->has_best = b && (b->latency_kind == AMK_LAT_MEASURED ||
+                            b->latency_kind == AMK_LAT_REPLAYED);
+        s->best_us = s->has_best ? b->latency_us : NAN;
+    }
+}
+
+int amk_report_build(const char *const *paths, size_t n, const amk_best_rule *rule,
+                     amk_report **out, amk_diag *d)
+{
+    if (!out || (!paths && n) || !rule)
         return amk_diag_set(d, AMK_EINVAL, "amk_report_build: NULL argument");
     *out = NULL;
     if (n == 0)
@@ -353,6 +376,7 @@ int amk_report_build(const char *const *paths, size_t n, amk_report **out, amk_d
     int rc = AMK_ENOMEM;
     if (!rep || !(rep->files = calloc(n, sizeof *rep->files)) || index_grow(rep) != AMK_OK)
         goto oom;
+    rep->rule = rule;
     while (amk__report_stats[rep->nstats])
         rep->nstats++;
     for (size_t i = 0; i < n; i++) {
@@ -368,6 +392,7 @@ int amk_report_build(const char *const *paths, size_t n, amk_report **out, amk_d
         if (rc)
             goto fail;
     }
+    speedup_from_best(rep);
     *out = rep;
     return AMK_OK;
 oom:
@@ -478,10 +503,11 @@ void amk_report_print(const amk_report *rep, FILE *f)
         fprintf(f, "%-*s  %-*s  %-*s  %7zu  %6zu  %5zu  ", wk, gr->kernel, ws, gr->shape, wd,
                 gr->device[0] ? gr->device : "-", c->trials, c->status[AMK_STATUS_OK],
                 c->kept);
-        if (b->has)
-            fprintf(f, "%12.6g  %-9s  %7lld  %s\n", b->row.latency_us,
-                    amk_latency_kind_name(b->row.latency_kind), (long long)b->row.trial,
-                    b->row.config_id[0] ? b->row.config_id : "-");
+        const amk_row *br = amk__stat_best_row(b, NULL);
+        if (br)
+            fprintf(f, "%12.6g  %-9s  %7lld  %s\n", br->latency_us,
+                    amk_latency_kind_name(br->latency_kind), (long long)br->trial,
+                    br->config_id[0] ? br->config_id : "-");
         else
             fprintf(f, "%12s  %-9s  %7s  %s\n", "-", "-", "-", "-");
         for (size_t s = 0; s < rep->nstats; s++)

@@ -43,11 +43,7 @@ static int speedup_add(void *state, const amk_row *r, size_t file)
 {
     amk__stat_speedup *s = state;
     uint64_t id;
-    (void)file;
-    if (is_measured(r) && (!s->has_best || r->latency_us < s->best_us)) {
-        s->has_best = 1;
-        s->best_us = r->latency_us;
-    }
+    (void)file; /* best_us comes from the best statistic once every row is read */
     if (amk__id_parse(r->config_id, &id) != AMK_OK)
         return AMK_OK;
     if (vec_reserve((void **)&s->pts, &s->cap, s->n, sizeof *s->pts) != AMK_OK)
@@ -386,22 +382,33 @@ double amk__model_spearman(const amk__stat_model *m)
     return rho;
 }
 
+/* The best row of the group whose model statistic is `state`, when its latency was
+ * measured (or replayed); NULL otherwise: a prediction is never shown as a measurement. */
+static const amk_row *measured_best(const amk_report *rep, const void *state)
+{
+    for (size_t g = 0; g < amk__report_groups(rep); g++)
+        if (amk__report_state(rep, g, &amk__stat_model_type) == state) {
+            const amk_row *b = amk__stat_best_row(amk__report_state(rep, g,
+                                                                    &amk__stat_best_type), NULL);
+            return b && (b->latency_kind == AMK_LAT_MEASURED ||
+                         b->latency_kind == AMK_LAT_REPLAYED) ? b : NULL;
+        }
+    return NULL;
+}
+
 static void model_json(const void *state, const amk_report *rep, cJSON *group)
 {
     const amk__stat_model *m = state;
-    const amk__stat_best *b = NULL;
-    for (size_t g = 0; g < amk__report_groups(rep) && !b; g++)
-        if (amk__report_state(rep, g, &amk__stat_model_type) == state)
-            b = amk__report_state(rep, g, &amk__stat_best_type);
+    const amk_row *b = measured_best(rep, state);
     cJSON *o = cJSON_AddObjectToObject(group, "model");
     if (!o)
         return;
     cJSON_AddNumberToObject(o, "pairs", (double)m->n);
     add_num(o, "spearman", amk__model_spearman(m));
-    if (b && b->has) {
-        add_num(o, "best_predicted_us", b->row.predicted_us);
-        add_num(o, "best_measured_us", b->row.latency_us);
-        add_num(o, "best_measured_over_predicted", b->row.latency_us / b->row.predicted_us);
+    if (b) {
+        add_num(o, "best_predicted_us", b->predicted_us);
+        add_num(o, "best_measured_us", b->latency_us);
+        add_num(o, "best_measured_over_predicted", b->latency_us / b->predicted_us);
     } else {
         cJSON_AddNullToObject(o, "best_predicted_us");
         cJSON_AddNullToObject(o, "best_measured_us");
@@ -412,10 +419,7 @@ static void model_json(const void *state, const amk_report *rep, cJSON *group)
 static void model_print(const void *state, const amk_report *rep, FILE *f)
 {
     const amk__stat_model *m = state;
-    const amk__stat_best *b = NULL;
-    for (size_t g = 0; g < amk__report_groups(rep) && !b; g++)
-        if (amk__report_state(rep, g, &amk__stat_model_type) == state)
-            b = amk__report_state(rep, g, &amk__stat_best_type);
+    const amk_row *b = measured_best(rep, state);
     if (!m->n)
         return;
     double rho = amk__model_spearman(m);
@@ -424,11 +428,11 @@ static void model_print(const void *state, const amk_report *rep, FILE *f)
     else
         fprintf(f, "    model: Spearman n/a over %zu measured rows (too few, or the predictions "
                 "or measurements are all equal)", m->n);
-    if (b && b->has && isfinite(b->row.predicted_us))
-        fprintf(f, "; best measured %.6g us vs predicted %.6g us", b->row.latency_us,
-                b->row.predicted_us);
-    if (b && b->has && isfinite(b->row.pct_of_roofline))
-        fprintf(f, ", %.1f%% of roofline", b->row.pct_of_roofline);
+    if (b && isfinite(b->predicted_us))
+        fprintf(f, "; best measured %.6g us vs predicted %.6g us", b->latency_us,
+                b->predicted_us);
+    if (b && isfinite(b->pct_of_roofline))
+        fprintf(f, ", %.1f%% of roofline", b->pct_of_roofline);
     fputc('\n', f);
 }
 

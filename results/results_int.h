@@ -77,10 +77,13 @@ typedef struct amk__stat_counts {
 } amk__stat_counts;
 
 typedef struct amk__stat_best {
-    int has;
-    size_t file;
-    amk_row row;
+    const amk_best_rule *rule; /* the report's */
+    void *rs;                  /* the rule's state for this group */
+    int predicted_only;        /* best_predicted: the rule sees predicted rows only;
+                                  best: every other row */
 } amk__stat_best;
+/* The row the rule chose (NULL: none) and its file index (file may be NULL). */
+const amk_row *amk__stat_best_row(const amk__stat_best *b, size_t *file);
 
 extern const amk__report_stat_type amk__stat_counts_type;
 extern const amk__report_stat_type amk__stat_best_type;           /* measured or replayed */

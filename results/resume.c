@@ -1,6 +1,7 @@
 /* Resume state: one streaming pass over results.tsv restores what a continued run needs
- * for one (kernel, shape, device): the ids already evaluated, the incumbent, and the trial
- * number to continue from (over all rows of the file, whatever their key). */
+ * for one (kernel, shape, device): the ids already evaluated, the incumbent (the caller's
+ * rule, fed the matching rows), and the trial number to continue from (over all rows of
+ * the file, whatever their key). */
 #include "results_int.h"
 
 #include <stdlib.h>
@@ -10,8 +11,8 @@ struct amk_resume {
     int64_t last_trial;
     size_t rows;
     amk_idset *seen;
-    int has_incumbent;
-    amk_row incumbent;
+    const amk_best_rule *rule;
+    void *rule_state; /* rule->state_size bytes, NULL without a rule */
 };
 
 typedef struct load_ctx {
@@ -34,24 +35,25 @@ static int on_row(const amk_row *row, void *ud)
     r->rows++;
     if (row->config_id[0] && amk_idset_add(r->seen, row->config_id) < 0)
         return amk_diag_set(c->d, AMK_ENOMEM, "%s: out of memory", c->path);
-    if (row->kept == 1 && row->status == AMK_STATUS_OK) {
-        r->incumbent = *row;
-        r->has_incumbent = 1;
-    }
+    if (r->rule)
+        r->rule->add(r->rule_state, row, 0);
     return 0;
 }
 
 int amk_resume_load(const char *path, const char *kernel, const char *shape,
-                    const char *device, amk_resume **out, amk_diag *d)
+                    const char *device, const amk_best_rule *rule, amk_resume **out,
+                    amk_diag *d)
 {
     if (!path || !out)
         return amk_diag_set(d, AMK_EINVAL, "amk_resume_load: NULL argument");
     *out = NULL;
     amk_resume *r = calloc(1, sizeof *r);
-    if (!r || !(r->seen = amk_idset_create())) {
-        free(r);
+    if (!r || !(r->seen = amk_idset_create()) ||
+        (rule && !(r->rule_state = calloc(1, rule->state_size ? rule->state_size : 1)))) {
+        amk_resume_free(r);
         return amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path);
     }
+    r->rule = rule;
     load_ctx c = {r, kernel, shape, device, path, d};
     int rc = amk_tsv_read(path, on_row, &c, NULL, d);
     if (rc == AMK_ENOENT) { /* nothing recorded yet: resuming starts from scratch */
@@ -71,6 +73,7 @@ void amk_resume_free(amk_resume *r)
     if (!r)
         return;
     amk_idset_free(r->seen);
+    free(r->rule_state);
     free(r);
 }
 
@@ -91,7 +94,7 @@ int amk_resume_seen(const amk_resume *r, const char *config_id)
 
 const amk_row *amk_resume_incumbent(const amk_resume *r)
 {
-    return r && r->has_incumbent ? &r->incumbent : NULL;
+    return r && r->rule ? r->rule->best(r->rule_state, NULL) : NULL;
 }
 
 struct amk_idset *amk_resume_take_seen(amk_resume *r)

@@ -56,12 +56,11 @@ typedef struct amk_incumbent {
 int amk_keep_decide(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
                     double min_gain);
 
-/* The one definition of "best" for a group of rows (one kernel, shape and device; the caller
- * groups them, in any order): the last ok row recorded kept=1 in trial order; without one,
- * the keep rule replayed on the ok rows in trial order (a later row replaces the incumbent
- * only when faster by more than max(min_gain, either spread)). Index into rows, -1 when no
- * row is ok. report, propose, export and best.json all ask this (HARNESS.md "Best"). */
-long amk_history_best_row(const amk_row *rows, size_t n, double min_gain);
+/* The one definition of "best" (HARNESS.md "Best"; search/history.c says how): the rule that
+ * loop resume, `amk evaluate`, propose, report, export and best.json all use. Its replay
+ * of rows without a recorded decision uses the loop's default margin. */
+#define AMK_HISTORY_MIN_GAIN 0.01
+extern const amk_best_rule amk_history_rule;
 
 typedef struct amk_loop_progress {
     int64_t trial, budget;         /* budget 0 = none */

@@ -2,7 +2,6 @@
  * a batch go out in one locked, fsynced append) -> best.json whenever the incumbent changes.
  * Stops on budget, time limit or an exhausted strategy; resumes from results.tsv. */
 #include "search_int.h"
-#include "amk_space_json.h" /* amk_config_to_json (JSON edge; the history work may move it) */
 
 #include <math.h>
 #include <stdlib.h>
@@ -66,11 +65,11 @@ static void restore_incumbent(const amk_resume *rs, const amk_space *sp, amk_inc
 static int write_best(const char *path, const amk_row *row, const amk_incumbent *inc,
                       amk_diag *d)
 {
-    cJSON *cj = amk_config_to_json(&inc->config);
-    if (!cj)
+    char *text = amk_config_canonical(&inc->config);
+    if (!text)
         return amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path);
-    int rc = amk_best_write(path, row, cj, d);
-    cJSON_Delete(cj);
+    int rc = amk_best_write(path, row, text, d);
+    free(text);
     return rc;
 }
 
@@ -145,7 +144,7 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
      * while the slowest of a batch finishes. */
     const int par = amk_evaluator_parallelism(o->ev);
     const int batch = o->batch > 0 ? o->batch : par > 1 ? 2 * par : 1;
-    const double min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? 0 : 0.01;
+    const double min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? 0 : AMK_HISTORY_MIN_GAIN;
     const amk_limits *lim = amk_space_limits(sp);
 
     loop_key key = {0};
@@ -185,7 +184,8 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
         goto done;
 
     if (o->resume) {
-        rc = amk_resume_load(o->results_path, key.kernel, key.shape, key.device, &rs, d);
+        rc = amk_resume_load(o->results_path, key.kernel, key.shape, key.device,
+                             &amk_history_rule, &rs, d);
         if (rc < 0)
             goto done;
         rc = amk_tsv_read(o->results_path, seen_row, &key, NULL, d);

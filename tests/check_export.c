@@ -4,6 +4,7 @@
  * JSON lookup does. */
 #include "amk_cost_model.h"
 #include "amk_results.h"
+#include "amk_search.h" /* amk_history_rule */
 #include "amk_test.h"
 
 #include <check.h>
@@ -33,7 +34,8 @@ static amk_export_target targets[16];
 static int build_db(const char *file, const char *kernel, int replayed, amk_export_db **db,
                     amk_diag *d)
 {
-    amk_export_opts o = {.kernel = kernel, .include_replayed = replayed, .targets = targets};
+    amk_export_opts o = {.kernel = kernel, .include_replayed = replayed, .targets = targets,
+                         .rule = &amk_history_rule};
     for (int i = 0; i < amk_target_count() && i < 16; i++, o.n_targets++) {
         const amk_target *t = amk_target_at(i);
         targets[i] = (amk_export_target){t->key, t->name, t->vendor, t->arch};

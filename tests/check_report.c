@@ -2,6 +2,7 @@
  * row): counts, compile time statistics, trials to within 1% of the best, speedup over the
  * default config, Spearman rank correlation, and the SVG plots. Known answers are worked
  * out by hand in the comments. */
+#include "amk_search.h" /* amk_history_rule */
 #include "amk_test.h"
 #include "results_int.h"
 
@@ -20,7 +21,8 @@ static amk_report *build(void)
     amk_report *rep = NULL;
     amk_diag d;
     amk_diag_clear(&d);
-    ck_assert_msg(amk_report_build(paths, 2, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(paths, 2, &amk_history_rule, &rep, &d) == AMK_OK, "%s",
+                  d.msg);
     ck_assert_uint_eq(amk_report_ngroups(rep), 2);
     const char *k, *s, *dev;
     ck_assert_int_eq(amk_report_group(rep, 0, &k, &s, &dev), AMK_OK);

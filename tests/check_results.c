@@ -1,6 +1,7 @@
 /* Check suite of the results module: the TSV codec, appender and reader (header, torn rows,
  * concurrent appends, pandas), resume state, the id set, best.json and the report. */
 #include "amk_results.h"
+#include "amk_search.h" /* amk_history_rule */
 #include "amk_test.h"
 #include "results_int.h"
 
@@ -895,7 +896,8 @@ START_TEST(test_amk_resume_load_restores_incumbent_seen_and_last_trial)
     const char *p = resume_file();
     amk_resume *r = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_resume_load(p, "gemm", "s1", "devA", &r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_resume_load(p, "gemm", "s1", "devA",
+                                  &amk_history_rule, &r, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(amk_resume_last_trial(r), 42); /* over every key */
     ck_assert_int_eq(amk_resume_rows(r), 5);        /* trials 1, 2, 5, 6, 7 */
     const amk_row *inc = amk_resume_incumbent(r);
@@ -923,17 +925,20 @@ START_TEST(test_amk_resume_load_filters_by_device)
     const char *p = resume_file();
     amk_resume *r = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_resume_load(p, "gemm", "s1", "devB", &r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_resume_load(p, "gemm", "s1", "devB",
+                                  &amk_history_rule, &r, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(amk_resume_rows(r), 2);
     ck_assert_int_eq(amk_resume_incumbent(r)->trial, 8);
     ck_assert(!amk_resume_seen(r, id_of(1)));
     amk_resume_free(r);
-    ck_assert_msg(amk_resume_load(p, "gemm", "s1", NULL, &r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_resume_load(p, "gemm", "s1", NULL,
+                                  &amk_history_rule, &r, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(amk_resume_rows(r), 7);
     ck_assert_int_eq(amk_resume_incumbent(r)->trial, 8); /* the last kept ok row of any device */
     ck_assert(amk_resume_seen(r, id_of(1)) && amk_resume_seen(r, id_of(3)));
     amk_resume_free(r);
-    ck_assert_msg(amk_resume_load(p, "gemm", "s9", NULL, &r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_resume_load(p, "gemm", "s9", NULL,
+                                  &amk_history_rule, &r, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(amk_resume_rows(r), 0);
     ck_assert_ptr_null(amk_resume_incumbent(r));
     ck_assert_int_eq(amk_resume_last_trial(r), 42);
@@ -945,7 +950,8 @@ START_TEST(test_amk_resume_load_missing_file_is_empty)
 {
     amk_resume *r = NULL;
     amk_diag d = {0};
-    ck_assert_int_eq(amk_resume_load(tpath("none.tsv"), "gemm", "s1", NULL, &r, &d), AMK_OK);
+    ck_assert_int_eq(amk_resume_load(tpath("none.tsv"), "gemm", "s1", NULL,
+                                     &amk_history_rule, &r, &d), AMK_OK);
     ck_assert_int_eq(amk_resume_last_trial(r), 0);
     ck_assert_int_eq(amk_resume_rows(r), 0);
     ck_assert_ptr_null(amk_resume_incumbent(r));
@@ -958,10 +964,11 @@ START_TEST(test_amk_resume_load_reports_malformed_file)
     const char *p = file_with("rbad.tsv", "1\tx\n2\t\t\t\t\t\t\tok\t\t\t\t\t\t\t\t\t0\t\t\n", 0);
     amk_resume *r = (amk_resume *)&r;
     amk_diag d = {0};
-    ck_assert_int_eq(amk_resume_load(p, "gemm", "s1", NULL, &r, &d), AMK_OK); /* 1 torn row */
+    ck_assert_int_eq(amk_resume_load(p, "gemm", "s1", NULL,
+                                     &amk_history_rule, &r, &d), AMK_OK); /* 1 torn row */
     amk_resume_free(r);
     p = file_with("rbad2.tsv", "1\tx\tgemm\ts1\tBAD\t{}\n3\t\t\t\t\t\t\tok\t\t\t\t\t\t\t\t\t0\t\t\n", 0);
-    ck_assert_int_eq(amk_resume_load(p, "gemm", "s1", NULL, &r, &d), AMK_ETSV);
+    ck_assert_int_eq(amk_resume_load(p, "gemm", "s1", NULL, &amk_history_rule, &r, &d), AMK_ETSV);
     ck_assert_ptr_null(r);
     ck_assert_msg(strstr(d.msg, ":3: column config_id: 'BAD'"), "%s", d.msg);
 }
@@ -1058,7 +1065,10 @@ START_TEST(test_amk_best_write_writes_every_field)
     amk_row r = full_row(57);
     cJSON *cfg = cJSON_Parse("{\"kernel\":\"gemm\",\"shape\":\"s\",\"params\":{\"BM\":128}}");
     amk_diag d = {0};
-    ck_assert_msg(amk_best_write(p, &r, cfg, &d) == AMK_OK, "%s", d.msg);
+    char *cfg_text = cJSON_PrintUnformatted(cfg);
+    ck_assert_msg(amk_best_write(p, &r, cfg_text, &d) == AMK_OK, "%s", d.msg);
+    free(cfg_text);
+    ck_assert_int_eq(amk_best_write(p, &r, "{not json", &d), AMK_EINVAL); /* nothing written */
     cJSON *j = read_json(p);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "kernel")->valuestring, "gemm");
     ck_assert_str_eq(cJSON_GetObjectItem(j, "shape")->valuestring, r.shape);
@@ -1143,7 +1153,7 @@ START_TEST(test_amk_report_build_counts_every_status)
     const char *p = report_file("c.tsv", rows, 6);
     amk_report *rep = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_report_build(&p, 1, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
     ck_assert_uint_eq(amk__report_groups(rep), 1);
     const amk__stat_counts *c = amk__report_state(rep, 0, &amk__stat_counts_type);
     ck_assert_uint_eq(c->status[AMK_STATUS_OK], 2);
@@ -1182,7 +1192,7 @@ START_TEST(test_amk_report_build_predicted_never_beats_measured)
     const char *p = report_file("b.tsv", rows, 8);
     amk_report *rep = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_report_build(&p, 1, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
     cJSON *j = amk_report_json(rep);
     cJSON *best = cJSON_GetObjectItem(group_json(j, 0), "best");
     ck_assert_int_eq(cJSON_GetObjectItem(best, "trial")->valueint, 3);
@@ -1198,7 +1208,7 @@ START_TEST(test_amk_report_build_predicted_never_beats_measured)
 
     /* Only predictions: no best at all, the prediction stays apart. */
     p = report_file("p.tsv", &rows[1], 1);
-    ck_assert_msg(amk_report_build(&p, 1, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
     j = amk_report_json(rep);
     ck_assert(cJSON_IsNull(cJSON_GetObjectItem(group_json(j, 0), "best")));
     ck_assert(cJSON_IsObject(cJSON_GetObjectItem(group_json(j, 0), "best_predicted")));
@@ -1221,7 +1231,7 @@ START_TEST(test_amk_report_build_groups_and_merges_files)
     const char *paths[2] = {report_file("a.tsv", a, 3), report_file("b.tsv", b, 2)};
     amk_report *rep = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_report_build(paths, 2, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(paths, 2, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
     ck_assert_uint_eq(amk__report_groups(rep), 4);
     cJSON *j = amk_report_json(rep);
     const char *want[4][3] = {
@@ -1252,10 +1262,10 @@ START_TEST(test_amk_report_build_names_missing_or_bad_file)
     const char *paths[2] = {report_file("ok.tsv", &a, 1), tpath("missing.tsv")};
     amk_report *rep = (amk_report *)&rep;
     amk_diag d = {0};
-    ck_assert_int_eq(amk_report_build(paths, 2, &rep, &d), AMK_ENOENT);
+    ck_assert_int_eq(amk_report_build(paths, 2, &amk_history_rule, &rep, &d), AMK_ENOENT);
     ck_assert_ptr_null(rep);
     ck_assert_ptr_nonnull(strstr(d.msg, "missing.tsv"));
-    ck_assert_int_eq(amk_report_build(paths, 0, &rep, &d), AMK_EINVAL);
+    ck_assert_int_eq(amk_report_build(paths, 0, &amk_history_rule, &rep, &d), AMK_EINVAL);
 }
 END_TEST
 
@@ -1270,7 +1280,7 @@ START_TEST(test_amk_report_print_shows_groups_and_bests)
     const char *p = report_file("pr.tsv", rows, 4);
     amk_report *rep = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_report_build(&p, 1, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

@@ -1371,29 +1371,59 @@ static amk_row hist_row(int64_t trial, double us, int kept, amk_status st)
     amk_row_init(&r);
     r.trial = trial;
     r.latency_us = us;
+    r.latency_kind = AMK_LAT_MEASURED;
     r.kept = kept;
     r.status = st;
     return r;
 }
 
-START_TEST(test_amk_history_best_row_honours_kept_then_replays_keep_rule)
+/* The trial amk_history_rule picks from rows (file[i] = row i's file; NULL: all file 0),
+ * or -1 when it picks none. */
+static int64_t history_pick(const amk_row *rows, const size_t *file, size_t n)
+{
+    void *st = calloc(1, amk_history_rule.state_size);
+    ck_assert_ptr_nonnull(st);
+    for (size_t i = 0; i < n; i++)
+        amk_history_rule.add(st, &rows[i], file ? file[i] : 0);
+    const amk_row *b = amk_history_rule.best(st, NULL);
+    int64_t t = b ? b->trial : -1;
+    free(st);
+    return t;
+}
+
+START_TEST(test_amk_history_rule_honours_kept_then_replays_keep_rule)
 {
     /* trial 34 kept; trial 112 is 0.65% faster but was not kept (inside min_gain): 34 stays */
-    amk_row rows[4] = {hist_row(112, 99.35, 0, AMK_STATUS_OK), hist_row(34, 100.0, 1, AMK_STATUS_OK),
-                       hist_row(7, 120.0, 1, AMK_STATUS_OK), hist_row(200, 50.0, 1, AMK_STATUS_WRONG)};
-    ck_assert_int_eq(amk_history_best_row(rows, 4, 0.01), 1);
-    /* no recorded decision: the keep rule replayed in trial order, whatever the file order */
-    amk_row sweep[4] = {hist_row(3, 99.35, 0, AMK_STATUS_OK), hist_row(1, 100.0, 0, AMK_STATUS_OK),
-                        hist_row(2, 130.0, 0, AMK_STATUS_OK), hist_row(4, 90.0, -1, AMK_STATUS_OK)};
-    ck_assert_int_eq(amk_history_best_row(sweep, 3, 0.01), 1);
-    ck_assert_int_eq(amk_history_best_row(sweep, 4, 0.01), 3);
-    ck_assert_int_eq(amk_history_best_row(sweep, 3, 0.0), 0);
-    /* a spread wider than the gain keeps the earlier trial */
-    sweep[0].spread = 0.02;
-    ck_assert_int_eq(amk_history_best_row(sweep, 3, 0.0), 1);
+    amk_row rows[4] = {hist_row(7, 120.0, 1, AMK_STATUS_OK), hist_row(34, 100.0, 1, AMK_STATUS_OK),
+                       hist_row(112, 99.35, 0, AMK_STATUS_OK),
+                       hist_row(200, 50.0, 1, AMK_STATUS_WRONG)};
+    ck_assert_int_eq(history_pick(rows, NULL, 4), 34);
+    /* no recorded decision: the keep rule replayed in file order */
+    amk_row sweep[4] = {hist_row(1, 100.0, 0, AMK_STATUS_OK), hist_row(2, 130.0, 0, AMK_STATUS_OK),
+                        hist_row(3, 99.35, 0, AMK_STATUS_OK), hist_row(4, 90.0, 0, AMK_STATUS_OK)};
+    ck_assert_int_eq(history_pick(sweep, NULL, 3), 1);
+    ck_assert_int_eq(history_pick(sweep, NULL, 4), 4);
+    /* 2% faster replaces; a spread wider than the gain keeps the earlier trial */
+    sweep[2].latency_us = 98.0;
+    ck_assert_int_eq(history_pick(sweep, NULL, 3), 3);
+    sweep[2].spread = 0.03;
+    ck_assert_int_eq(history_pick(sweep, NULL, 3), 1);
+    /* a measurement outranks a prediction, kept or not; a replayed one counts as measured */
+    amk_row kinds[2] = {hist_row(1, 10.0, 1, AMK_STATUS_OK), hist_row(2, 100.0, 0, AMK_STATUS_OK)};
+    kinds[0].latency_kind = AMK_LAT_PREDICTED;
+    ck_assert_int_eq(history_pick(kinds, NULL, 2), 2);
+    ck_assert_int_eq(history_pick(kinds, NULL, 1), 1);
+    /* several files: each file's incumbent, then the keep rule across files in order */
+    amk_row two[3] = {hist_row(5, 100.0, 1, AMK_STATUS_OK), hist_row(1, 99.5, 1, AMK_STATUS_OK),
+                      hist_row(2, 90.0, 0, AMK_STATUS_OK)};
+    const size_t files[3] = {0, 1, 1};
+    ck_assert_int_eq(history_pick(two, files, 2), 5);  /* 0.5% faster: file 0's stays */
+    two[1].kept = 0;
+    two[2].kept = 1;
+    ck_assert_int_eq(history_pick(two, files, 3), 2);  /* 10% faster: file 1's wins */
     amk_row bad[1] = {hist_row(1, 10.0, 1, AMK_STATUS_WRONG)};
-    ck_assert_int_eq(amk_history_best_row(bad, 1, 0.01), -1);
-    ck_assert_int_eq(amk_history_best_row(NULL, 0, 0.01), -1);
+    ck_assert_int_eq(history_pick(bad, NULL, 1), -1);
+    ck_assert_int_eq(history_pick(NULL, NULL, 0), -1);
 }
 END_TEST
 
@@ -1433,7 +1463,7 @@ static Suite *search_suite(void)
     tc = tcase(s, "internals", 30);
     tcase_add_test(tc, test_amk__sampler_next_serves_every_config_once);
     tcase_add_test(tc, test_amk__jump_moves_two_or_three_params);
-    tcase_add_test(tc, test_amk_history_best_row_honours_kept_then_replays_keep_rule);
+    tcase_add_test(tc, test_amk_history_rule_honours_kept_then_replays_keep_rule);
     return s;
 }
 
