@@ -37,8 +37,9 @@ typedef struct amk_verdict {
 /* Sets every field to its "nothing known" value (NAN numbers, correct and cache_hit -1,
  * status not_recorded, valid 0, empty text). */
 void amk_verdict_init(amk_verdict *v);
-/* JSON per space_defs/schema/verdict.schema.json. Caller frees with cJSON_Delete. */
-cJSON *amk_verdict_to_json(const amk_verdict *v);
+/* JSON text per space_defs/schema/verdict.schema.json (unformatted). Caller frees with
+ * free(); NULL when out of memory. */
+char *amk_verdict_to_json(const amk_verdict *v);
 /* The results.tsv row of one trial of config c: every verdict field, plus the trial number,
  * shape text, who proposed it (source), the device and whether it became the incumbent.
  * The note joins the verdict's reason and notes. AMK_ENOMEM when params cannot be built. */
