@@ -126,6 +126,10 @@ const amk_backend_type *amk_backend_find(const char *name);
 
 typedef struct amk_evaluator amk_evaluator;
 
+/* The file part of a "sim:FILE" backend string (empty for "sim:"), NULL when backend is
+ * not one: the one place that reads the "sim:" spelling. */
+const char *amk_backend_sim_file(const char *backend);
+
 /* backend: "model", "sim:FILE", "gpu", or "auto" (gpu when a device answers; else sim when
  * a recorded sweep for kernel+shape exists in space_defs/data; else model; it logs which and
  * why). For "auto", kernel/shape pick the recorded sweep and may be NULL. */
