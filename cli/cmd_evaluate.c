@@ -252,7 +252,11 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
             fprintf(stderr, "logged as trial %lld in %s%s\n", (long long)row.trial, results,
                     row.kept ? " (new incumbent)" : "");
     }
-    rc = cli_print_json(ctx, amk_verdict_to_json(&v));
+    {
+        char *text = amk_verdict_to_json(&v);
+        rc = cli_print_json(ctx, text ? cJSON_Parse(text) : NULL);
+        free(text);
+    }
 
 done:
     amk_space_free(sp);

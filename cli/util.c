@@ -405,9 +405,10 @@ int cli_check_backend(cli_ctx *ctx, const char *b)
 {
     if (!strcmp(b, "model") || !strcmp(b, "auto") || !strcmp(b, "gpu"))
         return CLI_EXIT_OK;
-    if (!strncmp(b, "sim:", 4) && b[4])
+    const char *sim_file = amk_backend_sim_file(b);
+    if (sim_file && *sim_file)
         return CLI_EXIT_OK;
-    if (!strcmp(b, "sim") || !strcmp(b, "sim:"))
+    if (!strcmp(b, "sim") || sim_file)
         return cli_fail(ctx, CLI_EXIT_USAGE, "--backend sim needs the file to replay: "
                         "--backend sim:FILE");
     return cli_fail(ctx, CLI_EXIT_USAGE, "unknown backend '%s' (model, sim:FILE, gpu, auto)",
@@ -428,7 +429,7 @@ int cli_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opt
     else if (rc == AMK_ENODEV || rc == AMK_EUNSUPPORTED || rc == AMK_EBACKEND ||
              rc == AMK_EWORKER)
         code = CLI_EXIT_NODEV;
-    else if (!strncmp(backend, "sim:", 4))
+    else if (amk_backend_sim_file(backend))
         code = CLI_EXIT_RESULTS; /* the file to replay is a results file */
     else
         code = cli_exit_for(rc);

@@ -37,8 +37,9 @@ typedef struct amk_verdict {
 /* Sets every field to its "nothing known" value (NAN numbers, correct and cache_hit -1,
  * status not_recorded, valid 0, empty text). */
 void amk_verdict_init(amk_verdict *v);
-/* JSON per space_defs/schema/verdict.schema.json. Caller frees with cJSON_Delete. */
-cJSON *amk_verdict_to_json(const amk_verdict *v);
+/* JSON text per space_defs/schema/verdict.schema.json (unformatted). Caller frees with
+ * free(); NULL when out of memory. */
+char *amk_verdict_to_json(const amk_verdict *v);
 /* The results.tsv row of one trial of config c: every verdict field, plus the trial number,
  * shape text, who proposed it (source), the device and whether it became the incumbent.
  * The note joins the verdict's reason and notes. AMK_ENOMEM when params cannot be built. */
@@ -124,6 +125,10 @@ int amk_gpu_devices(amk_gpu_device *out, int cap, int *n, amk_diag *d);
 const amk_backend_type *amk_backend_find(const char *name);
 
 typedef struct amk_evaluator amk_evaluator;
+
+/* The file part of a "sim:FILE" backend string (empty for "sim:"), NULL when backend is
+ * not one: the one place that reads the "sim:" spelling. */
+const char *amk_backend_sim_file(const char *backend);
 
 /* backend: "model", "sim:FILE", "gpu", or "auto" (gpu when a device answers; else sim when
  * a recorded sweep for kernel+shape exists in space_defs/data; else model; it logs which and

@@ -7,6 +7,12 @@
 
 #include "amk_evaluator.h"
 
+#include <cjson/cJSON.h>
+
+/* amk_verdict_to_json as a cJSON object, for the tests that inspect its keys. Caller frees
+ * with cJSON_Delete. */
+cJSON *amk_verdict_json(const amk_verdict *v);
+
 /* Built-in backend types. The gpu one lives in evaluator/gpu/ and exists only in builds
  * with a GPU vendor layer. */
 extern const amk_backend_type amk_backend_model;

@@ -1,6 +1,6 @@
 /* The verdict: one config's outcome, its "nothing known" initial value and its JSON form
  * (space_defs/schema/verdict.schema.json). Absent numbers are JSON null, never NaN. */
-#include "amk_evaluator.h"
+#include "evaluator_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -58,7 +58,7 @@ static int add_tristate(cJSON *o, const char *key, int x)
     return item && cJSON_AddItemToObject(o, key, item);
 }
 
-cJSON *amk_verdict_to_json(const amk_verdict *v)
+cJSON *amk_verdict_json(const amk_verdict *v)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -156,4 +156,12 @@ void amk_verdict_from_row(const amk_row *r, amk_verdict *v)
     v->cache_hit = r->cache_hit;
     snprintf(v->device, sizeof v->device, "%s", r->device);
     snprintf(v->notes, sizeof v->notes, "%s", r->note);
+}
+
+char *amk_verdict_to_json(const amk_verdict *v)
+{
+    cJSON *o = amk_verdict_json(v);
+    char *text = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return text;
 }

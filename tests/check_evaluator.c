@@ -294,7 +294,7 @@ START_TEST(test_amk_verdict_to_json_exact_keys)
 {
     amk_verdict v;
     amk_verdict_init(&v);
-    cJSON *j = amk_verdict_to_json(&v);
+    cJSON *j = amk_verdict_json(&v);
     ck_assert_ptr_nonnull(j);
     int n = 0;
     for (const cJSON *it = j->child; it; it = it->next, n++) {
@@ -341,7 +341,7 @@ START_TEST(test_amk_verdict_to_json_values)
     snprintf(v.device, sizeof v.device, "NVIDIA H100");
     snprintf(v.regime, sizeof v.regime, "cold_l2");
     snprintf(v.notes, sizeof v.notes, "n");
-    cJSON *j = amk_verdict_to_json(&v);
+    cJSON *j = amk_verdict_json(&v);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "status")->valuestring, "ok");
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "valid")));
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "correct")));
@@ -360,7 +360,7 @@ START_TEST(test_amk_verdict_to_json_values)
     v.status = AMK_STATUS_REJECTED;
     v.correct = 0;
     snprintf(v.reason, sizeof v.reason, "restriction 'A' is false");
-    j = amk_verdict_to_json(&v);
+    j = amk_verdict_json(&v);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "rejected_reason")->valuestring,
                      "restriction 'A' is false");
     ck_assert_str_eq(cJSON_GetObjectItem(j, "reason")->valuestring, "restriction 'A' is false");
@@ -371,7 +371,7 @@ START_TEST(test_amk_verdict_to_json_values)
     /* A 64-bit seed survives exactly, as an integer literal. */
     amk_verdict_init(&v);
     v.seed = UINT64_C(18446744073709551557);
-    j = amk_verdict_to_json(&v);
+    j = amk_verdict_json(&v);
     char *text = cJSON_PrintUnformatted(j);
     ck_assert_ptr_nonnull(strstr(text, "\"seed\":18446744073709551557,"));
     free(text);
@@ -394,7 +394,7 @@ START_TEST(test_amk_verdict_to_json_matches_schema)
     ck_assert_ptr_nonnull(props);
     amk_verdict v;
     amk_verdict_init(&v);
-    cJSON *j = amk_verdict_to_json(&v);
+    cJSON *j = amk_verdict_json(&v);
     for (const cJSON *it = j->child; it; it = it->next)
         ck_assert_msg(cJSON_GetObjectItem(props, it->string), "key %s not in the schema",
                       it->string);
@@ -491,7 +491,7 @@ START_TEST(test_amk_evaluator_run_rejected_reason_names_restriction)
     char id[17];
     amk_config_id(&c1, id);
     ck_assert_str_eq(v[0].config_id, id);
-    cJSON *j = amk_verdict_to_json(&v[0]);
+    cJSON *j = amk_verdict_json(&v[0]);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "rejected_reason")->valuestring, v[0].reason);
     cJSON_Delete(j);
     amk_evaluator_free(ev);
@@ -681,7 +681,7 @@ START_TEST(test_amk_evaluator_run_floor_guard_withholds_too_fast)
     ck_assert_msg(strstr(v.notes, want), "notes '%s' lack the latency %s", v.notes, want);
     ck_assert_ptr_nonnull(strstr(v.notes, "fake run")); /* the backend's notes are kept */
     ck_assert_ptr_nonnull(strstr(v.reason, "floor"));
-    cJSON *j = amk_verdict_to_json(&v);
+    cJSON *j = amk_verdict_json(&v);
     ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "latency_us")));
     cJSON_Delete(j);
 
@@ -754,7 +754,7 @@ START_TEST(test_backend_model_never_measured)
         ck_assert_int_eq(v[i].correct, -1);
         ck_assert(isnan(v[i].compile_ms));
         ck_assert_ptr_nonnull(strstr(v[i].device, "(model)"));
-        cJSON *j = amk_verdict_to_json(&v[i]);
+        cJSON *j = amk_verdict_json(&v[i]);
         ck_assert_str_eq(cJSON_GetObjectItem(j, "latency_kind")->valuestring, "predicted");
         ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "correct")));
         cJSON_Delete(j);
