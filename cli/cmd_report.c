@@ -62,6 +62,12 @@ static int set_defaults(cli_ctx *ctx, amk_report *rep)
     return CLI_EXIT_OK;
 }
 
+/* Collects the SVG paths amk_report_svg wrote, for the JSON or the "wrote" lines. */
+static void add_written(const char *path, void *ud)
+{
+    cJSON_AddItemToArray(ud, cJSON_CreateString(path));
+}
+
 int cli_cmd_report(cli_ctx *ctx, int argc, char **argv)
 {
     cli_args a;
@@ -118,7 +124,8 @@ int cli_cmd_report(cli_ctx *ctx, int argc, char **argv)
         return rc;
     }
     cJSON *written = svg_dir ? cJSON_CreateArray() : NULL;
-    if (svg_dir && (e = amk_report_svg(rep, svg_dir, written, &d)) != AMK_OK) {
+    amk_report_written hear = {add_written, written};
+    if (svg_dir && (e = amk_report_svg(rep, svg_dir, &hear, &d)) != AMK_OK) {
         cJSON_Delete(written);
         amk_report_free(rep);
         return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_RESULTS, &d);
@@ -126,7 +133,9 @@ int cli_cmd_report(cli_ctx *ctx, int argc, char **argv)
     if (json) {
         if (cli_tables(ctx))
             amk_report_print(rep, stderr);
-        cJSON *j = amk_report_json(rep);
+        char *text = amk_report_json(rep);
+        cJSON *j = text ? cJSON_Parse(text) : NULL;
+        free(text);
         if (j && written)
             cJSON_AddItemToObject(j, "svg", written);
         else

@@ -71,10 +71,7 @@ static void read_all_ways(void)
     const char *paths[1] = {path};
     amk_report *rep = NULL;
     if (amk_report_build(paths, 1, &amk_history_rule, &rep, &d) == AMK_OK) {
-        cJSON *j = amk_report_json(rep);
-        char *text = j ? cJSON_PrintUnformatted(j) : NULL;
-        free(text);
-        cJSON_Delete(j);
+        free(amk_report_json(rep));
         FILE *devnull = fopen("/dev/null", "w");
         if (devnull) {
             amk_report_print(rep, devnull);

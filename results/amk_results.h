@@ -5,7 +5,6 @@
 
 #include "amk_common.h"
 
-#include <cjson/cJSON.h>
 
 #define AMK_TSV_HEADER "# amk results v1"
 /* Column order of v1. Every row has exactly these, tab-separated; empty field = none. */
@@ -125,7 +124,8 @@ int amk_best_write(const char *path, const amk_row *best, const char *config_jso
 typedef struct amk_report amk_report;
 int amk_report_build(const char *const *paths, size_t n, const amk_best_rule *rule,
                      amk_report **out, amk_diag *d);
-cJSON *amk_report_json(const amk_report *r);
+/* The report as compact JSON text (docs/RESULTS.md); the caller frees it. NULL on ENOMEM. */
+char *amk_report_json(const amk_report *r);
 void amk_report_print(const amk_report *r, FILE *f); /* human table */
 void amk_report_free(amk_report *r);
 /* The groups, in order of first appearance: kernel, shape and device of group g (borrowed,
@@ -141,9 +141,14 @@ int amk_report_set_default(amk_report *r, size_t g, const char *config_id, const
 /* Writes three standalone SVG plots per group into dir (created when missing), named
  * KERNEL-SHAPE[-DEVICE]-{progress,model,status}.svg (characters other than [A-Za-z0-9._-]
  * become '_'): best-so-far latency against trial (one line per file), measured against
- * predicted latency (log-log, Spearman in the title), latency by status. When written is
- * non-NULL (a cJSON array) the paths are appended to it. AMK_OK or a negative code with d. */
-int amk_report_svg(const amk_report *r, const char *dir, cJSON *written, amk_diag *d);
+ * predicted latency (log-log, Spearman in the title), latency by status. written (may be
+ * NULL) hears each path once its file is in place. AMK_OK or a negative code with d. */
+typedef struct amk_report_written {
+    void (*fn)(const char *path, void *ud);
+    void *ud;
+} amk_report_written;
+int amk_report_svg(const amk_report *r, const char *dir, const amk_report_written *written,
+                   amk_diag *d);
 
 /* ---------- export database and lookup (docs/EXPORT.md) ----------------------------------
  * A JSON database of the best config per vendor → arch → device → kernel → shape, built from

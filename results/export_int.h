@@ -6,6 +6,8 @@
 
 #include "amk_results.h"
 
+#include <cjson/cJSON.h>
+
 #define AMK__EXPORT_DB_FORMAT "amk-tuned-db"
 #define AMK__EXPORT_DB_VERSION 1
 #define AMK__EXPORT_MAX_DIMS 16

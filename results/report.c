@@ -422,7 +422,7 @@ void amk_report_free(amk_report *rep)
     free(rep);
 }
 
-cJSON *amk_report_json(const amk_report *rep)
+static cJSON *report_tree(const amk_report *rep)
 {
     if (!rep)
         return NULL;
@@ -514,4 +514,12 @@ void amk_report_print(const amk_report *rep, FILE *f)
             if (amk__report_stats[s]->print)
                 amk__report_stats[s]->print(gr->state[s], rep, f);
     }
+}
+
+char *amk_report_json(const amk_report *rep)
+{
+    cJSON *tree = report_tree(rep);
+    char *text = tree ? cJSON_PrintUnformatted(tree) : NULL;
+    cJSON_Delete(tree);
+    return text;
 }

@@ -20,7 +20,7 @@ static void sanitize(char *out, size_t cap, const char *s)
 }
 
 static int write_plot(const amk__plot *p, const char *dir, const char *stem, const char *what,
-                      cJSON *written, amk_diag *d)
+                      const amk_report_written *written, amk_diag *d)
 {
     amk_sb sb = {0};
     char path[4096];
@@ -32,8 +32,8 @@ static int write_plot(const amk__plot *p, const char *dir, const char *stem, con
     }
     int rc = amk_fs_write_atomic(path, sb.p, sb.len, d);
     amk_sb_free(&sb);
-    if (rc == AMK_OK && written)
-        cJSON_AddItemToArray(written, cJSON_CreateString(path));
+    if (rc == AMK_OK && written && written->fn)
+        written->fn(path, written->ud);
     return rc;
 }
 
@@ -61,7 +61,8 @@ static void title(char *out, size_t cap, const char *k, const char *s, const cha
     snprintf(out, cap, "%s %s%s%s: %s", k, s, dev[0] ? " " : "", dev, what);
 }
 
-static int group_plots(const amk_report *rep, size_t g, const char *dir, cJSON *written,
+static int group_plots(const amk_report *rep, size_t g, const char *dir,
+                       const amk_report_written *written,
                        amk_diag *d)
 {
     const char *k, *s, *dev;
@@ -211,7 +212,8 @@ done:
     return rc;
 }
 
-int amk_report_svg(const amk_report *rep, const char *dir, cJSON *written, amk_diag *d)
+int amk_report_svg(const amk_report *rep, const char *dir, const amk_report_written *written,
+                   amk_diag *d)
 {
     if (!rep || !dir)
         return amk_diag_set(d, AMK_EINVAL, "amk_report_svg: NULL argument");

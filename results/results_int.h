@@ -6,6 +6,8 @@
 
 #include "amk_results.h"
 
+#include <cjson/cJSON.h>
+
 enum {
 #define AMK__COL_ENUM(c) AMK__COL_##c,
     AMK_TSV_COLUMNS(AMK__COL_ENUM)

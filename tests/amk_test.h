@@ -98,27 +98,30 @@ static inline int amk_test_main(int argc, char **argv, Suite *s, const amk_test_
 {
     const amk_test_need *only = NULL;
     char exclude[512] = "";
+    SRunner *sr = srunner_create(s); /* owns s: freed on every return (LeakSanitizer) */
     if (argc == 3 && !strcmp(argv[1], "--needs")) {
         for (size_t i = 0; i < n_needs && !only; i++)
             if (!strcmp(needs[i].tag, argv[2]))
                 only = &needs[i];
         if (!only) {
             fprintf(stderr, "%s: no cases need '%s'\n", argv[0], argv[2]);
+            srunner_free(sr);
             return 2;
         }
         const char *why = only->why_not();
         if (why) {
             printf("SKIP: %s: %s\n", only->tag, why);
+            srunner_free(sr);
             return 77;
         }
     } else if (argc != 1) {
         fprintf(stderr, "usage: %s [--needs TAG]\n", argv[0]);
+        srunner_free(sr);
         return 2;
     }
     for (size_t i = 0; i < n_needs; i++)
         snprintf(exclude + strlen(exclude), sizeof exclude - strlen(exclude), "%s%s",
                  i ? " " : "", needs[i].tag);
-    SRunner *sr = srunner_create(s);
     srunner_run_tagged(sr, NULL, NULL, only ? only->tag : NULL,
                        only || !n_needs ? NULL : exclude, CK_NORMAL);
     int ran = srunner_ntests_run(sr), failed = srunner_ntests_failed(sr);

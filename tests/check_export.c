@@ -7,6 +7,7 @@
 #include "amk_search.h" /* amk_history_rule */
 #include "amk_test.h"
 
+#include <cjson/cJSON.h>
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>

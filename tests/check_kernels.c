@@ -6,6 +6,8 @@
 #include "amk_evaluator.h"
 #include "amk_test.h"
 
+#include <cjson/cJSON.h>
+
 #include <check.h>
 #include <math.h>
 #include <stdint.h>

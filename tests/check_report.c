@@ -33,6 +33,17 @@ static amk_report *build(void)
     return rep;
 }
 
+/* The report's JSON text as a tree, for the assertions. */
+static cJSON *report_tree(const amk_report *rep)
+{
+    char *text = amk_report_json(rep);
+    ck_assert_ptr_nonnull(text);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
 START_TEST(test_amk_report_build_counts_fixture)
 {
     amk_report *rep = build();
@@ -80,7 +91,7 @@ START_TEST(test_amk_report_build_within_1pct)
     /* The predicted-only row 11 (1 us) is neither a best nor a point of convergence. */
     ck_assert_double_eq(cv[1].best_us, 65);
     ck_assert_uint_eq(cv[1].to_within_1pct, 2);
-    cJSON *j = amk_report_json(rep);
+    cJSON *j = report_tree(rep);
     cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "groups"), 0);
     ck_assert_double_eq(cJSON_GetObjectItem(g, "trials_to_within_1pct")->valuedouble, 5);
     cJSON_Delete(j);
@@ -101,7 +112,7 @@ START_TEST(test_amk_report_set_default_speedup)
     amk__speedup_compute(s, &v);
     ck_assert_double_eq_tol(v.speedup, 100.0 / 60.0, 1e-12);
     ck_assert_int_eq(v.default_trial, 1);
-    cJSON *j = amk_report_json(rep);
+    cJSON *j = report_tree(rep);
     cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "groups"), 0);
     cJSON *vd = cJSON_GetObjectItem(g, "vs_default");
     ck_assert_double_eq_tol(cJSON_GetObjectItem(vd, "speedup")->valuedouble, 100.0 / 60.0,
@@ -159,6 +170,11 @@ static size_t count_in(const char *path, const char *needle)
     return n;
 }
 
+static void collect_path(const char *path, void *ud)
+{
+    cJSON_AddItemToArray(ud, cJSON_CreateString(path));
+}
+
 START_TEST(test_amk_report_svg_writes_plots)
 {
     amk_report *rep = build();
@@ -167,9 +183,10 @@ START_TEST(test_amk_report_svg_writes_plots)
     char sub[300], path[400];
     snprintf(sub, sizeof sub, "%s/plots", dir);
     cJSON *w = cJSON_CreateArray();
+    amk_report_written hear = {collect_path, w};
     amk_diag d;
     amk_diag_clear(&d);
-    ck_assert_msg(amk_report_svg(rep, sub, w, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_svg(rep, sub, &hear, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(cJSON_GetArraySize(w), 6);
     snprintf(path, sizeof path, "%s/k-M_64_N_64-Dev-progress.svg", sub);
     ck_assert_uint_eq(count_in(path, "<path class=\"line\""), 2);

@@ -139,6 +139,17 @@ static void assert_rows_equal(const amk_row *a, const amk_row *b)
 
 /* ---- amk_row_format / amk_row_parse ------------------------------------------------ */
 
+/* The report's JSON text as a tree, for the assertions. */
+static cJSON *report_tree(const amk_report *rep)
+{
+    char *text = amk_report_json(rep);
+    ck_assert_ptr_nonnull(text);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(j);
+    return j;
+}
+
 START_TEST(test_amk_row_parse_round_trips_every_field)
 {
     amk_row r = full_row(57), back;
@@ -1160,7 +1171,7 @@ START_TEST(test_amk_report_build_counts_every_status)
     ck_assert_uint_eq(c->status[AMK_STATUS_REJECTED], 2);
     ck_assert_uint_eq(c->trials, 6);
     ck_assert_uint_eq(c->kept, 1);
-    cJSON *j = amk_report_json(rep);
+    cJSON *j = report_tree(rep);
     cJSON *counts = cJSON_GetObjectItem(group_json(j, 0), "counts");
     for (int s = 0; s < AMK_STATUS_COUNT; s++)
         ck_assert_msg(cJSON_IsNumber(cJSON_GetObjectItem(counts, amk_status_name(s))),
@@ -1193,7 +1204,7 @@ START_TEST(test_amk_report_build_predicted_never_beats_measured)
     amk_report *rep = NULL;
     amk_diag d = {0};
     ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
-    cJSON *j = amk_report_json(rep);
+    cJSON *j = report_tree(rep);
     cJSON *best = cJSON_GetObjectItem(group_json(j, 0), "best");
     ck_assert_int_eq(cJSON_GetObjectItem(best, "trial")->valueint, 3);
     ck_assert(cJSON_GetObjectItem(best, "latency_us")->valuedouble == 8);
@@ -1209,7 +1220,7 @@ START_TEST(test_amk_report_build_predicted_never_beats_measured)
     /* Only predictions: no best at all, the prediction stays apart. */
     p = report_file("p.tsv", &rows[1], 1);
     ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
-    j = amk_report_json(rep);
+    j = report_tree(rep);
     ck_assert(cJSON_IsNull(cJSON_GetObjectItem(group_json(j, 0), "best")));
     ck_assert(cJSON_IsObject(cJSON_GetObjectItem(group_json(j, 0), "best_predicted")));
     cJSON_Delete(j);
@@ -1233,7 +1244,7 @@ START_TEST(test_amk_report_build_groups_and_merges_files)
     amk_diag d = {0};
     ck_assert_msg(amk_report_build(paths, 2, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
     ck_assert_uint_eq(amk__report_groups(rep), 4);
-    cJSON *j = amk_report_json(rep);
+    cJSON *j = report_tree(rep);
     const char *want[4][3] = {
         {"gemm", "s", "devA"}, {"gemm", "s", "devB"}, {"gemm", "t", "devA"}, {"conv", "s", "devA"}};
     for (int g = 0; g < 4; g++) {
