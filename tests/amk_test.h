@@ -14,6 +14,7 @@
 #include "amk_results.h"
 
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,16 @@ typedef struct amk_test_need {
     const char *tag;
     const char *(*why_not)(void); /* NULL when the tagged cases can run here, else why not */
 } amk_test_need;
+
+/* JSON text from the library (taken: freed here) as a tree for assertions; never NULL. */
+static inline cJSON *amk_test_json_tree(char *text)
+{
+    ck_assert_ptr_nonnull(text);
+    cJSON *tree = cJSON_Parse(text);
+    free(text);
+    ck_assert_ptr_nonnull(tree);
+    return tree;
+}
 
 /* One entry of a suite's needs table; CMakeLists.txt reads these lines (one per line). */
 #define AMK_TEST_NEED(tag, why_not) {#tag, why_not}

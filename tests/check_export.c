@@ -57,12 +57,7 @@ static amk_export_db *fixture_db(void)
 /* The database's JSON text as a tree, to look inside. */
 static cJSON *db_tree(const amk_export_db *db)
 {
-    char *text = amk_export_db_json(db);
-    ck_assert_ptr_nonnull(text);
-    cJSON *tree = cJSON_Parse(text);
-    free(text);
-    ck_assert_ptr_nonnull(tree);
-    return tree;
+    return amk_test_json_tree(amk_export_db_json(db));
 }
 
 /* amk_export_db_lookup with its answer parsed; *look stays NULL on failure. */

@@ -36,12 +36,7 @@ static amk_report *build(void)
 /* The report's JSON text as a tree, for the assertions. */
 static cJSON *report_tree(const amk_report *rep)
 {
-    char *text = amk_report_json(rep);
-    ck_assert_ptr_nonnull(text);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    ck_assert_ptr_nonnull(j);
-    return j;
+    return amk_test_json_tree(amk_report_json(rep));
 }
 
 START_TEST(test_amk_report_build_counts_fixture)

@@ -142,12 +142,7 @@ static void assert_rows_equal(const amk_row *a, const amk_row *b)
 /* The report's JSON text as a tree, for the assertions. */
 static cJSON *report_tree(const amk_report *rep)
 {
-    char *text = amk_report_json(rep);
-    ck_assert_ptr_nonnull(text);
-    cJSON *j = cJSON_Parse(text);
-    free(text);
-    ck_assert_ptr_nonnull(j);
-    return j;
+    return amk_test_json_tree(amk_report_json(rep));
 }
 
 START_TEST(test_amk_row_parse_round_trips_every_field)
