@@ -109,7 +109,7 @@ int cli_args_int(cli_args *a, const char *name, const char *text, int64_t lo, in
                  int64_t *out);
 
 /* Most GPUs one --devices list may name. */
-#define CLI_MAX_DEVICES 64
+#define CLI_MAX_DEVICES AMK_MAX_DEVICES
 /* --devices value: "all" (*n = 0: every visible device) or distinct device indices
  * "0,1,3" (out[0..*n-1], at most CLI_MAX_DEVICES). A usage error otherwise. Returns 1 when
  * parsed. */

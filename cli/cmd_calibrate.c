@@ -153,8 +153,7 @@ int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv)
     opts.seed = 1;
     opts.devices = &device0;
     opts.ndevices = 1;
-    if (!strncmp(backend, "sim:", 4))
-        opts.sim_path = backend + 4;
+    opts.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
     char path[4096], dir[3072];
     if (!results) {
         if (amk_fs_cache_dir(dir, sizeof dir) != AMK_OK)

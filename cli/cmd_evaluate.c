@@ -187,8 +187,7 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
     opts.target = t->key;
     opts.devices = ndevs > 0 ? devs : NULL; /* --devices all: every device of device 0's model */
     opts.ndevices = ndevs;
-    if (!strncmp(backend, "sim:", 4))
-        opts.sim_path = backend + 4;
+    opts.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
     amk_evaluator *ev = NULL;
     if ((rc = cli_evaluator(ctx, backend, &opts, cfg.spec, &cfg.shape, &ev)) != 0)
         return rc;

@@ -108,204 +108,29 @@ static cJSON *best_json(const amk_incumbent *b)
     return o;
 }
 
-/* What the default config is worth here, for the speedup over it. */
-typedef struct default_scan {
-    const char *kernel, *shape, *device;
-    char id[17];
-    double latency_us;
-    amk_latency_kind kind;
-    int64_t trial;
-} default_scan;
-
-static int default_row(const amk_row *r, void *ud)
-{
-    default_scan *s = ud;
-    if (r->status == AMK_STATUS_OK && isfinite(r->latency_us) &&
-        (r->latency_kind == AMK_LAT_MEASURED || r->latency_kind == AMK_LAT_REPLAYED) &&
-        !strcmp(r->config_id, s->id) && !strcmp(r->kernel, s->kernel) &&
-        !strcmp(r->shape, s->shape) && !strcmp(r->device, s->device) &&
-        (!isfinite(s->latency_us) || r->latency_us < s->latency_us)) {
-        s->latency_us = r->latency_us;
-        s->kind = r->latency_kind;
-        s->trial = r->trial;
-    }
-    return 0;
-}
-
-/* vs_default of the summary: the spec's default config's fastest measured (or replayed)
- * row of this kernel/shape/device in the results file; a sim backend that did not visit it
- * is asked for its recorded latency (no row is written). Without a number, speedup is null
- * and reason says why: a prediction is never compared as if it were a measurement. */
+/* vs_default of the summary (amk_loop_vs_default says how it is found). */
 static cJSON *vs_default_json(const char *results, amk_evaluator *ev, const amk_space *sp,
-                              const amk_spec *s, const amk_shape *sh, const char *shape,
                               const char *device, const amk_incumbent *best)
 {
-    default_scan sc = {amk_spec_name(s), shape, device, "", NAN, AMK_LAT_NONE, 0};
-    amk_config def;
-    amk_config_default(s, sh, &def);
-    amk_config_id(&def, sc.id);
-    amk_diag d;
-    amk_diag_clear(&d);
-    amk_tsv_read(results, default_row, &sc, NULL, &d);
-    const char *used = amk_evaluator_backend(ev);
-    if (!isfinite(sc.latency_us) && used && !strcmp(used, "sim")) {
-        amk_verdict v;
-        amk_verdict_init(&v);
-        const amk_config *cp = &def;
-        if (amk_evaluator_run(ev, sp, &cp, 1, NAN, &v) == AMK_OK &&
-            v.status == AMK_STATUS_OK && isfinite(v.latency_us)) {
-            sc.latency_us = v.latency_us;
-            sc.kind = v.latency_kind;
-        }
-    }
+    amk_vs_default v;
+    amk_loop_vs_default(results, ev, sp, device, best, &v);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "config_id", sc.id);
-    cli_json_add_num(o, "default_latency_us", sc.latency_us);
-    if (isfinite(sc.latency_us))
-        cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(sc.kind));
+    cJSON_AddStringToObject(o, "config_id", v.config_id);
+    cli_json_add_num(o, "default_latency_us", v.default_us);
+    if (isfinite(v.default_us))
+        cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(v.kind));
     else
         cJSON_AddNullToObject(o, "latency_kind");
-    if (sc.trial > 0)
-        cJSON_AddNumberToObject(o, "default_trial", (double)sc.trial);
+    if (v.trial > 0)
+        cJSON_AddNumberToObject(o, "default_trial", (double)v.trial);
     else
         cJSON_AddNullToObject(o, "default_trial");
-    int comparable = best->has && isfinite(best->latency_us) && best->latency_us > 0 &&
-                     (best->kind == AMK_LAT_MEASURED || best->kind == AMK_LAT_REPLAYED);
-    if (isfinite(sc.latency_us) && comparable) {
-        cJSON_AddNumberToObject(o, "speedup", round(sc.latency_us / best->latency_us * 1e4) / 1e4);
+    cli_json_add_num(o, "speedup", v.speedup);
+    if (isfinite(v.speedup))
         cJSON_AddNullToObject(o, "reason");
-        return o;
-    }
-    cJSON_AddNullToObject(o, "speedup");
-    char why[200];
-    if (!isfinite(sc.latency_us))
-        snprintf(why, sizeof why, "the default config %s was not measured%s", sc.id,
-                 used && !strcmp(used, "sim") ? " in the recorded sweep or in the results file"
-                                              : " in the results file");
     else
-        snprintf(why, sizeof why, "the best config has no measured latency");
-    cJSON_AddStringToObject(o, "reason", why);
+        cJSON_AddStringToObject(o, "reason", v.reason);
     return o;
-}
-
-/* The shapes a recorded sweep holds for one kernel, to check the one asked for. */
-typedef struct sweep_shapes {
-    const char *kernel, *want;
-    int has_want;
-    size_t n;
-    amk_sb list; /* "A; B; ..." (at most 8 named) */
-    char seen[8][160];
-} sweep_shapes;
-
-static int sweep_shape_row(const amk_row *r, void *ud)
-{
-    sweep_shapes *s = ud;
-    if (strcmp(r->kernel, s->kernel) != 0)
-        return 0;
-    if (!strcmp(r->shape, s->want)) {
-        s->has_want = 1;
-        return 1; /* enough: the shape is covered */
-    }
-    size_t k = 0, m = s->n < 8 ? s->n : 8;
-    while (k < m && strcmp(s->seen[k], r->shape) != 0)
-        k++;
-    if (k < m)
-        return 0;
-    if (s->n < 8)
-        snprintf(s->seen[s->n], sizeof s->seen[0], "%s", r->shape);
-    s->n++;
-    return 0;
-}
-
-/* sim:FILE asked for a kernel/shape its recording does not cover: says which shape was asked
- * and which the recording covers, before anything is written (a search there could only end
- * with no config, and the results file would get a header and nothing else). */
-static int check_sweep_shape(cli_ctx *ctx, const char *backend, const char *kernel,
-                             const char *shape)
-{
-    if (strncmp(backend, "sim:", 4) != 0)
-        return CLI_EXIT_OK;
-    sweep_shapes s;
-    memset(&s, 0, sizeof s);
-    s.kernel = kernel;
-    s.want = shape;
-    amk_diag d;
-    amk_diag_clear(&d);
-    if (amk_tsv_read(backend + 4, sweep_shape_row, &s, NULL, &d) != AMK_OK || s.has_want)
-        return CLI_EXIT_OK; /* a read error was already reported by the backend, if any */
-    for (size_t k = 0; k < s.n && k < 8; k++)
-        amk_sb_printf(&s.list, "%s%s", k ? "; " : "", s.seen[k]);
-    if (s.n > 8)
-        amk_sb_printf(&s.list, "; and %zu more", s.n - 8);
-    int rc;
-    if (s.n)
-        rc = cli_fail(ctx, CLI_EXIT_INPUT, "backend %s: the recording has no trial of %s at %s; "
-                      "it covers %s (pass one with --shape); nothing was run or written",
-                      backend, kernel, shape, s.list.p ? s.list.p : "");
-    else
-        rc = cli_fail(ctx, CLI_EXIT_INPUT, "backend %s: the recording has no trial of %s at any "
-                      "shape (%s was asked); nothing was run or written", backend, kernel, shape);
-    amk_sb_free(&s.list);
-    return rc;
-}
-
-/* GPUs of one model: one search each (the model is the results key). */
-typedef struct dev_group {
-    int idx[CLI_MAX_DEVICES];
-    int n;
-    char name[64], arch[32];
-} dev_group;
-
-/* Splits --devices (or, with nwant == 0, every visible GPU) into model groups for the gpu
- * and auto backends. *ng = 0 when there is nothing to split (another backend, or no GPU
- * answers: creating the evaluator then says why). A listed device that does not answer is
- * bad input. */
-static int device_groups(cli_ctx *ctx, const char *backend, const int *want, int nwant,
-                         dev_group *g, int *ng)
-{
-    *ng = 0;
-    if ((strcmp(backend, "gpu") != 0 && strcmp(backend, "auto") != 0) ||
-        !amk_backend_find("gpu"))
-        return CLI_EXIT_OK;
-    amk_gpu_device all[CLI_MAX_DEVICES];
-    int n = 0;
-    amk_diag d;
-    amk_diag_clear(&d);
-    if (amk_gpu_devices(all, CLI_MAX_DEVICES, &n, &d) != AMK_OK)
-        return CLI_EXIT_OK;
-    if (n > CLI_MAX_DEVICES)
-        n = CLI_MAX_DEVICES;
-    int use[CLI_MAX_DEVICES], nuse = 0;
-    for (int k = 0; k < (nwant > 0 ? nwant : n); k++) {
-        int found = nwant > 0 ? -1 : k;
-        for (int j = 0; j < n && found < 0; j++)
-            if (all[j].index == want[k])
-                found = j;
-        if (found < 0) {
-            amk_sb sb = {0};
-            for (int j = 0; j < n; j++)
-                amk_sb_printf(&sb, "%s%d %s", j ? ", " : "", all[j].index, all[j].name);
-            int rc = cli_fail(ctx, CLI_EXIT_INPUT, "--devices: device %d does not answer "
-                              "(visible: %s; see `amk devices`)", want[k], sb.p ? sb.p : "none");
-            amk_sb_free(&sb);
-            return rc;
-        }
-        use[nuse++] = found;
-    }
-    for (int k = 0; k < nuse; k++) {
-        const amk_gpu_device *dv = &all[use[k]];
-        int j = 0;
-        while (j < *ng && (strcmp(g[j].name, dv->name) != 0 || strcmp(g[j].arch, dv->arch) != 0))
-            j++;
-        if (j == *ng) {
-            memset(&g[j], 0, sizeof g[j]);
-            snprintf(g[j].name, sizeof g[j].name, "%s", dv->name);
-            snprintf(g[j].arch, sizeof g[j].arch, "%s", dv->arch);
-            (*ng)++;
-        }
-        g[j].idx[g[j].n++] = dv->index;
-    }
-    return CLI_EXIT_OK;
 }
 
 /* best.json -> best.nvidia-h100-80gb-hbm3.json: one best file per model group. */
@@ -366,16 +191,17 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
     opts.seed = (uint64_t)seed;
     opts.devices = devs;
     opts.ndevices = ndevs;
-    if (!strncmp(backend, "sim:", 4))
-        opts.sim_path = backend + 4;
+    opts.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
     amk_evaluator *ev = NULL;
     int served = 0; /* an MPI worker rank: it served rank 0 and is done */
     if ((rc = cli_loop_evaluator(ctx, backend, &opts, s, &sh, rank_timeout, &ev, &served)) != 0 ||
         served)
         return rc;
-    if ((rc = check_sweep_shape(ctx, backend, amk_spec_name(s), shape)) != 0) {
+    amk_diag sd;
+    amk_diag_clear(&sd);
+    if (amk_sim_check_shape(backend, amk_spec_name(s), shape, &sd) != AMK_OK) {
         amk_evaluator_free(ev);
-        return rc;
+        return cli_fail_diag(ctx, CLI_EXIT_INPUT, &sd);
     }
     int par = amk_evaluator_parallelism(ev);
     const char *used = amk_evaluator_backend(ev);
@@ -515,7 +341,7 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
     cJSON_AddBoolToObject(out, "exhausted", res.exhausted);
     cJSON_AddNumberToObject(out, "elapsed_s", round(res.elapsed_s * 1000) / 1000);
     cJSON_AddItemToObject(out, "best", best_json(&res.best));
-    cJSON_AddItemToObject(out, "vs_default", vs_default_json(results, ev, sp, s, &sh, shape,
+    cJSON_AddItemToObject(out, "vs_default", vs_default_json(results, ev, sp,
                                                              dev && *dev ? dev : et->key,
                                                              &res.best));
     cJSON_AddStringToObject(out, "results", results);
@@ -651,13 +477,15 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
 
     loop_args la = {s, t, sh, strategy, backend, results, budget, seed, batch, jobs,
                     time_limit, min_gain, rank_timeout, resume};
-    dev_group *groups = calloc(CLI_MAX_DEVICES, sizeof *groups);
+    amk_device_group *groups = calloc(AMK_MAX_DEVICES, sizeof *groups);
     int ng = 0;
     if (!groups)
         return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
-    if ((rc = device_groups(ctx, backend, devs, ndevs, groups, &ng)) != 0) {
+    amk_diag dd;
+    amk_diag_clear(&dd);
+    if (amk_device_groups(backend, devs, ndevs, groups, &ng, &dd) != AMK_OK) {
         free(groups);
-        return rc;
+        return cli_fail_diag(ctx, CLI_EXIT_INPUT, &dd);
     }
     cJSON *out = NULL;
     if (ng <= 1) {

@@ -122,6 +122,20 @@ typedef struct amk_gpu_device {
  * answer. AMK_ENODEV when none does (d says why, in the words `amk_evaluator_create("gpu")`
  * would use), AMK_EUNSUPPORTED in a build without a GPU vendor layer. */
 int amk_gpu_devices(amk_gpu_device *out, int cap, int *n, amk_diag *d);
+
+/* GPUs of one model: one search each (the model is the results key). */
+#define AMK_MAX_DEVICES 64
+typedef struct amk_device_group {
+    int idx[AMK_MAX_DEVICES];
+    int n;
+    char name[64], arch[32];
+} amk_device_group;
+/* Splits the devices `want` (nwant of them; nwant == 0: every visible GPU) into model groups
+ * for the gpu and auto backends; g has room for AMK_MAX_DEVICES groups. *ng = 0 when there is
+ * nothing to split (another backend, or no GPU answers: creating the evaluator then says
+ * why). AMK_EINVAL naming the device when a listed one does not answer. */
+int amk_device_groups(const char *backend, const int *want, int nwant, amk_device_group *g,
+                      int *ng, amk_diag *d);
 const amk_backend_type *amk_backend_find(const char *name);
 
 typedef struct amk_evaluator amk_evaluator;
@@ -129,6 +143,11 @@ typedef struct amk_evaluator amk_evaluator;
 /* The file part of a "sim:FILE" backend string (empty for "sim:"), NULL when backend is
  * not one: the one place that reads the "sim:" spelling. */
 const char *amk_backend_sim_file(const char *backend);
+/* For a sim:FILE backend: AMK_OK when FILE records kernel at shape (or cannot be read: the
+ * backend reports that when it opens it), else AMK_EINVAL naming the shapes it covers.
+ * AMK_OK for any other backend. */
+int amk_sim_check_shape(const char *backend, const char *kernel, const char *shape,
+                        amk_diag *d);
 
 /* backend: "model", "sim:FILE", "gpu", or "auto" (gpu when a device answers; else sim when
  * a recorded sweep for kernel+shape exists in space_defs/data; else model; it logs which and

@@ -112,4 +112,19 @@ typedef struct amk_loop_result {
 
 int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d);
 
+/* The loop summary's vs_default: the spec's default config at sp's shape, its fastest
+ * measured (or replayed) row of this kernel/shape/device in results (a sim evaluator is
+ * asked when the file has none), and the speedup of best over it (rounded to 1e-4). NAN
+ * speedup with reason when either side has no measured latency. */
+typedef struct amk_vs_default {
+    char config_id[17];
+    double default_us;         /* NAN when not measured */
+    amk_latency_kind kind;     /* of default_us */
+    int64_t trial;             /* its row, 0 when it came from the sim evaluator or none */
+    double speedup;            /* default_us / best; NAN when not comparable */
+    char reason[200];          /* why speedup is NAN */
+} amk_vs_default;
+void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space *sp,
+                         const char *device, const amk_incumbent *best, amk_vs_default *out);
+
 #endif

@@ -1,0 +1,57 @@
+/* GPUs grouped by model: a search keys its results by device model, so a multi-GPU run is
+ * one search per model, each over that model's devices. */
+#include "amk_evaluator.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int amk_device_groups(const char *backend, const int *want, int nwant, amk_device_group *g,
+                      int *ng, amk_diag *d)
+{
+    *ng = 0;
+    if ((strcmp(backend, "gpu") != 0 && strcmp(backend, "auto") != 0) ||
+        !amk_backend_find("gpu"))
+        return AMK_OK;
+    amk_gpu_device all[AMK_MAX_DEVICES];
+    int n = 0;
+    amk_diag quiet;
+    amk_diag_clear(&quiet);
+    if (amk_gpu_devices(all, AMK_MAX_DEVICES, &n, &quiet) != AMK_OK)
+        return AMK_OK; /* no GPU answers: creating the evaluator says why */
+    if (n > AMK_MAX_DEVICES)
+        n = AMK_MAX_DEVICES;
+    if (nwant > AMK_MAX_DEVICES)
+        return amk_diag_set(d, AMK_EINVAL, "--devices: at most %d devices", AMK_MAX_DEVICES);
+    int use[AMK_MAX_DEVICES], nuse = 0;
+    for (int k = 0; k < (nwant > 0 ? nwant : n); k++) {
+        int found = nwant > 0 ? -1 : k;
+        for (int j = 0; j < n && found < 0; j++)
+            if (all[j].index == want[k])
+                found = j;
+        if (found < 0) {
+            amk_sb sb = {0};
+            for (int j = 0; j < n; j++)
+                amk_sb_printf(&sb, "%s%d %s", j ? ", " : "", all[j].index, all[j].name);
+            int rc = amk_diag_set(d, AMK_EINVAL, "--devices: device %d does not answer "
+                                  "(visible: %s; see `amk devices`)", want[k],
+                                  sb.p ? sb.p : "none");
+            amk_sb_free(&sb);
+            return rc;
+        }
+        use[nuse++] = found;
+    }
+    for (int k = 0; k < nuse; k++) {
+        const amk_gpu_device *dv = &all[use[k]];
+        int j = 0;
+        while (j < *ng && (strcmp(g[j].name, dv->name) != 0 || strcmp(g[j].arch, dv->arch) != 0))
+            j++;
+        if (j == *ng) {
+            memset(&g[j], 0, sizeof g[j]);
+            snprintf(g[j].name, sizeof g[j].name, "%s", dv->name);
+            snprintf(g[j].arch, sizeof g[j].arch, "%s", dv->arch);
+            (*ng)++;
+        }
+        g[j].idx[g[j].n++] = dv->index;
+    }
+    return AMK_OK;
+}

@@ -1,0 +1,76 @@
+/* The speedup of a search's best over the spec's default config: the default's fastest
+ * measured (or replayed) row of this kernel/shape/device in the results file; a sim backend
+ * that did not visit it is asked for its recorded latency (no row is written). Without a
+ * number the speedup is NAN and reason says why: a prediction is never compared as if it
+ * were a measurement. */
+#include "amk_search.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct default_scan {
+    const char *kernel, *shape, *device, *id;
+    amk_vs_default *out;
+} default_scan;
+
+static int default_row(const amk_row *r, void *ud)
+{
+    default_scan *s = ud;
+    amk_vs_default *o = s->out;
+    if (r->status == AMK_STATUS_OK && isfinite(r->latency_us) &&
+        (r->latency_kind == AMK_LAT_MEASURED || r->latency_kind == AMK_LAT_REPLAYED) &&
+        !strcmp(r->config_id, s->id) && !strcmp(r->kernel, s->kernel) &&
+        !strcmp(r->shape, s->shape) && !strcmp(r->device, s->device) &&
+        (!isfinite(o->default_us) || r->latency_us < o->default_us)) {
+        o->default_us = r->latency_us;
+        o->kind = r->latency_kind;
+        o->trial = r->trial;
+    }
+    return 0;
+}
+
+static int is_measured(amk_latency_kind k)
+{
+    return k == AMK_LAT_MEASURED || k == AMK_LAT_REPLAYED;
+}
+
+void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space *sp,
+                         const char *device, const amk_incumbent *best, amk_vs_default *out)
+{
+    const amk_spec *s = amk_space_spec(sp);
+    char shape[256];
+    amk_shape_format(s, amk_space_shape(sp), shape, sizeof shape);
+    memset(out, 0, sizeof *out);
+    out->default_us = out->speedup = NAN;
+    out->kind = AMK_LAT_NONE;
+    amk_config def;
+    amk_config_default(s, amk_space_shape(sp), &def);
+    amk_config_id(&def, out->config_id);
+    default_scan sc = {amk_spec_name(s), shape, device, out->config_id, out};
+    amk_diag d;
+    amk_diag_clear(&d);
+    amk_tsv_read(results, default_row, &sc, NULL, &d); /* a missing file: no number */
+    const char *used = amk_evaluator_backend(ev);
+    int sim = used && !strcmp(used, "sim");
+    if (!isfinite(out->default_us) && sim) {
+        amk_verdict v;
+        amk_verdict_init(&v);
+        const amk_config *cp = &def;
+        if (amk_evaluator_run(ev, sp, &cp, 1, NAN, &v) == AMK_OK &&
+            v.status == AMK_STATUS_OK && isfinite(v.latency_us)) {
+            out->default_us = v.latency_us;
+            out->kind = v.latency_kind;
+        }
+    }
+    int comparable = best && best->has && isfinite(best->latency_us) && best->latency_us > 0 &&
+                     is_measured(best->kind);
+    if (isfinite(out->default_us) && comparable)
+        out->speedup = round(out->default_us / best->latency_us * 1e4) / 1e4;
+    else if (!isfinite(out->default_us))
+        snprintf(out->reason, sizeof out->reason, "the default config %s was not measured%s",
+                 out->config_id, sim ? " in the recorded sweep or in the results file"
+                                     : " in the results file");
+    else
+        snprintf(out->reason, sizeof out->reason, "the best config has no measured latency");
+}
