@@ -3,7 +3,6 @@
  * peaks and measured ceilings. */
 #include "cli_int.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
