@@ -3,7 +3,6 @@
  * terminal and a JSON summary on stdout. */
 #include "cli_int.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -131,29 +130,6 @@ static cJSON *vs_default_json(const char *results, amk_evaluator *ev, const amk_
     else
         cJSON_AddStringToObject(o, "reason", v.reason);
     return o;
-}
-
-/* best.json -> best.nvidia-h100-80gb-hbm3.json: one best file per model group. */
-static void group_best_path(const char *best, const char *model, char *out, size_t cap)
-{
-    char slug[64];
-    size_t n = 0;
-    for (const char *p = model; *p && n + 1 < sizeof slug; p++) {
-        unsigned char c = (unsigned char)*p;
-        if (isalnum(c))
-            slug[n++] = (char)tolower(c);
-        else if (n && slug[n - 1] != '-')
-            slug[n++] = '-';
-    }
-    while (n && slug[n - 1] == '-')
-        n--;
-    slug[n] = '\0';
-    const char *base = strrchr(best, '/');
-    const char *dot = strrchr(base ? base : best, '.');
-    if (dot && dot != (base ? base + 1 : best))
-        snprintf(out, cap, "%.*s.%s%s", (int)(dot - best), best, slug, dot);
-    else
-        snprintf(out, cap, "%s.%s", best, slug);
 }
 
 /* What one search needs, parsed once from the command line. */
@@ -522,7 +498,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
     rc = CLI_EXIT_OK;
     for (int gi = 0; gi < ng && rc == CLI_EXIT_OK; gi++) {
         char best[4096];
-        group_best_path(best_path, groups[gi].name, best, sizeof best);
+        amk_best_path_for_model(best_path, groups[gi].name, best, sizeof best);
         rc = loop_one(ctx, &la, groups[gi].idx, groups[gi].n, best, &out);
         if (out)
             cJSON_AddItemToArray(list, out);

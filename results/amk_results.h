@@ -118,6 +118,10 @@ void amk_idset_free(amk_idset *s);
  * when it is not JSON. */
 int amk_best_write(const char *path, const amk_row *best, const char *config_json,
                    amk_diag *d);
+/* The best file of one GPU model when a run spans several: best.json ->
+ * best.nvidia-h100-80gb-hbm3.json (the model's name as a lower-case slug before the
+ * extension). Truncated to cap. */
+void amk_best_path_for_model(const char *best, const char *model, char *out, size_t cap);
 
 /* Report over one or more results files: best per kernel/shape/device (chosen by rule, which
  * is required), counts by status. */

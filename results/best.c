@@ -2,6 +2,7 @@
  * incumbent changes, so a kill at any moment leaves a complete, usable answer. */
 #include "results_int.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,4 +90,26 @@ done:
     free(text);
     cJSON_Delete(o);
     return amk_diag_set(d, rc, "%s: out of memory", path);
+}
+
+void amk_best_path_for_model(const char *best, const char *model, char *out, size_t cap)
+{
+    char slug[64];
+    size_t n = 0;
+    for (const char *p = model; *p && n + 1 < sizeof slug; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (isalnum(c))
+            slug[n++] = (char)tolower(c);
+        else if (n && slug[n - 1] != '-')
+            slug[n++] = '-';
+    }
+    while (n && slug[n - 1] == '-')
+        n--;
+    slug[n] = '\0';
+    const char *base = strrchr(best, '/');
+    const char *dot = strrchr(base ? base : best, '.');
+    if (dot && dot != (base ? base + 1 : best))
+        snprintf(out, cap, "%.*s.%s%s", (int)(dot - best), best, slug, dot);
+    else
+        snprintf(out, cap, "%s.%s", best, slug);
 }
