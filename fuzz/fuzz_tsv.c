@@ -8,6 +8,7 @@
 #include "amk_results.h"
 #include "amk_search.h" /* amk_history_rule: the one definition of best */
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,9 @@ static void read_all_ways(void)
     int64_t last = -1;
     if (amk_resume_load(path, "gemm", NULL, NULL, &amk_history_rule, &r, &d) == AMK_OK) {
         const amk_row *inc = amk_resume_incumbent(r);
-        if (inc && (inc->kept != 1 || inc->status != AMK_STATUS_OK))
+        /* The history rule's incumbent: ok with a latency, kept=1 when the file records one. */
+        if (inc && (inc->status != AMK_STATUS_OK || !isfinite(inc->latency_us) ||
+                    inc->latency_us <= 0))
             abort();
         last = amk_resume_last_trial(r);
         amk_resume_free(r);
