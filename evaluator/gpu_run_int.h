@@ -151,7 +151,7 @@ void amk__bench_stop_note(const amk__bench_stats *s, const amk__bench_opts *o, c
  * = 1 when that is not enough (an explicit L2 flush is needed). */
 int amk__bench_sets(int64_t footprint, int64_t l2_bytes, int64_t mem_cap, int *flush);
 
-/* ---------- run worker wire format (runtime.c) ----------------------------------------- */
+/* ---------- run worker wire format (gpu_wire.c) ---------------------------------------- */
 #define AMK__RUN_MAX_BUFS 16
 #define AMK__RUN_MAX_ARGS 32
 #define AMK__RUN_MAX_CODES 4
