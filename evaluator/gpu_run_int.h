@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* ---------- element types, inputs, tolerance (check.c; host only) ---------------------- */
+/* ---------- element types, inputs, tolerance (gpu_check.c; host only) ------------------ */
 enum {
     AMK__DT_F32, AMK__DT_F16, AMK__DT_BF16, AMK__DT_FP8E4M3, AMK__DT_INT8, AMK__DT_F64,
     AMK__DT_I32, AMK__DT_COUNT
