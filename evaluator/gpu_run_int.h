@@ -80,7 +80,9 @@ int amk__check_compare_threads(int dt, const void *got, const void *want, int64_
                                int threads, amk__compare *out);
 void amk__compare_describe(const amk__compare *c, const char *buf, char *out, size_t cap);
 
-/* ---------- benchmark statistics and stopping rule (bench.c; host only) ---------------- */
+/* ---------- benchmark statistics and stopping rule (gpu_bench_stats.c; host only) ------- */
+#define AMK__BENCH_CHUNK_MAX 64 /* timed launches queued behind one gate, per kernel */
+int amk__bench_cmp_double(const void *a, const void *b); /* qsort order of doubles */
 typedef struct amk__bench_opts {
     int cold;               /* 1: every timed launch starts with a cold L2 (rotation/flush) */
     int reps_min, reps_max; /* timed launches per kernel */
