@@ -44,7 +44,7 @@ void amk__cache_entry_path(const amk_cache *c, uint64_t key, char *out, size_t c
 int amk__cache_write_log(amk_cache *c, const char *name, const char *log, size_t len,
                          char *path_out, size_t cap, amk_diag *d);
 
-/* ---------- compile units ------------------------------------------------------------------ */
+/* ---------- compile units (compile_unit.c) ------------------------------------------------ */
 /* One thing to compile: full source text (vendor prelude + template) and options. */
 typedef struct amk_compile_unit {
     char name[64];          /* label for logs/cache: config_id, or "<kernel>.reference.<dt>" */
@@ -85,7 +85,7 @@ int amk__compile_unit_text(const char *name, const char *entry, const char *text
                            amk_compile_unit *u, amk_diag *d);
 void amk__compile_unit_clear(amk_compile_unit *u); /* frees and zeroes; accepts zeroed */
 
-/* ---------- the compile service ------------------------------------------------------------ */
+/* ---------- the compile service (compile_api.c) -------------------------------------------- */
 /* A compiled unit. status is OK, COMPILE_ERROR, COMPILE_CRASH or COMPILE_TIMEOUT (or
  * REJECTED from amk__compiler_configs: the spec requires another arch). */
 /* Longest lowered (mangled) kernel name looked up in a code object. */

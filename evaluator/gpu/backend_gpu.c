@@ -1,13 +1,13 @@
-/* The `gpu` backend (parent side). init starts one run worker per GPU (a long-lived child
- * that owns that device's context), each fed by a thread of this process, asks every one
- * what device answers (all must be one model), matches a target, then starts the shared
- * compile pool. evaluate submits a whole batch to the compile pool (candidates + references,
- * through the cache) and, as soon as a config's code is final, turns it into a run job
- * (buffers, args, launches, tolerance, the run's seed, the shapes of the check set) that the next
- * free device runs; hangs, crashes and sticky errors come back as run_timeout / run_error and
- * that worker is respawned. Verdicts are filled in proposal order once the batch is done.
+/* The `gpu` backend (parent side): devices and the job protocol. init starts one run worker
+ * per GPU (a long-lived child that owns that device's context), each fed by a thread of this
+ * process, asks every one what device answers (all must be one model), matches a target,
+ * then starts the shared compile pool. The device threads take run jobs from the backend's
+ * queue and send them to their run worker; hangs, crashes and sticky errors come back as
+ * run_timeout / run_error and that worker is respawned. Building the jobs, batching through
+ * the compile pool and the verdicts are in evaluator/gpu_pipeline.c.
  * This process never calls the GPU runtime nor the runtime compiler. */
 #include "gpu_int.h"
+#include "gpu_backend_int.h"
 #include "evaluator_int.h"
 
 #include <math.h>
@@ -20,51 +20,6 @@
 
 #define DEFAULT_RUN_TIMEOUT_S 30.0
 #define QUERY_TIMEOUT_S 90.0
-#define MAX_EXTRA_SHAPES 2
-#define MAX_DEVICES 64
-
-struct gpu_state;
-
-/* One GPU: its run worker and the thread that feeds it (the thread also replaces the worker
- * when it dies, so the worker lives as long as the thread: see worker_int.h). */
-typedef struct gpu_dev {
-    struct gpu_state *st;
-    int index;                 /* the runtime's device index */
-    amk_worker_pool *run;      /* one worker, created by the main thread */
-    amk__gpu_info info;        /* what its run worker found */
-    int asked;                 /* info is final (guarded by st->mu once the thread runs) */
-    int quit;                  /* the thread returns (guarded by st->mu) */
-    int has_thread;
-    pthread_t thread;
-} gpu_dev;
-
-/* A config of the batch whose code is final, on its way to a device. */
-typedef struct run_slot {
-    struct run_slot *next;     /* queue link */
-    amk__run_job *job;         /* NULL when the job could not be set up (setup says why) */
-    amk__run_result res;
-    int gpu;                   /* device index that ran it */
-    char setup[400];
-} run_slot;
-
-typedef struct gpu_state {
-    gpu_dev *devs[MAX_DEVICES]; /* ascending device index; devs[0] runs re-measures */
-    int ndev;
-    amk_compiler *cc;
-    amk__gpu_info info;        /* devs[0]'s: every device is this model */
-    amk_target target;
-    char device[64];
-    double run_timeout_s;
-    amk__bench_opts bench;
-    uint64_t seed;             /* inputs of every check of this backend (see gpu_init) */
-    int check_threads;         /* host threads of one run worker's check */
-    /* The device threads take run slots from a FIFO and count the ones they finish. */
-    int sync_ready;
-    pthread_mutex_t mu;
-    pthread_cond_t work, done;
-    run_slot *head, *tail;
-    size_t finished;
-} gpu_state;
 
 /* ---------- helpers --------------------------------------------------------------------- */
 
@@ -76,13 +31,6 @@ static uint64_t mix64(uint64_t z)
     return z ^ (z >> 31);
 }
 
-static void append(char *buf, size_t cap, const char *text)
-{
-    size_t n = strnlen(buf, cap);
-    if (!text || !*text || n + 3 >= cap)
-        return;
-    snprintf(buf + n, cap - n, "%s%s", n ? "; " : "", text);
-}
 
 /* The last non-empty line of a worker's stderr tail (what the run worker was doing). */
 static void last_line(const char *tail, char *out, size_t cap)
@@ -97,209 +45,11 @@ static void last_line(const char *tail, char *out, size_t cap)
     snprintf(out, cap, "%.*s", (int)(n - b), tail + b);
 }
 
-static int find_buf(const amk__run_case *rc, const char *name)
-{
-    for (int b = 0; b < rc->nbufs; b++)
-        if (strcmp(rc->bufs[b].name, name) == 0)
-            return b;
-    return -1;
-}
-
-static int find_map(const amk__run_case *rc, const char *name)
-{
-    for (int m = 0; m < rc->nmaps; m++)
-        if (strcmp(rc->maps[m].name, name) == 0)
-            return m;
-    return -1;
-}
-
-/* Arguments of a kernel: buffer names become device pointers, tensor-map names the encoded
- * maps (by value), other names int32 values. */
-static int build_args(const amk_config *c, const amk_limits *lim, int n,
-                      const char *(*arg_at)(const amk_spec *, int), const amk__run_case *rc,
-                      amk__run_kernel *k, amk_diag *d)
-{
-    if (n > AMK__RUN_MAX_ARGS)
-        return amk_diag_set(d, AMK_ESPEC, "args: not an array of at most %d names",
-                            AMK__RUN_MAX_ARGS);
-    k->nargs = n;
-    for (int i = 0; i < n; i++) {
-        const char *a = arg_at(c->spec, i);
-        int b = find_buf(rc, a), m = find_map(rc, a);
-        k->args[i].buf = b >= 0 ? b : m >= 0 ? AMK__RUN_ARG_TMAP(m) : -1;
-        k->args[i].value = 0;
-        if (b >= 0 || m >= 0)
-            continue;
-        int64_t v;
-        if (amk_config_eval(c, lim, a, &v, d) != AMK_OK)
-            return amk_diag_prefix(d, "args[%d] '%s'", i, a);
-        if (v < INT32_MIN || v > INT32_MAX)
-            return amk_diag_set(d, AMK_ECONFIG, "args[%d] '%s' = %lld is outside int32", i, a,
-                                (long long)v);
-        k->args[i].value = (int32_t)v;
-    }
-    return AMK_OK;
-}
-
-/* One case of a job: c's buffers, candidate and reference kernels, tolerance. */
-static int build_case(const amk_config *c, const amk_limits *lim, int code_cand, int code_ref,
-                      amk__run_case *rc, amk_diag *d)
-{
-    const amk_spec *sp = c->spec;
-    amk_spec_tolerance tol;
-    amk_spec_get_tolerance(sp, &tol);
-    memset(rc, 0, sizeof *rc);
-    amk_shape_format(sp, &c->shape, rc->label, sizeof rc->label);
-    int nb = amk_spec_n_buffers(sp);
-    if (nb < 1 || nb > AMK__RUN_MAX_BUFS)
-        return amk_diag_set(d, AMK_ESPEC, "buffers: 1 to %d buffers expected", AMK__RUN_MAX_BUFS);
-    int64_t red_all = 1;
-    if (amk_config_eval_expr(c, lim, tol.reduction, &red_all, d) != AMK_OK)
-        return amk_diag_prefix(d, "tolerance.reduction");
-    rc->rtol_scale = tol.rtol_scale;
-    rc->atol = tol.atol;
-    rc->nbufs = nb;
-    static const int roles[] = {[AMK_BUFFER_IN] = AMK__ROLE_IN, [AMK_BUFFER_OUT] = AMK__ROLE_OUT,
-                                [AMK_BUFFER_INOUT] = AMK__ROLE_INOUT};
-    for (int i = 0; i < nb; i++) {
-        amk_spec_buffer b;
-        amk_spec_buffer_at(sp, i, &b);
-        amk__run_buf *rb = &rc->bufs[i];
-        snprintf(rb->name, sizeof rb->name, "%s", b.name);
-        const char *dname = strcmp(b.dtype, "input") == 0
-                                ? amk_spec_dtype_name(sp, c->shape.dtype)
-                                : b.dtype;
-        rb->dtype = amk__dtype_from_name(dname);
-        if (rb->dtype < 0)
-            return amk_diag_set(d, AMK_EUNSUPPORTED, "buffers[%d] %s: dtype '%s' is not "
-                                "supported by the gpu backend", i, rb->name, dname);
-        rb->role = roles[b.role];
-        rb->init = amk__init_from_name(b.init);
-        if (rb->init < 0)
-            return amk_diag_set(d, AMK_ESPEC, "buffers[%d] %s: unknown init '%s'", i, rb->name,
-                                b.init);
-        if (amk_config_eval_expr(c, lim, b.count, &rb->count, d) != AMK_OK)
-            return amk_diag_prefix(d, "buffers[%d] %s: count", i, rb->name);
-        if (rb->count < 1 || rb->count > ((int64_t)1 << 40) / (int64_t)amk__dtype_size(rb->dtype))
-            return amk_diag_set(d, AMK_ECONFIG, "buffers[%d] %s: %lld elements is out of range",
-                                i, rb->name, (long long)rb->count);
-        int64_t r = red_all;
-        if (b.tolerance_reduction &&
-            amk_config_eval_expr(c, lim, b.tolerance_reduction, &r, d) != AMK_OK)
-            return amk_diag_prefix(d, "buffers[%d] %s: tolerance_reduction", i, rb->name);
-        rb->reduction = (double)(r < 1 ? 1 : r);
-    }
-    /* Tensor maps (validated for this config and shape by amk_config_tensor_map). */
-    rc->nmaps = amk_spec_n_tensor_maps(sp);
-    if (rc->nmaps > AMK__RUN_MAX_TMAPS)
-        return amk_diag_set(d, AMK_ESPEC, "tensor_maps: at most %d", AMK__RUN_MAX_TMAPS);
-    for (int m = 0; m < rc->nmaps; m++) {
-        amk_tensor_map tm;
-        amk__run_tmap *rt = &rc->maps[m];
-        if (amk_config_tensor_map(c, lim, m, &tm, d) != AMK_OK)
-            return d ? d->code : AMK_ECONFIG;
-        snprintf(rt->name, sizeof rt->name, "%s", tm.name);
-        rt->buf = find_buf(rc, tm.buffer);
-        rt->dtype = amk__dtype_from_name(tm.dtype);
-        if (rt->buf < 0 || rt->dtype < 0)
-            return amk_diag_set(d, AMK_ESPEC, "tensor map '%s': buffer %s (%s) unknown to the "
-                                "gpu backend", tm.name, tm.buffer, tm.dtype);
-        rt->rank = tm.rank;
-        for (int i = 0; i < tm.rank; i++) {
-            rt->dims[i] = tm.dims[i];
-            rt->box[i] = tm.box[i];
-            if (i + 1 < tm.rank)
-                rt->strides[i] = tm.strides[i];
-        }
-        rt->swizzle = tm.swizzle;
-        rt->l2_promotion = tm.l2_promotion;
-        rt->oob = 0;
-    }
-    /* Candidate. */
-    rc->cand.code = code_cand;
-    snprintf(rc->cand.entry, sizeof rc->cand.entry, "%s", amk_spec_entry(sp));
-    if (amk_config_launch(c, lim, &rc->cand.launch, d) != AMK_OK)
-        return amk_diag_prefix(d, "launch");
-    if (build_args(c, lim, amk_spec_n_args(sp), amk_spec_arg, rc, &rc->cand, d) != AMK_OK)
-        return d ? d->code : AMK_ESPEC;
-    /* Reference. */
-    rc->ref.code = code_ref;
-    if (code_ref >= 0) {
-        amk_spec_reference ref;
-        amk_spec_get_reference(sp, &ref);
-        snprintf(rc->ref.entry, sizeof rc->ref.entry, "%s", ref.entry);
-        if (amk_config_reference_launch(c, lim, &rc->ref.launch, d) != AMK_OK)
-            return d ? d->code : AMK_ESPEC;
-        if (build_args(c, lim, amk_spec_n_reference_args(sp), amk_spec_reference_arg, rc,
-                       &rc->ref, d) != AMK_OK)
-            return amk_diag_prefix(d, "reference");
-    }
-    return AMK_OK;
-}
-
-static int64_t case_bytes(const amk__run_case *rc)
-{
-    int64_t s = 0;
-    for (int b = 0; b < rc->nbufs; b++)
-        s += rc->bufs[b].count * (int64_t)amk__dtype_size(rc->bufs[b].dtype);
-    return s;
-}
-
-/* The check set: c's own shape (benchmarked), then up to MAX_EXTRA_SHAPES named shapes of
- * the spec with the same dtype, valid for c's params, and at most a quarter of c's bytes
- * (small odd shapes catch edge handling cheaply), smallest first. */
-static int build_cases(gpu_state *st, const amk_config *c, amk__run_job *j, amk_diag *d)
-{
-    const amk_limits *lim = &st->target.limits;
-    int rc = build_case(c, lim, 0, 1, &j->cases[0], d);
-    if (rc != AMK_OK)
-        return rc;
-    j->cases[0].bench = 1;
-    j->ncases = 1;
-    int64_t main_bytes = case_bytes(&j->cases[0]);
-    amk__run_case *extra = malloc(sizeof *extra);
-    if (!extra)
-        return amk_diag_set(d, AMK_ENOMEM, "out of memory");
-    int ns = amk_spec_n_shapes(c->spec);
-    for (int pass = 0; pass < MAX_EXTRA_SHAPES; pass++) {
-        int best = -1;
-        int64_t best_bytes = 0;
-        amk__run_case best_case;
-        for (int i = 0; i < ns; i++) {
-            amk_config c2 = *c;
-            amk_diag dd = {0};
-            amk_spec_shape(c->spec, i, &c2.shape);
-            if (c2.shape.dtype != c->shape.dtype)
-                continue;
-            char label[160];
-            amk_shape_format(c->spec, &c2.shape, label, sizeof label);
-            int seen = 0;
-            for (int k = 0; k < j->ncases; k++)
-                seen |= strcmp(j->cases[k].label, label) == 0;
-            if (seen || amk_config_check(&c2, lim, &dd) != AMK_OK ||
-                build_case(&c2, lim, 0, 1, extra, &dd) != AMK_OK)
-                continue;
-            int64_t bytes = case_bytes(extra);
-            if (bytes * 4 > main_bytes || (best >= 0 && bytes >= best_bytes))
-                continue;
-            best = i;
-            best_bytes = bytes;
-            best_case = *extra;
-        }
-        if (best < 0)
-            break;
-        j->cases[j->ncases++] = best_case;
-    }
-    free(extra);
-    return AMK_OK;
-}
-
 /* ---------- running a job --------------------------------------------------------------- */
 
-/* Sends a job to a run worker and turns every outcome into a result: a timeout is
- * RUN_TIMEOUT, a dead worker RUN_ERROR (the pool has already respawned it). */
-static void send_job(amk_worker_pool *run, double timeout_s, const amk__run_job *j,
-                     amk__run_result *res)
+/* Sends a job to a run worker (gpu_backend_int.h). */
+void amk__gpu_send_job(amk_worker_pool *run, double timeout_s, const amk__run_job *j,
+                       amk__run_result *res)
 {
     void *req = NULL;
     size_t len = 0;
@@ -361,7 +111,7 @@ double amk__gpu_slot_seconds(const amk_backend_opts *opts)
 }
 
 /* Copies the matched target and overrides its limits with what the device reports. */
-static void make_target(gpu_state *st)
+static void make_target(amk__gpu_state *st)
 {
     const amk__gpu_info *in = &st->info;
     const amk_target *t = amk_target_find(in->name);
@@ -416,7 +166,7 @@ static void make_target(gpu_state *st)
 
 /* Asks g's run worker what device g->index is; on failure info->ok = 0 and info->error says
  * why (the runtime's message, or how the worker failed). */
-static void query_device(gpu_dev *g, amk__gpu_info *info)
+static void query_device(amk__gpu_dev *g, amk__gpu_info *info)
 {
     void *req = NULL;
     size_t len = 0;
@@ -452,8 +202,8 @@ static void query_device(gpu_dev *g, amk__gpu_info *info)
  * slots of the queue one at a time on its run worker until told to quit. */
 static void *device_main(void *arg)
 {
-    gpu_dev *g = arg;
-    gpu_state *st = g->st;
+    amk__gpu_dev *g = arg;
+    amk__gpu_state *st = g->st;
     pthread_mutex_lock(&st->mu);
     if (!g->asked) {
         amk__gpu_info info;
@@ -469,14 +219,14 @@ static void *device_main(void *arg)
             pthread_cond_wait(&st->work, &st->mu);
         if (g->quit)
             break;
-        run_slot *s = st->head;
+        amk__run_slot *s = st->head;
         st->head = s->next;
         if (!st->head)
             st->tail = NULL;
         pthread_mutex_unlock(&st->mu);
         s->job->device = g->index;
         s->gpu = g->index;
-        send_job(g->run, st->run_timeout_s, s->job, &s->res);
+        amk__gpu_send_job(g->run, st->run_timeout_s, s->job, &s->res);
         pthread_mutex_lock(&st->mu);
         st->finished++;
         pthread_cond_broadcast(&st->done);
@@ -486,11 +236,11 @@ static void *device_main(void *arg)
 }
 
 /* Starts the run worker of device `index` (from the main thread, before its thread). */
-static int add_device(gpu_state *st, int index, amk_diag *d)
+static int add_device(amk__gpu_state *st, int index, amk_diag *d)
 {
-    if (st->ndev >= MAX_DEVICES)
-        return amk_diag_set(d, AMK_EINVAL, "gpu backend: at most %d devices", MAX_DEVICES);
-    gpu_dev *g = calloc(1, sizeof *g);
+    if (st->ndev >= AMK__GPU_MAX_DEVICES)
+        return amk_diag_set(d, AMK_EINVAL, "gpu backend: at most %d devices", AMK__GPU_MAX_DEVICES);
+    amk__gpu_dev *g = calloc(1, sizeof *g);
     if (!g)
         return amk_diag_set(d, AMK_ENOMEM, "gpu backend: out of memory");
     g->st = st;
@@ -508,7 +258,7 @@ static int add_device(gpu_state *st, int index, amk_diag *d)
 }
 
 /* The thread of g, with every signal blocked (signals are the main thread's business). */
-static int start_thread(gpu_dev *g, amk_diag *d)
+static int start_thread(amk__gpu_dev *g, amk_diag *d)
 {
     sigset_t all, old;
     sigfillset(&all);
@@ -523,7 +273,7 @@ static int start_thread(gpu_dev *g, amk_diag *d)
 }
 
 /* Stops g's thread (idle between batches) and its run worker; frees g. */
-static void drop_device(gpu_state *st, gpu_dev *g)
+static void drop_device(amk__gpu_state *st, amk__gpu_dev *g)
 {
     if (g->has_thread) {
         pthread_mutex_lock(&st->mu);
@@ -543,14 +293,14 @@ static int same_model(const amk__gpu_info *a, const amk__gpu_info *b)
 
 static int by_index(const void *a, const void *b)
 {
-    const gpu_dev *x = *(gpu_dev *const *)a, *y = *(gpu_dev *const *)b;
+    const amk__gpu_dev *x = *(amk__gpu_dev *const *)a, *y = *(amk__gpu_dev *const *)b;
     return (x->index > y->index) - (x->index < y->index);
 }
 
 /* "devices 0,2: NVIDIA H100 80GB HBM3 (sm_90); device 1: NVIDIA A100-SXM4-80GB (sm_80)" */
-static void describe_models(const gpu_state *st, char *out, size_t cap)
+static void describe_models(const amk__gpu_state *st, char *out, size_t cap)
 {
-    int seen[MAX_DEVICES] = {0};
+    int seen[AMK__GPU_MAX_DEVICES] = {0};
     amk_sb sb = {0};
     for (int i = 0; i < st->ndev; i++) {
         if (seen[i])
@@ -571,7 +321,7 @@ static void describe_models(const gpu_state *st, char *out, size_t cap)
 }
 
 /* "0,1,3" */
-static void index_list(const gpu_state *st, char *out, size_t cap)
+static void index_list(const amk__gpu_state *st, char *out, size_t cap)
 {
     out[0] = '\0';
     for (int k = 0; k < st->ndev; k++) {
@@ -580,7 +330,7 @@ static void index_list(const gpu_state *st, char *out, size_t cap)
     }
 }
 
-static int sync_init(gpu_state *st, amk_diag *d)
+static int sync_init(amk__gpu_state *st, amk_diag *d)
 {
     if (pthread_mutex_init(&st->mu, NULL) != 0)
         return amk_diag_set(d, AMK_ENOMEM, "gpu backend: cannot create a mutex");
@@ -598,7 +348,7 @@ static int sync_init(gpu_state *st, amk_diag *d)
 }
 
 /* Stops every device thread and run worker. */
-static void close_devices(gpu_state *st)
+static void close_devices(amk__gpu_state *st)
 {
     for (int k = 0; k < st->ndev; k++)
         drop_device(st, st->devs[k]);
@@ -615,16 +365,16 @@ static void close_devices(gpu_state *st)
  * is. want/nwant: the devices to use, all of one model (AMK_EINVAL naming the models
  * otherwise; AMK_ENODEV when one does not answer). want NULL: every visible device of
  * `first`'s model (any_model: every visible device that answers), in index order. */
-static int open_devices(gpu_state *st, const int *want, int nwant, int first, int any_model,
+static int open_devices(amk__gpu_state *st, const int *want, int nwant, int first, int any_model,
                         amk_diag *d)
 {
     int rc = sync_init(st, d);
     if (rc != AMK_OK)
         return rc;
     if (want) {
-        if (nwant < 1 || nwant > MAX_DEVICES)
+        if (nwant < 1 || nwant > AMK__GPU_MAX_DEVICES)
             return amk_diag_set(d, AMK_EINVAL, "gpu backend: 1 to %d devices, not %d",
-                                MAX_DEVICES, nwant);
+                                AMK__GPU_MAX_DEVICES, nwant);
         for (int k = 0; k < nwant; k++) {
             if (want[k] < 0)
                 return amk_diag_set(d, AMK_EINVAL, "gpu backend: device index %d is negative",
@@ -644,17 +394,17 @@ static int open_devices(gpu_state *st, const int *want, int nwant, int first, in
         /* The first device tells how many there are. */
         if ((rc = add_device(st, first, d)) != AMK_OK)
             return rc;
-        gpu_dev *g = st->devs[0];
+        amk__gpu_dev *g = st->devs[0];
         query_device(g, &g->info);
         g->asked = 1;
         if (!g->info.ok)
             return amk_diag_set(d, AMK_ENODEV, "gpu backend: no GPU device answers: %s",
                                 g->info.error);
         int count = g->info.count;
-        if (count > MAX_DEVICES) {
+        if (count > AMK__GPU_MAX_DEVICES) {
             amk_log(AMK_LOG_WARN, "gpu: %d devices visible; using the first %d", count,
-                    MAX_DEVICES);
-            count = MAX_DEVICES;
+                    AMK__GPU_MAX_DEVICES);
+            count = AMK__GPU_MAX_DEVICES;
         }
         for (int i = 0; i < count; i++)
             if (i != first && (rc = add_device(st, i, d)) != AMK_OK)
@@ -693,7 +443,7 @@ static int open_devices(gpu_state *st, const int *want, int nwant, int first, in
         int kept = 0;
         const amk__gpu_info ref = st->devs[0]->info;
         for (int k = 0; k < st->ndev; k++) {
-            gpu_dev *g = st->devs[k];
+            amk__gpu_dev *g = st->devs[k];
             if (g->info.ok && (any_model || same_model(&ref, &g->info))) {
                 st->devs[kept++] = g;
                 continue;
@@ -718,7 +468,7 @@ int amk_gpu_devices(amk_gpu_device *out, int cap, int *n, amk_diag *d)
     if ((cap > 0 && !out) || !n)
         return amk_diag_set(d, AMK_EINVAL, "gpu devices: invalid arguments");
     *n = 0;
-    gpu_state *st = calloc(1, sizeof *st);
+    amk__gpu_state *st = calloc(1, sizeof *st);
     if (!st)
         return amk_diag_set(d, AMK_ENOMEM, "gpu devices: out of memory");
     int rc = open_devices(st, NULL, 0, 0, 1, d);
@@ -740,7 +490,7 @@ int amk_gpu_devices(amk_gpu_device *out, int cap, int *n, amk_diag *d)
 
 static void gpu_clear(void *state)
 {
-    gpu_state *st = state;
+    amk__gpu_state *st = state;
     amk__compiler_free(st->cc);
     st->cc = NULL;
     close_devices(st);
@@ -748,7 +498,7 @@ static void gpu_clear(void *state)
 
 static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
 {
-    gpu_state *st = state;
+    amk__gpu_state *st = state;
     amk_backend_opts dflt = {0};
     if (!opts)
         opts = &dflt;
@@ -806,7 +556,7 @@ static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
 /* Every job of the next batch gets the latency to beat (bench.c screening). */
 static void gpu_set_incumbent(void *state, double incumbent_us)
 {
-    ((gpu_state *)state)->bench.beat_us = incumbent_us;
+    ((amk__gpu_state *)state)->bench.beat_us = incumbent_us;
 }
 
 /* A GPU runs one config at a time, but a config spends most of its time before that in
@@ -830,392 +580,32 @@ int amk__gpu_parallelism_for(int ndev, int jobs)
 
 static int gpu_parallelism(void *state)
 {
-    gpu_state *st = state;
+    amk__gpu_state *st = state;
     return amk__gpu_parallelism_for(st->ndev, amk__worker_pool_size(amk__compiler_pool(st->cc)));
-}
-
-/* Where a compile failed: status and the compiler's words. */
-static void compile_verdict(const amk_code *code, amk_verdict *v)
-{
-    v->status = code->status;
-    v->correct = -1;
-    v->compile_ms = code->compile_ms;
-    v->cache_hit = code->cache_hit;
-    snprintf(v->reason, sizeof v->reason, "%s", code->reason);
-    snprintf(v->notes, sizeof v->notes, "%s", code->notes);
-}
-
-/* The name a kernel has in its code object: the compiler's lowered name of the spec's entry
- * (a plain C++ __global__ function is mangled), kept with the code object. */
-static void use_lowered_entry(amk__run_kernel *k, const amk_code *const *codes, int n)
-{
-    if (k->code >= 0 && k->code < n && codes[k->code]->entry[0])
-        snprintf(k->entry, sizeof k->entry, "%s", codes[k->code]->entry);
-}
-
-/* The run job of a compiled config. On failure s->job stays NULL and s->setup says why. */
-static void prepare_run(gpu_state *st, const amk_config *c, const amk_code *cand,
-                        const amk_code *ref, run_slot *s)
-{
-    amk__run_job *j = calloc(1, sizeof *j);
-    if (!j) {
-        snprintf(s->setup, sizeof s->setup, "gpu backend: out of memory");
-        return;
-    }
-    amk_diag d = {0};
-    j->op = AMK__RUN_OP_EVAL;
-    j->device = -1; /* the device thread that takes it fills in its own */
-    j->bench = st->bench;
-    j->ncodes = 2;
-    j->codes[0] = (amk__run_code){cand->image, cand->size, amk_hash64(cand->image, cand->size)};
-    j->codes[1] = (amk__run_code){ref->image, ref->size, amk_hash64(ref->image, ref->size)};
-    if (build_cases(st, c, j, &d) != AMK_OK) {
-        snprintf(s->setup, sizeof s->setup, "cannot set up the run: %s", d.msg);
-        free(j);
-        return;
-    }
-    const amk_code *codes[2] = {cand, ref};
-    for (int k = 0; k < j->ncases; k++) {
-        use_lowered_entry(&j->cases[k].cand, codes, 2);
-        use_lowered_entry(&j->cases[k].ref, codes, 2);
-    }
-    j->seed = st->seed;
-    j->check_threads = st->check_threads;
-    s->job = j;
-}
-
-/* The verdict of a config that reached the run stage. */
-static void run_verdict(const amk_config *c, const amk_code *cand, const amk_code *ref,
-                        const run_slot *s, amk_verdict *v)
-{
-    v->compile_ms = cand->compile_ms;
-    v->cache_hit = cand->cache_hit;
-    v->correct = -1;
-    if (ref->status != AMK_STATUS_OK) {
-        v->status = AMK_STATUS_RUN_ERROR;
-        snprintf(v->reason, sizeof v->reason, "cannot check: the spec's reference kernel did "
-                 "not compile (%s): %s", amk_status_name(ref->status), ref->reason);
-        return;
-    }
-    if (!s->job) {
-        v->status = AMK_STATUS_RUN_ERROR;
-        snprintf(v->reason, sizeof v->reason, "%s", s->setup);
-        return;
-    }
-    const amk__run_job *j = s->job;
-    const amk__run_result *res = &s->res;
-    v->seed = j->seed;
-    v->status = (amk_status)res->status;
-    v->correct = res->checked == j->ncases ? 1 : 0;
-    snprintf(v->reason, sizeof v->reason, "%s", res->reason);
-    snprintf(v->regime, sizeof v->regime, "%s", res->regime);
-    v->notes[0] = '\0';
-    char shapes[200];
-    snprintf(shapes, sizeof shapes, "gpu %d", s->gpu); /* which device ran it */
-    append(v->notes, sizeof v->notes, shapes);
-    snprintf(shapes, sizeof shapes, "checked %d/%d shape%s", res->checked, j->ncases,
-             j->ncases == 1 ? "" : "s");
-    for (int k = 1; k < j->ncases && k < 3; k++) {
-        size_t n = strlen(shapes);
-        snprintf(shapes + n, sizeof shapes - n, "%s%s", k == 1 ? " (+" : ", +",
-                 j->cases[k].label);
-    }
-    if (j->ncases > 1)
-        strncat(shapes, ")", sizeof shapes - strlen(shapes) - 1);
-    append(v->notes, sizeof v->notes, shapes);
-    append(v->notes, sizeof v->notes, res->notes);
-    amk_spec_reference rj;
-    amk_spec_get_reference(c->spec, &rj);
-    if (rj.default_config)
-        append(v->notes, sizeof v->notes, "reference: the default config's output (no "
-               "independent reference: weaker, a config is only checked to agree with the "
-               "default)");
-    append(v->notes, sizeof v->notes, cand->notes);
-    if (res->status == AMK_STATUS_OK && res->nstats >= 1 && isfinite(res->stats[0].median_us)) {
-        v->latency_us = res->stats[0].median_us;
-        v->latency_kind = AMK_LAT_MEASURED;
-        v->spread = res->stats[0].spread;
-    } else if (res->status == AMK_STATUS_OK) {
-        v->status = AMK_STATUS_RUN_ERROR;
-        snprintf(v->reason, sizeof v->reason, "the run worker reported no measurement");
-    }
-}
-
-/* One batch on its way through the compile pool and the devices. */
-typedef struct batch {
-    gpu_state *st;
-    const amk_config *const *cfgs;
-    size_t n;
-    const amk_code *codes;     /* filled by the compile service */
-    const int *unit_of, *ref_of;
-    /* Who waits for a unit, so that a final unit costs its own configs, not a scan: */
-    const int *cand_cfg;       /* per unit: the config whose candidate it is, -1 */
-    const int *ref_first;      /* per unit: the first config checked against it, -1 */
-    const int *ref_next;       /* per config: the next one with the same reference, -1 */
-    unsigned char *final;      /* per unit: its code is final */
-    unsigned char *handled;    /* per config: queued, or nothing to run */
-    run_slot *slots;           /* per config */
-    size_t queued;
-} batch;
-
-/* Config i goes to the devices' queue once its candidate and reference are both final
- * and compiled (once). */
-static void try_queue(batch *b, int i)
-{
-    gpu_state *st = b->st;
-    int cu = b->unit_of[i], ru = b->ref_of[i];
-    if (b->handled[i] || cu < 0 || ru < 0 || !b->final[cu] || !b->final[ru])
-        return;
-    b->handled[i] = 1;
-    if (b->codes[cu].status != AMK_STATUS_OK || b->codes[ru].status != AMK_STATUS_OK)
-        return;
-    run_slot *s = &b->slots[i];
-    prepare_run(st, b->cfgs[i], &b->codes[cu], &b->codes[ru], s);
-    if (!s->job)
-        return;
-    pthread_mutex_lock(&st->mu);
-    s->next = NULL;
-    if (st->tail)
-        st->tail->next = s;
-    else
-        st->head = s;
-    st->tail = s;
-    b->queued++;
-    pthread_cond_signal(&st->work);
-    pthread_mutex_unlock(&st->mu);
-}
-
-/* Compile callback (calling thread): unit u is final. The configs waiting for it (its
- * own config for a candidate, every config checked against it for a reference, in
- * proposal order) go to the devices' queue when their other unit is final too. */
-static void unit_final(size_t u, void *ud)
-{
-    batch *b = ud;
-    b->final[u] = 1;
-    if (b->cand_cfg[u] >= 0)
-        try_queue(b, b->cand_cfg[u]);
-    for (int i = b->ref_first[u]; i >= 0; i = b->ref_next[i])
-        try_queue(b, i);
-}
-
-static int gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_verdict *out)
-{
-    gpu_state *st = state;
-    amk_compile_unit *units = calloc(2 * n + 1, sizeof *units);
-    amk_code *codes = calloc(2 * n + 1, sizeof *codes);
-    int *unit_of = malloc((n + 1) * sizeof *unit_of); /* candidate unit of config i, -1 */
-    int *ref_of = malloc((n + 1) * sizeof *ref_of);   /* reference unit of config i, -1 */
-    int *cand_cfg = malloc((2 * n + 1) * sizeof *cand_cfg);
-    int *ref_first = malloc((2 * n + 1) * sizeof *ref_first);
-    int *ref_next = malloc((n + 1) * sizeof *ref_next);
-    unsigned char *final = calloc(2 * n + 1, 1);
-    unsigned char *handled = calloc(n + 1, 1);
-    run_slot *slots = calloc(n + 1, sizeof *slots);
-    size_t nu = 0;
-    int rc = AMK_OK;
-    if (!units || !codes || !unit_of || !ref_of || !cand_cfg || !ref_first || !ref_next ||
-        !final || !handled || !slots) {
-        rc = AMK_ENOMEM;
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++) {
-        amk_verdict *v = &out[i];
-        amk_diag d = {0};
-        unit_of[i] = ref_of[i] = -1;
-        snprintf(v->device, sizeof v->device, "%s", st->device);
-        if (amk__compile_unit_config(cfgs[i], st->info.arch, &units[nu], &d) != AMK_OK) {
-            v->status = AMK_STATUS_COMPILE_ERROR;
-            v->correct = -1;
-            snprintf(v->reason, sizeof v->reason, "cannot build the source: %s", d.msg);
-            continue;
-        }
-        unit_of[i] = (int)nu++;
-        /* One reference unit per (spec, dtype) of the batch. */
-        for (size_t k = 0; k < i && ref_of[i] < 0; k++)
-            if (ref_of[k] >= 0 && cfgs[k]->spec == cfgs[i]->spec &&
-                cfgs[k]->shape.dtype == cfgs[i]->shape.dtype)
-                ref_of[i] = ref_of[k];
-        if (ref_of[i] < 0) {
-            if (amk__compile_unit_reference(cfgs[i], st->info.arch, &units[nu], &d) == AMK_OK) {
-                ref_of[i] = (int)nu++;
-            } else {
-                v->status = AMK_STATUS_RUN_ERROR;
-                v->correct = -1;
-                snprintf(v->reason, sizeof v->reason, "cannot check: cannot build the "
-                         "reference source: %s", d.msg);
-                amk__compile_unit_clear(&units[unit_of[i]]);
-                unit_of[i] = -1;
-                nu--;
-                continue;
-            }
-        }
-    }
-    for (size_t k = 0; k < nu; k++)
-        cand_cfg[k] = ref_first[k] = -1;
-    for (size_t i = n; i-- > 0;) { /* backwards: the lists come out in proposal order */
-        ref_next[i] = -1;
-        if (unit_of[i] < 0)
-            continue;
-        cand_cfg[unit_of[i]] = (int)i;
-        ref_next[i] = ref_first[ref_of[i]];
-        ref_first[ref_of[i]] = (int)i;
-    }
-    if (nu) {
-        batch b = {.st = st, .cfgs = cfgs, .n = n, .codes = codes, .unit_of = unit_of,
-                   .ref_of = ref_of, .cand_cfg = cand_cfg, .ref_first = ref_first,
-                   .ref_next = ref_next, .final = final, .handled = handled, .slots = slots};
-        amk_diag d = {0};
-        pthread_mutex_lock(&st->mu);
-        st->finished = 0;
-        pthread_mutex_unlock(&st->mu);
-        rc = amk__compiler_run_cb(st->cc, units, nu, codes, unit_final, &b, &d);
-        /* Whatever happened, the code objects stay until every queued run is over. */
-        pthread_mutex_lock(&st->mu);
-        while (st->finished < b.queued)
-            pthread_cond_wait(&st->done, &st->mu);
-        pthread_mutex_unlock(&st->mu);
-        if (rc != AMK_OK) {
-            amk_log(AMK_LOG_ERROR, "gpu: compile service failed: %s", d.msg);
-            goto done;
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (unit_of[i] < 0)
-            continue;
-        const amk_code *cand = &codes[unit_of[i]];
-        if (cand->status != AMK_STATUS_OK)
-            compile_verdict(cand, &out[i]);
-        else
-            run_verdict(cfgs[i], cand, &codes[ref_of[i]], &slots[i], &out[i]);
-    }
-done:
-    for (size_t k = 0; k < nu; k++) {
-        amk__compile_unit_clear(&units[k]);
-        amk__code_clear(&codes[k]);
-    }
-    for (size_t i = 0; slots && i < n; i++)
-        free(slots[i].job);
-    free(units);
-    free(codes);
-    free(unit_of);
-    free(ref_of);
-    free(cand_cfg);
-    free(ref_first);
-    free(ref_next);
-    free(final);
-    free(handled);
-    free(slots);
-    return rc;
 }
 
 static const amk_target *gpu_target(void *state)
 {
-    return &((gpu_state *)state)->target;
+    return &((amk__gpu_state *)state)->target;
 }
 
 static const char *gpu_device(void *state)
 {
-    return ((gpu_state *)state)->device;
+    return ((amk__gpu_state *)state)->device;
 }
 
 const amk__gpu_info *amk__gpu_backend_info(void *state)
 {
-    return &((gpu_state *)state)->info;
+    return &((amk__gpu_state *)state)->info;
 }
 
-int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
-                       double lat_us[2], double spread[2], amk_diag *d)
-{
-    gpu_state *st = state;
-    amk_compile_unit units[2];
-    amk_code codes[2];
-    int rc = AMK_OK;
-    memset(units, 0, sizeof units);
-    memset(codes, 0, sizeof codes);
-    lat_us[0] = lat_us[1] = spread[0] = spread[1] = NAN;
-    if (a->spec != b->spec || a->shape.dtype != b->shape.dtype ||
-        memcmp(a->shape.dims, b->shape.dims, sizeof a->shape.dims) != 0)
-        return amk_diag_set(d, AMK_EINVAL, "remeasure: configs of different kernels or shapes");
-    amk__run_job *j = calloc(1, sizeof *j);
-    if (!j)
-        return amk_diag_set(d, AMK_ENOMEM, "remeasure: out of memory");
-    if ((rc = amk__compile_unit_config(a, st->info.arch, &units[0], d)) != AMK_OK ||
-        (rc = amk__compile_unit_config(b, st->info.arch, &units[1], d)) != AMK_OK ||
-        (rc = amk__compiler_run(st->cc, units, 2, codes, d)) != AMK_OK)
-        goto done;
-    for (int i = 0; i < 2; i++)
-        if (codes[i].status != AMK_STATUS_OK) {
-            rc = amk_diag_set(d, AMK_EBACKEND, "remeasure: config %c: %s: %s", 'a' + i,
-                              amk_status_name(codes[i].status), codes[i].reason);
-            goto done;
-        }
-    j->op = AMK__RUN_OP_REMEASURE;
-    j->device = st->devs[0]->index; /* re-measures stay on one device */
-    j->bench = st->bench;
-    /* A re-measure decides a close call: no screening, and both medians pinned to a 95% CI
-     * of +-0.25%, a quarter of the default keep margin, or the full window. It used to run
-     * the full window always, and 31 of the 72 trials of the H100 race on gemm_hopper were
-     * close calls, each waiting for it in the keep step. */
-    j->bench.ci_rel = 0.0025;
-    j->bench.beat_us = NAN;
-    j->ncodes = 2;
-    for (int i = 0; i < 2; i++)
-        j->codes[i] = (amk__run_code){codes[i].image, codes[i].size,
-                                      amk_hash64(codes[i].image, codes[i].size)};
-    amk__run_case tmp;
-    if ((rc = build_case(a, &st->target.limits, 0, -1, &j->cases[0], d)) != AMK_OK ||
-        (rc = build_case(b, &st->target.limits, 1, -1, &tmp, d)) != AMK_OK)
-        goto done;
-    j->cases[0].bench = 1;
-    j->ncases = 1;
-    /* b's tensor maps (its own boxes) follow a's in the case; its arguments follow them.
-     * With a's maps, b's pipeline waited for boxes it does not load (gemm_hopper: a
-     * run_timeout on every re-measure). */
-    amk__run_case *c0 = &j->cases[0];
-    if (c0->nmaps + tmp.nmaps > AMK__RUN_MAX_TMAPS) {
-        rc = amk_diag_set(d, AMK_EINVAL, "remeasure: more than %d tensor maps",
-                          AMK__RUN_MAX_TMAPS);
-        goto done;
-    }
-    for (int i = 0; i < tmp.cand.nargs; i++)
-        if (tmp.cand.args[i].buf < -1)
-            tmp.cand.args[i].buf =
-                AMK__RUN_ARG_TMAP(c0->nmaps + AMK__RUN_ARG_TMAP_INDEX(tmp.cand.args[i].buf));
-    for (int m = 0; m < tmp.nmaps; m++)
-        c0->maps[c0->nmaps++] = tmp.maps[m];
-    j->other = tmp.cand;
-    const amk_code *cp[2] = {&codes[0], &codes[1]};
-    use_lowered_entry(&j->cases[0].cand, cp, 2);
-    use_lowered_entry(&j->other, cp, 2);
-    j->seed = st->seed;
-    j->check_threads = st->check_threads;
-    amk__run_result res;
-    send_job(st->devs[0]->run, st->run_timeout_s, j, &res);
-    if (res.status != AMK_STATUS_OK || res.nstats != 2) {
-        rc = amk_diag_set(d, res.status == AMK_STATUS_RUN_TIMEOUT ? AMK_ETIMEDOUT : AMK_EBACKEND,
-                          "remeasure: %s: %s", amk_status_name((amk_status)res.status),
-                          res.reason);
-        goto done;
-    }
-    for (int i = 0; i < 2; i++) {
-        lat_us[i] = res.stats[i].median_us;
-        spread[i] = res.stats[i].spread;
-    }
-done:
-    for (int i = 0; i < 2; i++) {
-        amk__compile_unit_clear(&units[i]);
-        amk__code_clear(&codes[i]);
-    }
-    free(j);
-    return rc;
-}
 
 const amk_backend_type amk_backend_gpu = {
     .api_version = 1,
     .name = "gpu",
-    .state_size = sizeof(gpu_state),
+    .state_size = sizeof(amk__gpu_state),
     .init = gpu_init,
-    .evaluate = gpu_evaluate,
+    .evaluate = amk__gpu_evaluate,
     .target = gpu_target,
     .device = gpu_device,
     .clear = gpu_clear,

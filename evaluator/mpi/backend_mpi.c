@@ -1,13 +1,10 @@
-/* The `mpi` backend (rank 0) and the worker ranks' serve loop (amk_mpi.h). Rank 0 splits
+/* The `mpi` backend (rank 0; the worker ranks' serve loop is mpi_serve.c). Rank 0 splits
  * each batch into chunks over the live worker ranks in proportion to their parallelism,
  * sends choice indices, and gathers verdicts as plain bytes (one binary on every rank). Every
  * wait polls (MPI_Iprobe + a short sleep): a blocking receive would spin a core, and rank 0
  * must notice a missed deadline. A chunk that misses its deadline marks its rank dead and
  * goes back to the queue; a late reply carries an old sequence number and is dropped. */
-#include "amk_mpi.h"
-#include "evaluator_int.h"
-
-#include <mpi.h>
+#include "mpi_int.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -17,320 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { TAG_HELLO = 1, TAG_CHUNK, TAG_VERDICTS, TAG_STOP, TAG_BYE };
-
 #define HELLO_MIN_WAIT_S 30.0   /* startup: a rank that has not answered by then is excluded */
 #define BYE_WAIT_S 10.0         /* at the end: live ranks acknowledge stop within this */
 #define BYE_GRACE_DEAD_S 2.0    /* ... ranks marked dead get this long */
-/* Polling sleeps back off from POLL_MIN_US. Rank 0 answers within POLL_MAX_ROOT_US: its
- * latency adds to every batch; an idle worker sleeps up to POLL_MAX_US, which keeps 64 ranks
- * on a few cores cheap. */
-#define POLL_MIN_US 100
-#define POLL_MAX_US 2000
-#define POLL_MAX_ROOT_US 500
-
-/* ---------- wire format -------------------------------------------------------------------
- * hello (worker -> 0), chunk (0 -> worker), verdicts (worker -> 0), stop (0 -> worker) and
- * bye (worker -> 0). Same binary on every rank, so structs travel as bytes. */
-typedef struct hello_msg {
-    int32_t ok;               /* 1: evaluator created; 0: error says why */
-    int32_t parallelism;
-    uint64_t fingerprint;     /* kernel spec + shape: ranks must build the same space */
-    double slot_s;            /* how long one config may take on this rank (derived deadline) */
-    char backend[16];         /* backend actually in use ("auto" resolved) */
-    char device[64];
-    amk_target target;
-    char error[512];
-} hello_msg;
-
-typedef struct chunk_head {
-    uint64_t seq;
-    uint32_t n;
-    uint32_t pad;
-    double incumbent_us;      /* the latency to beat (NAN = none): ranks screen with it too */
-} chunk_head;
-
-typedef struct chunk_item {
-    char config_id[17];
-    uint8_t choice[AMK_MAX_PARAMS];
-} chunk_item;
-
-/* ---------- process-wide MPI state ---------------------------------------------------------- */
-
-static MPI_Comm comm = MPI_COMM_NULL; /* private duplicate of MPI_COMM_WORLD */
-static int started, finalized; /* started: 0 no MPI, 1 initialised here, 2 by the caller */
-static int my_rank, world_size = 1;
-
-static int launched_by_mpi(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK",
-                                       "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "MPI_LOCALNRANKS"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v)
-            return 1;
-    }
-    return 0;
-}
-
-static const char *mpi_error_text(int code, char *buf, int cap)
-{
-    int len = 0;
-    if (MPI_Error_string(code, buf, &len) != MPI_SUCCESS || len <= 0)
-        snprintf(buf, (size_t)cap, "MPI error %d", code);
-    return buf;
-}
-
-int amk_mpi_init(int *rank, int *size, amk_diag *d)
-{
-    *rank = 0;
-    *size = 1;
-    if (!started && !launched_by_mpi())
-        return AMK_OK;
-    if (!started) {
-        int already = 0;
-        MPI_Initialized(&already);
-        if (!already) {
-            int e = MPI_Init(NULL, NULL);
-            if (e != MPI_SUCCESS) {
-                char msg[MPI_MAX_ERROR_STRING];
-                return amk_diag_set(d, AMK_EBACKEND, "MPI_Init failed: %s",
-                                    mpi_error_text(e, msg, sizeof msg));
-            }
-        }
-        /* Errors come back as codes: a dead peer is data for rank 0, not an abort. */
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        if (MPI_Comm_dup(MPI_COMM_WORLD, &comm) != MPI_SUCCESS)
-            comm = MPI_COMM_WORLD;
-        MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-        MPI_Comm_rank(comm, &my_rank);
-        MPI_Comm_size(comm, &world_size);
-        started = already ? 2 : 1; /* 1: finalised here; 2: the caller's MPI, left alone */
-    }
-    *rank = my_rank;
-    *size = world_size;
-    return AMK_OK;
-}
-
-/* Open MPI 4.1's MPI_Finalize ends with a fence over every process of the job; when a rank
- * was killed (mpirun --enable-recovery), that fence can wait forever: both survivors of
- * cli_mpi.sh's kill test were once found asleep in ompi_mpi_finalize, the run's rows all
- * written. So a watchdog ends the process with its own exit status if the finalize has not
- * returned in time; mpirun with --enable-recovery accepts that as it accepts the dead rank. */
-static void *finalize_watchdog(void *arg)
-{
-    const int status = (int)(intptr_t)arg;
-    sleep(AMK_MPI_FINALIZE_WAIT_S);
-    static const char msg[] = "amk: mpi: MPI_Finalize did not return (a rank died?); "
-                              "exiting without it\n";
-    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
-    (void)w;
-    _exit(status);
-    return NULL;
-}
-
-void amk_mpi_finalize(int exit_status)
-{
-    if (started == 1 && !finalized) {
-        finalized = 1;
-        pthread_t t;
-        if (pthread_create(&t, NULL, finalize_watchdog, (void *)(intptr_t)exit_status) == 0)
-            pthread_detach(t);
-        MPI_Finalize();
-    }
-}
-
-static void sleep_us(long us)
-{
-    struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
-    nanosleep(&ts, NULL);
-}
-
-/* A digest of everything that decides the meaning of choice indices: the kernel spec and
- * the shape. Ranks that disagree (another --spec-dir, another amk) are excluded. */
-static uint64_t space_fingerprint(const amk_spec *s, const amk_shape *sh)
-{
-    const char *json = amk_spec_text(s);
-    char shape[512];
-    amk_shape_format(s, sh, shape, sizeof shape);
-    uint64_t h = amk_hash64(shape, strlen(shape));
-    if (json)
-        h = amk_hash64_update(h, json, strlen(json));
-    return h;
-}
 
 static void append_note(amk_verdict *v, const char *text)
 {
     size_t n = strnlen(v->notes, sizeof v->notes);
     if (n < sizeof v->notes - 1)
         snprintf(v->notes + n, sizeof v->notes - n, "%s%s", n ? "; " : "", text);
-}
-
-/* How long one config may take on a worker with these options, when the worker evaluates
- * its parallelism's worth at once: the gpu backend's own figure (amk__gpu_slot_seconds);
- * a second plus the injected delay for model and sim. */
-static double slot_seconds(const char *backend, const amk_backend_opts *opts)
-{
-#ifdef AMK_HAVE_GPU
-    if (strcmp(backend, "gpu") == 0)
-        return amk__gpu_slot_seconds(opts);
-#else
-    (void)backend; /* no gpu backend in this build: a rank cannot be using it */
-    (void)opts;
-#endif
-    const char *e = getenv("AMK_SIM_DELAY_MS");
-    double ms = e && *e ? strtod(e, NULL) : 0;
-    return 1.0 + (isfinite(ms) && ms > 0 ? ms / 1000.0 : 0);
-}
-
-/* ---------- worker ranks ------------------------------------------------------------------- */
-
-/* Waits for the next message from rank 0 (polling, with a sleep that backs off). */
-static int wait_from_root(MPI_Status *st)
-{
-    long us = POLL_MIN_US;
-    for (;;) {
-        int flag = 0;
-        int e = MPI_Iprobe(0, MPI_ANY_TAG, comm, &flag, st);
-        if (e != MPI_SUCCESS)
-            return e;
-        if (flag)
-            return MPI_SUCCESS;
-        sleep_us(us);
-        if (us < POLL_MAX_US)
-            us *= 2;
-    }
-}
-
-static int stop_pending(void)
-{
-    int flag = 0;
-    MPI_Status st;
-    return MPI_Iprobe(0, TAG_STOP, comm, &flag, &st) == MPI_SUCCESS && flag;
-}
-
-/* Evaluates one chunk into out[0..n): rebuilds each config from its choice indices, checks
- * that its config_id is the one rank 0 sent, and runs the pipeline on the ones that match
- * (against rank 0's incumbent, so the gpu backend screens here as it would there). */
-static void serve_chunk(amk_evaluator *ev, const amk_space *sp, const amk_mpi_opts *o,
-                        double incumbent_us,
-                        const chunk_item *items, size_t n, amk_verdict *out)
-{
-    amk_config *cfgs = malloc(n * sizeof *cfgs);
-    const amk_config **run = malloc(n * sizeof *run);
-    size_t *at = malloc(n * sizeof *at);
-    amk_verdict *got = malloc(n * sizeof *got);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        amk_verdict_init(&out[i]);
-        snprintf(out[i].config_id, sizeof out[i].config_id, "%.16s", items[i].config_id);
-        if (!cfgs || !run || !at || !got) {
-            out[i].status = AMK_STATUS_NOT_RECORDED;
-            snprintf(out[i].reason, sizeof out[i].reason, "rank %d: out of memory", my_rank);
-            continue;
-        }
-        amk_config *c = &cfgs[i];
-        char id[17];
-        memset(c, 0, sizeof *c);
-        c->spec = o->kernel;
-        c->shape = *o->shape;
-        memcpy(c->choice, items[i].choice, sizeof c->choice);
-        amk_config_id(c, id);
-        if (strncmp(id, items[i].config_id, 16) != 0) {
-            out[i].status = AMK_STATUS_RUN_ERROR;
-            snprintf(out[i].reason, sizeof out[i].reason,
-                     "rank %d rebuilt config %s from the choice indices rank 0 sent for %.16s: "
-                     "the ranks do not share one kernel spec", my_rank, id,
-                     items[i].config_id);
-            continue;
-        }
-        run[m] = c;
-        at[m++] = i;
-    }
-    if (m) {
-        amk_evaluator_run(ev, sp, run, m, incumbent_us, got); /* failures: statuses in got */
-        for (size_t k = 0; k < m; k++)
-            out[at[k]] = got[k];
-    }
-    free(cfgs);
-    free(run);
-    free(at);
-    free(got);
-}
-
-int amk_mpi_serve(const amk_mpi_opts *o, amk_diag *d)
-{
-    if (!o || !o->backend || !o->kernel || !o->shape)
-        return amk_diag_set(d, AMK_EINVAL, "mpi: serve needs a backend, a kernel and a shape");
-    if (!started)
-        return amk_diag_set(d, AMK_EINVAL, "mpi: serve called outside an MPI job");
-    amk_evaluator *ev = NULL;
-    amk_space *sp = NULL;
-    hello_msg h;
-    memset(&h, 0, sizeof h);
-    h.fingerprint = space_fingerprint(o->kernel, o->shape);
-    int rc = amk_evaluator_create(o->backend, o->backend_opts, o->kernel, o->shape, &ev, d);
-    if (rc == AMK_OK)
-        rc = amk_space_create(o->kernel, o->shape, &amk_evaluator_target(ev)->limits, &sp, d);
-    if (rc == AMK_OK) {
-        h.ok = 1;
-        h.parallelism = amk_evaluator_parallelism(ev);
-        snprintf(h.backend, sizeof h.backend, "%s", amk_evaluator_backend(ev));
-        snprintf(h.device, sizeof h.device, "%s", amk_evaluator_device(ev));
-        h.target = *amk_evaluator_target(ev);
-        h.slot_s = slot_seconds(h.backend, o->backend_opts);
-    } else {
-        snprintf(h.error, sizeof h.error, "%s", d && d->msg[0] ? d->msg : amk_strerror(rc));
-    }
-    MPI_Send(&h, (int)sizeof h, MPI_BYTE, 0, TAG_HELLO, comm);
-
-    unsigned char *buf = NULL;
-    size_t cap = 0;
-    for (;;) {
-        MPI_Status st;
-        int count = 0;
-        if (wait_from_root(&st) != MPI_SUCCESS)
-            break; /* rank 0 is gone: nothing left to serve */
-        MPI_Get_count(&st, MPI_BYTE, &count);
-        if ((size_t)count > cap || !buf) {
-            unsigned char *nb = realloc(buf, count > 0 ? (size_t)count : 1);
-            if (!nb) {
-                rc = amk_diag_set(d, AMK_ENOMEM, "mpi rank %d: out of memory", my_rank);
-                break;
-            }
-            buf = nb;
-            cap = (size_t)count;
-        }
-        MPI_Recv(buf, count, MPI_BYTE, 0, st.MPI_TAG, comm, MPI_STATUS_IGNORE);
-        if (st.MPI_TAG == TAG_STOP)
-            break;
-        chunk_head head;
-        if (st.MPI_TAG != TAG_CHUNK || !h.ok || (size_t)count < sizeof head)
-            continue;
-        memcpy(&head, buf, sizeof head);
-        if ((size_t)count != sizeof head + (size_t)head.n * sizeof(chunk_item))
-            continue; /* not a chunk this binary wrote */
-        size_t n = head.n, len = sizeof head + n * sizeof(amk_verdict);
-        unsigned char *reply = malloc(len);
-        if (!reply) {
-            rc = amk_diag_set(d, AMK_ENOMEM, "mpi rank %d: out of memory", my_rank);
-            break;
-        }
-        memcpy(reply, &head, sizeof head);
-        serve_chunk(ev, sp, o, head.incumbent_us, (const chunk_item *)(buf + sizeof head), n,
-                    (amk_verdict *)(void *)(reply + sizeof head));
-        /* Rank 0 gave up on this rank (a missed deadline) and is ending: a reply now could
-         * block against a process that no longer receives. */
-        if (!stop_pending())
-            MPI_Send(reply, (int)len, MPI_BYTE, 0, TAG_VERDICTS, comm);
-        free(reply);
-    }
-    int bye = 0;
-    MPI_Send(&bye, 1, MPI_INT, 0, TAG_BYE, comm);
-    free(buf);
-    amk_space_free(sp);
-    amk_evaluator_free(ev);
-    return rc;
 }
 
 /* ---------- rank 0: the mpi backend ------------------------------------------------------- */
@@ -450,7 +142,7 @@ static void drop_message(const MPI_Status *st)
     int count = 0;
     MPI_Get_count(st, MPI_BYTE, &count);
     unsigned char *junk = malloc(count > 0 ? (size_t)count : 1);
-    MPI_Recv(junk, junk ? count : 0, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, comm,
+    MPI_Recv(junk, junk ? count : 0, MPI_BYTE, st->MPI_SOURCE, st->MPI_TAG, amk__mpi_comm,
              MPI_STATUS_IGNORE);
     free(junk);
 }
@@ -462,7 +154,7 @@ static void handshake(mpi_state *s, uint64_t fp)
     double end = amk_now_s() + wait;
     int answered = 0;
     long us = POLL_MIN_US;
-    hello_msg *hs = calloc((size_t)s->n_peers, sizeof *hs);
+    amk__mpi_hello *hs = calloc((size_t)s->n_peers, sizeof *hs);
     if (!hs) {
         amk_log(AMK_LOG_WARN, "mpi: out of memory during the handshake; no worker is used");
         return;
@@ -470,8 +162,9 @@ static void handshake(mpi_state *s, uint64_t fp)
     while (answered < s->n_peers && amk_now_s() < end) {
         int flag = 0;
         MPI_Status st;
-        if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_HELLO, comm, &flag, &st) != MPI_SUCCESS || !flag) {
-            sleep_us(us);
+        if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_HELLO, amk__mpi_comm, &flag, &st) != MPI_SUCCESS ||
+            !flag) {
+            amk__mpi_sleep_us(us);
             if (us < POLL_MAX_ROOT_US)
                 us *= 2;
             continue;
@@ -479,10 +172,10 @@ static void handshake(mpi_state *s, uint64_t fp)
         us = POLL_MIN_US;
         int r = st.MPI_SOURCE, count = 0;
         MPI_Get_count(&st, MPI_BYTE, &count);
-        hello_msg h;
+        amk__mpi_hello h;
         memset(&h, 0, sizeof h);
         if (count == (int)sizeof h) {
-            MPI_Recv(&h, count, MPI_BYTE, r, TAG_HELLO, comm, MPI_STATUS_IGNORE);
+            MPI_Recv(&h, count, MPI_BYTE, r, TAG_HELLO, amk__mpi_comm, MPI_STATUS_IGNORE);
         } else { /* another binary: drop the message, exclude the rank */
             drop_message(&st);
             snprintf(h.error, sizeof h.error, "its hello has %d bytes, not %zu: another amk "
@@ -499,7 +192,7 @@ static void handshake(mpi_state *s, uint64_t fp)
     /* In rank order, so "the first worker" does not depend on arrival order. */
     for (int i = 0; i < s->n_peers; i++) {
         peer *p = &s->peers[i];
-        const hello_msg *h = &hs[i];
+        const amk__mpi_hello *h = &hs[i];
         if (!p->answered) {
             amk_log(AMK_LOG_WARN, "mpi: rank %d did not answer the handshake within %.0f s; "
                     "excluded", p->rank, wait);
@@ -539,7 +232,7 @@ static void send_stop(peer *p)
     if (p->stopped)
         return;
     p->stopped = 1;
-    if (MPI_Isend(NULL, 0, MPI_BYTE, p->rank, TAG_STOP, comm, &req) == MPI_SUCCESS)
+    if (MPI_Isend(NULL, 0, MPI_BYTE, p->rank, TAG_STOP, amk__mpi_comm, &req) == MPI_SUCCESS)
         MPI_Request_free(&req); /* zero bytes: nothing to keep alive */
 }
 
@@ -553,21 +246,21 @@ static int mpi_init(void *state, const amk_backend_opts *unused, amk_diag *d)
     if (!o || !o->backend || !o->kernel || !o->shape)
         return amk_diag_set(d, AMK_EINVAL, "mpi backend: create it with "
                                            "amk_mpi_evaluator_create");
-    if (!started || my_rank != 0)
+    if (!amk__mpi_started || amk__mpi_rank != 0)
         return amk_diag_set(d, AMK_EINVAL, "mpi backend: rank 0 of an MPI job only");
     if (copy_opts(s, o) != 0)
         goto oom;
-    if (world_size > 1) {
-        s->peers = calloc((size_t)world_size - 1, sizeof *s->peers);
+    if (amk__mpi_size > 1) {
+        s->peers = calloc((size_t)amk__mpi_size - 1, sizeof *s->peers);
         if (!s->peers)
             goto oom;
-        s->n_peers = world_size - 1;
+        s->n_peers = amk__mpi_size - 1;
     }
     for (int i = 0; i < s->n_peers; i++) {
         s->peers[i].rank = i + 1;
         s->peers[i].req = MPI_REQUEST_NULL;
     }
-    handshake(s, space_fingerprint(o->kernel, o->shape));
+    handshake(s, amk__mpi_space_fingerprint(o->kernel, o->shape));
     for (int i = 0; i < s->n_peers; i++)
         if (!s->peers[i].live && s->peers[i].answered)
             send_stop(&s->peers[i]); /* excluded: let it finalise */
@@ -606,7 +299,7 @@ static double chunk_deadline(const mpi_state *s, const peer *p, size_t n)
 static int send_chunk(mpi_state *s, peer *p, const amk_config *const *cfgs,
                       const char (*ids)[17], const size_t *queue, size_t n)
 {
-    size_t len = sizeof(chunk_head) + n * sizeof(chunk_item);
+    size_t len = sizeof(amk__mpi_chunk_head) + n * sizeof(amk__mpi_chunk_item);
     unsigned char *buf = malloc(len);
     size_t *items = malloc(n * sizeof *items);
     if (!buf || !items) { /* dead like a failed send: the caller must not retry at once */
@@ -615,11 +308,11 @@ static int send_chunk(mpi_state *s, peer *p, const amk_config *const *cfgs,
         mark_dead(s, p, "cannot be sent a chunk: out of memory");
         return -1;
     }
-    chunk_head head = {.seq = ++s->next_seq, .n = (uint32_t)n, .pad = 0,
-                       .incumbent_us = s->incumbent_us};
+    amk__mpi_chunk_head head = {.seq = ++s->next_seq, .n = (uint32_t)n, .pad = 0,
+                                .incumbent_us = s->incumbent_us};
     memcpy(buf, &head, sizeof head);
     for (size_t k = 0; k < n; k++) {
-        chunk_item it;
+        amk__mpi_chunk_item it;
         memset(&it, 0, sizeof it);
         memcpy(it.config_id, ids[queue[k]], sizeof it.config_id);
         memcpy(it.choice, cfgs[queue[k]]->choice, sizeof it.choice);
@@ -627,11 +320,11 @@ static int send_chunk(mpi_state *s, peer *p, const amk_config *const *cfgs,
         items[k] = queue[k];
     }
     MPI_Request req;
-    int e = MPI_Isend(buf, (int)len, MPI_BYTE, p->rank, TAG_CHUNK, comm, &req);
+    int e = MPI_Isend(buf, (int)len, MPI_BYTE, p->rank, TAG_CHUNK, amk__mpi_comm, &req);
     if (e != MPI_SUCCESS) {
         char msg[MPI_MAX_ERROR_STRING], why[MPI_MAX_ERROR_STRING + 32];
         snprintf(why, sizeof why, "cannot be sent a chunk (%s)",
-                 mpi_error_text(e, msg, sizeof msg));
+                 amk__mpi_error_text(e, msg, sizeof msg));
         free(buf);
         free(items);
         mark_dead(s, p, why);
@@ -692,7 +385,7 @@ static size_t receive_one(mpi_state *s, amk_verdict *out, const char (*ids)[17],
     int flag = 0, count = 0;
     MPI_Status st;
     *got = 0;
-    if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_VERDICTS, comm, &flag, &st) != MPI_SUCCESS || !flag)
+    if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_VERDICTS, amk__mpi_comm, &flag, &st) != MPI_SUCCESS || !flag)
         return 0;
     *got = 1;
     MPI_Get_count(&st, MPI_BYTE, &count);
@@ -707,12 +400,13 @@ static size_t receive_one(mpi_state *s, amk_verdict *out, const char (*ids)[17],
         s->rbuf = nb;
         s->rcap = (size_t)count;
     }
-    MPI_Recv(s->rbuf, count, MPI_BYTE, st.MPI_SOURCE, TAG_VERDICTS, comm, MPI_STATUS_IGNORE);
+    MPI_Recv(s->rbuf, count, MPI_BYTE, st.MPI_SOURCE, TAG_VERDICTS, amk__mpi_comm,
+             MPI_STATUS_IGNORE);
     int r = st.MPI_SOURCE;
     if (r < 1 || r > s->n_peers)
         return 0;
     peer *p = &s->peers[r - 1];
-    chunk_head head;
+    amk__mpi_chunk_head head;
     if ((size_t)count < sizeof head)
         return 0;
     memcpy(&head, s->rbuf, sizeof head);
@@ -842,7 +536,7 @@ static int mpi_evaluate(void *state, const amk_config *const *cfgs, size_t n, am
             assign(s, cfgs, (const char(*)[17])ids, queue, &nq);
             continue;
         }
-        sleep_us(us);
+        amk__mpi_sleep_us(us);
         if (us < POLL_MAX_ROOT_US)
             us *= 2;
     }
@@ -895,7 +589,8 @@ static void stop_workers(mpi_state *s)
             break;
         int flag = 0;
         MPI_Status st;
-        if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, &st) == MPI_SUCCESS && flag) {
+        if (MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, amk__mpi_comm, &flag, &st) == MPI_SUCCESS &&
+            flag) {
             drop_message(&st); /* late replies and hellos go too */
             int r = st.MPI_SOURCE;
             if (st.MPI_TAG == TAG_BYE && r >= 1 && r <= s->n_peers)
@@ -903,7 +598,7 @@ static void stop_workers(mpi_state *s)
             us = POLL_MIN_US;
             continue;
         }
-        sleep_us(us);
+        amk__mpi_sleep_us(us);
         if (us < POLL_MAX_ROOT_US)
             us *= 2;
     }

@@ -2,9 +2,9 @@
  * patterns, deterministic never-zero inputs from a seed, the NaN poison pattern, and the
  * CK-style tolerance comparison that reports the worst element; large buffers are filled and
  * compared by a few threads, with results that do not depend on their number. No GPU call
- * lives here: the run worker (runtime.c) moves the bytes; this file decides what they must
- * be. */
-#include "gpu_int.h"
+ * lives here (so not in gpu/; built with the GPU layer): the run worker (gpu/runtime.c,
+ * gpu/run_eval.c) moves the bytes; this file decides what they must be. */
+#include "gpu_run_int.h"
 
 #include <math.h>
 #include <pthread.h>

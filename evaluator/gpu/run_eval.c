@@ -1,0 +1,517 @@
+/* The run worker's evaluation of a job on its device: host buffers kept across jobs and the
+ * reference cache, device buffer sets (allocation, tensor maps, arguments, upload, download),
+ * the correctness check of a case, the benchmark of a case, and an EVAL job. The worker's
+ * state, device query, code objects and job dispatch are in runtime.c. */
+#include "runtime_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------- host buffers kept across jobs ----------------------------------------------
+ * A trial on a big shape moves hundreds of MiB through host memory. Fresh malloc'd buffers
+ * pay a page fault per 4 KiB in every job, and pageable memory crosses the bus at a fraction
+ * of the link's speed, so the run worker keeps its host buffers (pinned where the runtime
+ * gives pinned memory) and grows them when a job needs more. Past HOST_KEEP_MAX in all, the
+ * ones the last job did not use go (another kernel's or shape's); what one job needs stays.
+ * Nothing is read that the job did not write first (inputs filled from the job's seed,
+ * outputs downloaded before they are compared), except a reference cache entry, which is
+ * read only under a key equal to the job's case (memcmp, not just the hash). */
+#define HOST_KEEP_MAX ((size_t)4 << 30)
+#define HOST_ROUND ((size_t)64 << 10)
+
+static void host_release(amk__host_buf *h)
+{
+    if (h->p) {
+        if (h->pinned)
+            (void)hipHostFree(h->p);
+        else
+            free(h->p);
+    }
+    memset(h, 0, sizeof *h);
+}
+
+/* h with room for `bytes` (contents kept unless it must grow); NULL when out of memory. */
+static void *host_ensure(amk__host_buf *h, size_t bytes)
+{
+    h->job = amk__rw.jobs;
+    if (h->p && h->cap >= bytes)
+        return h->p;
+    host_release(h);
+    size_t cap = (bytes + HOST_ROUND - 1) / HOST_ROUND * HOST_ROUND;
+    if (hipHostMalloc(&h->p, cap, hipHostMallocDefault) == hipSuccess) {
+        h->pinned = 1;
+    } else {
+        (void)hipGetLastError();
+        h->p = malloc(cap);
+        if (!h->p)
+            return NULL;
+    }
+    h->cap = cap;
+    h->job = amk__rw.jobs;
+    return h->p;
+}
+
+/* Host buffer `kind` number b with room for `bytes`; NULL when out of memory. */
+static void *host_get(int kind, int b, size_t bytes)
+{
+    return host_ensure(&amk__rw.host[kind][b], bytes);
+}
+
+static void ref_release(amk__ref_entry *e)
+{
+    for (int b = 0; b < AMK__RUN_MAX_BUFS; b++) {
+        host_release(&e->in[b]);
+        host_release(&e->want[b]);
+    }
+    e->valid = 0;
+    e->hash = 0;
+    e->job = 0;
+}
+
+/* Past HOST_KEEP_MAX, every buffer and cache entry the last job did not use goes. */
+void amk__rw_host_trim(void)
+{
+    size_t kept = 0;
+    for (int k = 0; k < HOST_KINDS; k++)
+        for (int b = 0; b < AMK__RUN_MAX_BUFS; b++)
+            kept += amk__rw.host[k][b].cap;
+    for (int i = 0; i < REF_SLOTS; i++)
+        for (int b = 0; b < AMK__RUN_MAX_BUFS; b++)
+            kept += amk__rw.refs[i].in[b].cap + amk__rw.refs[i].want[b].cap;
+    if (kept <= HOST_KEEP_MAX)
+        return;
+    for (int k = 0; k < HOST_KINDS; k++)
+        for (int b = 0; b < AMK__RUN_MAX_BUFS; b++)
+            if (amk__rw.host[k][b].job != amk__rw.jobs)
+                host_release(&amk__rw.host[k][b]);
+    for (int i = 0; i < REF_SLOTS; i++)
+        if (amk__rw.refs[i].job != amk__rw.jobs)
+            ref_release(&amk__rw.refs[i]);
+}
+
+static amk__ref_entry *ref_lookup(const amk__run_job *j, int ci, int *hit)
+{
+    amk__ref_key key;
+    uint64_t h = amk__ref_key_make(j, ci, &key);
+    amk__ref_entry *pick = NULL;
+    for (int i = 0; i < REF_SLOTS; i++) {
+        amk__ref_entry *e = &amk__rw.refs[i];
+        if (e->valid && e->hash == h && memcmp(&e->key, &key, sizeof key) == 0) {
+            e->job = amk__rw.jobs;
+            *hit = 1;
+            return e;
+        }
+        if (e->job != amk__rw.jobs &&
+            (!pick || (pick->valid && (!e->valid || e->job < pick->job))))
+            pick = e;
+    }
+    /* REF_SLOTS > AMK__RUN_MAX_CASES: some entry is not the current job's. */
+    pick->valid = 0;
+    pick->hash = h;
+    pick->key = key;
+    pick->job = amk__rw.jobs;
+    *hit = 0;
+    return pick;
+}
+
+/* ---------- device buffers (amk__dev_set: runtime_int.h) -------------------------------- */
+
+static void set_args(amk__dev_set *s, int which, const amk__run_kernel *k)
+{
+    for (int i = 0; i < k->nargs; i++) {
+        if (k->args[i].buf >= 0) {
+            s->argv[which][i] = &s->ptr[k->args[i].buf];
+        } else if (k->args[i].buf < -1) {
+            s->argv[which][i] = s->tmap[AMK__RUN_ARG_TMAP_INDEX(k->args[i].buf)];
+        } else {
+            s->ival[which][i] = k->args[i].value;
+            s->argv[which][i] = &s->ival[which][i];
+        }
+    }
+}
+
+/* Encodes case c's tensor maps over set s's buffers (each set has its own addresses). A
+ * refused encoding is the config's run error, with the driver's reason. */
+static int encode_maps(const amk__run_case *c, amk__dev_set *s, amk__run_ctx *x)
+{
+    for (int m = 0; m < c->nmaps; m++) {
+        const amk__run_tmap *t = &c->maps[m];
+        uint64_t dims[AMK_TMAP_MAX_RANK], strides[AMK_TMAP_MAX_RANK - 1];
+        uint32_t box[AMK_TMAP_MAX_RANK];
+        char err[256];
+        for (int i = 0; i < t->rank; i++) {
+            dims[i] = (uint64_t)t->dims[i];
+            box[i] = (uint32_t)t->box[i];
+            if (i + 1 < t->rank)
+                strides[i] = (uint64_t)t->strides[i];
+        }
+        if (amk__gpu_tensor_map_encode(s->tmap[m], amk__dtype_name(t->dtype), t->rank,
+                                       s->ptr[t->buf], dims, strides, box, t->swizzle,
+                                       t->l2_promotion, err, sizeof err) != 0) {
+            amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: tensor map '%s' (buffer %s): %s", c->label,
+                         t->name, c->bufs[t->buf].name, err);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void free_set(amk__dev_set *s, int nbufs)
+{
+    for (int b = 0; b < nbufs; b++)
+        if (s->ptr[b]) {
+            (void)hipFree(s->ptr[b]);
+            s->ptr[b] = NULL;
+        }
+}
+
+static size_t buf_bytes(const amk__run_buf *b)
+{
+    return (size_t)b->count * amk__dtype_size(b->dtype);
+}
+
+/* Allocates nbufs buffers of bytes[b] each (names[b] for the message). */
+static int alloc_bytes(amk__dev_set *s, int nbufs, const size_t *bytes, const char *const *names,
+                       const char *label, amk__run_ctx *x)
+{
+    char eb[256];
+    memset(s->ptr, 0, sizeof s->ptr);
+    for (int b = 0; b < nbufs; b++) {
+        hipError_t e = hipMalloc(&s->ptr[b], bytes[b]);
+        if (e != hipSuccess) {
+            s->ptr[b] = NULL;
+            amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: hipMalloc of buffer %s (%zu bytes): %s",
+                         label, names[b], bytes[b], amk__rw_errtext(e, eb, sizeof eb));
+            (void)hipGetLastError();
+            free_set(s, nbufs);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int alloc_set(amk__dev_set *s, const amk__run_case *c, amk__run_ctx *x)
+{
+    size_t bytes[AMK__RUN_MAX_BUFS];
+    const char *names[AMK__RUN_MAX_BUFS];
+    for (int b = 0; b < c->nbufs; b++) {
+        bytes[b] = buf_bytes(&c->bufs[b]);
+        names[b] = c->bufs[b].name;
+    }
+    return alloc_bytes(s, c->nbufs, bytes, names, c->label, x);
+}
+
+/* The check's device buffers, allocated once per job: buffer b is as large as the largest
+ * buffer b of any case. *nbufs gets the most buffers of a case. */
+static int alloc_check_set(const amk__run_job *j, amk__dev_set *s, int *nbufs, amk__run_ctx *x)
+{
+    size_t bytes[AMK__RUN_MAX_BUFS] = {0};
+    const char *names[AMK__RUN_MAX_BUFS] = {0};
+    *nbufs = 0;
+    for (int ci = 0; ci < j->ncases; ci++) {
+        const amk__run_case *c = &j->cases[ci];
+        for (int b = 0; b < c->nbufs; b++)
+            if (!names[b] || buf_bytes(&c->bufs[b]) > bytes[b]) {
+                bytes[b] = buf_bytes(&c->bufs[b]);
+                names[b] = c->bufs[b].name;
+            }
+        if (c->nbufs > *nbufs)
+            *nbufs = c->nbufs;
+    }
+    return alloc_bytes(s, *nbufs, bytes, names, "correctness check", x);
+}
+
+static hipError_t launch_kernel(hipFunction_t fn, const amk__run_kernel *k, void **argv)
+{
+    return amk__gpu_launch(fn, &k->launch, amk__rw.stream, argv);
+}
+
+/* Launches one kernel and waits for it. On failure fills x (RUN_ERROR) and returns 0. */
+static int run_once(hipFunction_t fn, const amk__run_kernel *k, void **argv, const char *what,
+                    const char *label, amk__run_ctx *x)
+{
+    char eb[256];
+    hipError_t e = launch_kernel(fn, k, argv);
+    if (e == hipSuccess)
+        e = hipStreamSynchronize(amk__rw.stream);
+    if (e == hipSuccess)
+        e = hipGetLastError();
+    if (e != hipSuccess) {
+        amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: %s kernel failed: %s", label, what,
+                     amk__rw_errtext(e, eb, sizeof eb));
+        x->recycle = amk__rw_context_broken();
+        if (x->recycle)
+            amk__rw_note(x, "sticky error: the run worker's GPU context is lost; worker respawned");
+    }
+    return e == hipSuccess;
+}
+
+#define GPU(call)                                                                                  \
+    do {                                                                                           \
+        hipError_t e_ = (call);                                                                    \
+        if (e_ != hipSuccess) {                                                                    \
+            char eb_[256];                                                                         \
+            amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: %s: %s", c->label, #call,                   \
+                         amk__rw_errtext(e_, eb_, sizeof eb_));                                    \
+            x->recycle = amk__rw_context_broken();                                                 \
+            goto out;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+/* Gives set s its pristine inputs (in, inout) and poisons its outputs (out) with 0xFF bytes:
+ * NaN in every float type. The inputs come from host (host != NULL) or from set `from`, a
+ * set that holds them untouched (device to device: no second trip over the bus). Everything
+ * goes through the worker's own stream (non-blocking: it does not order with the legacy
+ * default stream). */
+static int upload(const amk__run_case *c, amk__dev_set *s, void *const *host,
+                  const amk__dev_set *from, amk__run_ctx *x)
+{
+    for (int b = 0; b < c->nbufs; b++) {
+        const amk__run_buf *rb = &c->bufs[b];
+        if (rb->role == AMK__ROLE_OUT)
+            GPU(hipMemsetAsync(s->ptr[b], 0xff, buf_bytes(rb), amk__rw.stream));
+        else if (host)
+            GPU(hipMemcpyAsync(s->ptr[b], host[b], buf_bytes(rb), hipMemcpyHostToDevice,
+                               amk__rw.stream));
+        else
+            GPU(hipMemcpyAsync(s->ptr[b], from->ptr[b], buf_bytes(rb),
+                               hipMemcpyDeviceToDevice, amk__rw.stream));
+    }
+    GPU(hipStreamSynchronize(amk__rw.stream));
+    return 1;
+out:
+    return 0;
+}
+
+static int download(const amk__run_case *c, amk__dev_set *s, void **host, amk__run_ctx *x)
+{
+    for (int b = 0; b < c->nbufs; b++)
+        if (c->bufs[b].role != AMK__ROLE_IN)
+            GPU(hipMemcpyAsync(host[b], s->ptr[b], buf_bytes(&c->bufs[b]),
+                               hipMemcpyDeviceToHost, amk__rw.stream));
+    GPU(hipStreamSynchronize(amk__rw.stream));
+    return 1;
+out:
+    return 0;
+}
+
+static int check_threads(const amk__run_job *j)
+{
+    return j->check_threads > 0 ? j->check_threads : amk__check_threads();
+}
+
+/* Host inputs of case c from the job's seed, in the host buffers hb[]; in[b] gets them
+ * (NULL for outputs). 0 when out of host memory. */
+int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
+                        amk__host_buf *hb, void **in)
+{
+    for (int b = 0; b < c->nbufs; b++) {
+        const amk__run_buf *rb = &c->bufs[b];
+        in[b] = NULL;
+        if (rb->role == AMK__ROLE_OUT)
+            continue;
+        if (!(in[b] = host_ensure(&hb[b], buf_bytes(rb))))
+            return 0;
+        amk__check_fill_threads(in[b], rb->dtype, rb->count, rb->init, j->seed,
+                                stream0 + (uint64_t)b, check_threads(j));
+    }
+    return 1;
+}
+
+/* The correctness check of case ci on the job's check set s: inputs from the seed,
+ * reference into its outputs, candidate into poisoned outputs, host comparison. Inputs and
+ * reference outputs come from the reference cache when it holds this case (*cached = 1),
+ * else they are made and kept there. The inputs stay in `in` (the entry's buffers, which
+ * the rest of this job does not reuse) for the benchmark. Returns 1 when the candidate
+ * passed. */
+static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunction_t fcand,
+                      amk__dev_set *s, void **in, int *cached, amk__run_ctx *x)
+{
+    const amk__run_case *c = &j->cases[ci];
+    void *want[AMK__RUN_MAX_BUFS] = {0}, *got[AMK__RUN_MAX_BUFS] = {0};
+    int hit = 0;
+    amk__ref_entry *e = ref_lookup(j, ci, &hit);
+    *cached = 0;
+    if (hit) {
+        for (int b = 0; b < c->nbufs; b++)
+            in[b] = c->bufs[b].role == AMK__ROLE_OUT ? NULL : e->in[b].p;
+    } else if (!amk__rw_make_inputs(j, c, (uint64_t)ci * AMK__RUN_MAX_BUFS, e->in, in)) {
+        goto oom;
+    }
+    for (int b = 0; b < c->nbufs; b++)
+        if (c->bufs[b].role != AMK__ROLE_IN) {
+            /* Same key, same sizes: on a hit host_ensure keeps the cached bytes. */
+            want[b] = host_ensure(&e->want[b], buf_bytes(&c->bufs[b]));
+            got[b] = host_get(HOST_GOT, b, buf_bytes(&c->bufs[b]));
+            if (!want[b] || !got[b])
+                goto oom;
+        }
+    if (!encode_maps(c, s, x))
+        return 0;
+    set_args(s, 0, &c->ref);
+    set_args(s, 1, &c->cand);
+
+    if (!hit) {
+        /* Reference on pristine inputs; its outputs leave the device before the candidate
+         * runs, so nothing the candidate does can change them. The entry becomes valid only
+         * once they are all on the host. */
+        if (!upload(c, s, in, NULL, x))
+            return 0;
+        amk__rw_stage(c->label, "reference kernel");
+        if (!run_once(fref, &c->ref, s->argv[0], "reference", c->label, x))
+            return 0;
+        if (!download(c, s, want, x))
+            return 0;
+        e->valid = 1;
+    }
+    *cached = hit;
+    /* Candidate: every input uploaded again from host (pristine even if the reference wrote
+     * one), outputs poisoned. */
+    if (!upload(c, s, in, NULL, x))
+        return 0;
+    amk__rw_stage(c->label, "candidate kernel");
+    if (!run_once(fcand, &c->cand, s->argv[1], "candidate", c->label, x))
+        return 0;
+    if (!download(c, s, got, x))
+        return 0;
+    amk__rw_stage(c->label, "compare");
+    for (int b = 0; b < c->nbufs; b++) {
+        const amk__run_buf *rb = &c->bufs[b];
+        if (rb->role == AMK__ROLE_IN)
+            continue;
+        amk__compare cmp;
+        if (!amk__check_compare_threads(rb->dtype, got[b], want[b], rb->count, rb->reduction,
+                                        c->rtol_scale, c->atol, check_threads(j), &cmp)) {
+            char what[400];
+            amk__compare_describe(&cmp, rb->name, what, sizeof what);
+            amk__rw_fail(x, cmp.kind == AMK__CMP_REF_NONFINITE ? AMK_STATUS_RUN_ERROR
+                                                        : AMK_STATUS_WRONG,
+                         "%s: %s", c->label, what);
+            return 0;
+        }
+    }
+    return 1;
+oom:
+    amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: out of host memory for the check buffers", c->label);
+    return 0;
+}
+
+/* Times the bench case's candidate (and `other` for REMEASURE) over rotating copies of the
+ * inputs. Set 0 is `first` when given (the job's check set, borrowed: large enough for every
+ * case), else allocated; it gets the inputs from host, the other sets copy them from set 0
+ * on the device. stats gets one entry per timed kernel. */
+int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction_t *fns,
+                       const amk__run_kernel *const *ks, int nk, void *const *in,
+                       const amk__dev_set *first, amk__run_ctx *x)
+{
+    amk__dev_set *sets = NULL;
+    int nsets = 1, flush = 0, made = 0, ok = 0;
+    void *flush_buf = NULL;
+    size_t flush_bytes = 0;
+    int64_t footprint = 0;
+    for (int b = 0; b < c->nbufs; b++)
+        footprint += (int64_t)buf_bytes(&c->bufs[b]);
+    if (j->bench.cold) {
+        size_t fr = 0, tot = 0;
+        int64_t cap = j->bench.mem_cap;
+        if (hipMemGetInfo(&fr, &tot) == hipSuccess && (int64_t)(fr / 2) < cap)
+            cap = (int64_t)(fr / 2);
+        nsets = amk__bench_sets(footprint, amk__rw.info.l2_bytes, cap, &flush);
+    }
+    sets = calloc((size_t)nsets, sizeof *sets);
+    if (!sets) {
+        amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: out of host memory", c->label);
+        return 0;
+    }
+    for (made = 0; made < nsets; made++) {
+        if (made == 0 && first)
+            sets[0] = *first;
+        else if (!alloc_set(&sets[made], c, x))
+            goto out;
+        if (!upload(c, &sets[made], made == 0 ? in : NULL, &sets[0], x) ||
+            !encode_maps(c, &sets[made], x)) {
+            made++; /* freed below (unless borrowed) */
+            goto out;
+        }
+        for (int i = 0; i < nk; i++)
+            set_args(&sets[made], i, ks[i]);
+    }
+    if (flush) {
+        flush_bytes = (size_t)(amk__rw.info.l2_bytes > 0 ? amk__rw.info.l2_bytes : 64 << 20) * 2;
+        if (hipMalloc(&flush_buf, flush_bytes) != hipSuccess) {
+            (void)hipGetLastError();
+            flush_buf = NULL;
+            amk__rw_note(x, "no memory for an L2 flush buffer");
+        }
+    }
+    amk__bench_kernel bk[2];
+    for (int i = 0; i < nk; i++) {
+        bk[i].fn = fns[i];
+        bk[i].launch = ks[i]->launch;
+        for (int s = 0; s < nsets; s++)
+            bk[i].argv[s] = sets[s].argv[i];
+    }
+    char msg[300];
+    amk__rw_stage(c->label, "benchmark");
+    hipError_t e = amk__bench_run(amk__rw.stream, bk, nk, nsets, flush_buf, flush_bytes, &j->bench,
+                                  x->res->stats, msg, sizeof msg);
+    if (e != hipSuccess) {
+        amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: benchmark: %s", c->label, msg);
+        x->recycle = amk__rw_context_broken();
+        goto out;
+    }
+    x->res->nstats = nk;
+    int cold = j->bench.cold && (nsets > 1 || flush_buf) && !(flush && !flush_buf);
+    snprintf(x->res->regime, sizeof x->res->regime, "%s", cold ? "cold_l2" : "warm_l2");
+    amk__rw_note(x, "%s: %d reps, %d input set%s of %.1f MiB%s", x->res->regime,
+                 x->res->stats[0].reps, nsets, nsets == 1 ? "" : "s", footprint / 1048576.0,
+                 flush_buf ? " + L2 flush" : nsets > 1 ? " rotated" : "");
+    char stopped[128];
+    amk__bench_stop_note(&x->res->stats[0], &j->bench, stopped, sizeof stopped);
+    amk__rw_note(x, "%s", stopped);
+    ok = 1;
+out:
+    if (flush_buf)
+        (void)hipFree(flush_buf);
+    for (int s = first ? 1 : 0; s < made; s++)
+        free_set(&sets[s], c->nbufs);
+    free(sets);
+    return ok;
+}
+
+/* EVAL: every case checked on one set of device buffers, then the bench case timed (its
+ * check set becomes the benchmark's set 0). */
+void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hipFunction_t *fcand,
+                      int bench_ci, amk__run_ctx *x)
+{
+    amk__run_result *r = x->res;
+    void *ins[AMK__RUN_MAX_CASES][AMK__RUN_MAX_BUFS];
+    amk__dev_set s;
+    int nbufs = 0, cached = 0, hits = 0, tried = 0;
+    if (!alloc_check_set(j, &s, &nbufs, x))
+        return;
+    for (int ci = 0; ci < j->ncases; ci++) {
+        int ok = check_case(j, ci, fref[ci], fcand[ci], &s, ins[ci], &cached, x);
+        hits += cached;
+        tried++;
+        if (!ok)
+            goto out;
+        r->checked++;
+    }
+    if (bench_ci < 0) {
+        r->status = AMK_STATUS_OK;
+        amk__rw_note(x, "checked only (no benchmarked shape)");
+        goto out;
+    }
+    const amk__run_case *bc = &j->cases[bench_ci];
+    hipFunction_t fns[1] = {fcand[bench_ci]};
+    const amk__run_kernel *ks[1] = {&bc->cand};
+    if (amk__rw_bench_case(j, bc, fns, ks, 1, ins[bench_ci], &s, x))
+        r->status = AMK_STATUS_OK;
+out:
+    if (hits && hits == tried)
+        amk__rw_note(x, "reference cached");
+    else if (hits)
+        amk__rw_note(x, "reference cached for %d of %d shapes", hits, tried);
+    free_set(&s, nbufs);
+}

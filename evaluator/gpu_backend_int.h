@@ -1,0 +1,69 @@
+/* Internal header of the `gpu` backend's parent side, shared by evaluator/gpu/backend_gpu.c
+ * (devices: run workers, their threads and queue, the job protocol, init) and
+ * evaluator/gpu_pipeline.c (run cases from the compiled spec, batches through the compile
+ * pool and the devices, verdicts, re-measure). No GPU header is included: the parent never
+ * calls the GPU runtime nor the runtime compiler. */
+#ifndef AMK_GPU_BACKEND_INT_H
+#define AMK_GPU_BACKEND_INT_H
+
+#include "gpu_run_int.h"
+#include "worker_int.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define AMK__GPU_MAX_DEVICES 64
+
+struct amk__gpu_state;
+
+/* One GPU: its run worker and the thread that feeds it (the thread also replaces the worker
+ * when it dies, so the worker lives as long as the thread: see worker_int.h). */
+typedef struct amk__gpu_dev {
+    struct amk__gpu_state *st;
+    int index;                 /* the runtime's device index */
+    amk_worker_pool *run;      /* one worker, created by the main thread */
+    amk__gpu_info info;        /* what its run worker found */
+    int asked;                 /* info is final (guarded by st->mu once the thread runs) */
+    int quit;                  /* the thread returns (guarded by st->mu) */
+    int has_thread;
+    pthread_t thread;
+} amk__gpu_dev;
+
+/* A config of the batch whose code is final, on its way to a device. */
+typedef struct amk__run_slot {
+    struct amk__run_slot *next; /* queue link */
+    amk__run_job *job;         /* NULL when the job could not be set up (setup says why) */
+    amk__run_result res;
+    int gpu;                   /* device index that ran it */
+    char setup[400];
+} amk__run_slot;
+
+typedef struct amk__gpu_state {
+    amk__gpu_dev *devs[AMK__GPU_MAX_DEVICES]; /* ascending device index; devs[0] runs
+                                                 re-measures */
+    int ndev;
+    amk_compiler *cc;
+    amk__gpu_info info;        /* devs[0]'s: every device is this model */
+    amk_target target;
+    char device[64];
+    double run_timeout_s;
+    amk__bench_opts bench;
+    uint64_t seed;             /* inputs of every check of this backend (see gpu_init) */
+    int check_threads;         /* host threads of one run worker's check */
+    /* The device threads take run slots from a FIFO and count the ones they finish. */
+    int sync_ready;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    amk__run_slot *head, *tail;
+    size_t finished;
+} amk__gpu_state;
+
+/* Sends a job to a run worker and turns every outcome into a result: a timeout is
+ * RUN_TIMEOUT, a dead worker RUN_ERROR (the pool has already respawned it). (backend_gpu.c) */
+void amk__gpu_send_job(amk_worker_pool *run, double timeout_s, const amk__run_job *j,
+                       amk__run_result *res);
+/* The backend's evaluate (amk_backend_type.evaluate; gpu_pipeline.c). */
+int amk__gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_verdict *out);
+
+#endif
