@@ -153,6 +153,8 @@ int cli_check_backend(cli_ctx *ctx, const char *backend);
 /* Creates the evaluator; exit code on failure (4 when an explicit gpu has no device). */
 int cli_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
                   const amk_spec *s, const amk_shape *sh, amk_evaluator **out);
+/* The message and exit code of a failed amk_evaluator_create(backend) (rc, d). */
+int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d);
 /* `amk loop`'s evaluator (cmd_loop_mpi.c): under mpirun in an AMK_MPI build, worker ranks
  * serve rank 0 and return with *served = 1 (the exit code is returned; nothing else to do),
  * rank 0 gets the `mpi` evaluator (rank_timeout_s: deadline of one chunk, 0 = from the
@@ -166,13 +168,6 @@ int cli_loop_world_size(void);
 /* JSON helpers: a number or null when NaN. */
 cJSON *cli_json_num(double v);
 void cli_json_add_num(cJSON *obj, const char *key, double v);
-/* The search space of a spec: {"params": {NAME: {choices, default, doc}}, "derived": {...},
- * "restrictions": [...]}. */
-cJSON *cli_space_json(const amk_spec *s);
-/* JSON value of choice `k` of param `i` (integer or enum label). */
-cJSON *cli_choice_json(const amk_spec *s, int i, int k);
-
-
 /* Subcommands. */
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv);
 int cli_cmd_space(cli_ctx *ctx, int argc, char **argv);

@@ -61,47 +61,26 @@ static int fit(cli_ctx *ctx, const char **files, int n, const char *kernel)
     return cli_print_json(ctx, o);
 }
 
-/* Tunes one calibration kernel exhaustively at its default shape; *best_rate gets
- * work / best latency, where work is flops (fma) or minimum bytes (copy). */
-static int measure(cli_ctx *ctx, const char *kernel, const char *backend,
-                   const amk_backend_opts *opts, const char *results, int use_flops,
-                   double *best_rate, amk_target *target, char *device, size_t devcap)
+/* The exit code of a failed measurement: by the step that failed. */
+static int measure_fail(cli_ctx *ctx, const char *backend, int e, const amk_calibration_run *r,
+                        amk_diag *d)
 {
-    const amk_spec *s;
-    amk_shape sh;
-    int rc;
-    if ((rc = cli_kernel(ctx, kernel, &s)) || (rc = cli_shape(ctx, s, NULL, &sh)))
-        return rc;
-    amk_evaluator *ev = NULL;
-    if ((rc = cli_evaluator(ctx, backend, opts, s, &sh, &ev)) != 0)
-        return rc;
-    *target = *amk_evaluator_target(ev);
-    snprintf(device, devcap, "%s", amk_evaluator_device(ev));
-    amk_space *sp = NULL;
-    amk_diag d;
-    amk_diag_clear(&d);
-    int e = amk_space_create(s, &sh, &target->limits, &sp, &d);
-    amk_loop_opts lo = {.space = sp, .ev = ev, .strategy = "exhaustive",
-                        .results_path = results, .batch = 16};
-    amk_loop_result res;
-    if (e == AMK_OK)
-        e = amk_loop_run(&lo, &res, &d);
-    if (e == AMK_OK && !(res.best.has && res.best.kind == AMK_LAT_MEASURED))
-        e = amk_diag_set(&d, AMK_EBACKEND, "%s: no config was measured correct (see %s)",
-                         kernel, results);
-    amk_cost_terms cost;
-    if (e == AMK_OK && (e = amk_config_cost(&res.best.config, &target->limits, &cost, &d)) == AMK_OK)
-        *best_rate = (use_flops ? (double)cost.flops : (double)cost.min_bytes) /
-                     (res.best.latency_us * 1e-6);
-    amk_space_free(sp);
-    amk_evaluator_free(ev);
-    if (e != AMK_OK)
-        return cli_fail_diag(ctx, e == AMK_EBACKEND ? CLI_EXIT_INTERNAL : cli_exit_for_results(e), &d);
-    if (cli_tables(ctx))
-        fprintf(stderr, "%s: best of %lld trials: %.1f us -> %.3g %s\n", kernel,
-                (long long)res.trials, res.best.latency_us, *best_rate / 1e12,
-                use_flops ? "TFLOP/s" : "TB/s");
-    return CLI_EXIT_OK;
+    switch (r->stage) {
+    case AMK_CALIBRATE_ON_BACKEND: return cli_evaluator_fail(ctx, backend, e, d);
+    case AMK_CALIBRATE_ON_RUN:
+        return cli_fail_diag(ctx, e == AMK_EBACKEND ? CLI_EXIT_INTERNAL
+                                                    : cli_exit_for_results(e), d);
+    case AMK_CALIBRATE_ON_SPEC: return cli_fail_diag(ctx, CLI_EXIT_INPUT, d);
+    default: return cli_fail_diag(ctx, cli_exit_for_results(e), d);
+    }
+}
+
+static void print_measure(const amk_ceiling_measure *m)
+{
+    if (m->rate > 0)
+        fprintf(stderr, "%s: best of %lld trials: %.1f us -> %.3g %s\n", m->kernel,
+                (long long)m->trials, m->best_us, m->rate / 1e12,
+                m->flops ? "TFLOP/s" : "TB/s");
 }
 
 int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv)
@@ -154,38 +133,25 @@ int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv)
     opts.devices = &device0;
     opts.ndevices = 1;
     opts.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
-    char path[4096], dir[3072];
-    if (!results) {
-        if (amk_fs_cache_dir(dir, sizeof dir) != AMK_OK)
-            return cli_fail(ctx, CLI_EXIT_INTERNAL, "cannot find a cache directory");
-        snprintf(path, sizeof path, "%s/calibrate", dir);
-        amk_diag d;
-        amk_diag_clear(&d);
-        if (amk_fs_mkdir_p(path, &d) != AMK_OK)
-            return cli_fail_diag(ctx, CLI_EXIT_RESULTS, &d);
-        snprintf(path, sizeof path, "%s/calibrate/results.tsv", dir);
-        results = path;
-    }
-    amk_target t;
-    char device[64];
-    double bw = 0, flops = 0;
-    if ((rc = measure(ctx, "copy", backend, &opts, results, 0, &bw, &t, device, sizeof device)) ||
-        (rc = measure(ctx, "fma", backend, &opts, results, 1, &flops, &t, device, sizeof device)))
+    amk_registry *reg;
+    if ((rc = cli_registry(ctx, &reg)) != 0)
         return rc;
-    t.bw_measured = bw;
-    t.measured[AMK_UNIT_SIMT_F32] = flops;
-    char ceil_path[4096];
-    amk_ceilings_path(&t, ceil_path, sizeof ceil_path);
+    amk_calibration_run run;
     amk_diag d;
     amk_diag_clear(&d);
-    if (amk_ceilings_save(&t, ceil_path, &d) != AMK_OK)
-        return cli_fail_diag(ctx, CLI_EXIT_RESULTS, &d);
+    int e = amk_calibrate_measure(reg, backend, &opts, results, &run, &d);
+    if (cli_tables(ctx)) {
+        print_measure(&run.copy);
+        print_measure(&run.fma);
+    }
+    if (e != AMK_OK)
+        return measure_fail(ctx, backend, e, &run, &d);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "target", t.key);
-    cJSON_AddStringToObject(o, "device", device);
-    cJSON_AddNumberToObject(o, "bw_measured", bw);
-    cJSON_AddNumberToObject(o, "simt_f32_measured", flops);
-    cJSON_AddStringToObject(o, "ceilings_file", ceil_path);
-    cJSON_AddStringToObject(o, "results", results);
+    cJSON_AddStringToObject(o, "target", run.target.key);
+    cJSON_AddStringToObject(o, "device", run.device);
+    cJSON_AddNumberToObject(o, "bw_measured", run.copy.rate);
+    cJSON_AddNumberToObject(o, "simt_f32_measured", run.fma.rate);
+    cJSON_AddStringToObject(o, "ceilings_file", run.ceilings_file);
+    cJSON_AddStringToObject(o, "results", run.results);
     return cli_print_json(ctx, o);
 }

@@ -72,76 +72,6 @@ static int read_config(cli_ctx *ctx, const char *path, amk_config *cfg)
     return CLI_EXIT_OK;
 }
 
-/* The results file of --results: opened (created with its header when missing) and read
- * before the evaluation, so a foreign or malformed file is refused before paying for one. */
-typedef struct trial_log {
-    amk_tsv *tsv;
-    amk_resume *res;
-} trial_log;
-
-static int log_open(cli_ctx *ctx, const char *path, const amk_config *cfg, const char *shape,
-                    const char *device, trial_log *lg)
-{
-    amk_diag d;
-    amk_diag_clear(&d);
-    int e = amk_tsv_open(path, &lg->tsv, &d);
-    if (e == AMK_OK)
-        e = amk_resume_load(path, amk_spec_name(cfg->spec), shape, device,
-                            &amk_history_rule, &lg->res, &d);
-    if (e != AMK_OK) {
-        amk_tsv_close(lg->tsv);
-        lg->tsv = NULL;
-        if (!d.msg[0])
-            amk_diag_set(&d, e, "%s: %s", path, amk_strerror(e));
-        else if (!strstr(d.msg, path))
-            amk_diag_prefix(&d, "%s", path);
-        return cli_fail_diag(ctx, cli_exit_for_results(e), &d);
-    }
-    return CLI_EXIT_OK;
-}
-
-static void log_close(trial_log *lg)
-{
-    amk_resume_free(lg->res);
-    amk_tsv_close(lg->tsv);
-    lg->res = NULL;
-    lg->tsv = NULL;
-}
-
-/* Appends the verdict as a row: its trial number continues the file, kept=1 when the config
- * beats the file's incumbent for the same kernel/shape/device. */
-static int log_append(cli_ctx *ctx, const char *path, trial_log *lg, const amk_config *cfg,
-                      const char *shape, const char *device, const amk_verdict *v, amk_row *row)
-{
-    amk_diag d;
-    amk_diag_clear(&d);
-    int e = amk_verdict_to_row(v, cfg, 0, shape, "user", device, 0, row, &d);
-    if (e != AMK_OK)
-        return cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
-    row->kept = 0;
-    if (v->status == AMK_STATUS_OK) {
-        const amk_row *inc = amk_resume_incumbent(lg->res);
-        amk_incumbent ic;
-        memset(&ic, 0, sizeof ic);
-        if (inc && amk_config_from_params_json(cfg->spec, &cfg->shape, inc->params, &ic.config,
-                                               NULL) == AMK_OK) {
-            ic.has = 1;
-            ic.latency_us = inc->latency_us;
-            ic.spread = inc->spread;
-            ic.kind = inc->latency_kind;
-            ic.trial = inc->trial;
-        }
-        row->kept = amk_keep_decide(&ic, cfg, v, AMK_HISTORY_MIN_GAIN) == 1;
-    }
-    e = amk_tsv_append_next(lg->tsv, row, 1, &d); /* numbered under the append's lock */
-    if (e != AMK_OK) {
-        if (!d.msg[0])
-            amk_diag_set(&d, e, "%s: %s", path, amk_strerror(e));
-        return cli_fail_diag(ctx, cli_exit_for_results(e), &d);
-    }
-    return CLI_EXIT_OK;
-}
-
 int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
 {
     cli_args a;
@@ -201,18 +131,19 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
     char used_backend[32];
     snprintf(used_backend, sizeof used_backend, "%s", used ? used : backend);
 
-    trial_log lg = {NULL, NULL};
-    if (results && (rc = log_open(ctx, results, &cfg, shape, device, &lg)) != 0) {
-        amk_evaluator_free(ev);
-        return rc;
-    }
-
+    /* Opened and read before the evaluation: a bad file is refused before paying for one. */
+    amk_trial_log *lg = NULL;
     amk_diag d;
     amk_diag_clear(&d);
+    int e = results ? amk_trial_log_open(results, &cfg, device, &lg, &d) : AMK_OK;
+    if (e != AMK_OK) {
+        amk_evaluator_free(ev);
+        return cli_fail_diag(ctx, cli_exit_for_results(e), &d);
+    }
     amk_space *sp = NULL;
     amk_verdict v;
     amk_verdict_init(&v);
-    int e = amk_space_create(cfg.spec, &cfg.shape, &(et ? et : t)->limits, &sp, &d);
+    e = amk_space_create(cfg.spec, &cfg.shape, &(et ? et : t)->limits, &sp, &d);
     if (e != AMK_OK) {
         rc = cli_fail_diag(ctx, cli_exit_for(e), &d);
         goto done;
@@ -232,8 +163,10 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
     amk_row row;
     row.trial = 0;
     row.kept = 0;
-    if (results && (rc = log_append(ctx, results, &lg, &cfg, shape, device, &v, &row)) != 0)
+    if (lg && (e = amk_trial_log_append(lg, &cfg, device, &v, &row, &d)) != AMK_OK) {
+        rc = cli_fail_diag(ctx, cli_exit_for_results(e), &d);
         goto done;
+    }
 
     if (cli_tables(ctx)) {
         /* The model and sim backends already name themselves in their device string. */
@@ -259,7 +192,7 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
 
 done:
     amk_space_free(sp);
-    log_close(&lg);
+    amk_trial_log_close(lg);
     amk_evaluator_free(ev);
     return rc;
 }

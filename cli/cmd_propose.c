@@ -270,7 +270,7 @@ int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
     cJSON_AddStringToObject(out, "source", source);
     cJSON_AddStringToObject(out, "strategy", st->name);
     cJSON_AddStringToObject(out, "target", t->key);
-    cJSON_AddItemToObject(out, "search_space", cli_space_json(s));
+    cJSON_AddItemToObject(out, "search_space", amk_space_to_json(s));
     cJSON_AddItemToObject(out, "incumbent", rs.has_best ? incumbent_json(&rs) : cJSON_CreateNull());
     cJSON_AddNumberToObject(out, "history_rows", (double)rs.rows);
     cJSON_AddBoolToObject(out, "exhausted", exhausted);

@@ -283,7 +283,7 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
     cJSON_AddStringToObject(out, "kernel", amk_spec_name(s));
     cJSON_AddStringToObject(out, "shape", shape);
     cJSON_AddStringToObject(out, "target", t->key);
-    cJSON *ss = cli_space_json(s);
+    cJSON *ss = amk_space_to_json(s);
     if (ss) {
         static const char *const keys[] = {"params", "derived", "restrictions"};
         for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {

@@ -415,14 +415,8 @@ int cli_check_backend(cli_ctx *ctx, const char *b)
                     b);
 }
 
-int cli_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
-                  const amk_spec *s, const amk_shape *sh, amk_evaluator **out)
+int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d)
 {
-    amk_diag d;
-    amk_diag_clear(&d);
-    int rc = amk_evaluator_create(backend, opts, s, sh, out, &d);
-    if (rc == AMK_OK)
-        return CLI_EXIT_OK;
     int code;
     if (rc == AMK_ENOMEM)
         code = CLI_EXIT_INTERNAL;
@@ -433,9 +427,18 @@ int cli_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opt
         code = CLI_EXIT_RESULTS; /* the file to replay is a results file */
     else
         code = cli_exit_for(rc);
-    if (!strstr(d.msg, backend))
-        amk_diag_prefix(&d, "backend %s", backend);
-    return cli_fail_diag(ctx, code, &d);
+    if (!strstr(d->msg, backend))
+        amk_diag_prefix(d, "backend %s", backend);
+    return cli_fail_diag(ctx, code, d);
+}
+
+int cli_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
+                  const amk_spec *s, const amk_shape *sh, amk_evaluator **out)
+{
+    amk_diag d;
+    amk_diag_clear(&d);
+    int rc = amk_evaluator_create(backend, opts, s, sh, out, &d);
+    return rc == AMK_OK ? CLI_EXIT_OK : cli_evaluator_fail(ctx, backend, rc, &d);
 }
 
 /* ---------- JSON --------------------------------------------------------------------------- */
@@ -451,47 +454,3 @@ void cli_json_add_num(cJSON *obj, const char *key, double v)
 {
     cJSON_AddItemToObject(obj, key, cli_json_num(v));
 }
-
-cJSON *cli_choice_json(const amk_spec *s, int i, int k)
-{
-    const char *label = amk_spec_param_label(s, i, k);
-    if (label)
-        return cJSON_CreateString(label);
-    return cJSON_CreateNumber((double)amk_spec_param_value(s, i, k));
-}
-
-/* An expression as spec.json wrote it: a string, or an integer literal. */
-static cJSON *expr_json(const amk_spec_named_expr *e)
-{
-    const char *src = amk_expr_source(e->expr);
-    return e->written_as_number ? cJSON_CreateNumber((double)strtoll(src, NULL, 10))
-                                : cJSON_CreateString(src);
-}
-
-cJSON *cli_space_json(const amk_spec *s)
-{
-    cJSON *out = cJSON_CreateObject();
-    cJSON *params = cJSON_AddObjectToObject(out, "params");
-    for (int i = 0; params && i < amk_spec_n_params(s); i++) {
-        const char *name = amk_spec_param_name(s, i);
-        cJSON *p = cJSON_AddObjectToObject(params, name);
-        if (!p)
-            continue;
-        cJSON *choices = cJSON_AddArrayToObject(p, "choices");
-        for (int k = 0; choices && k < amk_spec_param_n_choices(s, i); k++)
-            cJSON_AddItemToArray(choices, cli_choice_json(s, i, k));
-        cJSON_AddItemToObject(p, "default", cli_choice_json(s, i, amk_spec_param_default(s, i)));
-        const char *doc = amk_spec_param_doc(s, i);
-        if (doc)
-            cJSON_AddStringToObject(p, "doc", doc);
-    }
-    cJSON *derived = cJSON_AddObjectToObject(out, "derived");
-    cJSON *restr = cJSON_AddArrayToObject(out, "restrictions");
-    amk_spec_named_expr e;
-    for (int i = 0; derived && amk_spec_derived(s, i, &e) == AMK_OK; i++)
-        cJSON_AddItemToObject(derived, e.name, expr_json(&e));
-    for (int i = 0; restr && amk_spec_restriction(s, i, &e) == AMK_OK; i++)
-        cJSON_AddItemToArray(restr, expr_json(&e));
-    return out;
-}
-

@@ -127,4 +127,47 @@ typedef struct amk_vs_default {
 void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space *sp,
                          const char *device, const amk_incumbent *best, amk_vs_default *out);
 
+/* `amk evaluate --results`: a user trial appended to a results file. Open reads the file's
+ * history of cfg's kernel/shape on device first (a foreign or malformed file is refused
+ * before the evaluation); append numbers the row under the append's lock and sets kept=1
+ * when it beats the file's best by the history rule's margin. Results-file errors name the
+ * file; amk_verdict_to_row errors come back as they are. */
+typedef struct amk_trial_log amk_trial_log;
+int amk_trial_log_open(const char *path, const amk_config *cfg, const char *device,
+                       amk_trial_log **out, amk_diag *d);
+int amk_trial_log_append(amk_trial_log *lg, const amk_config *cfg, const char *device,
+                         const amk_verdict *v, amk_row *row, amk_diag *d);
+void amk_trial_log_close(amk_trial_log *lg);
+
+/* `amk calibrate` (no --fit): measures the ceilings of the device `backend` runs on by tuning
+ * the built-in `copy` (device-copy bandwidth) and `fma` (f32 FMA rate) kernels exhaustively
+ * at their default shapes, logging every trial to results (NULL = <cache dir>/calibrate/
+ * results.tsv), and saves them to amk_ceilings_path of the target, where every later run's
+ * cost model reads them. On failure out->stage says which step failed (callers map it to
+ * their exit codes) and the measures done so far stay filled. */
+typedef struct amk_ceiling_measure {
+    const char *kernel;     /* "copy" or "fma" */
+    int flops;              /* the rate is flops/s (fma), else minimum bytes/s (copy) */
+    int64_t trials;
+    double best_us, rate;   /* rate 0 until measured */
+} amk_ceiling_measure;
+typedef enum amk_calibrate_stage {
+    AMK_CALIBRATE_ON_RESULTS,   /* the default results file's folder */
+    AMK_CALIBRATE_ON_SPEC,      /* a calibration kernel is missing */
+    AMK_CALIBRATE_ON_BACKEND,   /* creating the evaluator */
+    AMK_CALIBRATE_ON_RUN,       /* the search (results file, backend) */
+    AMK_CALIBRATE_ON_CEILINGS,  /* writing the ceilings file */
+    AMK_CALIBRATE_DONE
+} amk_calibrate_stage;
+typedef struct amk_calibration_run {
+    amk_target target;          /* the evaluator's, with the measured ceilings */
+    char device[64];
+    char results[4096], ceilings_file[4096];
+    amk_ceiling_measure copy, fma;
+    amk_calibrate_stage stage;
+} amk_calibration_run;
+int amk_calibrate_measure(const amk_registry *reg, const char *backend,
+                          const amk_backend_opts *opts, const char *results,
+                          amk_calibration_run *out, amk_diag *d);
+
 #endif

@@ -32,5 +32,10 @@ cJSON *amk_shape_to_json(const amk_spec *s, const amk_shape *sh);
  * (or enum label) among its declared choices. Strings like "64 -DEVIL" are rejected. */
 int amk_config_from_json(const amk_registry *r, const cJSON *obj, amk_config *out, amk_diag *d);
 cJSON *amk_config_to_json(const amk_config *c);
+/* The search space of a spec as `amk space` and `amk propose` print it: {"params": {NAME:
+ * {choices, default, doc}}, "derived": {NAME: expr}, "restrictions": [expr, ...]}; each
+ * expression as spec.json wrote it (a string, or an integer literal). NULL when out of
+ * memory. */
+cJSON *amk_space_to_json(const amk_spec *s);
 
 #endif

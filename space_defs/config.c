@@ -326,6 +326,49 @@ cJSON *amk_config_to_json(const amk_config *c)
     return j;
 }
 
+/* JSON value of choice k of param i: the integer, or the enum label. */
+static cJSON *choice_json(const amk_spec *s, int i, int k)
+{
+    const char *label = amk_spec_param_label(s, i, k);
+    if (label)
+        return cJSON_CreateString(label);
+    return cJSON_CreateNumber((double)amk_spec_param_value(s, i, k));
+}
+
+/* An expression as spec.json wrote it: a string, or an integer literal. */
+static cJSON *expr_json(const amk_spec_named_expr *e)
+{
+    const char *src = amk_expr_source(e->expr);
+    return e->written_as_number ? cJSON_CreateNumber((double)strtoll(src, NULL, 10))
+                                : cJSON_CreateString(src);
+}
+
+cJSON *amk_space_to_json(const amk_spec *s)
+{
+    cJSON *out = cJSON_CreateObject();
+    cJSON *params = cJSON_AddObjectToObject(out, "params");
+    for (int i = 0; params && i < amk_spec_n_params(s); i++) {
+        cJSON *p = cJSON_AddObjectToObject(params, amk_spec_param_name(s, i));
+        if (!p)
+            continue;
+        cJSON *choices = cJSON_AddArrayToObject(p, "choices");
+        for (int k = 0; choices && k < amk_spec_param_n_choices(s, i); k++)
+            cJSON_AddItemToArray(choices, choice_json(s, i, k));
+        cJSON_AddItemToObject(p, "default", choice_json(s, i, amk_spec_param_default(s, i)));
+        const char *doc = amk_spec_param_doc(s, i);
+        if (doc)
+            cJSON_AddStringToObject(p, "doc", doc);
+    }
+    cJSON *derived = cJSON_AddObjectToObject(out, "derived");
+    cJSON *restr = cJSON_AddArrayToObject(out, "restrictions");
+    amk_spec_named_expr e;
+    for (int i = 0; derived && amk_spec_derived(s, i, &e) == AMK_OK; i++)
+        cJSON_AddItemToObject(derived, e.name, expr_json(&e));
+    for (int i = 0; restr && amk_spec_restriction(s, i, &e) == AMK_OK; i++)
+        cJSON_AddItemToArray(restr, expr_json(&e));
+    return out;
+}
+
 int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const char *json,
                                 amk_config *out, amk_diag *d)
 {

@@ -1,0 +1,91 @@
+/* The trial log of `amk evaluate --results`: one user trial appended to a results file,
+ * numbered under the append's lock and marked kept when it beats the file's best of the
+ * same kernel/shape/device by the history rule's margin (HARNESS.md "Best"). The file is
+ * opened and read before the evaluation, so a foreign or malformed file is refused before
+ * anyone pays for a GPU run. */
+#include "amk_search.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct amk_trial_log {
+    char *path;
+    amk_tsv *tsv;
+    amk_resume *history;
+};
+
+/* Every error names the file once. */
+static int file_error(int e, const char *path, amk_diag *d)
+{
+    if (!d->msg[0])
+        amk_diag_set(d, e, "%s: %s", path, amk_strerror(e));
+    else if (!strstr(d->msg, path))
+        amk_diag_prefix(d, "%s", path);
+    return e;
+}
+
+int amk_trial_log_open(const char *path, const amk_config *cfg, const char *device,
+                       amk_trial_log **out, amk_diag *d)
+{
+    *out = NULL;
+    amk_trial_log *lg = calloc(1, sizeof *lg);
+    if (!lg || !(lg->path = strdup(path))) {
+        free(lg);
+        return amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path);
+    }
+    char shape[256];
+    amk_shape_format(cfg->spec, &cfg->shape, shape, sizeof shape);
+    int e = amk_tsv_open(path, &lg->tsv, d);
+    if (e == AMK_OK)
+        e = amk_resume_load(path, amk_spec_name(cfg->spec), shape, device, &amk_history_rule,
+                            &lg->history, d);
+    if (e != AMK_OK) {
+        amk_trial_log_close(lg);
+        return file_error(e, path, d);
+    }
+    *out = lg;
+    return AMK_OK;
+}
+
+/* The file's best as an incumbent, when its params still fit the spec. */
+static void file_incumbent(const amk_trial_log *lg, const amk_config *cfg, amk_incumbent *ic)
+{
+    memset(ic, 0, sizeof *ic);
+    const amk_row *inc = amk_resume_incumbent(lg->history);
+    if (inc && amk_config_from_params_json(cfg->spec, &cfg->shape, inc->params, &ic->config,
+                                           NULL) == AMK_OK) {
+        ic->has = 1;
+        ic->latency_us = inc->latency_us;
+        ic->spread = inc->spread;
+        ic->kind = inc->latency_kind;
+        ic->trial = inc->trial;
+    }
+}
+
+int amk_trial_log_append(amk_trial_log *lg, const amk_config *cfg, const char *device,
+                         const amk_verdict *v, amk_row *row, amk_diag *d)
+{
+    char shape[256];
+    amk_shape_format(cfg->spec, &cfg->shape, shape, sizeof shape);
+    int e = amk_verdict_to_row(v, cfg, 0, shape, "user", device, 0, row, d);
+    if (e != AMK_OK)
+        return e;
+    row->kept = 0;
+    if (v->status == AMK_STATUS_OK) {
+        amk_incumbent ic;
+        file_incumbent(lg, cfg, &ic);
+        row->kept = amk_keep_decide(&ic, cfg, v, AMK_HISTORY_MIN_GAIN) == 1;
+    }
+    e = amk_tsv_append_next(lg->tsv, row, 1, d); /* numbered under the append's lock */
+    return e == AMK_OK ? AMK_OK : file_error(e, lg->path, d);
+}
+
+void amk_trial_log_close(amk_trial_log *lg)
+{
+    if (!lg)
+        return;
+    amk_resume_free(lg->history);
+    amk_tsv_close(lg->tsv);
+    free(lg->path);
+    free(lg);
+}
