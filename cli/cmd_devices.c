@@ -37,17 +37,6 @@ static cJSON *target_json(const amk_target *t, int calibrated)
     return o;
 }
 
-static const char *gpu_vendor_built(void)
-{
-#if defined(AMK_GPU_CUDA)
-    return "cuda";
-#elif defined(AMK_GPU_HIP)
-    return "hip";
-#else
-    return NULL;
-#endif
-}
-
 int cli_cmd_devices(cli_ctx *ctx, int argc, char **argv)
 {
     cli_args a;
@@ -69,73 +58,43 @@ int cli_cmd_devices(cli_ctx *ctx, int argc, char **argv)
     if ((rc = cli_args_done(ctx, &a)) >= 0)
         return rc;
 
-    const char *vendor = gpu_vendor_built();
+    amk_gpu_status_info *gs = malloc(sizeof *gs);
+    if (!gs || amk_gpu_status(gs) != AMK_OK) {
+        free(gs);
+        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
+    }
     cJSON *out = cJSON_CreateObject();
     cJSON *gpu = cJSON_AddObjectToObject(out, "gpu");
     cJSON *devs = cJSON_AddArrayToObject(out, "devices");
-    char reason[1100] = "";
-    int found = 0;
-
-    const amk_backend_type *bt = amk_backend_find("gpu");
-    if (!bt) {
-        snprintf(reason, sizeof reason, "amk was built without a GPU backend: neither the "
-                 "CUDA toolkit (-DAMK_CUDA=ON, needs CUDA >= 12 with NVRTC) nor HIP "
-                 "(-DAMK_HIP=ON, needs libamdhip64-dev) was found at configure time");
-    } else {
-        /* Every visible device, each asked by a run worker of its own. */
-        amk_gpu_device *list = calloc(CLI_MAX_DEVICES, sizeof *list);
-        int n = 0;
-        amk_diag d;
-        amk_diag_clear(&d);
-        int e = list ? amk_gpu_devices(list, CLI_MAX_DEVICES, &n, &d) : AMK_ENOMEM;
-        if (e != AMK_OK) {
-            const char *why = d.msg[0] ? d.msg : amk_strerror(e);
-            if (!vendor)
-                snprintf(reason, sizeof reason, "amk was built without CUDA/HIP (the CUDA "
-                         "toolkit and HIP were not found at configure time): %s", why);
-            else
-                snprintf(reason, sizeof reason, "%s", why);
-            n = 0;
-        }
-        for (int i = 0; i < n && i < CLI_MAX_DEVICES; i++) {
-            /* The target the gpu backend would tune for: by name, else by arch. */
-            const amk_target *t = amk_target_find(list[i].name);
-            if (!t)
-                t = amk_target_find(list[i].arch);
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "index", list[i].index);
-            cJSON_AddStringToObject(o, "name", list[i].name);
-            cJSON_AddStringToObject(o, "target", t ? t->key : amk_target_default()->key);
-            cJSON_AddStringToObject(o, "arch", list[i].arch);
-            cJSON_AddItemToArray(devs, o);
-            found++;
-        }
-        free(list);
+    for (int i = 0; i < gs->n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "index", gs->devices[i].index);
+        cJSON_AddStringToObject(o, "name", gs->devices[i].name);
+        cJSON_AddStringToObject(o, "target", gs->targets[i]->key);
+        cJSON_AddStringToObject(o, "arch", gs->devices[i].arch);
+        cJSON_AddItemToArray(devs, o);
     }
-    cJSON_AddBoolToObject(gpu, "built", vendor != NULL);
-    if (vendor)
-        cJSON_AddStringToObject(gpu, "vendor", vendor);
+    cJSON_AddBoolToObject(gpu, "built", gs->vendor != NULL);
+    if (gs->vendor)
+        cJSON_AddStringToObject(gpu, "vendor", gs->vendor);
     else
         cJSON_AddNullToObject(gpu, "vendor");
-    cJSON_AddBoolToObject(gpu, "available", found > 0);
-    if (found)
+    cJSON_AddBoolToObject(gpu, "available", gs->n > 0);
+    if (gs->n)
         cJSON_AddNullToObject(gpu, "reason");
     else
-        cJSON_AddStringToObject(gpu, "reason", reason);
+        cJSON_AddStringToObject(gpu, "reason", gs->reason);
 
     cJSON *targets = cJSON_AddArrayToObject(out, "targets");
     int tables = cli_tables(ctx);
     if (tables) {
-        if (found)
-            fprintf(stderr, "%d GPU(s) answer\n", found);
+        if (gs->n)
+            fprintf(stderr, "%d GPU(s) answer\n", gs->n);
         else
-            fprintf(stderr, "no GPU answers: %s\n", reason);
-        const cJSON *dv;
-        cJSON_ArrayForEach(dv, devs)
-            fprintf(stderr, "  device %d: %s (%s)\n",
-                    (int)cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(dv, "index")),
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dv, "name")),
-                    cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(dv, "arch")));
+            fprintf(stderr, "no GPU answers: %s\n", gs->reason);
+        for (int i = 0; i < gs->n; i++)
+            fprintf(stderr, "  device %d: %s (%s)\n", gs->devices[i].index, gs->devices[i].name,
+                    gs->devices[i].arch);
         fprintf(stderr, "%-8s %-16s %-7s %5s %5s %8s %10s %9s %9s\n", "TARGET", "NAME", "ARCH",
                 "CUs", "WARP", "SMEM/BLK", "BW GB/s", "F32 TF/s", "F16 TF/s");
     }
@@ -152,7 +111,8 @@ int cli_cmd_devices(cli_ctx *ctx, int argc, char **argv)
                     t.peak[AMK_UNIT_SIMT_F32] / 1e12, t.peak[AMK_UNIT_F16] / 1e12);
     }
     rc = cli_print_json(ctx, out);
-    if (rc == CLI_EXIT_OK && require && !found)
-        return cli_fail(ctx, CLI_EXIT_NODEV, "no GPU answers: %s", reason);
+    if (rc == CLI_EXIT_OK && require && !gs->n)
+        rc = cli_fail(ctx, CLI_EXIT_NODEV, "no GPU answers: %s", gs->reason);
+    free(gs);
     return rc;
 }

@@ -137,6 +137,17 @@ typedef struct amk_device_group {
 int amk_device_groups(const char *backend, const int *want, int nwant, amk_device_group *g,
                       int *ng, amk_diag *d);
 const amk_backend_type *amk_backend_find(const char *name);
+/* The GPU side of this build as `amk devices` reports it: vendor built ("cuda", "hip" or
+ * NULL), the GPUs that answer with the target the gpu backend tunes each for, or why none
+ * does (n = 0, reason set). AMK_ENOMEM only; "no GPU" is an answer, not an error. */
+typedef struct amk_gpu_status_info {
+    const char *vendor;
+    int n;
+    amk_gpu_device devices[AMK_MAX_DEVICES];
+    const amk_target *targets[AMK_MAX_DEVICES];
+    char reason[1100];
+} amk_gpu_status_info;
+int amk_gpu_status(amk_gpu_status_info *out);
 
 typedef struct amk_evaluator amk_evaluator;
 
