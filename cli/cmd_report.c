@@ -5,9 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The spec's default config of each group, for the speedup over the default: looked up
- * here (the results library never reads specs) and handed to the report. A kernel that is
- * not in the registry, or a shape it cannot parse, gets a reason instead. */
+/* The kernels for the speedup over each group's default config. Not cli_registry: a spec
+ * that fails to load costs the speedup, not the report. */
 static int set_defaults(cli_ctx *ctx, amk_report *rep)
 {
     amk_registry *reg = NULL;
@@ -15,7 +14,6 @@ static int set_defaults(cli_ctx *ctx, amk_report *rep)
     amk_diag_clear(&rd);
     if (!amk_report_ngroups(rep))
         return CLI_EXIT_OK;
-    /* Not cli_registry: a spec that fails to load costs the speedup, not the report. */
     int e = amk_registry_create(&reg, &rd);
     for (int i = 0; e == AMK_OK && i < ctx->n_spec_dirs; i++)
         if ((e = amk_registry_add_dir(reg, ctx->spec_dirs[i], &rd)) != AMK_OK)
@@ -24,39 +22,7 @@ static int set_defaults(cli_ctx *ctx, amk_report *rep)
         amk_registry_free(reg);
         return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
     }
-    if (e != AMK_OK) {
-        char why[1200];
-        snprintf(why, sizeof why, "the kernel specs did not load: %s", rd.msg);
-        for (size_t g = 0; g < amk_report_ngroups(rep); g++)
-            amk_report_set_default(rep, g, NULL, why);
-        amk_registry_free(reg);
-        return CLI_EXIT_OK;
-    }
-    for (size_t g = 0; g < amk_report_ngroups(rep); g++) {
-        const char *kernel, *shape;
-        char why[300], id[17];
-        amk_report_group(rep, g, &kernel, &shape, NULL);
-        const amk_spec *s = amk_registry_find(reg, kernel);
-        if (!s) {
-            snprintf(why, sizeof why, "kernel '%s' is not known here (add its folder with "
-                     "--spec-dir)", kernel);
-            amk_report_set_default(rep, g, NULL, why);
-            continue;
-        }
-        amk_shape sh;
-        amk_diag d;
-        amk_diag_clear(&d);
-        if (amk_shape_parse(s, shape, &sh, &d) != AMK_OK) {
-            snprintf(why, sizeof why, "shape '%s' does not parse for %s: %s", shape, kernel,
-                     d.msg);
-            amk_report_set_default(rep, g, NULL, why);
-            continue;
-        }
-        amk_config cfg;
-        amk_config_default(s, &sh, &cfg);
-        amk_config_id(&cfg, id);
-        amk_report_set_default(rep, g, id, NULL);
-    }
+    amk_report_defaults(rep, e == AMK_OK ? reg : NULL, rd.msg);
     amk_registry_free(reg);
     return CLI_EXIT_OK;
 }

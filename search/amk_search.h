@@ -126,6 +126,11 @@ typedef struct amk_vs_default {
 } amk_vs_default;
 void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space *sp,
                          const char *device, const amk_incumbent *best, amk_vs_default *out);
+/* The report's speedup over the default: the spec's default config of each group of rep,
+ * from reg (the results library never reads specs). A group whose kernel is unknown, whose
+ * shape does not parse, or all of them when reg is NULL (reg_error: why the specs did not
+ * load) get the reason instead. */
+void amk_report_defaults(amk_report *rep, const amk_registry *reg, const char *reg_error);
 
 /* `amk evaluate --results`: a user trial appended to a results file. Open reads the file's
  * history of cfg's kernel/shape on device first (a foreign or malformed file is refused

@@ -74,3 +74,32 @@ void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space
     else
         snprintf(out->reason, sizeof out->reason, "the best config has no measured latency");
 }
+
+void amk_report_defaults(amk_report *rep, const amk_registry *reg, const char *reg_error)
+{
+    for (size_t g = 0; g < amk_report_ngroups(rep); g++) {
+        const char *kernel, *shape;
+        char why[1200], id[17];
+        amk_report_group(rep, g, &kernel, &shape, NULL);
+        const amk_spec *s = reg ? amk_registry_find(reg, kernel) : NULL;
+        amk_shape sh;
+        amk_diag d;
+        amk_diag_clear(&d);
+        if (!reg)
+            snprintf(why, sizeof why, "the kernel specs did not load: %s", reg_error);
+        else if (!s)
+            snprintf(why, sizeof why, "kernel '%s' is not known here (add its folder with "
+                     "--spec-dir)", kernel);
+        else if (amk_shape_parse(s, shape, &sh, &d) != AMK_OK)
+            snprintf(why, sizeof why, "shape '%s' does not parse for %s: %s", shape, kernel,
+                     d.msg);
+        else {
+            amk_config cfg;
+            amk_config_default(s, &sh, &cfg);
+            amk_config_id(&cfg, id);
+            amk_report_set_default(rep, g, id, NULL);
+            continue;
+        }
+        amk_report_set_default(rep, g, NULL, why);
+    }
+}
