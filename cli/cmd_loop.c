@@ -14,6 +14,7 @@
 
 typedef struct progress_ui {
     int bar;            /* draw the bar (stderr is a terminal) */
+    int started;        /* the banner is out and the signal handlers are set */
     int drawn;          /* a bar line is on screen */
     int64_t calls;      /* trials seen by this run */
     double last_draw;
@@ -108,28 +109,114 @@ static cJSON *best_json(const amk_incumbent *b)
 }
 
 /* vs_default of the summary (amk_loop_vs_default says how it is found). */
-static cJSON *vs_default_json(const char *results, amk_evaluator *ev, const amk_space *sp,
-                              const char *device, const amk_incumbent *best)
+static cJSON *vs_default_json(const amk_vs_default *v)
 {
-    amk_vs_default v;
-    amk_loop_vs_default(results, ev, sp, device, best, &v);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "config_id", v.config_id);
-    cli_json_add_num(o, "default_latency_us", v.default_us);
-    if (isfinite(v.default_us))
-        cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(v.kind));
+    cJSON_AddStringToObject(o, "config_id", v->config_id);
+    cli_json_add_num(o, "default_latency_us", v->default_us);
+    if (isfinite(v->default_us))
+        cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(v->kind));
     else
         cJSON_AddNullToObject(o, "latency_kind");
-    if (v.trial > 0)
-        cJSON_AddNumberToObject(o, "default_trial", (double)v.trial);
+    if (v->trial > 0)
+        cJSON_AddNumberToObject(o, "default_trial", (double)v->trial);
     else
         cJSON_AddNullToObject(o, "default_trial");
-    cli_json_add_num(o, "speedup", v.speedup);
-    if (isfinite(v.speedup))
+    cli_json_add_num(o, "speedup", v->speedup);
+    if (isfinite(v->speedup))
         cJSON_AddNullToObject(o, "reason");
     else
-        cJSON_AddStringToObject(o, "reason", v.reason);
+        cJSON_AddStringToObject(o, "reason", v->reason);
     return o;
+}
+
+/* What the search's callbacks print with. */
+typedef struct loop_ui {
+    cli_ctx *ctx;
+    progress_ui bar;
+    const amk_tune_opts *o;
+    struct sigaction old_int, old_term;
+} loop_ui;
+
+static void on_note(const char *msg, int warning, void *ud)
+{
+    loop_ui *ui = ud;
+    if (warning || ui->ctx->tables != 0)
+        cli_warn(ui->ctx, "%s", msg);
+}
+
+static void on_progress(const amk_loop_progress *p, void *ud)
+{
+    progress_cb(p, &((loop_ui *)ud)->bar);
+}
+
+/* On a terminal: the banner, and the signal handlers that end the bar's line. */
+static void on_start(const amk_tune_result *r, void *ud)
+{
+    loop_ui *ui = ud;
+    if (!ui->bar.bar)
+        return;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &ui->old_int);
+    sigaction(SIGTERM, &sa, &ui->old_term);
+    /* The model and sim backends already name themselves in their device string. */
+    int named = strstr(r->device, r->backend) != NULL;
+    fprintf(stderr, "amk loop: %s at %s on %s%s%s%s, strategy %s, results %s\n",
+            amk_spec_name(ui->o->spec), r->shape, r->device, named ? "" : " (",
+            named ? "" : r->backend, named ? "" : ")", ui->o->strategy, ui->o->results_path);
+    ui->bar.started = 1;
+}
+
+static void end_bar(loop_ui *ui)
+{
+    if (!ui->bar.started)
+        return;
+    if (ui->bar.drawn)
+        fputc('\n', stderr);
+    bar_on_screen = 0;
+    sigaction(SIGINT, &ui->old_int, NULL);
+    sigaction(SIGTERM, &ui->old_term, NULL);
+}
+
+/* The exit code of a failed search, by the step that failed. */
+static int tune_fail(cli_ctx *ctx, int e, const amk_tune_result *r, const amk_spec *s,
+                     amk_diag *d)
+{
+    if (r->failed_on == AMK_TUNE_ON_RESULTS)
+        return cli_fail_diag(ctx, cli_exit_for_results(e), d);
+    int code = cli_exit_for(e);
+    if (r->failed_on == AMK_TUNE_ON_RUN) {
+        if (e == AMK_EBACKEND || e == AMK_EWORKER)
+            code = CLI_EXIT_INTERNAL;
+        if (!strstr(d->msg, amk_spec_name(s)) && code == CLI_EXIT_INPUT)
+            amk_diag_prefix(d, "kernel %s at %s", amk_spec_name(s), r->shape);
+    }
+    return cli_fail_diag(ctx, code, d);
+}
+
+/* The people summary on stderr. */
+static void print_summary(const amk_tune_result *r, const char *results, const char *best_path)
+{
+    const amk_loop_result *res = &r->loop;
+    fprintf(stderr, "%lld trial(s) in %.1fs%s, logged to %s\n", (long long)res->trials,
+            res->elapsed_s, res->exhausted ? " (space exhausted)" : "", results);
+    if (!res->best.has) {
+        fprintf(stderr, "no correct config found yet\n");
+        return;
+    }
+    char *params = amk_config_params_json(&res->best.config);
+    fprintf(stderr, "best: %.3f us (%s) at trial %lld: %s -> %s\n", res->best.latency_us,
+            amk_latency_kind_name(res->best.kind), (long long)res->best.trial,
+            params ? params : "?", best_path);
+    free(params);
+    if (isfinite(r->vs_default.speedup))
+        fprintf(stderr, "vs default: speedup %.3fx over the spec's default config (%.3f us)\n",
+                r->vs_default.speedup, r->vs_default.default_us);
+    else
+        fprintf(stderr, "vs default: - (%s)\n", r->vs_default.reason);
 }
 
 /* What one search needs, parsed once from the command line. */
@@ -149,206 +236,77 @@ typedef struct loop_args {
 static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndevs,
                     const char *best_path, cJSON **summary)
 {
-    const amk_spec *s = la->s;
-    const amk_target *t = la->t;
-    amk_shape sh = la->sh;
-    const char *strategy = la->strategy, *backend = la->backend, *results = la->results;
-    int64_t budget = la->budget, seed = la->seed, batch = la->batch, jobs = la->jobs;
-    double time_limit = la->time_limit, min_gain = la->min_gain, rank_timeout = la->rank_timeout;
-    int resume = la->resume, rc;
-    char shape[256];
-    amk_shape_format(s, &sh, shape, sizeof shape);
     *summary = NULL;
-
     amk_backend_opts opts;
     memset(&opts, 0, sizeof opts);
-    opts.target = t->key;
-    opts.jobs = (int)jobs;
-    opts.seed = (uint64_t)seed;
+    opts.target = la->t->key;
+    opts.jobs = (int)la->jobs;
+    opts.seed = (uint64_t)la->seed;
     opts.devices = devs;
     opts.ndevices = ndevs;
-    opts.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
+    opts.sim_path = amk_backend_sim_file(la->backend); /* NULL unless sim:FILE */
     amk_evaluator *ev = NULL;
     int served = 0; /* an MPI worker rank: it served rank 0 and is done */
-    if ((rc = cli_loop_evaluator(ctx, backend, &opts, s, &sh, rank_timeout, &ev, &served)) != 0 ||
-        served)
+    int rc = cli_loop_evaluator(ctx, la->backend, &opts, la->s, &la->sh, la->rank_timeout, &ev,
+                                &served);
+    if (rc != 0 || served)
         return rc;
-    amk_diag sd;
-    amk_diag_clear(&sd);
-    if (amk_sim_check_shape(backend, amk_spec_name(s), shape, &sd) != AMK_OK) {
-        amk_evaluator_free(ev);
-        return cli_fail_diag(ctx, CLI_EXIT_INPUT, &sd);
-    }
-    int par = amk_evaluator_parallelism(ev);
-    const char *used = amk_evaluator_backend(ev);
-    const amk_target *et = amk_evaluator_target(ev);
-    if (!et)
-        et = t;
-    const char *dev = amk_evaluator_device(ev);
+
+    amk_tune_opts o = {.spec = la->s, .shape = la->sh, .target = la->t, .ev = ev,
+                       .backend = la->backend, .strategy = la->strategy,
+                       .seed = (uint64_t)la->seed, .budget = la->budget,
+                       .time_limit_s = la->time_limit, .batch = (int)la->batch,
+                       .min_gain = la->min_gain, .results_path = la->results,
+                       .best_path = best_path, .resume = la->resume, .progress = on_progress,
+                       .note = on_note, .start = on_start};
+    loop_ui ui;
+    memset(&ui, 0, sizeof ui);
+    ui.ctx = ctx;
+    ui.o = &o;
+    ui.bar.bar = ctx->tables != 0 && isatty(STDERR_FILENO);
+    o.ud = &ui;
+    amk_tune_result r;
     amk_diag d;
     amk_diag_clear(&d);
-    amk_space *sp = NULL;
-    int e = amk_space_create(s, &sh, &et->limits, &sp, &d);
+    int e = amk_tune(&o, &r, &d);
+    end_bar(&ui);
     if (e != AMK_OK) {
         amk_evaluator_free(ev);
-        return cli_fail_diag(ctx, cli_exit_for(e), &d);
+        return tune_fail(ctx, e, &r, la->s, &d);
     }
 
-    /* Without --resume the file is still checked (a hand-edited or foreign file is refused
-     * before anything is appended), and an earlier run of the same search is pointed out. */
-    if (!resume && amk_fs_exists(results)) {
-        amk_resume *prev = NULL;
-        e = amk_resume_load(results, amk_spec_name(s), shape, dev, NULL, &prev, &d);
-        if (e != AMK_OK) {
-            if (!d.msg[0])
-                amk_diag_set(&d, e, "%s: %s", results, amk_strerror(e));
-            else if (!strstr(d.msg, results))
-                amk_diag_prefix(&d, "%s", results);
-            amk_space_free(sp);
-            amk_evaluator_free(ev);
-            return cli_fail_diag(ctx, cli_exit_for_results(e), &d);
-        }
-        if (amk_resume_rows(prev) > 0 && ctx->tables != 0)
-            cli_warn(ctx, "note: %s already holds %zu trial(s) of %s at %s on %s; they are "
-                     "kept, but this run starts a fresh search (use --resume to continue "
-                     "it)", results, amk_resume_rows(prev), amk_spec_name(s), shape, dev);
-        amk_resume_free(prev);
-    }
-
-    progress_ui ui;
-    memset(&ui, 0, sizeof ui);
-    ui.bar = ctx->tables != 0 && isatty(STDERR_FILENO);
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    if (ui.bar) {
-        sigaction(SIGINT, &sa, &old_int);
-        sigaction(SIGTERM, &sa, &old_term);
-        const char *where = dev && *dev ? dev : et->key;
-        /* The model and sim backends already name themselves in their device string. */
-        fprintf(stderr, "amk loop: %s at %s on %s%s%s%s, strategy %s, results %s\n",
-                amk_spec_name(s), shape, where, strstr(where, used) ? "" : " (",
-                strstr(where, used) ? "" : used, strstr(where, used) ? "" : ")", strategy,
-                results);
-    }
-
-    amk_loop_opts lo;
-    memset(&lo, 0, sizeof lo);
-    lo.space = sp;
-    lo.ev = ev;
-    lo.strategy = strategy;
-    lo.strategy_opts.seed = (uint64_t)seed;
-    lo.budget = budget;
-    lo.time_limit_s = time_limit;
-    lo.batch = (int)batch;
-    lo.min_gain = min_gain > 0 ? min_gain : -1; /* --min-gain 0: none (the library's 0 is
-                                                    its default, 0.01) */
-    lo.results_path = results;
-    lo.best_path = best_path;
-    lo.resume = resume;
-    lo.progress = progress_cb;
-    lo.progress_ud = &ui;
-    /* A sampled sweep (sim): search only the configs it recorded. */
-    char (*unrecorded)[17] = NULL;
-    size_t n_unrecorded = 0;
-    e = amk_loop_unrecorded(sp, ev, &unrecorded, &n_unrecorded, &d);
-    if (e == AMK_OK && n_unrecorded)
-        cli_warn(ctx, "note: %s cannot answer %zu valid config(s) of %s at %s; the search "
-                 "covers the configs it recorded", used, n_unrecorded, amk_spec_name(s), shape);
-    lo.exclude = (const char (*)[17])unrecorded;
-    lo.n_exclude = n_unrecorded;
-    amk_loop_result res;
-    memset(&res, 0, sizeof res);
-    if (e == AMK_OK)
-        e = amk_loop_run(&lo, &res, &d);
-    free(unrecorded);
-
-    if (ui.bar) {
-        if (ui.drawn)
-            fputc('\n', stderr);
-        bar_on_screen = 0;
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-    }
-    if (e != AMK_OK) {
-        int code = cli_exit_for(e);
-        if (e == AMK_EBACKEND || e == AMK_EWORKER)
-            code = CLI_EXIT_INTERNAL;
-        if (!d.msg[0])
-            amk_diag_set(&d, e, "%s", amk_strerror(e));
-        if (!strstr(d.msg, amk_spec_name(s)) && code == CLI_EXIT_INPUT)
-            amk_diag_prefix(&d, "kernel %s at %s", amk_spec_name(s), shape);
-        amk_space_free(sp);
-        amk_evaluator_free(ev);
-        return cli_fail_diag(ctx, code, &d);
-    }
-
-    if (res.trials == 0 && res.exhausted && !resume) {
-        /* The strategy had nothing at all to propose: no config satisfies the spec here. */
-        cli_fail(ctx, CLI_EXIT_INPUT, "kernel %s at %s on %s: %s (`amk space %s` lists the "
-                 "restrictions)", amk_spec_name(s), shape, et->key, amk_strerror(AMK_EEMPTY),
-                 amk_spec_name(s));
-        amk_space_free(sp);
-        amk_evaluator_free(ev);
-        return CLI_EXIT_INPUT;
-    }
-
+    const amk_loop_result *res = &r.loop;
     cJSON *out = cJSON_CreateObject();
-    cJSON_AddStringToObject(out, "kernel", amk_spec_name(s));
-    cJSON_AddStringToObject(out, "shape", shape);
-    cJSON_AddStringToObject(out, "backend", used ? used : backend);
-    cJSON_AddStringToObject(out, "device", dev && *dev ? dev : et->key);
-    cJSON_AddStringToObject(out, "target", et->key);
-    if (ndevs > 0 && used && !strcmp(used, "gpu")) {
+    cJSON_AddStringToObject(out, "kernel", amk_spec_name(la->s));
+    cJSON_AddStringToObject(out, "shape", r.shape);
+    cJSON_AddStringToObject(out, "backend", r.backend);
+    cJSON_AddStringToObject(out, "device", r.device);
+    cJSON_AddStringToObject(out, "target", r.target->key);
+    if (ndevs > 0 && !strcmp(r.backend, "gpu")) {
         cJSON *dl = cJSON_AddArrayToObject(out, "devices");
         for (int k = 0; k < ndevs; k++)
             cJSON_AddItemToArray(dl, cJSON_CreateNumber(devs[k]));
     }
-    cJSON_AddNumberToObject(out, "parallelism", par);
-    cJSON_AddStringToObject(out, "strategy", strategy);
-    cJSON_AddNumberToObject(out, "seed", (double)seed);
-    cJSON_AddNumberToObject(out, "budget", (double)budget);
-    cJSON_AddNumberToObject(out, "min_gain", min_gain);
-    cJSON_AddNumberToObject(out, "trials", (double)res.trials);
-    cJSON_AddNumberToObject(out, "first_trial", (double)res.first_trial);
-    cJSON_AddNumberToObject(out, "last_trial", (double)res.last_trial);
-    cJSON_AddBoolToObject(out, "resumed", resume);
-    cJSON_AddBoolToObject(out, "exhausted", res.exhausted);
-    cJSON_AddNumberToObject(out, "elapsed_s", round(res.elapsed_s * 1000) / 1000);
-    cJSON_AddItemToObject(out, "best", best_json(&res.best));
-    cJSON_AddItemToObject(out, "vs_default", vs_default_json(results, ev, sp,
-                                                             dev && *dev ? dev : et->key,
-                                                             &res.best));
-    cJSON_AddStringToObject(out, "results", results);
-    if (res.best.has && amk_fs_exists(best_path))
+    cJSON_AddNumberToObject(out, "parallelism", r.parallelism);
+    cJSON_AddStringToObject(out, "strategy", la->strategy);
+    cJSON_AddNumberToObject(out, "seed", (double)la->seed);
+    cJSON_AddNumberToObject(out, "budget", (double)la->budget);
+    cJSON_AddNumberToObject(out, "min_gain", la->min_gain);
+    cJSON_AddNumberToObject(out, "trials", (double)res->trials);
+    cJSON_AddNumberToObject(out, "first_trial", (double)res->first_trial);
+    cJSON_AddNumberToObject(out, "last_trial", (double)res->last_trial);
+    cJSON_AddBoolToObject(out, "resumed", la->resume);
+    cJSON_AddBoolToObject(out, "exhausted", res->exhausted);
+    cJSON_AddNumberToObject(out, "elapsed_s", round(res->elapsed_s * 1000) / 1000);
+    cJSON_AddItemToObject(out, "best", best_json(&res->best));
+    cJSON_AddItemToObject(out, "vs_default", vs_default_json(&r.vs_default));
+    cJSON_AddStringToObject(out, "results", la->results);
+    if (res->best.has && amk_fs_exists(best_path))
         cJSON_AddStringToObject(out, "best_file", best_path);
     else
         cJSON_AddNullToObject(out, "best_file");
-
-    if (cli_tables(ctx)) {
-        fprintf(stderr, "%lld trial(s) in %.1fs%s, logged to %s\n", (long long)res.trials,
-                res.elapsed_s, res.exhausted ? " (space exhausted)" : "", results);
-        if (res.best.has) {
-            char *params = amk_config_params_json(&res.best.config);
-            fprintf(stderr, "best: %.3f us (%s) at trial %lld: %s -> %s\n", res.best.latency_us,
-                    amk_latency_kind_name(res.best.kind), (long long)res.best.trial,
-                    params ? params : "?", best_path);
-            free(params);
-            const cJSON *vd = cJSON_GetObjectItemCaseSensitive(out, "vs_default");
-            const cJSON *sp_ = cJSON_GetObjectItemCaseSensitive(vd, "speedup");
-            const cJSON *du = cJSON_GetObjectItemCaseSensitive(vd, "default_latency_us");
-            if (cJSON_IsNumber(sp_))
-                fprintf(stderr, "vs default: speedup %.3fx over the spec's default config "
-                        "(%.3f us)\n", sp_->valuedouble, du->valuedouble);
-            else
-                fprintf(stderr, "vs default: - (%s)\n",
-                        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(vd, "reason")));
-        } else {
-            fprintf(stderr, "no correct config found yet\n");
-        }
-    }
-    amk_space_free(sp);
+    if (cli_tables(ctx))
+        print_summary(&r, la->results, best_path);
     amk_evaluator_free(ev);
     *summary = out;
     return CLI_EXIT_OK;

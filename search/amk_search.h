@@ -175,4 +175,49 @@ int amk_calibrate_measure(const amk_registry *reg, const char *backend,
                           const amk_backend_opts *opts, const char *results,
                           amk_calibration_run *out, amk_diag *d);
 
+/* One search as `amk loop` runs it (search/tune.c): the space on the evaluator's target
+ * (the sim backend must record the shape), the results file checked before anything is
+ * appended (a fresh run over earlier rows of the same search gets a note), the configs a
+ * sampled sweep cannot answer left out (with a note), amk_loop_run, and vs_default. The
+ * caller creates the evaluator and prints. */
+typedef struct amk_tune_result amk_tune_result;
+typedef struct amk_tune_opts {
+    const amk_spec *spec;
+    amk_shape shape;
+    const amk_target *target;      /* when the evaluator names none */
+    amk_evaluator *ev;             /* borrowed */
+    const char *backend;           /* as asked for ("auto", "sim:FILE", ...) */
+    const char *strategy;
+    uint64_t seed;
+    int64_t budget;
+    double time_limit_s;
+    int batch;
+    double min_gain;               /* fraction; 0 = no margin beyond the measured noise */
+    const char *results_path, *best_path;
+    int resume;
+    void (*progress)(const amk_loop_progress *p, void *ud);
+    /* What a person should know: warning = 1 when the search covers less than asked for
+     * (shown even under --quiet), 0 for information. */
+    void (*note)(const char *msg, int warning, void *ud);
+    void (*start)(const amk_tune_result *r, void *ud);    /* right before the search runs */
+    void *ud;
+} amk_tune_opts;
+typedef enum amk_tune_stage {
+    AMK_TUNE_ON_SETUP,     /* shape, space, or no config satisfies the spec (AMK_EEMPTY) */
+    AMK_TUNE_ON_RESULTS,   /* the results file of a fresh run */
+    AMK_TUNE_ON_RUN,       /* the search: backend, results file, strategy */
+    AMK_TUNE_DONE
+} amk_tune_stage;
+struct amk_tune_result {
+    char shape[256];
+    const char *backend;           /* in use */
+    char device[64];               /* the evaluator's device, else the target key */
+    const amk_target *target;
+    int parallelism;
+    amk_loop_result loop;
+    amk_vs_default vs_default;
+    amk_tune_stage failed_on;      /* where an error came from; AMK_TUNE_DONE on success */
+};
+int amk_tune(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
+
 #endif

@@ -1,0 +1,130 @@
+/* One search of one kernel at one shape on an evaluator, as `amk loop` runs it: the space
+ * on the evaluator's target, the results file checked before anything is appended, the
+ * configs a sampled sweep cannot answer left out, the loop, and the summary's comparison
+ * with the spec's default config. The caller creates the evaluator (it may be MPI's) and
+ * prints; everything between is here. */
+#include "amk_search.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void note(const amk_tune_opts *o, int warning, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note(const amk_tune_opts *o, int warning, const char *fmt, ...)
+{
+    if (!o->note)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o->note(msg, warning, o->ud);
+}
+
+/* A fresh run still reads an existing file: a hand-edited or foreign file is refused before
+ * anything is appended, and an earlier run of the same search is pointed out. */
+static int check_fresh_file(const amk_tune_opts *o, const amk_tune_result *r, amk_diag *d)
+{
+    if (o->resume || !amk_fs_exists(o->results_path))
+        return AMK_OK;
+    const char *kernel = amk_spec_name(o->spec);
+    amk_resume *prev = NULL;
+    int e = amk_resume_load(o->results_path, kernel, r->shape, r->device, NULL, &prev, d);
+    if (e != AMK_OK) {
+        if (!d->msg[0])
+            amk_diag_set(d, e, "%s: %s", o->results_path, amk_strerror(e));
+        else if (!strstr(d->msg, o->results_path))
+            amk_diag_prefix(d, "%s", o->results_path);
+        return e;
+    }
+    if (amk_resume_rows(prev) > 0)
+        note(o, 0, "note: %s already holds %zu trial(s) of %s at %s on %s; they are kept, but this "
+             "run starts a fresh search (use --resume to continue it)", o->results_path,
+             amk_resume_rows(prev), kernel, r->shape, r->device);
+    amk_resume_free(prev);
+    return AMK_OK;
+}
+
+/* The loop itself, over the configs the evaluator can answer. */
+static int run_loop(const amk_tune_opts *o, amk_tune_result *r, const amk_space *sp,
+                    amk_diag *d)
+{
+    amk_loop_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.space = sp;
+    lo.ev = o->ev;
+    lo.strategy = o->strategy;
+    lo.strategy_opts.seed = o->seed;
+    lo.budget = o->budget;
+    lo.time_limit_s = o->time_limit_s;
+    lo.batch = o->batch;
+    lo.min_gain = o->min_gain > 0 ? o->min_gain : -1; /* 0: no margin (the loop's 0 is 1%) */
+    lo.results_path = o->results_path;
+    lo.best_path = o->best_path;
+    lo.resume = o->resume;
+    lo.progress = o->progress;
+    lo.progress_ud = o->ud;
+    /* A sampled sweep (sim): search only the configs it recorded. */
+    char (*unrecorded)[17] = NULL;
+    size_t n_unrecorded = 0;
+    int e = amk_loop_unrecorded(sp, o->ev, &unrecorded, &n_unrecorded, d);
+    if (e == AMK_OK && n_unrecorded)
+        note(o, 1, "note: %s cannot answer %zu valid config(s) of %s at %s; the search covers the "
+             "configs it recorded", r->backend, n_unrecorded, amk_spec_name(o->spec), r->shape);
+    lo.exclude = (const char (*)[17])unrecorded;
+    lo.n_exclude = n_unrecorded;
+    if (e == AMK_OK)
+        e = amk_loop_run(&lo, &r->loop, d);
+    free(unrecorded);
+    if (e != AMK_OK && !d->msg[0])
+        amk_diag_set(d, e, "%s", amk_strerror(e));
+    return e;
+}
+
+int amk_tune(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d)
+{
+    memset(r, 0, sizeof *r);
+    const amk_spec *s = o->spec;
+    amk_shape_format(s, &o->shape, r->shape, sizeof r->shape);
+    r->backend = amk_evaluator_backend(o->ev);
+    if (!r->backend)
+        r->backend = o->backend;
+    r->target = amk_evaluator_target(o->ev);
+    if (!r->target)
+        r->target = o->target;
+    const char *dev = amk_evaluator_device(o->ev);
+    snprintf(r->device, sizeof r->device, "%s", dev && *dev ? dev : r->target->key);
+    r->parallelism = amk_evaluator_parallelism(o->ev);
+
+    r->failed_on = AMK_TUNE_ON_SETUP;
+    int e = amk_sim_check_shape(o->backend, amk_spec_name(s), r->shape, d);
+    amk_space *sp = NULL;
+    if (e == AMK_OK)
+        e = amk_space_create(s, &o->shape, &r->target->limits, &sp, d);
+    if (e != AMK_OK)
+        return e;
+    r->failed_on = AMK_TUNE_ON_RESULTS;
+    if ((e = check_fresh_file(o, r, d)) != AMK_OK)
+        goto out;
+    if (o->start)
+        o->start(r, o->ud);
+    r->failed_on = AMK_TUNE_ON_RUN;
+    if ((e = run_loop(o, r, sp, d)) != AMK_OK)
+        goto out;
+    if (r->loop.trials == 0 && r->loop.exhausted && !o->resume) {
+        /* The strategy had nothing at all to propose: no config satisfies the spec here. */
+        r->failed_on = AMK_TUNE_ON_SETUP;
+        e = amk_diag_set(d, AMK_EEMPTY, "kernel %s at %s on %s: %s (`amk space %s` lists the "
+                         "restrictions)", amk_spec_name(s), r->shape, r->target->key,
+                         amk_strerror(AMK_EEMPTY), amk_spec_name(s));
+        goto out;
+    }
+    r->failed_on = AMK_TUNE_DONE;
+    amk_loop_vs_default(o->results_path, o->ev, sp, r->device, &r->loop.best, &r->vs_default);
+out:
+    amk_space_free(sp);
+    return e;
+}
