@@ -20,6 +20,7 @@
 #include "amk_space_json.h"
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdio.h>
 
 /* Process exit codes: part of the user contract (README.md, HARNESS.md, `amk help`). */
@@ -108,6 +109,13 @@ void cli_args_fail(cli_args *a, const char *fmt, ...) __attribute__((format(prin
 int cli_args_int(cli_args *a, const char *name, const char *text, int64_t lo, int64_t hi,
                  int64_t *out);
 
+/* Duration option value ("90s", "10m", a number of seconds), > 0; a usage error naming
+ * the examples otherwise. Returns 1 when parsed. */
+int cli_args_duration(cli_args *a, const char *name, const char *text, const char *examples,
+                      double *out);
+/* The strategy called name; NULL after a usage error listing the known ones. */
+const amk_strategy_type *cli_args_strategy(cli_args *a, const char *name);
+
 /* Most GPUs one --devices list may name. */
 #define CLI_MAX_DEVICES AMK_MAX_DEVICES
 /* --devices value: "all" (*n = 0: every visible device) or distinct device indices
@@ -168,6 +176,23 @@ int cli_loop_world_size(void);
 /* JSON helpers: a number or null when NaN. */
 cJSON *cli_json_num(double v);
 void cli_json_add_num(cJSON *obj, const char *key, double v);
+/* `amk loop`'s people output (loop_ui.c): init hooks the banner, the progress bar (on a
+ * terminal) and the notes into o; end takes the bar off and restores the signal handlers;
+ * summary prints the result on stderr. */
+typedef struct cli_loop_ui {
+    cli_ctx *ctx;
+    const amk_tune_opts *o;
+    int bar;            /* draw the bar (stderr is a terminal) */
+    int started;        /* the banner is out and the signal handlers are set */
+    int drawn;          /* a bar line is on screen */
+    int64_t calls;      /* trials seen by this run */
+    double last_draw;
+    struct sigaction old_int, old_term;
+} cli_loop_ui;
+void cli_loop_ui_init(cli_loop_ui *ui, cli_ctx *ctx, amk_tune_opts *o);
+void cli_loop_ui_end(cli_loop_ui *ui);
+void cli_loop_ui_summary(const amk_tune_result *r, const char *results, const char *best_path);
+
 /* Subcommands. */
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv);
 int cli_cmd_space(cli_ctx *ctx, int argc, char **argv);

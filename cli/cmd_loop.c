@@ -5,92 +5,11 @@
 
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define LOOP_DEFAULT_BUDGET 100
-
-typedef struct progress_ui {
-    int bar;            /* draw the bar (stderr is a terminal) */
-    int started;        /* the banner is out and the signal handlers are set */
-    int drawn;          /* a bar line is on screen */
-    int64_t calls;      /* trials seen by this run */
-    double last_draw;
-} progress_ui;
-
-static volatile sig_atomic_t bar_on_screen;
-
-/* Ctrl-C while the bar is drawn: end the line, then die of the signal as usual. Every
- * finished trial is already on disk, and best.json was written atomically. */
-static void on_signal(int sig)
-{
-    if (bar_on_screen) {
-        static const char nl[] = "\ninterrupted: results.tsv and best file hold every "
-                                 "finished trial; rerun with --resume to continue\n";
-        ssize_t w = write(STDERR_FILENO, nl, sizeof nl - 1);
-        (void)w;
-    }
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-static void draw_bar(progress_ui *ui, const amk_loop_progress *p)
-{
-    double frac = -1;
-    if (p->budget > 0)
-        frac = (double)ui->calls / (double)p->budget;
-    else if (p->time_limit_s > 0)
-        frac = p->elapsed_s / p->time_limit_s;
-    if (frac > 1)
-        frac = 1;
-    char bar[32];
-    const int width = 24;
-    if (frac >= 0) {
-        int fill = (int)(frac * width + 0.5);
-        for (int i = 0; i < width; i++)
-            bar[i] = i < fill ? '#' : '-';
-    } else {
-        for (int i = 0; i < width; i++)
-            bar[i] = (i == (int)(ui->calls % width)) ? '#' : '-';
-    }
-    bar[width] = '\0';
-    char total[32] = "";
-    if (p->budget > 0)
-        snprintf(total, sizeof total, "/%lld", (long long)p->budget);
-    char best[96] = "best -";
-    if (p->best && p->best->has)
-        snprintf(best, sizeof best, "best %.3f us %s (trial %lld)", p->best->latency_us,
-                 amk_latency_kind_name(p->best->kind), (long long)p->best->trial);
-    char last[64] = "";
-    if (p->last) {
-        if (!isnan(p->last->latency_us))
-            snprintf(last, sizeof last, "last %s %.3f us", amk_status_name(p->last->status),
-                     p->last->latency_us);
-        else
-            snprintf(last, sizeof last, "last %s", amk_status_name(p->last->status));
-    }
-    fprintf(stderr, "\r\033[K[%s] %lld%s  %s  %s  %.1fs", bar, (long long)ui->calls, total, best,
-            last, p->elapsed_s);
-    fflush(stderr);
-    ui->drawn = 1;
-    bar_on_screen = 1;
-}
-
-static void progress_cb(const amk_loop_progress *p, void *ud)
-{
-    progress_ui *ui = ud;
-    ui->calls++;
-    if (!ui->bar)
-        return;
-    double now = amk_now_s();
-    int last = p->budget > 0 && ui->calls >= p->budget;
-    if (last || now - ui->last_draw >= 0.1 || ui->calls == 1) {
-        draw_bar(ui, p);
-        ui->last_draw = now;
-    }
-}
 
 static cJSON *best_json(const amk_incumbent *b)
 {
@@ -130,57 +49,6 @@ static cJSON *vs_default_json(const amk_vs_default *v)
     return o;
 }
 
-/* What the search's callbacks print with. */
-typedef struct loop_ui {
-    cli_ctx *ctx;
-    progress_ui bar;
-    const amk_tune_opts *o;
-    struct sigaction old_int, old_term;
-} loop_ui;
-
-static void on_note(const char *msg, int warning, void *ud)
-{
-    loop_ui *ui = ud;
-    if (warning || ui->ctx->tables != 0)
-        cli_warn(ui->ctx, "%s", msg);
-}
-
-static void on_progress(const amk_loop_progress *p, void *ud)
-{
-    progress_cb(p, &((loop_ui *)ud)->bar);
-}
-
-/* On a terminal: the banner, and the signal handlers that end the bar's line. */
-static void on_start(const amk_tune_result *r, void *ud)
-{
-    loop_ui *ui = ud;
-    if (!ui->bar.bar)
-        return;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &ui->old_int);
-    sigaction(SIGTERM, &sa, &ui->old_term);
-    /* The model and sim backends already name themselves in their device string. */
-    int named = strstr(r->device, r->backend) != NULL;
-    fprintf(stderr, "amk loop: %s at %s on %s%s%s%s, strategy %s, results %s\n",
-            amk_spec_name(ui->o->spec), r->shape, r->device, named ? "" : " (",
-            named ? "" : r->backend, named ? "" : ")", ui->o->strategy, ui->o->results_path);
-    ui->bar.started = 1;
-}
-
-static void end_bar(loop_ui *ui)
-{
-    if (!ui->bar.started)
-        return;
-    if (ui->bar.drawn)
-        fputc('\n', stderr);
-    bar_on_screen = 0;
-    sigaction(SIGINT, &ui->old_int, NULL);
-    sigaction(SIGTERM, &ui->old_term, NULL);
-}
-
 /* The exit code of a failed search, by the step that failed. */
 static int tune_fail(cli_ctx *ctx, int e, const amk_tune_result *r, const amk_spec *s,
                      amk_diag *d)
@@ -195,28 +63,6 @@ static int tune_fail(cli_ctx *ctx, int e, const amk_tune_result *r, const amk_sp
             amk_diag_prefix(d, "kernel %s at %s", amk_spec_name(s), r->shape);
     }
     return cli_fail_diag(ctx, code, d);
-}
-
-/* The people summary on stderr. */
-static void print_summary(const amk_tune_result *r, const char *results, const char *best_path)
-{
-    const amk_loop_result *res = &r->loop;
-    fprintf(stderr, "%lld trial(s) in %.1fs%s, logged to %s\n", (long long)res->trials,
-            res->elapsed_s, res->exhausted ? " (space exhausted)" : "", results);
-    if (!res->best.has) {
-        fprintf(stderr, "no correct config found yet\n");
-        return;
-    }
-    char *params = amk_config_params_json(&res->best.config);
-    fprintf(stderr, "best: %.3f us (%s) at trial %lld: %s -> %s\n", res->best.latency_us,
-            amk_latency_kind_name(res->best.kind), (long long)res->best.trial,
-            params ? params : "?", best_path);
-    free(params);
-    if (isfinite(r->vs_default.speedup))
-        fprintf(stderr, "vs default: speedup %.3fx over the spec's default config (%.3f us)\n",
-                r->vs_default.speedup, r->vs_default.default_us);
-    else
-        fprintf(stderr, "vs default: - (%s)\n", r->vs_default.reason);
 }
 
 /* What one search needs, parsed once from the command line. */
@@ -257,19 +103,14 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
                        .seed = (uint64_t)la->seed, .budget = la->budget,
                        .time_limit_s = la->time_limit, .batch = (int)la->batch,
                        .min_gain = la->min_gain, .results_path = la->results,
-                       .best_path = best_path, .resume = la->resume, .progress = on_progress,
-                       .note = on_note, .start = on_start};
-    loop_ui ui;
-    memset(&ui, 0, sizeof ui);
-    ui.ctx = ctx;
-    ui.o = &o;
-    ui.bar.bar = ctx->tables != 0 && isatty(STDERR_FILENO);
-    o.ud = &ui;
+                       .best_path = best_path, .resume = la->resume};
+    cli_loop_ui ui;
+    cli_loop_ui_init(&ui, ctx, &o);
     amk_tune_result r;
     amk_diag d;
     amk_diag_clear(&d);
     int e = amk_tune(&o, &r, &d);
-    end_bar(&ui);
+    cli_loop_ui_end(&ui);
     if (e != AMK_OK) {
         amk_evaluator_free(ev);
         return tune_fail(ctx, e, &r, la->s, &d);
@@ -306,7 +147,7 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
     else
         cJSON_AddNullToObject(out, "best_file");
     if (cli_tables(ctx))
-        print_summary(&r, la->results, best_path);
+        cli_loop_ui_summary(&r, la->results, best_path);
     amk_evaluator_free(ev);
     *summary = out;
     return CLI_EXIT_OK;
@@ -359,8 +200,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
             continue;
         }
         if (cli_args_value(&a, "--time", &v)) {
-            if (v && (amk_parse_duration(v, &time_limit) != AMK_OK || time_limit <= 0))
-                cli_args_fail(&a, "option --time: '%s' is not a duration (e.g. 90s, 10m, 1h)", v);
+            cli_args_duration(&a, "--time", v, "90s, 10m, 1h", &time_limit);
             continue;
         }
         if (cli_args_value(&a, "--min-gain", &v)) {
@@ -373,9 +213,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
             continue;
         }
         if (cli_args_value(&a, "--rank-timeout", &v)) { /* MPI runs: see cmd_loop_mpi.c */
-            if (v && (amk_parse_duration(v, &rank_timeout) != AMK_OK || rank_timeout <= 0))
-                cli_args_fail(&a, "option --rank-timeout: '%s' is not a duration (e.g. 30, "
-                              "90s, 10m)", v);
+            cli_args_duration(&a, "--rank-timeout", v, "30, 90s, 10m", &rank_timeout);
             continue;
         }
         cli_args_unknown(&a);
@@ -386,14 +224,8 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         cli_args_fail(&a, "missing KERNEL (see `amk list`)");
         return a.err;
     }
-    if (!amk_strategy_find(strategy)) {
-        amk_sb sb = {0};
-        for (int i = 0; amk_strategies[i]; i++)
-            amk_sb_printf(&sb, "%s%s", i ? ", " : "", amk_strategies[i]->name);
-        cli_args_fail(&a, "unknown strategy '%s' (known: %s)", strategy, sb.p ? sb.p : "none");
-        amk_sb_free(&sb);
+    if (!cli_args_strategy(&a, strategy))
         return a.err;
-    }
     if ((rc = cli_check_backend(ctx, backend)) != 0)
         return rc;
     if (budget < 0)
@@ -432,25 +264,16 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
     /* Several models: one search per model, one after another, each its own results key
      * (the device column) and its own best file. Not under MPI: every rank would have to
      * go through the same groups in step, and each rank sees only its own host's GPUs. */
-    amk_sb sb = {0};
-    for (int gi = 0; gi < ng; gi++) {
-        amk_sb_printf(&sb, "%sdevice%s ", gi ? "; " : "", groups[gi].n > 1 ? "s" : "");
-        for (int j = 0; j < groups[gi].n; j++)
-            amk_sb_printf(&sb, "%s%d", j ? "," : "", groups[gi].idx[j]);
-        amk_sb_printf(&sb, ": %s", groups[gi].name);
-    }
+    char which[2048];
+    amk_device_groups_describe(groups, ng, which, sizeof which);
     if (cli_loop_world_size() > 1) {
-        rc = cli_fail(ctx, CLI_EXIT_INPUT, "under MPI every rank tunes one GPU model, but "
-                      "these devices are of %d (%s): pass --devices of one model", ng,
-                      sb.p ? sb.p : "");
-        amk_sb_free(&sb);
         free(groups);
-        return rc;
+        return cli_fail(ctx, CLI_EXIT_INPUT, "under MPI every rank tunes one GPU model, but "
+                        "these devices are of %d (%s): pass --devices of one model", ng, which);
     }
     if (ctx->tables != 0)
         cli_warn(ctx, "note: the devices are of %d models (%s): one search per model, one "
-                 "after another", ng, sb.p ? sb.p : "");
-    amk_sb_free(&sb);
+                 "after another", ng, which);
     cJSON *all = cJSON_CreateObject();
     cJSON *list = cJSON_AddArrayToObject(all, "groups");
     rc = CLI_EXIT_OK;

@@ -138,15 +138,9 @@ int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
         cli_args_fail(&a, "missing KERNEL (see `amk list`)");
         return a.err;
     }
-    const amk_strategy_type *st = amk_strategy_find(strategy);
-    if (!st) {
-        amk_sb sb = {0};
-        for (int i = 0; amk_strategies[i]; i++)
-            amk_sb_printf(&sb, "%s%s", i ? ", " : "", amk_strategies[i]->name);
-        cli_args_fail(&a, "unknown strategy '%s' (known: %s)", strategy, sb.p ? sb.p : "none");
-        amk_sb_free(&sb);
+    const amk_strategy_type *st = cli_args_strategy(&a, strategy);
+    if (!st)
         return a.err;
-    }
 
     const amk_spec *s;
     const amk_target *t;

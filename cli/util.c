@@ -127,6 +127,33 @@ int cli_args_int(cli_args *a, const char *name, const char *text, int64_t lo, in
     return 1;
 }
 
+int cli_args_duration(cli_args *a, const char *name, const char *text, const char *examples,
+                      double *out)
+{
+    double v;
+    if (!text)
+        return 0;
+    if (amk_parse_duration(text, &v) != AMK_OK || !(v > 0)) {
+        cli_args_fail(a, "option %s: '%s' is not a duration (e.g. %s)", name, text, examples);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+const amk_strategy_type *cli_args_strategy(cli_args *a, const char *name)
+{
+    const amk_strategy_type *st = amk_strategy_find(name);
+    if (!st) {
+        amk_sb sb = {0};
+        for (int i = 0; amk_strategies[i]; i++)
+            amk_sb_printf(&sb, "%s%s", i ? ", " : "", amk_strategies[i]->name);
+        cli_args_fail(a, "unknown strategy '%s' (known: %s)", name, sb.p ? sb.p : "none");
+        amk_sb_free(&sb);
+    }
+    return st;
+}
+
 int cli_args_devices(cli_args *a, const char *name, const char *text, int *out, int *n)
 {
     if (!text)

@@ -136,6 +136,8 @@ typedef struct amk_device_group {
  * why). AMK_EINVAL naming the device when a listed one does not answer. */
 int amk_device_groups(const char *backend, const int *want, int nwant, amk_device_group *g,
                       int *ng, amk_diag *d);
+/* The groups for a message: "devices 0,1: NAME; device 2: NAME2" (cut at cap). */
+void amk_device_groups_describe(const amk_device_group *g, int ng, char *out, size_t cap);
 const amk_backend_type *amk_backend_find(const char *name);
 /* The GPU side of this build as `amk devices` reports it: vendor built ("cuda", "hip" or
  * NULL), the GPUs that answer with the target the gpu backend tunes each for, or why none

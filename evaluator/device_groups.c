@@ -55,3 +55,16 @@ int amk_device_groups(const char *backend, const int *want, int nwant, amk_devic
     }
     return AMK_OK;
 }
+
+void amk_device_groups_describe(const amk_device_group *g, int ng, char *out, size_t cap)
+{
+    amk_sb sb = {0};
+    for (int gi = 0; gi < ng; gi++) {
+        amk_sb_printf(&sb, "%sdevice%s ", gi ? "; " : "", g[gi].n > 1 ? "s" : "");
+        for (int j = 0; j < g[gi].n; j++)
+            amk_sb_printf(&sb, "%s%d", j ? "," : "", g[gi].idx[j]);
+        amk_sb_printf(&sb, ": %s", g[gi].name);
+    }
+    snprintf(out, cap, "%s", sb.p ? sb.p : "");
+    amk_sb_free(&sb);
+}
