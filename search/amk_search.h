@@ -220,4 +220,37 @@ struct amk_tune_result {
 };
 int amk_tune(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
 
+/* `amk propose` (search/propose.c): the next config to try for spec at shape on target.
+ * Every recorded trial of the kernel/shape in results_path (NULL or a missing file: no
+ * history) is replayed into the strategy; the incumbent is the history rule's best on the
+ * device of the file's latest row of the kernel/shape. The proposal is the spec's default
+ * config when nothing is recorded and it is valid and feasible, else the strategy's first
+ * config not recorded yet, else (exhausted) the incumbent's (or the default). */
+typedef struct amk_propose_opts {
+    const amk_spec *spec;
+    amk_shape shape;
+    const amk_target *target;
+    const amk_strategy_type *strategy;
+    uint64_t seed;
+    const char *results_path;      /* NULL = no history */
+} amk_propose_opts;
+typedef enum amk_propose_stage {
+    AMK_PROPOSE_ON_SETUP,     /* space, strategy, or nothing to propose (AMK_EEMPTY) */
+    AMK_PROPOSE_ON_RESULTS,   /* reading the results file */
+    AMK_PROPOSE_DONE
+} amk_propose_stage;
+typedef struct amk_proposal_result {
+    amk_config config;
+    char source[32];               /* "default", "incumbent", or the strategy's source */
+    int exhausted;                 /* every config the strategy can propose is recorded */
+    size_t history_rows;           /* rows replayed */
+    size_t skipped;                /* rows whose params do not fit the current spec */
+    int no_file;                   /* results_path does not exist (yet) */
+    int has_incumbent;
+    amk_row incumbent;             /* its row, and its config */
+    amk_config incumbent_config;
+    amk_propose_stage failed_on;
+} amk_proposal_result;
+int amk_propose(const amk_propose_opts *o, amk_proposal_result *r, amk_diag *d);
+
 #endif
