@@ -2,15 +2,10 @@
  * like on a target (params, derived values, restrictions, raw and valid counts). */
 #include "cli_int.h"
 
-#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Above this many raw points `space` estimates the counts by sampling (unless --exact). */
-#define SPACE_EXACT_LIMIT 2e6
-#define SPACE_SAMPLES 200000
 
 static double raw_size(const amk_spec *s)
 {
@@ -119,49 +114,6 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
 
 /* ---------- space -------------------------------------------------------------------------- */
 
-typedef struct count_state {
-    const amk_target *t;
-    int64_t valid, feasible;
-} count_state;
-
-static int count_cb(const amk_config *c, void *ud)
-{
-    count_state *cs = ud;
-    cs->valid++;
-    if (amk_cost_feasible(c, cs->t, NULL) == AMK_OK)
-        cs->feasible++;
-    return 0;
-}
-
-/* Uniform raw samples: the valid and feasible fractions times the raw size. */
-static int estimate_counts(const amk_space *sp, const amk_target *t, double *valid,
-                           double *feasible)
-{
-    const amk_spec *s = amk_space_spec(sp);
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!rng)
-        return AMK_ENOMEM;
-    gsl_rng_set(rng, 1);
-    long nv = 0, nf = 0;
-    amk_config c;
-    amk_config_default(s, amk_space_shape(sp), &c);
-    for (long i = 0; i < SPACE_SAMPLES; i++) {
-        for (int p = 0; p < amk_spec_n_params(s); p++)
-            c.choice[p] = (uint8_t)gsl_rng_uniform_int(
-                rng, (unsigned long)amk_spec_param_n_choices(s, p));
-        if (amk_space_valid(sp, &c, NULL) == AMK_OK) {
-            nv++;
-            if (amk_cost_feasible(&c, t, NULL) == AMK_OK)
-                nf++;
-        }
-    }
-    gsl_rng_free(rng);
-    double raw = amk_space_raw_size(sp);
-    *valid = raw * (double)nv / SPACE_SAMPLES;
-    *feasible = raw * (double)nf / SPACE_SAMPLES;
-    return AMK_OK;
-}
-
 static const char *jstr(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -255,27 +207,11 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
     if (e != AMK_OK)
         return cli_fail_diag(ctx, cli_exit_for(e), &d);
 
-    double raw = amk_space_raw_size(sp), valid, feasible;
-    const char *counted;
-    if (exact || raw <= SPACE_EXACT_LIMIT) {
-        count_state cs = {t, 0, 0};
-        e = amk_space_enumerate(sp, count_cb, &cs);
-        if (e != AMK_OK) {
-            amk_space_free(sp);
-            return cli_fail(ctx, cli_exit_for(e), "kernel %s: enumerating the space failed: %s",
-                            amk_spec_name(s), amk_strerror(e));
-        }
-        valid = (double)cs.valid;
-        feasible = (double)cs.feasible;
-        counted = "exact";
-    } else {
-        e = estimate_counts(sp, t, &valid, &feasible);
-        if (e != AMK_OK) {
-            amk_space_free(sp);
-            return cli_fail(ctx, CLI_EXIT_INTERNAL, "%s", amk_strerror(e));
-        }
-        counted = "estimated";
-    }
+    amk_space_counts n;
+    e = amk_space_size_on(sp, t, exact, &n, &d);
+    amk_space_free(sp);
+    if (e != AMK_OK)
+        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : cli_exit_for(e), &d);
 
     char shape[256];
     amk_shape_format(s, &sh, shape, sizeof shape);
@@ -293,30 +229,20 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
         }
         cJSON_Delete(ss);
     }
-    cJSON_AddNumberToObject(out, "raw_size", raw);
-    cJSON_AddNumberToObject(out, "valid_count", round(valid));
-    cJSON_AddNumberToObject(out, "feasible_count", round(feasible));
-    cJSON_AddStringToObject(out, "counted", counted);
-    if (!strcmp(counted, "estimated"))
-        cJSON_AddNumberToObject(out, "samples", SPACE_SAMPLES);
-
+    cJSON_AddNumberToObject(out, "raw_size", n.raw);
+    cJSON_AddNumberToObject(out, "valid_count", round(n.valid));
+    cJSON_AddNumberToObject(out, "feasible_count", round(n.feasible));
+    cJSON_AddStringToObject(out, "counted", n.exact ? "exact" : "estimated");
+    if (!n.exact)
+        cJSON_AddNumberToObject(out, "samples", (double)n.samples);
     /* Is the default config usable here? Agents start from it. */
-    amk_config def;
-    amk_config_default(s, &sh, &def);
-    amk_diag_clear(&d);
-    int ok = amk_space_valid(sp, &def, &d) == AMK_OK;
-    if (ok && amk_cost_feasible(&def, t, &d) != AMK_OK)
-        ok = 0;
     cJSON *dj = cJSON_AddObjectToObject(out, "default_config");
     if (dj) {
-        char id[17];
-        amk_config_id(&def, id);
-        cJSON_AddStringToObject(dj, "config_id", id);
-        cJSON_AddBoolToObject(dj, "valid", ok);
-        if (!ok)
-            cJSON_AddStringToObject(dj, "reason", d.msg);
+        cJSON_AddStringToObject(dj, "config_id", n.default_id);
+        cJSON_AddBoolToObject(dj, "valid", n.default_ok);
+        if (!n.default_ok)
+            cJSON_AddStringToObject(dj, "reason", n.default_reason);
     }
-    amk_space_free(sp);
     if (cli_tables(ctx))
         print_space_table(out);
     return cli_print_json(ctx, out);

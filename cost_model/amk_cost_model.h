@@ -53,6 +53,22 @@ const amk_target *amk_target_default(void);
  * AMK_OK or AMK_ERESTRICT with a reason naming the resource and both numbers. */
 int amk_cost_feasible(const amk_config *c, const amk_target *t, amk_diag *d);
 
+/* The size of sp on target t (`amk space`): raw points, valid configs (restrictions and
+ * launch limits) and feasible ones (amk_cost_feasible too). Enumerated when exact or when
+ * the space has at most 2e6 raw points; else estimated from AMK_SPACE_SAMPLES uniform raw
+ * samples with a fixed seed. Also says whether the spec's default config is usable there. */
+#define AMK_SPACE_SAMPLES 200000
+typedef struct amk_space_counts {
+    double raw, valid, feasible;   /* valid/feasible rounded when estimated */
+    int exact;                     /* 0: estimated from `samples` samples */
+    long samples;
+    char default_id[17];
+    int default_ok;                /* the default config is valid and feasible */
+    char default_reason[1024];     /* why not */
+} amk_space_counts;
+int amk_space_size_on(const amk_space *sp, const amk_target *t, int exact, amk_space_counts *out,
+                      amk_diag *d);
+
 typedef struct amk_estimate {
     double bound_us;      /* roofline floor: never above the true time of a correct kernel */
     double predicted_us;  /* ranking estimate */
