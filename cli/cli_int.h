@@ -202,6 +202,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv);
 int cli_cmd_report(cli_ctx *ctx, int argc, char **argv);
 int cli_cmd_devices(cli_ctx *ctx, int argc, char **argv);
 int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv); /* cmd_calibrate.c */
+int cli_cmd_compile(cli_ctx *ctx, int argc, char **argv);
 int cli_cmd_export(cli_ctx *ctx, int argc, char **argv);    /* cmd_export.c */
 int cli_cmd_lookup(cli_ctx *ctx, int argc, char **argv);    /* cmd_export.c */
 int cli_cmd_import(cli_ctx *ctx, int argc, char **argv);    /* cmd_import.c */
@@ -210,7 +211,7 @@ int cli_cmd_help(cli_ctx *ctx, int argc, char **argv);
 /* Help texts (main.c). */
 extern const char cli_help_list[], cli_help_space[], cli_help_propose[], cli_help_evaluate[],
     cli_help_loop[], cli_help_report[], cli_help_devices[], cli_help_help[],
-    cli_help_calibrate[];
+    cli_help_calibrate[], cli_help_compile[];
 extern const char cli_help_export[], cli_help_lookup[], cli_help_import[];
 /* Prints the help of one command (or the global help when cmd is NULL) on f. */
 void cli_print_help(FILE *f, const cli_command *cmd);

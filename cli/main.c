@@ -221,31 +221,41 @@ const char cli_help_lookup[] =
     "config holds the tuned params. SHAPE must give every dimension of KERNEL.\n"
     "Exit 2: malformed or foreign database, kernel not in it, bad SHAPE.\n";
 
-/* `amk compile` lives in cmd_compile.c with its own parser; global options given before the
- * command name are passed on to it. */
-int amk_cmd_compile(int argc, char **argv);
-extern const char amk_cmd_compile_help[];
-
-static int cmd_compile(cli_ctx *ctx, int argc, char **argv)
-{
-    char **v = calloc((size_t)argc + 2 * (size_t)ctx->n_spec_dirs + 3, sizeof *v);
-    if (!v)
-        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
-    int n = 0;
-    for (int i = 0; i < argc; i++)
-        v[n++] = argv[i];
-    for (int i = 0; i < ctx->n_spec_dirs; i++) {
-        v[n++] = (char *)"--spec-dir";
-        v[n++] = (char *)ctx->spec_dirs[i];
-    }
-    if (ctx->target) {
-        v[n++] = (char *)"--target";
-        v[n++] = (char *)ctx->target;
-    }
-    int rc = amk_cmd_compile(n, v);
-    free(v);
-    return rc;
-}
+const char cli_help_compile[] =
+    "usage: amk compile KERNEL|--all [--arch ARCH] [--target T] [--shape SHAPE]\n"
+    "                   [--config FILE] [--random N] [--seed N] [--jobs N] [--timeout S]\n"
+    "                   [--cache-dir DIR] [--no-reference] [--json] [--quiet]\n"
+    "                   [--spec-dir DIR]...\n"
+    "\n"
+    "Compiles kernel templates without running them: the default config of KERNEL (or of\n"
+    "every known kernel with --all), N random valid configs with --random N, and each\n"
+    "kernel's reference kernel. Compiles run in parallel in isolated worker processes\n"
+    "through the compile cache; a compiler that crashes or hangs is killed and reported.\n"
+    "One line per unit on stdout:\n"
+    "  KERNEL KIND CONFIG_ID STATUS COMPILE_MS CACHE\n"
+    "KIND is config or reference; STATUS ok, compile_error, compile_crash, compile_timeout\n"
+    "(or rejected: a --config that is not valid on the target); CACHE hit or miss.\n"
+    "A failed unit is followed by indented `reason:` and `log:` lines. --json prints a JSON\n"
+    "array of {kernel, kind, config_id, status, compile_ms, cache_hit, code_bytes, reason,\n"
+    "notes} instead. A summary (throughput in units/s) goes to stderr.\n"
+    "\n"
+    "  --arch ARCH     sm_90, sm_80, gfx90a, gfx942, ... (default: the target's arch)\n"
+    "  --target T      target whose limits decide which configs are valid (default: the\n"
+    "                  target of --arch, else h100 or $AMK_TARGET)\n"
+    "  --shape SHAPE   M=...,N=...[,dtype=...] or a shape name (default: the default shape)\n"
+    "  --config FILE   compile the config(s) in FILE (one JSON config or an array; - is\n"
+    "                  stdin) instead of the default config\n"
+    "  --random N      also compile N random valid configs per kernel (seeded)\n"
+    "  --seed N        seed of --random (default 1)\n"
+    "  --jobs N        compile workers (default: one per core)\n"
+    "  --timeout S     cap of the adaptive compile timeout (default 120s)\n"
+    "  --cache-dir DIR compile cache (default $AMK_CACHE_DIR, $XDG_CACHE_HOME/amk)\n"
+    "  --no-reference  do not compile the reference kernels\n"
+    "  --quiet         no summary on stderr (errors still); --tables: the summary (default)\n"
+    "\n"
+    "Exit status: 0 every unit compiled; 6 at least one did not; 1 usage error; 2 bad\n"
+    "input (unknown kernel, bad config or shape); 4 this build has no runtime compiler for\n"
+    "ARCH; 5 internal error (no compile worker could start).\n";
 
 const cli_command cli_commands[] = {
     {"list", "list the known kernels", cli_cmd_list, cli_help_list},
@@ -264,7 +274,7 @@ const cli_command cli_commands[] = {
     {"calibrate", "measure a GPU's ceilings, or fit the cost model to measured results",
      cli_cmd_calibrate, cli_help_calibrate},
     {"compile", "compile kernel templates without running them (check, warm the cache)",
-     cmd_compile, amk_cmd_compile_help},
+     cli_cmd_compile, cli_help_compile},
     {"export", "export best configs as a JSON database or a C header (dispatch table)",
      cli_cmd_export, cli_help_export},
     {"import", "turn a Kernel Tuner / T1 search space into an amk kernel folder",

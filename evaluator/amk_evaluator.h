@@ -245,6 +245,31 @@ int amk_compile_references(const amk_config *const *cfgs, size_t n, const char *
                            const amk_backend_opts *opts, amk_compile_result *out,
                            amk_diag *d);
 
+/* `amk compile`'s plan (evaluator/compile_plan.c): units to compile without running them.
+ * plan_kernel adds the default config of s at sh (a warning through warn when it is not
+ * valid on the target) and `random` distinct seeded random valid configs; plan_config adds
+ * one given config (rejected, with the reason, when not valid on the target: never
+ * compiled); plan_references adds the reference kernel of each kernel and dtype planned;
+ * plan_run compiles every unit that is not rejected (configs, then references) and fills
+ * each unit's res. Errors of plan_run are amk_compile_batch's. */
+typedef struct amk_compile_job {
+    const amk_spec *spec;
+    int reference;             /* the spec's reference kernel for cfg's dtype */
+    amk_config cfg;
+    amk_compile_result res;
+} amk_compile_job;
+typedef struct amk_compile_plan amk_compile_plan;
+amk_compile_plan *amk_compile_plan_create(const amk_target *t, uint64_t seed,
+                                          void (*warn)(const char *msg, void *ud), void *ud);
+void amk_compile_plan_free(amk_compile_plan *p);
+int amk_compile_plan_kernel(amk_compile_plan *p, const amk_spec *s, const amk_shape *sh,
+                            long random, amk_diag *d);
+int amk_compile_plan_config(amk_compile_plan *p, const amk_config *c, amk_diag *d);
+int amk_compile_plan_references(amk_compile_plan *p, amk_diag *d);
+int amk_compile_plan_run(amk_compile_plan *p, const char *arch, const amk_backend_opts *opts,
+                         amk_diag *d);
+const amk_compile_job *amk_compile_plan_units(const amk_compile_plan *p, size_t *n);
+
 /* ---------- measured ceilings files (the JSON edge of cost_model's targets) ------------- */
 /* Overrides measured ceilings from a calibration file written by amk_ceilings_save. */
 int amk_ceilings_load(amk_target *t, const char *path, amk_diag *d);
