@@ -123,7 +123,7 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
     cJSON_AddStringToObject(out, "backend", r.backend);
     cJSON_AddStringToObject(out, "device", r.device);
     cJSON_AddStringToObject(out, "target", r.target->key);
-    if (ndevs > 0 && !strcmp(r.backend, "gpu")) {
+    if (ndevs > 0 && amk_backend_find(r.backend) && amk_backend_find(r.backend)->devices) {
         cJSON *dl = cJSON_AddArrayToObject(out, "devices");
         for (int k = 0; k < ndevs; k++)
             cJSON_AddItemToArray(dl, cJSON_CreateNumber(devs[k]));

@@ -70,6 +70,14 @@ typedef struct amk_backend_opts {
                                   clock and pid); one per backend instance */
 } amk_backend_opts;
 
+/* A GPU as the gpu backend sees it. Devices of one model (same name and arch) share one
+ * results key (the row's device column is the name) and can be tuned together. */
+typedef struct amk_gpu_device {
+    int index;                 /* the runtime's device index: what --devices takes */
+    char name[64];             /* "NVIDIA H100 80GB HBM3" */
+    char arch[32];             /* "sm_90" */
+} amk_gpu_device;
+
 typedef struct amk_backend_type {
     int api_version;           /* first, always: 1 */
     const char *name;          /* "model", "sim", "gpu" */
@@ -106,17 +114,22 @@ typedef struct amk_backend_type {
      * early once it is clearly slower (its row note says so); its latency stays a measured
      * median, over fewer repetitions. */
     void (*set_incumbent)(void *state, double incumbent_us);
+    /* Optional, NULL = 1 s plus $AMK_SIM_DELAY_MS (what model and sim take): how long one
+     * config may take, with these options, on an evaluator working through its
+     * parallelism's worth at once. Deadlines that span several evaluators (an MPI rank's
+     * share of a batch) are built from it (amk_backend_slot_seconds). No state needed. */
+    double (*slot_seconds)(const amk_backend_opts *opts);
+    /* Optional, NULL = the backend has no devices to choose among: the devices that answer,
+     * as amk_gpu_devices says, for --devices and one search per device model
+     * (amk_device_groups). No state needed. */
+    int (*devices)(amk_gpu_device *out, int cap, int *n, amk_diag *d);
 } amk_backend_type;
 
 extern const amk_backend_type *const amk_backends[]; /* NULL-terminated */
 
-/* A GPU as the gpu backend sees it. Devices of one model (same name and arch) share one
- * results key (the row's device column is the name) and can be tuned together. */
-typedef struct amk_gpu_device {
-    int index;                 /* the runtime's device index: what --devices takes */
-    char name[64];             /* "NVIDIA H100 80GB HBM3" */
-    char arch[32];             /* "sm_90" */
-} amk_gpu_device;
+/* How long one config may take on backend `name` ("gpu", "sim", "model", a backend type's
+ * name) with these options: its slot_seconds, else the default (see amk_backend_type). */
+double amk_backend_slot_seconds(const char *name, const amk_backend_opts *opts);
 /* Every visible GPU that answers, in index order, each asked by a run worker of its own (in
  * parallel; this process never loads the driver). Fills min(cap, *n) entries; *n = how many
  * answer. AMK_ENODEV when none does (d says why, in the words `amk_evaluator_create("gpu")`
@@ -132,8 +145,8 @@ typedef struct amk_device_group {
 } amk_device_group;
 /* Splits the devices `want` (nwant of them; nwant == 0: every visible GPU) into model groups
  * for the gpu and auto backends; g has room for AMK_MAX_DEVICES groups. *ng = 0 when there is
- * nothing to split (another backend, or no GPU answers: creating the evaluator then says
- * why). AMK_EINVAL naming the device when a listed one does not answer. */
+ * nothing to split (a backend without devices, or none answers: creating the evaluator
+ * then says why). "auto" groups the devices of the first backend that has any. AMK_EINVAL naming the device when a listed one does not answer. */
 int amk_device_groups(const char *backend, const int *want, int nwant, amk_device_group *g,
                       int *ng, amk_diag *d);
 /* The groups for a message: "devices 0,1: NAME; device 2: NAME2" (cut at cap). */

@@ -5,19 +5,33 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The backend whose devices `backend` would run on: itself when it has devices, for "auto"
+ * the first backend that has (auto prefers a device), else NULL. */
+static const amk_backend_type *with_devices(const char *backend)
+{
+    if (strcmp(backend, "auto") != 0) {
+        const amk_backend_type *t = amk_backend_find(backend);
+        return t && t->devices ? t : NULL;
+    }
+    for (int i = 0; amk_backends[i]; i++)
+        if (amk_backends[i]->devices)
+            return amk_backends[i];
+    return NULL;
+}
+
 int amk_device_groups(const char *backend, const int *want, int nwant, amk_device_group *g,
                       int *ng, amk_diag *d)
 {
     *ng = 0;
-    if ((strcmp(backend, "gpu") != 0 && strcmp(backend, "auto") != 0) ||
-        !amk_backend_find("gpu"))
+    const amk_backend_type *bt = with_devices(backend);
+    if (!bt)
         return AMK_OK;
     amk_gpu_device all[AMK_MAX_DEVICES];
     int n = 0;
     amk_diag quiet;
     amk_diag_clear(&quiet);
-    if (amk_gpu_devices(all, AMK_MAX_DEVICES, &n, &quiet) != AMK_OK)
-        return AMK_OK; /* no GPU answers: creating the evaluator says why */
+    if (bt->devices(all, AMK_MAX_DEVICES, &n, &quiet) != AMK_OK)
+        return AMK_OK; /* none answers: creating the evaluator says why */
     if (n > AMK_MAX_DEVICES)
         n = AMK_MAX_DEVICES;
     if (nwant > AMK_MAX_DEVICES)

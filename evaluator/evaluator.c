@@ -57,6 +57,16 @@ const amk_backend_type *amk_backend_find(const char *name)
     return find_in(amk_backends, name);
 }
 
+double amk_backend_slot_seconds(const char *name, const amk_backend_opts *opts)
+{
+    const amk_backend_type *t = amk_backend_find(name);
+    if (t && t->slot_seconds)
+        return t->slot_seconds(opts);
+    const char *e = getenv("AMK_SIM_DELAY_MS"); /* the delay tests inject into model/sim */
+    double ms = e && *e ? strtod(e, NULL) : 0;
+    return 1.0 + (isfinite(ms) && ms > 0 ? ms / 1000.0 : 0);
+}
+
 /* ---------- creation ------------------------------------------------------------------- */
 
 int amk__evaluator_create_type(const amk_backend_type *type, const amk_backend_opts *opts,

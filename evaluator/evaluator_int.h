@@ -19,12 +19,6 @@ extern const amk_backend_type amk_backend_model;
 extern const amk_backend_type amk_backend_sim;
 #ifdef AMK_HAVE_GPU
 extern const amk_backend_type amk_backend_gpu;
-/* How long one config may take on the gpu backend under opts (may be NULL), when it holds
- * its parallelism's worth in flight: the compile cap (they compile at once) plus, for each
- * of the at most AMK__GPU_CONFIGS_PER_DEVICE configs a device then runs back to back, the
- * run timeout (opts->run_timeout_s, else $AMK_RUN_TIMEOUT, else 30 s) of the check and of
- * the benchmark. The mpi backend's chunk deadline is this per parallelism's worth. */
-double amk__gpu_slot_seconds(const amk_backend_opts *opts);
 #endif
 
 /* Backend contract beyond the public header, relied upon by the evaluator:

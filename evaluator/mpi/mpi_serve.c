@@ -116,23 +116,6 @@ uint64_t amk__mpi_space_fingerprint(const amk_spec *s, const amk_shape *sh)
     return h;
 }
 
-/* How long one config may take on a worker with these options, when the worker evaluates
- * its parallelism's worth at once: the gpu backend's own figure (amk__gpu_slot_seconds);
- * a second plus the injected delay for model and sim. */
-static double slot_seconds(const char *backend, const amk_backend_opts *opts)
-{
-#ifdef AMK_HAVE_GPU
-    if (strcmp(backend, "gpu") == 0)
-        return amk__gpu_slot_seconds(opts);
-#else
-    (void)backend; /* no gpu backend in this build: a rank cannot be using it */
-    (void)opts;
-#endif
-    const char *e = getenv("AMK_SIM_DELAY_MS");
-    double ms = e && *e ? strtod(e, NULL) : 0;
-    return 1.0 + (isfinite(ms) && ms > 0 ? ms / 1000.0 : 0);
-}
-
 /* ---------- worker ranks ------------------------------------------------------------------- */
 
 /* Waits for the next message from rank 0 (polling, with a sleep that backs off). */
@@ -228,7 +211,7 @@ int amk_mpi_serve(const amk_mpi_opts *o, amk_diag *d)
         snprintf(h.backend, sizeof h.backend, "%s", amk_evaluator_backend(ev));
         snprintf(h.device, sizeof h.device, "%s", amk_evaluator_device(ev));
         h.target = *amk_evaluator_target(ev);
-        h.slot_s = slot_seconds(h.backend, o->backend_opts);
+        h.slot_s = amk_backend_slot_seconds(h.backend, o->backend_opts);
     } else {
         snprintf(h.error, sizeof h.error, "%s", d && d->msg[0] ? d->msg : amk_strerror(rc));
     }

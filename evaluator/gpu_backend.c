@@ -5,10 +5,11 @@
  * queue and send them to their run worker; hangs, crashes and sticky errors come back as
  * run_timeout / run_error and that worker is respawned. Building the jobs, batching through
  * the compile pool and the verdicts are in evaluator/gpu_pipeline.c.
- * This process never calls the GPU runtime nor the runtime compiler. */
-#include "gpu_int.h"
-#include "gpu_backend_int.h"
+ * This process never calls the GPU runtime nor the runtime compiler, and includes no GPU
+ * header: the run worker (evaluator/gpu/) does both. */
+#include "compile_int.h"
 #include "evaluator_int.h"
+#include "gpu_backend_int.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -105,7 +106,11 @@ static double run_timeout_s(const amk_backend_opts *opts)
     return DEFAULT_RUN_TIMEOUT_S;
 }
 
-double amk__gpu_slot_seconds(const amk_backend_opts *opts)
+/* The backend's slot_seconds: the compile cap (a parallelism's worth compiles at once) plus,
+ * for each of the at most AMK__GPU_CONFIGS_PER_DEVICE configs a device then runs back to back,
+ * the run timeout (opts->run_timeout_s, else $AMK_RUN_TIMEOUT, else 30 s) of the check and of
+ * the benchmark. */
+static double gpu_slot_seconds(const amk_backend_opts *opts)
 {
     return amk__compile_cap_s(opts) + AMK__GPU_CONFIGS_PER_DEVICE * 2 * run_timeout_s(opts);
 }
@@ -612,4 +617,6 @@ const amk_backend_type amk_backend_gpu = {
     .remeasure = amk__gpu_remeasure,
     .parallelism = gpu_parallelism,
     .set_incumbent = gpu_set_incumbent,
+    .slot_seconds = gpu_slot_seconds,
+    .devices = amk_gpu_devices,
 };
