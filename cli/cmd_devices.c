@@ -6,37 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static cJSON *target_json(const amk_target *t, int calibrated)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "key", t->key);
-    cJSON_AddStringToObject(o, "name", t->name);
-    cJSON_AddStringToObject(o, "vendor", t->vendor);
-    cJSON_AddStringToObject(o, "arch", t->arch);
-    cJSON *lim = cJSON_AddObjectToObject(o, "limits");
-#define XX(name, doc) cJSON_AddNumberToObject(lim, #name, (double)t->limits.name);
-    AMK_LIMITS_MAP(XX)
-#undef XX
-    cJSON_AddNumberToObject(o, "bandwidth_gbps", t->bw_peak / 1e9);
-    if (t->bw_measured > 0)
-        cJSON_AddNumberToObject(o, "bandwidth_measured_gbps", t->bw_measured / 1e9);
-    else
-        cJSON_AddNullToObject(o, "bandwidth_measured_gbps");
-    cJSON *peak = cJSON_AddObjectToObject(o, "peak_tflops");
-    cJSON *meas = cJSON_AddObjectToObject(o, "measured_tflops");
-    for (int u = 0; u < AMK_UNIT_COUNT; u++) {
-        if (u == AMK_UNIT_NONE)
-            continue;
-        if (t->peak[u] > 0)
-            cJSON_AddNumberToObject(peak, amk_unit_name((amk_unit)u), t->peak[u] / 1e12);
-        if (t->measured[u] > 0)
-            cJSON_AddNumberToObject(meas, amk_unit_name((amk_unit)u), t->measured[u] / 1e12);
-    }
-    cJSON_AddNumberToObject(o, "launch_overhead_us", t->launch_overhead_us);
-    cJSON_AddBoolToObject(o, "calibrated_here", calibrated);
-    return o;
-}
-
 int cli_cmd_devices(cli_ctx *ctx, int argc, char **argv)
 {
     cli_args a;
@@ -102,7 +71,9 @@ int cli_cmd_devices(cli_ctx *ctx, int argc, char **argv)
         amk_target t;
         amk_target_with_ceilings(amk_target_at(i), &t);
         int calibrated = memcmp(&t, amk_target_at(i), sizeof t) != 0; /* a ceilings file applied */
-        cJSON_AddItemToArray(targets, target_json(&t, calibrated));
+        char *tj = amk_target_json(&t, calibrated);
+        cJSON_AddItemToArray(targets, tj ? cJSON_Parse(tj) : NULL);
+        free(tj);
         if (tables)
             fprintf(stderr, "%-8s %-16.16s %-7s %5lld %5lld %8lld %10.0f %9.1f %9.1f\n", t.key,
                     t.name, t.arch, (long long)t.limits.sm_count, (long long)t.limits.warp,

@@ -7,14 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static double raw_size(const amk_spec *s)
-{
-    double n = 1;
-    for (int i = 0; i < amk_spec_n_params(s); i++)
-        n *= amk_spec_param_n_choices(s, i);
-    return n;
-}
-
 static void fmt_count(char *out, size_t cap, double n)
 {
     if (isnan(n))
@@ -23,6 +15,38 @@ static void fmt_count(char *out, size_t cap, double n)
         snprintf(out, cap, "%.0f", n);
     else
         snprintf(out, cap, "%.3g", n);
+}
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "?";
+}
+
+static double jnum(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/* One kernel's line of `amk list`'s table, from its JSON entry. */
+static void print_list_row(FILE *tf, const amk_spec *s, const cJSON *o)
+{
+    char dims[160] = "", dtypes[80] = "", raw[32];
+    size_t dl = 0, tl = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(o, "dims"))
+        if (dl < sizeof dims)
+            dl += (size_t)snprintf(dims + dl, sizeof dims - dl, "%s%s", dl ? "," : "",
+                                   x->valuestring);
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(o, "dtypes"))
+        if (tl < sizeof dtypes)
+            tl += (size_t)snprintf(dtypes + tl, sizeof dtypes - tl, "%s%s", tl ? "," : "",
+                                   x->valuestring);
+    fmt_count(raw, sizeof raw, jnum(o, "raw_size"));
+    const char *desc = amk_spec_description(s);
+    fprintf(tf, "%-14s %-22s %-14s %6d %12s  %.60s%s\n", amk_spec_name(s), dims, dtypes,
+            amk_spec_n_params(s), raw, desc, strlen(desc) > 60 ? "..." : "");
 }
 
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
@@ -60,50 +84,12 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
                 "PARAMS", "RAW SIZE", "DESCRIPTION");
     for (int i = 0; arr && i < amk_registry_count(reg); i++) {
         const amk_spec *s = amk_registry_at(reg, i);
-        cJSON *o = cJSON_CreateObject();
+        cJSON *o = amk_spec_summary_json(s);
         if (!o)
             break;
         cJSON_AddItemToArray(arr, o);
-        cJSON_AddStringToObject(o, "name", amk_spec_name(s));
-        cJSON_AddStringToObject(o, "description", amk_spec_description(s));
-        cJSON *dims = cJSON_AddArrayToObject(o, "dims");
-        char dims_txt[160] = "", dt_txt[80] = "";
-        size_t dl = 0, tl = 0;
-        for (int j = 0; j < amk_spec_n_dims(s); j++) {
-            cJSON_AddItemToArray(dims, cJSON_CreateString(amk_spec_dim_name(s, j)));
-            if (dl < sizeof dims_txt)
-                dl += (size_t)snprintf(dims_txt + dl, sizeof dims_txt - dl, "%s%s", j ? "," : "",
-                                       amk_spec_dim_name(s, j));
-        }
-        cJSON *dtypes = cJSON_AddArrayToObject(o, "dtypes");
-        for (int j = 0; j < amk_spec_n_dtypes(s); j++) {
-            cJSON_AddItemToArray(dtypes, cJSON_CreateString(amk_spec_dtype_name(s, j)));
-            if (tl < sizeof dt_txt)
-                tl += (size_t)snprintf(dt_txt + tl, sizeof dt_txt - tl, "%s%s", j ? "," : "",
-                                       amk_spec_dtype_name(s, j));
-        }
-        char shape[256];
-        amk_shape sh;
-        amk_spec_shape(s, 0, &sh);
-        amk_shape_format(s, &sh, shape, sizeof shape);
-        cJSON_AddStringToObject(o, "default_shape", shape);
-        cJSON *shapes = cJSON_AddObjectToObject(o, "shapes");
-        for (int j = 0; j < amk_spec_n_shapes(s); j++) {
-            amk_spec_shape(s, j, &sh);
-            amk_shape_format(s, &sh, shape, sizeof shape);
-            cJSON_AddStringToObject(shapes, amk_spec_shape_name(s, j), shape);
-        }
-        cJSON_AddNumberToObject(o, "n_params", amk_spec_n_params(s));
-        double raw = raw_size(s);
-        cJSON_AddNumberToObject(o, "raw_size", raw);
-        cJSON_AddStringToObject(o, "dir", amk_spec_dir(s));
-        if (tf) {
-            char rawtxt[32];
-            fmt_count(rawtxt, sizeof rawtxt, raw);
-            const char *desc = amk_spec_description(s);
-            fprintf(tf, "%-14s %-22s %-14s %6d %12s  %.60s%s\n", amk_spec_name(s), dims_txt,
-                    dt_txt, amk_spec_n_params(s), rawtxt, desc, strlen(desc) > 60 ? "..." : "");
-        }
+        if (tf)
+            print_list_row(tf, s, o);
     }
     if (tty) {
         cJSON_Delete(arr);
@@ -113,18 +99,6 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
 }
 
 /* ---------- space -------------------------------------------------------------------------- */
-
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "?";
-}
-
-static double jnum(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
 
 static void print_space_table(const cJSON *out)
 {

@@ -292,5 +292,9 @@ void amk_ceilings_path(const amk_target *t, char *out, size_t cap);
 /* Copies t into out and applies the ceilings stored at amk_ceilings_path when that file
  * exists. A malformed file is logged as a warning and ignored (out keeps t's numbers). */
 void amk_target_with_ceilings(const amk_target *t, amk_target *out);
+/* A target as `amk devices` lists it, as JSON text (malloc'd; NULL when out of memory):
+ * {key, name, vendor, arch, limits, bandwidth_gbps, bandwidth_measured_gbps, peak_tflops,
+ * measured_tflops, launch_overhead_us, calibrated_here}. */
+char *amk_target_json(const amk_target *t, int calibrated);
 
 #endif

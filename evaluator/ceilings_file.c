@@ -116,3 +116,36 @@ void amk_target_with_ceilings(const amk_target *t, amk_target *out)
     if (amk_ceilings_load(out, path, &d) != AMK_OK)
         amk_log(AMK_LOG_WARN, "ignoring measured ceilings: %s", d.msg);
 }
+
+char *amk_target_json(const amk_target *t, int calibrated)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "key", t->key);
+    cJSON_AddStringToObject(o, "name", t->name);
+    cJSON_AddStringToObject(o, "vendor", t->vendor);
+    cJSON_AddStringToObject(o, "arch", t->arch);
+    cJSON *lim = cJSON_AddObjectToObject(o, "limits");
+#define XX(name, doc) cJSON_AddNumberToObject(lim, #name, (double)t->limits.name);
+    AMK_LIMITS_MAP(XX)
+#undef XX
+    cJSON_AddNumberToObject(o, "bandwidth_gbps", t->bw_peak / 1e9);
+    if (t->bw_measured > 0)
+        cJSON_AddNumberToObject(o, "bandwidth_measured_gbps", t->bw_measured / 1e9);
+    else
+        cJSON_AddNullToObject(o, "bandwidth_measured_gbps");
+    cJSON *peak = cJSON_AddObjectToObject(o, "peak_tflops");
+    cJSON *meas = cJSON_AddObjectToObject(o, "measured_tflops");
+    for (int u = 0; u < AMK_UNIT_COUNT; u++) {
+        if (u == AMK_UNIT_NONE)
+            continue;
+        if (t->peak[u] > 0)
+            cJSON_AddNumberToObject(peak, amk_unit_name((amk_unit)u), t->peak[u] / 1e12);
+        if (t->measured[u] > 0)
+            cJSON_AddNumberToObject(meas, amk_unit_name((amk_unit)u), t->measured[u] / 1e12);
+    }
+    cJSON_AddNumberToObject(o, "launch_overhead_us", t->launch_overhead_us);
+    cJSON_AddBoolToObject(o, "calibrated_here", calibrated);
+    char *text = cJSON_PrintUnformatted(o);
+    cJSON_Delete(o);
+    return text;
+}

@@ -37,5 +37,8 @@ cJSON *amk_config_to_json(const amk_config *c);
  * expression as spec.json wrote it (a string, or an integer literal). NULL when out of
  * memory. */
 cJSON *amk_space_to_json(const amk_spec *s);
+/* A kernel as `amk list` prints it: {name, description, dims, dtypes, default_shape, shapes,
+ * n_params, raw_size (product of the choice counts), dir}. NULL when out of memory. */
+cJSON *amk_spec_summary_json(const amk_spec *s);
 
 #endif

@@ -369,6 +369,39 @@ cJSON *amk_space_to_json(const amk_spec *s)
     return out;
 }
 
+cJSON *amk_spec_summary_json(const amk_spec *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (!o)
+        return NULL;
+    cJSON_AddStringToObject(o, "name", amk_spec_name(s));
+    cJSON_AddStringToObject(o, "description", amk_spec_description(s));
+    cJSON *dims = cJSON_AddArrayToObject(o, "dims");
+    for (int j = 0; dims && j < amk_spec_n_dims(s); j++)
+        cJSON_AddItemToArray(dims, cJSON_CreateString(amk_spec_dim_name(s, j)));
+    cJSON *dtypes = cJSON_AddArrayToObject(o, "dtypes");
+    for (int j = 0; dtypes && j < amk_spec_n_dtypes(s); j++)
+        cJSON_AddItemToArray(dtypes, cJSON_CreateString(amk_spec_dtype_name(s, j)));
+    char shape[256];
+    amk_shape sh;
+    amk_spec_shape(s, 0, &sh);
+    amk_shape_format(s, &sh, shape, sizeof shape);
+    cJSON_AddStringToObject(o, "default_shape", shape);
+    cJSON *shapes = cJSON_AddObjectToObject(o, "shapes");
+    for (int j = 0; shapes && j < amk_spec_n_shapes(s); j++) {
+        amk_spec_shape(s, j, &sh);
+        amk_shape_format(s, &sh, shape, sizeof shape);
+        cJSON_AddStringToObject(shapes, amk_spec_shape_name(s, j), shape);
+    }
+    cJSON_AddNumberToObject(o, "n_params", amk_spec_n_params(s));
+    double raw = 1;
+    for (int i = 0; i < amk_spec_n_params(s); i++)
+        raw *= amk_spec_param_n_choices(s, i);
+    cJSON_AddNumberToObject(o, "raw_size", raw);
+    cJSON_AddStringToObject(o, "dir", amk_spec_dir(s));
+    return o;
+}
+
 int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const char *json,
                                 amk_config *out, amk_diag *d)
 {
