@@ -1,5 +1,5 @@
-/* Measured ceilings files (`amk calibrate`): the JSON edge of cost_model's targets. The
- * cost model itself reads only amk_target; these functions read and write its ceilings. */
+/* The JSON edge of cost_model's targets: measured ceilings files (`amk calibrate`) and a
+ * target as `amk devices` lists it. The cost model itself reads only amk_target. */
 #include "amk_evaluator.h"
 
 #include <cjson/cJSON.h>
