@@ -101,34 +101,22 @@ static int plan_config_file(cli_ctx *ctx, const compile_args *o, amk_compile_pla
     int rc = cli_registry(ctx, &reg);
     if (rc)
         return rc;
+    amk_config *v = NULL;
+    size_t n = 0;
     amk_diag d;
     amk_diag_clear(&d);
-    char *text = NULL;
-    size_t len = 0;
-    const char *name = !strcmp(o->config, "-") ? "<stdin>" : o->config;
-    cJSON *js = NULL;
-    int e = !strcmp(o->config, "-") ? amk_fs_read_fd(0, name, &text, &len, &d)
-                                    : amk_fs_read_all(o->config, &text, &len, &d);
-    if (e == AMK_OK)
-        e = amk_json_parse(name, text, len, &js, &d);
-    free(text);
+    int e = amk_configs_read(reg, o->config, 1, &v, &n, &d);
     if (e != AMK_OK)
-        return cli_fail(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT,
-                        "--config: %s", d.msg);
-    int n = cJSON_IsArray(js) ? cJSON_GetArraySize(js) : 1;
+        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
     rc = -1;
-    for (int i = 0; i < n && rc < 0; i++) {
-        amk_config c;
-        if (amk_config_from_json(reg, cJSON_IsArray(js) ? cJSON_GetArrayItem(js, i) : js, &c,
-                                 &d) != AMK_OK)
-            rc = cli_fail(ctx, CLI_EXIT_INPUT, "%s: config %d: %s", o->config, i, d.msg);
-        else if (o->kernel && strcmp(o->kernel, amk_spec_name(c.spec)) != 0)
-            rc = cli_fail(ctx, CLI_EXIT_INPUT, "%s: config %d is for kernel '%s', not '%s'",
-                          o->config, i, amk_spec_name(c.spec), o->kernel);
-        else if (amk_compile_plan_config(p, &c, &d) != AMK_OK)
+    for (size_t i = 0; i < n && rc < 0; i++) {
+        if (o->kernel && strcmp(o->kernel, amk_spec_name(v[i].spec)) != 0)
+            rc = cli_fail(ctx, CLI_EXIT_INPUT, "%s: config %zu is for kernel '%s', not '%s'",
+                          o->config, i, amk_spec_name(v[i].spec), o->kernel);
+        else if (amk_compile_plan_config(p, &v[i], &d) != AMK_OK)
             rc = cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
     }
-    cJSON_Delete(js);
+    free(v);
     return rc;
 }
 

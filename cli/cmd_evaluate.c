@@ -7,68 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads and parses the config document; exit code on failure (2: bad input). */
+/* Reads the config document (a config or a propose output); exit code on failure. */
 static int read_config(cli_ctx *ctx, const char *path, amk_config *cfg)
 {
-    const char *name = strcmp(path, "-") ? path : "<stdin>";
-    char *text = NULL;
-    size_t len = 0;
-    amk_diag d;
-    amk_diag_clear(&d);
-    /* stdin may be a pipe; a named file must be a regular one (a FIFO would block, a
-     * device would never end); both are read up to AMK_FS_READ_MAX bytes. */
-    int e = strcmp(path, "-") ? amk_fs_read_all(path, &text, &len, &d)
-                              : amk_fs_read_fd(0, name, &text, &len, &d);
-    if (e != AMK_OK) {
-        if (e == AMK_ENOMEM)
-            return cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
-        if (e == AMK_ENOENT)
-            return cli_fail(ctx, CLI_EXIT_INPUT, "cannot read config %s: no such file", name);
-        return cli_fail_diag(ctx, CLI_EXIT_INPUT, &d);
-    }
-    cJSON *doc = NULL;
-    e = amk_json_parse(name, text, len, &doc, &d);
-    free(text);
-    if (e != AMK_OK)
-        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
-    if (!cJSON_IsObject(doc)) {
-        cJSON_Delete(doc);
-        return cli_fail(ctx, CLI_EXIT_INPUT, "%s: expected a JSON object "
-                        "{\"kernel\", \"shape\", \"params\"} or the output of `amk propose`",
-                        name);
-    }
-    /* The whole `amk propose` output: use its "config" member. */
-    const cJSON *obj = doc;
-    const cJSON *inner = cJSON_GetObjectItemCaseSensitive(doc, "config");
-    if (!cJSON_GetObjectItemCaseSensitive(doc, "params") && inner) {
-        if (!cJSON_IsObject(inner)) {
-            cJSON_Delete(doc);
-            return cli_fail(ctx, CLI_EXIT_INPUT, "%s: config: expected an object", name);
-        }
-        obj = inner;
-    }
     amk_registry *reg;
     int rc = cli_registry(ctx, &reg);
-    if (rc) {
-        cJSON_Delete(doc);
+    if (rc)
         return rc;
-    }
-    /* Name an unknown kernel with the list of known ones. */
-    const cJSON *kj = cJSON_GetObjectItemCaseSensitive(obj, "kernel");
-    if (cJSON_IsString(kj) && !amk_registry_find(reg, kj->valuestring)) {
-        const amk_spec *unused;
-        rc = cli_kernel(ctx, kj->valuestring, &unused);
-        cJSON_Delete(doc);
-        return rc;
-    }
-    e = amk_config_from_json(reg, obj, cfg, &d);
-    cJSON_Delete(doc);
-    if (e != AMK_OK) {
-        if (!d.msg[0])
-            amk_diag_set(&d, e, "%s", amk_strerror(e));
-        amk_diag_prefix(&d, "%s", name);
+    amk_config *v = NULL;
+    size_t n = 0;
+    amk_diag d;
+    amk_diag_clear(&d);
+    int e = amk_configs_read(reg, path, 0, &v, &n, &d);
+    if (e != AMK_OK)
         return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
-    }
+    *cfg = v[0];
+    free(v);
     return CLI_EXIT_OK;
 }
 

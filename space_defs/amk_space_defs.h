@@ -145,6 +145,13 @@ typedef struct amk_registry amk_registry;
  * known, an integer (or enum label) among its declared choices; "64 -DEVIL" is rejected.
  * (cJSON trees in and out: amk_space_json.h.) */
 int amk_config_parse(const amk_registry *r, const char *text, amk_config *out, amk_diag *d);
+/* The configs of a file (path "-": stdin), as `amk evaluate` and `amk compile --config` read
+ * them: a config object, or the whole output of `amk propose` (its "config" member is
+ * used), or with many != 0 also an array of those. *out is malloc'd (*n entries). Errors
+ * name the file (and "config I" in an array): AMK_ENOENT for a missing file or an unknown
+ * kernel, AMK_EPARSE for malformed JSON, AMK_ECONFIG and the amk_config_from_json codes. */
+int amk_configs_read(const amk_registry *r, const char *path, int many, amk_config **out,
+                     size_t *n, amk_diag *d);
 /* Canonical form: compact JSON, keys sorted at every level, integers only (enum params by
  * label). Caller frees. config_id = amk_hash_hex(amk_hash64(canonical)). */
 char *amk_config_canonical(const amk_config *c);

@@ -176,8 +176,9 @@ int amk_config_from_json(const amk_registry *r, const cJSON *obj, amk_config *ou
         for (int i = 0; r && i < amk_registry_count(r); i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
                      amk_spec_name(amk_registry_at(r, i)));
-        return amk_diag_set(d, AMK_ENOENT, "config: unknown kernel '%.100s' (known: %s)",
-                            kernel->valuestring, names[0] ? names : "none");
+        return amk_diag_set(d, AMK_ENOENT, "config: unknown kernel '%.100s' (known: %s; add "
+                            "your own with --spec-dir DIR)", kernel->valuestring,
+                            names[0] ? names : "none");
     }
     if (!shape)
         return amk_diag_set(d, AMK_ECONFIG, "config: missing 'shape'");
@@ -192,6 +193,70 @@ int amk_config_from_json(const amk_registry *r, const cJSON *obj, amk_config *ou
     if (rc)
         return rc;
     *out = c;
+    return AMK_OK;
+}
+
+/* One config document: a config, or the whole output of `amk propose` (its "config"). */
+static int config_doc(const amk_registry *r, const char *name, const cJSON *obj,
+                      amk_config *out, amk_diag *d)
+{
+    const cJSON *inner = cJSON_GetObjectItemCaseSensitive(obj, "config");
+    if (!cJSON_GetObjectItemCaseSensitive(obj, "params") && inner) {
+        if (!cJSON_IsObject(inner))
+            return amk_diag_set(d, AMK_ECONFIG, "%s: config: expected an object", name);
+        obj = inner;
+    }
+    int e = amk_config_from_json(r, obj, out, d);
+    if (e != AMK_OK) {
+        if (!d->msg[0])
+            amk_diag_set(d, e, "%s", amk_strerror(e));
+        amk_diag_prefix(d, "%s", name);
+    }
+    return e;
+}
+
+int amk_configs_read(const amk_registry *r, const char *path, int many, amk_config **out,
+                     size_t *n, amk_diag *d)
+{
+    *out = NULL;
+    *n = 0;
+    int from_stdin = !strcmp(path, "-");
+    const char *name = from_stdin ? "<stdin>" : path;
+    char *text = NULL;
+    size_t len = 0;
+    /* stdin may be a pipe; a named file must be a regular one (a FIFO would block, a device
+     * would never end); both are read up to AMK_FS_READ_MAX bytes. */
+    int e = from_stdin ? amk_fs_read_fd(0, name, &text, &len, d)
+                       : amk_fs_read_all(path, &text, &len, d);
+    if (e == AMK_ENOENT)
+        return amk_diag_set(d, e, "cannot read config %s: no such file", name);
+    if (e != AMK_OK)
+        return e;
+    cJSON *doc = NULL;
+    e = amk_json_parse(name, text, len, &doc, d);
+    free(text);
+    if (e != AMK_OK)
+        return e;
+    int is_array = many && cJSON_IsArray(doc);
+    size_t count = is_array ? (size_t)cJSON_GetArraySize(doc) : 1;
+    if (!is_array && !cJSON_IsObject(doc))
+        e = amk_diag_set(d, AMK_ECONFIG, "%s: expected a JSON object {\"kernel\", \"shape\", "
+                         "\"params\"}%s or the output of `amk propose`", name,
+                         many ? ", an array of them" : "");
+    else if (!(*out = calloc(count ? count : 1, sizeof **out)))
+        e = amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", name);
+    for (size_t i = 0; e == AMK_OK && i < count; i++) {
+        char item[4200];
+        snprintf(item, sizeof item, is_array ? "%s: config %zu" : "%s", name, i);
+        e = config_doc(r, item, is_array ? cJSON_GetArrayItem(doc, (int)i) : doc, &(*out)[i], d);
+    }
+    cJSON_Delete(doc);
+    if (e != AMK_OK) {
+        free(*out);
+        *out = NULL;
+        return e;
+    }
+    *n = count;
     return AMK_OK;
 }
 

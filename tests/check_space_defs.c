@@ -913,7 +913,7 @@ START_TEST(test_amk_config_from_json_rejects_bad_structure)
     } cases[] = {
         {"{\"shape\":{},\"params\":{}}", AMK_ECONFIG, "missing 'kernel'"},
         {"{\"kernel\":\"nope\",\"shape\":{},\"params\":{}}", AMK_ENOENT,
-         "unknown kernel 'nope' (known: big, tgemm, tiny)"},
+         "unknown kernel 'nope' (known: big, tgemm, tiny; add your own with --spec-dir DIR)"},
         {"{\"kernel\":\"tiny\",\"params\":{\"A\":1,\"B\":1,\"MODE\":\"x\"}}", AMK_ECONFIG,
          "missing 'shape'"},
         {"{\"kernel\":\"tiny\",\"shape\":{}}", AMK_ECONFIG, "missing 'params'"},
