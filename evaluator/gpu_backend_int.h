@@ -1,4 +1,4 @@
-/* Internal header of the `gpu` backend's parent side, shared by evaluator/gpu/backend_gpu.c
+/* Internal header of the `gpu` backend's parent side, shared by evaluator/gpu_backend.c
  * (devices: run workers, their threads and queue, the job protocol, init) and
  * evaluator/gpu_pipeline.c (run cases from the compiled spec, batches through the compile
  * pool and the devices, verdicts, re-measure). No GPU header is included: the parent never
@@ -60,7 +60,7 @@ typedef struct amk__gpu_state {
 } amk__gpu_state;
 
 /* Sends a job to a run worker and turns every outcome into a result: a timeout is
- * RUN_TIMEOUT, a dead worker RUN_ERROR (the pool has already respawned it). (backend_gpu.c) */
+ * RUN_TIMEOUT, a dead worker RUN_ERROR (the pool has already respawned it). (gpu_backend.c) */
 void amk__gpu_send_job(amk_worker_pool *run, double timeout_s, const amk__run_job *j,
                        amk__run_result *res);
 /* The backend's evaluate (amk_backend_type.evaluate; gpu_pipeline.c). */

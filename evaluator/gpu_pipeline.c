@@ -3,7 +3,7 @@
  * set of shapes), a batch through the compile pool (candidates + references, through the
  * cache) and on to the devices' queue as soon as a config's code is final, the verdicts
  * from the run results, and the re-measure job. The devices, their run workers and the job
- * protocol are in gpu/backend_gpu.c. */
+ * protocol are in gpu_backend.c. */
 #include "gpu_backend_int.h"
 #include "evaluator_int.h"
 

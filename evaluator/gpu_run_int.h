@@ -1,5 +1,5 @@
 /* Host-only part of the GPU layer, shared by the parent (evaluator/gpu_pipeline.c,
- * evaluator/gpu/backend_gpu.c) and the run worker (evaluator/gpu/): element types, inputs,
+ * evaluator/gpu_backend.c) and the run worker (evaluator/gpu/): element types, inputs,
  * tolerance, benchmark statistics, the run-job wire format, and the gpu backend's internal
  * API. No GPU header is included here (those are in gpu/gpu_int.h, which includes this). */
 #ifndef AMK_GPU_RUN_INT_H
@@ -300,7 +300,7 @@ uint64_t amk__ref_key_make(const amk__run_job *j, int ci, amk__ref_key *key);
 int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **resp,
                            size_t *resp_len);
 
-/* ---------- the gpu backend (gpu/backend_gpu.c, gpu_pipeline.c; parent) ---------------- */
+/* ---------- the gpu backend (gpu_backend.c, gpu_pipeline.c; parent) ---------------- */
 /* Re-measures two configs of one kernel and shape interleaved (A B A B ... on the same
  * inputs, same regime, one window) in the run worker, so keep/revert can compare them
  * without drift between separate measurements. Both are compiled (cache hits when they

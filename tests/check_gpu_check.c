@@ -3,7 +3,7 @@
  * reported worst element must not depend on the thread count, inputs are never zero in
  * any type, and the NaN poison is still caught. Also the pure host functions of the run
  * worker and the gpu backend: the reference cache key (runtime.c) and the parallelism
- * (backend_gpu.c). No GPU needed (none of these makes a GPU call); a build without a GPU
+ * (gpu_backend.c). No GPU needed (none of these makes a GPU call); a build without a GPU
  * layer has none of them and skips (exit 77). */
 #ifndef AMK_HAVE_GPU
 #include <stdio.h>
@@ -597,7 +597,7 @@ START_TEST(test_gpu_tensor_map_encode_reports_failures)
 }
 END_TEST
 
-/* ---------- amk__gpu_parallelism_for (backend_gpu.c) ------------------------------------------ */
+/* ---------- amk__gpu_parallelism_for (gpu_backend.c) ------------------------------------------ */
 
 START_TEST(test_gpu_parallelism_for_overlaps_compiles)
 {

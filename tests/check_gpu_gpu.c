@@ -1,5 +1,5 @@
 /* Check suite for the gpu backend (evaluator/gpu/: runtime.c, check.c, bench.c,
- * backend_gpu.c). Host cases (element types, inputs, tolerance, statistics, the run-job wire
+ * gpu_backend.c). Host cases (element types, inputs, tolerance, statistics, the run-job wire
  * format) run everywhere. Device cases need a GPU: without one the suite prints
  * "SKIP: no GPU: <the runtime's reason>" and exits 77 (CTest SKIP_RETURN_CODE) once the host
  * cases have passed. Device cases: gemm and rmsnorm measure and pass; every fault of

@@ -38,9 +38,9 @@ int amk__gpu_node_present(const char *devdir, const char *vendor, char *out, siz
  * ====================================================================================== */
 /* Files: runtime.c (the run worker: the only process that creates a GPU context; device
  * query; code objects; job dispatch), run_eval.c (its buffers, check, bench), bench.c (event
- * timing, cold L2), backend_gpu.c (the `gpu` backend in the parent: devices, run
- * workers, the job protocol), and outside gpu/ (host only, built with the GPU layer):
- * ../gpu_check.c (element types, inputs, poison, tolerance), ../gpu_bench_stats.c (the
+ * timing, cold L2), and outside gpu/ (host only, built with the GPU layer):
+ * ../gpu_backend.c (the `gpu` backend in the parent: devices, run workers, the job
+ * protocol), ../gpu_check.c (element types, inputs, poison, tolerance), ../gpu_bench_stats.c (the
  * benchmark's options, statistics, stopping rule), ../gpu_pipeline.c (run cases,
  * batches, verdicts, re-measure), ../gpu_wire.c (the run-job wire format, the reference-cache
  * key), ../gpu_run_int.h (the host-only declarations: element types, checks, statistics, the
