@@ -430,16 +430,9 @@ int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, amk_shape *out)
 
 int cli_check_backend(cli_ctx *ctx, const char *b)
 {
-    if (!strcmp(b, "model") || !strcmp(b, "auto") || !strcmp(b, "gpu"))
-        return CLI_EXIT_OK;
-    const char *sim_file = amk_backend_sim_file(b);
-    if (sim_file && *sim_file)
-        return CLI_EXIT_OK;
-    if (!strcmp(b, "sim") || sim_file)
-        return cli_fail(ctx, CLI_EXIT_USAGE, "--backend sim needs the file to replay: "
-                        "--backend sim:FILE");
-    return cli_fail(ctx, CLI_EXIT_USAGE, "unknown backend '%s' (model, sim:FILE, gpu, auto)",
-                    b);
+    amk_diag d = {0};
+    return amk_backend_check_name(b, &d) == AMK_OK ? CLI_EXIT_OK
+                                                   : cli_fail_diag(ctx, CLI_EXIT_USAGE, &d);
 }
 
 int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d)

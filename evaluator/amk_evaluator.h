@@ -127,6 +127,10 @@ typedef struct amk_backend_type {
 
 extern const amk_backend_type *const amk_backends[]; /* NULL-terminated */
 
+/* AMK_OK when name is a backend spelling: model, sim:FILE, gpu (even in a build without
+ * it: creating the evaluator says why it cannot run), auto; else AMK_EINVAL saying what
+ * is wrong. */
+int amk_backend_check_name(const char *name, amk_diag *d);
 /* How long one config may take on backend `name` ("gpu", "sim", "model", a backend type's
  * name) with these options: its slot_seconds, else the default (see amk_backend_type). */
 double amk_backend_slot_seconds(const char *name, const amk_backend_opts *opts);

@@ -2,11 +2,12 @@
  * through a pool of compile workers (worker_int.h), with adaptive timeouts, a content-
  * addressed on-disk cache and kept compiler logs. No GPU header here: the runtime compiler
  * itself (NVRTC / hipRTC) is reached only inside the workers, through the amk__rtc_*
- * functions at the end, implemented by evaluator/gpu/compile.c in GPU builds. */
+ * functions of gpu_layer.h, implemented by evaluator/gpu/compile.c in GPU builds. */
 #ifndef AMK_COMPILE_INT_H
 #define AMK_COMPILE_INT_H
 
 #include "amk_evaluator.h"
+#include "gpu_layer.h"
 #include "worker_int.h"
 
 #include <stddef.h>
@@ -88,9 +89,6 @@ void amk__compile_unit_clear(amk_compile_unit *u); /* frees and zeroes; accepts 
 /* ---------- the compile service (compile_api.c) -------------------------------------------- */
 /* A compiled unit. status is OK, COMPILE_ERROR, COMPILE_CRASH or COMPILE_TIMEOUT (or
  * REJECTED from amk__compiler_configs: the spec requires another arch). */
-/* Longest lowered (mangled) kernel name looked up in a code object. */
-#define AMK__ENTRY_MAX 256
-
 typedef struct amk_code {
     amk_status status;
     char entry[AMK__ENTRY_MAX]; /* ok: the unit's entry as the code object names it (its
@@ -158,29 +156,5 @@ enum {
     AMK__COMPILE_RES_REJECTED = 1, /* the compiler rejected the source: log follows */
     AMK__COMPILE_RES_FAILED = 2    /* a compiler API call failed otherwise: message in log */
 };
-
-/* ---------- the runtime compiler (evaluator/gpu/compile.c, GPU builds only) -------------- */
-#if defined(AMK_HAVE_GPU)
-typedef struct amk_rtc_out {
-    int compiled;           /* 1: image produced; 0: the compiler rejected the source */
-    void *image;            /* malloc'd */
-    size_t size;
-    char *log;              /* malloc'd, NUL-terminated (may be empty) */
-    char *lowered;          /* malloc'd lowered name of the entry (compiled with an entry) */
-} amk_rtc_out;
-
-const char *amk__rtc_name(void);   /* "nvrtc" | "hiprtc" */
-const char *amk__rtc_vendor(void); /* "nvidia" | "amd" */
-/* "nvrtc 13.0". Call it in a worker only (it may initialise the compiler library). */
-int amk__rtc_version(char *out, size_t cap, amk_diag *d);
-/* Compiles in the calling process (a worker). entry (NULL or "" = none) is the kernel's name
- * as written: it goes in as the name expression "&entry" and its lowered name comes back in
- * out->lowered, so a plain C++ __global__ function is found without extern "C". AMK_OK when
- * the compiler ran (out->compiled says whether it accepted the source); AMK_EBACKEND when a
- * compiler call failed otherwise (d says which); AMK_ENOMEM. On AMK_OK the caller frees
- * out->image, out->log and out->lowered. */
-int amk__rtc_compile(const char *name, const char *source, const char *const *options,
-                     int n_options, const char *entry, amk_rtc_out *out, amk_diag *d);
-#endif
 
 #endif

@@ -57,6 +57,22 @@ const amk_backend_type *amk_backend_find(const char *name)
     return find_in(amk_backends, name);
 }
 
+int amk_backend_check_name(const char *name, amk_diag *d)
+{
+    /* "gpu" is a valid spelling even in a build without the GPU layer: creating the
+     * evaluator then says why it cannot run, with its own exit code. */
+    if (!strcmp(name, "model") || !strcmp(name, "auto") || !strcmp(name, "gpu"))
+        return AMK_OK;
+    const char *sim_file = amk_backend_sim_file(name);
+    if (sim_file && *sim_file)
+        return AMK_OK;
+    if (!strcmp(name, "sim") || sim_file)
+        return amk_diag_set(d, AMK_EINVAL, "--backend sim needs the file to replay: "
+                            "--backend sim:FILE");
+    return amk_diag_set(d, AMK_EINVAL, "unknown backend '%s' (model, sim:FILE, gpu, auto)",
+                        name);
+}
+
 double amk_backend_slot_seconds(const char *name, const amk_backend_opts *opts)
 {
     const amk_backend_type *t = amk_backend_find(name);

@@ -6,6 +6,7 @@
 #ifndef AMK_GPU_BACKEND_INT_H
 #define AMK_GPU_BACKEND_INT_H
 
+#include "compile_int.h"
 #include "gpu_run_int.h"
 #include "worker_int.h"
 

@@ -6,7 +6,7 @@
 #define AMK_GPU_RUN_INT_H
 
 #include "amk_evaluator.h"
-#include "compile_int.h"
+#include "gpu_layer.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,8 +7,8 @@
 #define AMK_GPU_INT_H
 
 #include "amk_evaluator.h"
-#include "compile_int.h"
-#include "worker_int.h"
+#include "gpu_layer.h"   /* what the layer implements: the runtime compiler */
+#include "worker_int.h"  /* the run worker is a worker-pool handler (AMK_WORKER_RECYCLE) */
 #include "gpu_run_int.h" /* host-only types: run jobs, checks, statistics */
 
 #if defined(AMK_GPU_CUDA)
@@ -22,9 +22,10 @@
 
 /* ======================================================================================
  * Compile (owner: compile) — evaluator/gpu/compile.c
- * The compile service API (amk_compiler, amk_compile_unit, amk_code, the cache, and the
- * amk__rtc_* functions a compile worker runs) is declared in evaluator/compile_int.h,
- * included above; the run worker loads amk_code.image with hipModuleLoadData.
+ * The amk__rtc_* functions a compile worker runs are declared in evaluator/gpu_layer.h,
+ * included above; the compile service (amk_code, ...) stays in evaluator/compile_int.h,
+ * which this layer does not include; the run worker loads a code object with
+ * hipModuleLoadData.
  * ====================================================================================== */
 
 /* Runtime-compiler result as text: "HIPRTC_ERROR_COMPILATION" / NVRTC's own string. */
@@ -39,8 +40,8 @@ int amk__gpu_node_present(const char *devdir, const char *vendor, char *out, siz
 /* Files: runtime.c (the run worker: the only process that creates a GPU context; device
  * query; code objects; job dispatch), run_eval.c (its buffers, check, bench), bench.c (event
  * timing, cold L2), and outside gpu/ (host only, built with the GPU layer):
- * ../gpu_backend.c (the `gpu` backend in the parent: devices, run workers, the job
- * protocol), ../gpu_check.c (element types, inputs, poison, tolerance), ../gpu_bench_stats.c (the
+ * ../gpu_backend.c (the `gpu` backend in the parent: devices, run workers, the job protocol),
+ * ../gpu_check.c (element types, inputs, poison, tolerance), ../gpu_bench_stats.c (the
  * benchmark's options, statistics, stopping rule), ../gpu_pipeline.c (run cases,
  * batches, verdicts, re-measure), ../gpu_wire.c (the run-job wire format, the reference-cache
  * key), ../gpu_run_int.h (the host-only declarations: element types, checks, statistics, the
