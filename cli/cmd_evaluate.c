@@ -26,6 +26,20 @@ static int read_config(cli_ctx *ctx, const char *path, amk_config *cfg)
     return CLI_EXIT_OK;
 }
 
+/* The exit code of a failed evaluation, by the step that failed. */
+static int evaluate_fail(cli_ctx *ctx, const char *backend, int e, const amk_evaluate_result *r,
+                         amk_diag *d)
+{
+    switch (r->failed_on) {
+    case AMK_EVALUATE_ON_BACKEND: return cli_evaluator_fail(ctx, backend, e, d);
+    case AMK_EVALUATE_ON_RESULTS: return cli_fail_diag(ctx, cli_exit_for_results(e), d);
+    case AMK_EVALUATE_ON_RUN:
+        return cli_fail_diag(ctx, e == AMK_ENOMEM || cli_exit_for(e) == CLI_EXIT_INPUT
+                                      ? CLI_EXIT_INTERNAL : cli_exit_for(e), d);
+    default: return cli_fail_diag(ctx, cli_exit_for(e), d);
+    }
+}
+
 int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
 {
     cli_args a;
@@ -72,81 +86,32 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
     opts.devices = ndevs > 0 ? devs : NULL; /* --devices all: every device of device 0's model */
     opts.ndevices = ndevs;
     opts.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
-    amk_evaluator *ev = NULL;
-    if ((rc = cli_evaluator(ctx, backend, &opts, cfg.spec, &cfg.shape, &ev)) != 0)
-        return rc;
-
-    char shape[256], device[64];
-    amk_shape_format(cfg.spec, &cfg.shape, shape, sizeof shape);
-    const amk_target *et = amk_evaluator_target(ev);
-    const char *dev = amk_evaluator_device(ev);
-    snprintf(device, sizeof device, "%s", dev && *dev ? dev : (et ? et : t)->key);
-    const char *used = amk_evaluator_backend(ev);
-    char used_backend[32];
-    snprintf(used_backend, sizeof used_backend, "%s", used ? used : backend);
-
-    /* Opened and read before the evaluation: a bad file is refused before paying for one. */
-    amk_trial_log *lg = NULL;
+    amk_evaluate_opts eo = {&cfg, backend, &opts, t, results};
+    amk_evaluate_result r;
     amk_diag d;
     amk_diag_clear(&d);
-    int e = results ? amk_trial_log_open(results, &cfg, device, &lg, &d) : AMK_OK;
-    if (e != AMK_OK) {
-        amk_evaluator_free(ev);
-        return cli_fail_diag(ctx, cli_exit_for_results(e), &d);
-    }
-    amk_space *sp = NULL;
-    amk_verdict v;
-    amk_verdict_init(&v);
-    e = amk_space_create(cfg.spec, &cfg.shape, &(et ? et : t)->limits, &sp, &d);
-    if (e != AMK_OK) {
-        rc = cli_fail_diag(ctx, cli_exit_for(e), &d);
-        goto done;
-    }
-    const amk_config *cp = &cfg;
-    e = amk_evaluator_run(ev, sp, &cp, 1, NAN, &v);
-    if (e != AMK_OK) {
-        rc = cli_fail(ctx, e == AMK_ENOMEM || cli_exit_for(e) == CLI_EXIT_INPUT
-                               ? CLI_EXIT_INTERNAL : cli_exit_for(e),
-                      "backend %s failed on %s: %s", used_backend, amk_spec_name(cfg.spec),
-                      amk_strerror(e));
-        goto done;
-    }
-    if (!v.config_id[0])
-        amk_config_id(&cfg, v.config_id);
-
-    amk_row row;
-    row.trial = 0;
-    row.kept = 0;
-    if (lg && (e = amk_trial_log_append(lg, &cfg, device, &v, &row, &d)) != AMK_OK) {
-        rc = cli_fail_diag(ctx, cli_exit_for_results(e), &d);
-        goto done;
-    }
-
+    int e = amk_evaluate_one(&eo, &r, &d);
+    if (e != AMK_OK)
+        return evaluate_fail(ctx, backend, e, &r, &d);
+    const amk_verdict *v = &r.verdict;
     if (cli_tables(ctx)) {
         /* The model and sim backends already name themselves in their device string. */
-        int named = strstr(device, used_backend) != NULL;
-        fprintf(stderr, "%s %s at %s on %s%s%s%s: %s", amk_spec_name(cfg.spec), v.config_id,
-                shape, device, named ? "" : " (", named ? "" : used_backend, named ? "" : ")",
-                amk_status_name(v.status));
-        if (!isnan(v.latency_us))
-            fprintf(stderr, ", %.3f us (%s)", v.latency_us,
-                    amk_latency_kind_name(v.latency_kind));
-        if (v.reason[0])
-            fprintf(stderr, ": %s", v.reason);
+        int named = strstr(r.device, r.backend) != NULL;
+        fprintf(stderr, "%s %s at %s on %s%s%s%s: %s", amk_spec_name(cfg.spec), v->config_id,
+                r.shape, r.device, named ? "" : " (", named ? "" : r.backend, named ? "" : ")",
+                amk_status_name(v->status));
+        if (!isnan(v->latency_us))
+            fprintf(stderr, ", %.3f us (%s)", v->latency_us,
+                    amk_latency_kind_name(v->latency_kind));
+        if (v->reason[0])
+            fprintf(stderr, ": %s", v->reason);
         fputc('\n', stderr);
-        if (results)
-            fprintf(stderr, "logged as trial %lld in %s%s\n", (long long)row.trial, results,
-                    row.kept ? " (new incumbent)" : "");
+        if (r.logged)
+            fprintf(stderr, "logged as trial %lld in %s%s\n", (long long)r.row.trial, results,
+                    r.row.kept ? " (new incumbent)" : "");
     }
-    {
-        char *text = amk_verdict_to_json(&v);
-        rc = cli_print_json(ctx, text ? cJSON_Parse(text) : NULL);
-        free(text);
-    }
-
-done:
-    amk_space_free(sp);
-    amk_trial_log_close(lg);
-    amk_evaluator_free(ev);
+    char *text = amk_verdict_to_json(v);
+    rc = cli_print_json(ctx, text ? cJSON_Parse(text) : NULL);
+    free(text);
     return rc;
 }

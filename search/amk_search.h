@@ -144,6 +144,35 @@ int amk_trial_log_append(amk_trial_log *lg, const amk_config *cfg, const char *d
                          const amk_verdict *v, amk_row *row, amk_diag *d);
 void amk_trial_log_close(amk_trial_log *lg);
 
+/* `amk evaluate` (search/evaluate_one.c): cfg through the pipeline on `backend` (as for
+ * amk_evaluator_create; target: the limits when the evaluator names no target), and with
+ * results_path one row appended through amk_trial_log (opened before the evaluation). On
+ * failure failed_on says which step failed, so callers can keep their exit codes. */
+typedef struct amk_evaluate_opts {
+    const amk_config *cfg;
+    const char *backend;
+    const amk_backend_opts *backend_opts;
+    const amk_target *target;
+    const char *results_path;      /* NULL = no row */
+} amk_evaluate_opts;
+typedef enum amk_evaluate_stage {
+    AMK_EVALUATE_ON_BACKEND,       /* creating the evaluator */
+    AMK_EVALUATE_ON_RESULTS,       /* opening or appending to the results file */
+    AMK_EVALUATE_ON_SETUP,         /* the space on the target */
+    AMK_EVALUATE_ON_RUN,           /* the backend broke (not a verdict: those are data) */
+    AMK_EVALUATE_DONE
+} amk_evaluate_stage;
+typedef struct amk_evaluate_result {
+    amk_verdict verdict;
+    amk_row row;                   /* the row appended, when logged */
+    int logged;
+    char backend[32];              /* in use */
+    char device[64];               /* the evaluator's device, else the target key */
+    char shape[256];
+    amk_evaluate_stage failed_on;
+} amk_evaluate_result;
+int amk_evaluate_one(const amk_evaluate_opts *o, amk_evaluate_result *r, amk_diag *d);
+
 /* `amk calibrate` (no --fit): measures the ceilings of the device `backend` runs on by tuning
  * the built-in `copy` (device-copy bandwidth) and `fma` (f32 FMA rate) kernels exhaustively
  * at their default shapes, logging every trial to results (NULL = <cache dir>/calibrate/

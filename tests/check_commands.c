@@ -1,7 +1,7 @@
 /* Check suite for the library calls behind the CLI commands (one call each): amk_tune
- * (loop), amk_propose (propose), amk_trial_log_* (evaluate --results), amk_space_size_on
- * (space), amk_compile_plan_* (compile, planning only: no compiler runs here) and
- * amk_report_defaults (report). They run on the landscape fixture through the `model`
+ * (loop), amk_propose (propose), amk_evaluate_one and amk_trial_log_* (evaluate),
+ * amk_space_size_on (space), amk_compile_plan_* (compile, planning only: no compiler runs
+ * here) and amk_report_defaults (report). They run on the landscape fixture through the `model`
  * backend; the assertions compare with what can be computed independently (an enumeration,
  * the rows written, the keep rule) and can fail. */
 #include "amk_search.h"
@@ -314,6 +314,50 @@ START_TEST(test_amk_trial_log_numbers_and_keeps_by_the_history_rule)
 }
 END_TEST
 
+/* ---- amk_evaluate_one ------------------------------------------------------------------ */
+
+START_TEST(test_amk_evaluate_one_logs_a_row_and_refuses_a_foreign_file_first)
+{
+    amk_config def;
+    amk_config_default(F.spec, &F.shape, &def);
+    amk_backend_opts bo = {.target = "h100"};
+    amk_evaluate_opts eo = {&def, "model", &bo, F.target, F.results};
+    amk_evaluate_result r;
+    amk_diag d = {0};
+    ck_assert_msg(amk_evaluate_one(&eo, &r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(r.failed_on, AMK_EVALUATE_DONE);
+    ck_assert_int_eq(r.verdict.status, AMK_STATUS_OK);
+    ck_assert_int_eq(r.verdict.latency_kind, AMK_LAT_PREDICTED);
+    ck_assert(r.logged);
+    ck_assert_int_eq(r.row.trial, 1);
+    ck_assert_int_eq(r.row.kept, 1); /* the first ok row of the file */
+    ck_assert_str_eq(r.backend, "model");
+    char id[17];
+    amk_config_id(&def, id);
+    ck_assert_str_eq(r.verdict.config_id, id);
+    rows rs;
+    read_rows(&rs);
+    ck_assert_uint_eq(rs.n, 1);
+    ck_assert_str_eq(rs.v[0].config_id, id);
+    ck_assert_str_eq(rs.v[0].source, "user");
+
+    /* A file that is not a results file: refused on the results step, left as it was. */
+    amk_test_write_file(F.results, "garbage\n");
+    ck_assert_int_ne(amk_evaluate_one(&eo, &r, &d), AMK_OK);
+    ck_assert_int_eq(r.failed_on, AMK_EVALUATE_ON_RESULTS);
+    char *text = NULL;
+    ck_assert_int_eq(amk_fs_read_all(F.results, &text, NULL, &d), AMK_OK);
+    ck_assert_str_eq(text, "garbage\n");
+    free(text);
+
+    /* An unknown backend fails on the backend step. */
+    eo.backend = "nosuch";
+    eo.results_path = NULL;
+    ck_assert_int_ne(amk_evaluate_one(&eo, &r, &d), AMK_OK);
+    ck_assert_int_eq(r.failed_on, AMK_EVALUATE_ON_BACKEND);
+}
+END_TEST
+
 /* ---- amk_space_size_on ----------------------------------------------------------------- */
 
 typedef struct tally {
@@ -461,6 +505,7 @@ static Suite *commands_suite(void)
     tcase_add_test(tc, test_amk_propose_default_then_unseen_with_incumbent);
     tcase_add_test(tc, test_amk_propose_bad_file_fails_on_results);
     tcase_add_test(tc, test_amk_trial_log_numbers_and_keeps_by_the_history_rule);
+    tcase_add_test(tc, test_amk_evaluate_one_logs_a_row_and_refuses_a_foreign_file_first);
     tcase_add_test(tc, test_amk_space_size_on_exact_matches_enumeration_and_estimate_is_close);
     tcase_add_test(tc, test_amk_compile_plan_random_distinct_valid_and_references);
     tcase_add_test(tc, test_amk_report_defaults_names_the_default_or_why_not);
