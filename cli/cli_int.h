@@ -152,6 +152,9 @@ int cli_print_json(const cli_ctx *ctx, cJSON *json);
 int cli_registry(cli_ctx *ctx, amk_registry **out);
 /* Finds KERNEL in the registry: unknown names list the known ones (exit 2). */
 int cli_kernel(cli_ctx *ctx, const char *name, const amk_spec **out);
+/* The configs of a file (- = stdin) as amk_configs_read reads them (many: arrays too);
+ * *out is malloc'd. Exit code 2 (bad input) or 5 on failure, with the message printed. */
+int cli_configs(cli_ctx *ctx, const char *path, int many, amk_config **out, size_t *n);
 /* Resolves --target (or the default) and applies measured ceilings from the cache. */
 int cli_resolve_target(cli_ctx *ctx, const amk_target **out);
 /* Parses --shape text (NULL = the spec's default shape). */

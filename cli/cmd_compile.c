@@ -97,17 +97,13 @@ static int plan_kernel(cli_ctx *ctx, const compile_args *o, amk_compile_plan *p,
 /* Configs from --config FILE (an object or an array of them). */
 static int plan_config_file(cli_ctx *ctx, const compile_args *o, amk_compile_plan *p)
 {
-    amk_registry *reg;
-    int rc = cli_registry(ctx, &reg);
-    if (rc)
-        return rc;
     amk_config *v = NULL;
     size_t n = 0;
     amk_diag d;
     amk_diag_clear(&d);
-    int e = amk_configs_read(reg, o->config, 1, &v, &n, &d);
-    if (e != AMK_OK)
-        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
+    int rc = cli_configs(ctx, o->config, 1, &v, &n);
+    if (rc)
+        return rc;
     rc = -1;
     for (size_t i = 0; i < n && rc < 0; i++) {
         if (o->kernel && strcmp(o->kernel, amk_spec_name(v[i].spec)) != 0)

@@ -7,25 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Reads the config document (a config or a propose output); exit code on failure. */
-static int read_config(cli_ctx *ctx, const char *path, amk_config *cfg)
-{
-    amk_registry *reg;
-    int rc = cli_registry(ctx, &reg);
-    if (rc)
-        return rc;
-    amk_config *v = NULL;
-    size_t n = 0;
-    amk_diag d;
-    amk_diag_clear(&d);
-    int e = amk_configs_read(reg, path, 0, &v, &n, &d);
-    if (e != AMK_OK)
-        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
-    *cfg = v[0];
-    free(v);
-    return CLI_EXIT_OK;
-}
-
 /* The exit code of a failed evaluation, by the step that failed. */
 static int evaluate_fail(cli_ctx *ctx, const char *backend, int e, const amk_evaluate_result *r,
                          amk_diag *d)
@@ -73,9 +54,12 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
     if ((rc = cli_check_backend(ctx, backend)) != 0)
         return rc;
 
-    amk_config cfg;
-    if ((rc = read_config(ctx, input, &cfg)) != 0)
+    amk_config cfg, *one = NULL;
+    size_t n;
+    if ((rc = cli_configs(ctx, input, 0, &one, &n)) != 0) /* a config or a propose output */
         return rc;
+    cfg = one[0];
+    free(one);
     const amk_target *t;
     if ((rc = cli_resolve_target(ctx, &t)) != 0)
         return rc;

@@ -382,6 +382,20 @@ int cli_kernel(cli_ctx *ctx, const char *name, const amk_spec **out)
     return CLI_EXIT_OK;
 }
 
+int cli_configs(cli_ctx *ctx, const char *path, int many, amk_config **out, size_t *n)
+{
+    amk_registry *reg;
+    int rc = cli_registry(ctx, &reg);
+    if (rc)
+        return rc;
+    amk_diag d;
+    amk_diag_clear(&d);
+    int e = amk_configs_read(reg, path, many, out, n, &d);
+    if (e == AMK_OK)
+        return CLI_EXIT_OK;
+    return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
+}
+
 static void known_targets(amk_sb *sb)
 {
     for (int i = 0; i < amk_target_count(); i++)
