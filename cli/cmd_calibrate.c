@@ -30,7 +30,7 @@ const char cli_help_calibrate[] =
 
 static int fit(cli_ctx *ctx, const char **files, int n, const char *kernel)
 {
-    amk_registry *reg;
+    amk_registry *reg = NULL;
     const amk_target *t;
     int rc;
     if ((rc = cli_registry(ctx, &reg)) || (rc = cli_resolve_target(ctx, &t)))
@@ -133,7 +133,7 @@ int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv)
     opts.devices = &device0;
     opts.ndevices = 1;
     opts.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
-    amk_registry *reg;
+    amk_registry *reg = NULL;
     if ((rc = cli_registry(ctx, &reg)) != 0)
         return rc;
     amk_calibration_run run;

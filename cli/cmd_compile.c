@@ -120,7 +120,7 @@ static int plan_config_file(cli_ctx *ctx, const compile_args *o, amk_compile_pla
 static int plan_units(cli_ctx *ctx, const compile_args *o, amk_compile_plan *p)
 {
     int rc = -1;
-    amk_registry *reg;
+    amk_registry *reg = NULL;
     if (o->config)
         rc = plan_config_file(ctx, o, p);
     else if (o->all) {

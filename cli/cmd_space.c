@@ -70,7 +70,7 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
     if ((rc = cli_args_done(ctx, &a)) >= 0)
         return rc;
 
-    amk_registry *reg;
+    amk_registry *reg = NULL;
     if ((rc = cli_registry(ctx, &reg)) != 0)
         return rc;
     /* One output per run: on a terminal people get the table alone, on stdout; otherwise

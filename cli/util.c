@@ -384,7 +384,7 @@ int cli_kernel(cli_ctx *ctx, const char *name, const amk_spec **out)
 
 int cli_configs(cli_ctx *ctx, const char *path, int many, amk_config **out, size_t *n)
 {
-    amk_registry *reg;
+    amk_registry *reg = NULL;
     int rc = cli_registry(ctx, &reg);
     if (rc)
         return rc;
