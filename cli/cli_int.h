@@ -211,7 +211,7 @@ int cli_cmd_lookup(cli_ctx *ctx, int argc, char **argv);    /* cmd_export.c */
 int cli_cmd_import(cli_ctx *ctx, int argc, char **argv);    /* cmd_import.c */
 int cli_cmd_help(cli_ctx *ctx, int argc, char **argv);
 
-/* Help texts (main.c). */
+/* Help texts: docs/help/NAME.txt, compiled in (cmake/embed_help.cmake). */
 extern const char cli_help_list[], cli_help_space[], cli_help_propose[], cli_help_evaluate[],
     cli_help_loop[], cli_help_report[], cli_help_devices[], cli_help_help[],
     cli_help_calibrate[], cli_help_compile[];

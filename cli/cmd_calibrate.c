@@ -8,26 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cli_help_calibrate[] =
-    "usage: amk calibrate [--backend gpu] [--results FILE] [--jobs N] [--spec-dir DIR]...\n"
-    "       amk calibrate --fit RESULTS.tsv... [--kernel K] [--target T]\n"
-    "\n"
-    "Without --fit: measures the ceilings of the GPU the gpu backend finds: device-copy\n"
-    "bandwidth (kernel `copy`, every config at its default shape, best kept) and f32 FMA\n"
-    "throughput (kernel `fma`). Every trial is checked against the reference and logged to\n"
-    "FILE (default: <cache dir>/calibrate/results.tsv). The ceilings are written to\n"
-    "<cache dir>/ceilings/<target>.json, where every later run's cost model reads them\n"
-    "(measured ceilings replace datasheet ones in the prediction; the roofline floor keeps\n"
-    "the larger of the two so it stays a lower bound). Prints JSON:\n"
-    "  {target, device, bw_measured, simt_f32_measured, ceilings_file, results}\n"
-    "Exit 4 when no GPU answers.\n"
-    "\n"
-    "With --fit: fits measured ~ c0 + c1*compute + c2*memory (GSL least squares) over the\n"
-    "measured `ok` rows of the files (optionally one kernel), on target T, and prints\n"
-    "  {n, skipped, coefficients: [c0, c1, c2], chisq, r2, spearman_before, spearman_after}\n"
-    "where spearman_* is the rank correlation of predicted vs measured latency before and\n"
-    "after the fit. Needs at least 4 measured rows.\n";
-
 static int fit(cli_ctx *ctx, const char **files, int n, const char *kernel)
 {
     amk_registry *reg = NULL;

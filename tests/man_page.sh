@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Man page test: renders docs/amk.1 (man -l, else groff -man) and checks that it documents
-# every subcommand `amk help` lists (the cli_commands table), the exit codes and the
-# environment variables amk reads. Exits 77 (CTest skip) when neither man nor groff is here.
+# every subcommand `amk help` lists (the cli_commands table), every option of each command's
+# help text, the exit codes and the environment variables amk reads. Exits 77 (CTest skip)
+# when neither man nor groff is here.
 # usage: man_page.sh AMK_BINARY SOURCE_DIR
 set -euo pipefail
 amk=$1
@@ -34,6 +35,23 @@ for c in $commands; do
 done
 [ ${#missing[@]} -eq 0 ] || fail "commands not documented in $page: ${missing[*]}"
 echo "man_page: documents every command: $(echo $commands)"
+
+# Every option a command's help names (`amk NAME --help`, from docs/help/NAME.txt) is in
+# that command's subsection(s) of the page; the global options are documented once.
+missing=()
+for c in $commands; do
+    [ "$c" = help ] && continue
+    section=$(awk -v c="$c" '
+        /^[A-Z]/ { on = 0 }
+        /^  ? ?amk [a-z]+( |$)/ { split($0, w, " "); on = (w[2] == c) }
+        on' "$out")
+    for o in $("$amk" help "$c" | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
+        case $o in --spec-dir | --target | --tables | --quiet | --help) continue ;; esac
+        grep -qF -- "$o" <<<"$section" || missing+=("$c $o")
+    done
+done
+[ ${#missing[@]} -eq 0 ] || fail "options of amk help not in their command's section of $page: $(printf '%s, ' "${missing[@]}")"
+echo "man_page: every option of every command's help is in its section"
 
 for s in NAME SYNOPSIS DESCRIPTION COMMANDS "EXIT STATUS" ENVIRONMENT FILES; do
     grep -q "^$s" "$out" || fail "no $s section"
