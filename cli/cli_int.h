@@ -17,7 +17,7 @@
 #include "amk_results.h"
 #include "amk_search.h"
 #include "amk_space_defs.h"
-#include "amk_space_json.h"
+#include "space_json_int.h"
 
 #include <cjson/cJSON.h>
 #include <signal.h>

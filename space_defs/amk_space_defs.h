@@ -4,7 +4,7 @@
  * amk_limits filled by the caller (cost_model knows the targets). Format: space_defs/SPEC.md.
  * A loaded spec is one immutable compiled object: every expression compiled and every default
  * resolved once; other modules read it through this header, never spec.json. amk types only
- * here: the cJSON-tree functions are in the JSON-edge header amk_space_json.h. */
+ * here: the cJSON-tree functions are in space_defs' in-tree JSON edge, space_json_int.h. */
 #ifndef AMK_SPACE_DEFS_H
 #define AMK_SPACE_DEFS_H
 
@@ -143,7 +143,7 @@ int amk_config_equal(const amk_config *a, const amk_config *b);
 typedef struct amk_registry amk_registry;
 /* A config from its JSON text, {"kernel":..,"shape":{..},"params":{..}}: every param present,
  * known, an integer (or enum label) among its declared choices; "64 -DEVIL" is rejected.
- * (cJSON trees in and out: amk_space_json.h.) */
+ * (cJSON trees in and out, in-tree: space_json_int.h.) */
 int amk_config_parse(const amk_registry *r, const char *text, amk_config *out, amk_diag *d);
 /* The configs of a file (path "-": stdin), as `amk evaluate` and `amk compile --config` read
  * them: a config object, or the whole output of `amk propose` (its "config" member is

@@ -3,7 +3,7 @@
 #ifndef AMK_SPACE_DEFS_INT_H
 #define AMK_SPACE_DEFS_INT_H
 
-#include "amk_space_json.h"
+#include "space_json_int.h"
 
 #define AMK__MAX_DERIVED 64
 #define AMK__MAX_RESTRICT 64

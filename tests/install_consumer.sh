@@ -52,6 +52,10 @@ cc=${CC:-cc}
 cflags=$(pkg-config --cflags amk) || fail "pkg-config --cflags amk"
 step "pkg-config --cflags amk: $cflags"
 
+step "public headers speak amk types: no cJSON or GSL include or type"
+bad=$(grep -nE '^#include <(cjson|gsl)|cJSON \*|gsl_[a-z_]+ \*' "$prefix"/include/amk/*.h || true)
+[ -z "$bad" ] || fail "an installed header exposes cJSON or GSL: $bad"
+
 step "each public header compiles alone"
 for h in "$prefix"/include/amk/amk_*.h; do
     printf '#include <%s>\nint main(void) { return 0; }\n' "$(basename "$h")" >"$work/hdr.c"

@@ -1,9 +1,10 @@
-/* space_defs at the JSON edge: the functions that read or write spec-level JSON as cJSON
- * trees (configs, shapes, and amk's strict JSON reader). Only files that read or write JSON
- * (spec loading, config and verdict I/O, report/export, the CLI) include this header; the
- * cost model and the search speak amk_space_defs.h, which carries no cJSON. */
-#ifndef AMK_SPACE_JSON_H
-#define AMK_SPACE_JSON_H
+/* space_defs at the JSON edge, in-tree only (not installed): the functions that read or
+ * write spec-level JSON as cJSON trees (configs, shapes, and amk's strict JSON reader) for
+ * space_defs' own loaders and the CLI. The installed headers speak amk types and JSON text
+ * (amk_config_parse, amk_config_params_json, ...); the cost model and the search never
+ * include this. */
+#ifndef AMK_SPACE_JSON_INT_H
+#define AMK_SPACE_JSON_INT_H
 
 #include "amk_space_defs.h"
 
