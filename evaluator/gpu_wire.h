@@ -1,14 +1,13 @@
-/* Host-only part of the GPU layer, shared by the parent (evaluator/gpu_pipeline.c,
- * evaluator/gpu_backend.c) and the run worker (evaluator/gpu/): the run-job wire format and
- * the gpu backend's internal API; element types, inputs, tolerance and benchmark statistics
- * are the numeric leaf (numeric/numeric_int.h). No GPU header is included here (those are in
- * gpu/gpu_int.h, which includes this). */
-#ifndef AMK_GPU_RUN_INT_H
-#define AMK_GPU_RUN_INT_H
+/* The run worker's contract (evaluator/gpu/runtime.c implements the handler): the run-job
+ * and device-query wire format between the parent (evaluator/gpu_backend.c,
+ * evaluator/gpu_pipeline.c) and a run worker, encoded and decoded by gpu_wire.c, and the
+ * reference-cache key. No GPU header; nothing of the evaluator's own internals. */
+#ifndef AMK_GPU_WIRE_H
+#define AMK_GPU_WIRE_H
 
-#include "amk_evaluator.h"
-#include "gpu_layer.h"
-#include "numeric/numeric_int.h"
+#include "amk_space_defs.h"      /* amk_launch, AMK_NAME_MAX, AMK_TMAP_MAX_RANK */
+#include "gpu_layer.h"           /* AMK__ENTRY_MAX */
+#include "numeric/numeric_int.h" /* AMK__DT_*, amk__bench_opts, amk__bench_stats */
 
 #include <stddef.h>
 #include <stdint.h>
@@ -159,21 +158,5 @@ uint64_t amk__ref_key_make(const amk__run_job *j, int ci, amk__ref_key *key);
  * AMK_WORKER_RECYCLE after a sticky error (the context is unusable; the pool respawns). */
 int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **resp,
                            size_t *resp_len);
-
-/* ---------- the gpu backend (gpu_backend.c, gpu_pipeline.c; parent) ---------------- */
-/* Re-measures two configs of one kernel and shape interleaved (A B A B ... on the same
- * inputs, same regime, one window) in the run worker, so keep/revert can compare them
- * without drift between separate measurements. Both are compiled (cache hits when they
- * were evaluated before). state is the gpu backend's state (amk_backend_gpu). Fills
- * lat_us[2] (medians) and spread[2]. AMK_OK, or AMK_EBACKEND / AMK_ETIMEDOUT with d. */
-int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
-                       double lat_us[2], double spread[2], amk_diag *d);
-/* The device the backend found (after a successful init). */
-const amk__gpu_info *amk__gpu_backend_info(void *state);
-/* Configs the backend holds in flight on ndev devices with a compile pool of jobs workers
- * (its parallelism): ndev * AMK__GPU_CONFIGS_PER_DEVICE, at most jobs, at least ndev. */
-#define AMK__GPU_CONFIGS_PER_DEVICE 8
-int amk__gpu_parallelism_for(int ndev, int jobs);
-
 
 #endif
