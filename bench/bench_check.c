@@ -8,15 +8,7 @@
  *
  *   bench_check [--reps N] [--threads T]...      (the device machine: 16 cores)
  */
-#ifndef AMK_HAVE_GPU
-#include <stdio.h>
-int main(void)
-{
-    printf("bench_check: this build has no GPU layer (configure with AMK_CUDA=ON or AMK_HIP=ON)\n");
-    return 0;
-}
-#else
-#include "gpu/gpu_int.h"
+#include "numeric/numeric_int.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -199,4 +191,3 @@ int main(int argc, char **argv)
     }
     return ok ? 0 : 1;
 }
-#endif

@@ -2,12 +2,13 @@
  * (devices: run workers, their threads and queue, the job protocol, init) and
  * evaluator/gpu_pipeline.c (run cases from the compiled spec, batches through the compile
  * pool and the devices, verdicts, re-measure). No GPU header is included: the parent never
- * calls the GPU runtime nor the runtime compiler. */
+ * calls the GPU runtime nor the runtime compiler. The run worker (evaluator/gpu/) does not
+ * include this: it sees the parent only through gpu_wire.h. */
 #ifndef AMK_GPU_BACKEND_INT_H
 #define AMK_GPU_BACKEND_INT_H
 
 #include "compile_int.h"
-#include "gpu_run_int.h"
+#include "gpu_wire.h"
 #include "worker_int.h"
 
 #include <pthread.h>
@@ -66,5 +67,20 @@ void amk__gpu_send_job(amk_worker_pool *run, double timeout_s, const amk__run_jo
                        amk__run_result *res);
 /* The backend's evaluate (amk_backend_type.evaluate; gpu_pipeline.c). */
 int amk__gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_verdict *out);
+/* Re-measures two configs of one kernel and shape interleaved (A B A B ... on the same
+ * inputs, same regime, one window) in the run worker, so keep/revert can compare them
+ * without drift between separate measurements. Both are compiled (cache hits when they
+ * were evaluated before). state is the gpu backend's state (amk_backend_gpu). Fills
+ * lat_us[2] (medians) and spread[2]. AMK_OK, or AMK_EBACKEND / AMK_ETIMEDOUT with d.
+ * (gpu_pipeline.c) */
+int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
+                       double lat_us[2], double spread[2], amk_diag *d);
+/* The device the backend found (after a successful init). (gpu_backend.c) */
+const amk__gpu_info *amk__gpu_backend_info(void *state);
+/* Configs the backend holds in flight on ndev devices with a compile pool of jobs workers
+ * (its parallelism): ndev * AMK__GPU_CONFIGS_PER_DEVICE, at most jobs, at least ndev.
+ * (gpu_backend.c) */
+#define AMK__GPU_CONFIGS_PER_DEVICE 8
+int amk__gpu_parallelism_for(int ndev, int jobs);
 
 #endif

@@ -1,8 +1,8 @@
 /* The interface between the evaluator and its GPU layer (evaluator/gpu/), on the evaluator's
  * side: what the layer implements for the compile workers (the amk__rtc_* runtime-compiler
- * entry points) and the sizes it shares with the compile service. The run-job wire types
- * and host helpers the run worker reads are in gpu_run_int.h. No GPU header here: the
- * evaluator includes this in builds without a GPU layer too. */
+ * entry points) and the sizes it shares with the compile service. The run worker's contract
+ * (the run-job wire format) is gpu_wire.h. No GPU header here: the evaluator includes this
+ * in builds without a GPU layer too. */
 #ifndef AMK_GPU_LAYER_H
 #define AMK_GPU_LAYER_H
 

@@ -1,7 +1,7 @@
 /* The run worker's wire format (host only; no GPU call): a run job and a device query as
  * bytes for the pipe between the parent and a run worker (encode, and decode with every count
  * and index validated), and the reference-cache key of a case. Built with the GPU layer. */
-#include "gpu_run_int.h"
+#include "gpu_wire.h"
 #include "worker_int.h"
 
 #include <stdlib.h>

@@ -1,20 +1,11 @@
-/* Check suite for the benchmark's stopping rule (evaluator/gpu/bench.c, host side): the
- * median's confidence interval, the reps cap, chunk sizes, the merge that keeps samples
- * sorted, and whole timings replayed on synthetic samples the way amk__bench_run drives
- * them: tight samples stop at the minimums, noisy ones run to the window, a clearly slower
- * config stops as beaten, ci_rel = 0 keeps the fixed window. No GPU needed; a build without
- * a GPU layer has no bench.c and skips (exit 77). */
-#ifndef AMK_HAVE_GPU
-#include <stdio.h>
-int main(void)
-{
-    printf("SKIP: this build has no GPU layer, so no evaluator/gpu/bench.c to test "
-           "(configure with AMK_CUDA=ON or AMK_HIP=ON)\n");
-    return 77;
-}
-#else
+/* Check suite for the benchmark's stopping rule (evaluator/numeric/bench_stats.c, the host
+ * side of evaluator/gpu/bench.c): the median's confidence interval, the reps cap, chunk
+ * sizes, the merge that keeps samples sorted, and whole timings replayed on synthetic
+ * samples the way amk__bench_run drives them: tight samples stop at the minimums, noisy ones
+ * run to the window, a clearly slower config stops as beaten, ci_rel = 0 keeps the fixed
+ * window. No GPU needed, nor a GPU layer: the numeric leaf is in every build. */
 #include "amk_test.h"
-#include "gpu_int.h"
+#include "numeric/numeric_int.h"
 
 #include <check.h>
 #include <math.h>
@@ -366,4 +357,3 @@ int main(void)
 {
     return amk_test_run(suite());
 }
-#endif

@@ -1,21 +1,22 @@
-/* Check suite for the host side of the correctness gate (evaluator/gpu/check.c) on large
- * buffers, where the fill and the comparison run on several threads: the bytes and the
+/* Check suite for the host side of the correctness gate (evaluator/numeric/check.c) on
+ * large buffers, where the fill and the comparison run on several threads: the bytes and the
  * reported worst element must not depend on the thread count, inputs are never zero in
  * any type, and the NaN poison is still caught. Also the pure host functions of the run
- * worker and the gpu backend: the reference cache key (runtime.c) and the parallelism
- * (gpu_backend.c). No GPU needed (none of these makes a GPU call); a build without a GPU
- * layer has none of them and skips (exit 77). */
+ * worker and the gpu backend: the reference cache key (gpu_wire.c), the tensor-map encoder's
+ * refusals (gpu/) and the parallelism (gpu_backend.c). No GPU needed (none of these makes a
+ * GPU call); a build without a GPU layer lacks the last three and skips (exit 77). */
 #ifndef AMK_HAVE_GPU
 #include <stdio.h>
 int main(void)
 {
-    printf("SKIP: this build has no GPU layer, so no evaluator/gpu/check.c to test "
-           "(configure with AMK_CUDA=ON or AMK_HIP=ON)\n");
+    printf("SKIP: this build has no GPU layer, so no run-job wire format or gpu backend to "
+           "test (configure with AMK_CUDA=ON or AMK_HIP=ON)\n");
     return 77;
 }
 #else
 #include "amk_test.h"
-#include "gpu_int.h"
+#include "gpu_backend_int.h" /* amk__gpu_parallelism_for */
+#include "gpu_int.h"         /* amk__gpu_tensor_map_encode; the wire format; numeric/ */
 
 #include <check.h>
 #include <math.h>
@@ -309,7 +310,7 @@ START_TEST(test_check_compare_poison_caught_for_any_thread_count)
 }
 END_TEST
 
-/* ---------- amk__ref_key_make (runtime.c) -------------------------------------------------- */
+/* ---------- amk__ref_key_make (gpu_wire.c) ------------------------------------------------- */
 
 /* A job as the gpu backend builds it: code 0 the candidate, code 1 the reference; case 0 a
  * GEMM-like case (A, B in; C out; W inout workspace), case 1 a smaller one. */

@@ -18,7 +18,9 @@ int main(void)
     return 77;
 }
 #else
+#include "amk_evaluator.h"
 #include "amk_test.h"
+#include "gpu_backend_int.h" /* amk__gpu_remeasure, amk__gpu_parallelism_for */
 #include "gpu_int.h"
 
 #include <check.h>

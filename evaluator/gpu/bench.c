@@ -4,7 +4,7 @@
  * flush outside the timed region). The stream is held by a host-function gate while a chunk
  * of launches is queued, so the host never races the GPU and no launch gap lands between a
  * start event and its kernel. Options, statistics and the stopping rule (host only):
- * ../gpu_bench_stats.c. */
+ * ../numeric/bench_stats.c. */
 #include "gpu_int.h"
 
 #include <math.h>

@@ -6,10 +6,11 @@
 #ifndef AMK_GPU_INT_H
 #define AMK_GPU_INT_H
 
-#include "amk_evaluator.h"
-#include "gpu_layer.h"   /* what the layer implements: the runtime compiler */
-#include "worker_int.h"  /* the run worker is a worker-pool handler (AMK_WORKER_RECYCLE) */
-#include "gpu_run_int.h" /* host-only types: run jobs, checks, statistics */
+/* From evaluator/: only the contracts this layer implements, and the numeric leaf. */
+#include "gpu_layer.h"           /* the runtime compiler (amk__rtc_*) */
+#include "gpu_wire.h"            /* run jobs and results, the run worker's handler */
+#include "worker_int.h"          /* the run worker is a worker-pool handler */
+#include "numeric/numeric_int.h" /* element types, check, timing statistics */
 
 #if defined(AMK_GPU_CUDA)
 #include "vendors/cuda.h"
@@ -39,13 +40,11 @@ int amk__gpu_node_present(const char *devdir, const char *vendor, char *out, siz
  * ====================================================================================== */
 /* Files: runtime.c (the run worker: the only process that creates a GPU context; device
  * query; code objects; job dispatch), run_eval.c (its buffers, check, bench), bench.c (event
- * timing, cold L2), and outside gpu/ (host only, built with the GPU layer):
- * ../gpu_backend.c (the `gpu` backend in the parent: devices, run workers, the job protocol),
- * ../gpu_check.c (element types, inputs, poison, tolerance), ../gpu_bench_stats.c (the
- * benchmark's options, statistics, stopping rule), ../gpu_pipeline.c (run cases,
- * batches, verdicts, re-measure), ../gpu_wire.c (the run-job wire format, the reference-cache
- * key), ../gpu_run_int.h (the host-only declarations: element types, checks, statistics, the
- * run-job wire format). */
+ * timing, cold L2). Host only, outside gpu/: ../gpu_wire.h + ../gpu_wire.c (the run-job wire
+ * format, the reference-cache key), ../numeric/ (element types, inputs, poison, tolerance;
+ * the benchmark's options, statistics, stopping rule); the parent's side, which this layer
+ * does not include: ../gpu_backend.c (devices, run workers, the job protocol) and
+ * ../gpu_pipeline.c (run cases, batches, verdicts, re-measure). */
 
 #include <stdint.h>
 

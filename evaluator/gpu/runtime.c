@@ -2,7 +2,7 @@
  * creates a GPU context. It answers a device query, and runs jobs: load code objects (cached
  * by content hash), fill the spec's buffers from the job's seed and run the reference (or
  * find both in the reference cache), poison and run the candidate, compare on the host
- * (../gpu_check.c), and time the benchmarked shape
+ * (../numeric/check.c), and time the benchmarked shape
  * (bench.c). A sticky error (illegal address, ...) makes it answer and then exit, so the pool
  * respawns a fresh context; a hang is the parent's to kill. This file: the worker's state,
  * device query, code objects, job dispatch; run_eval.c: buffers, check, benchmark; the job

@@ -1,9 +1,9 @@
-/* The benchmark's host side (no GPU call; built with the GPU layer): options from the
+/* The benchmark's host side (no GPU call, nothing of the evaluator): options from the
  * environment, median / quartile / CI statistics of the timed samples, the stopping rule
  * (adaptive CI stop, screening against the incumbent, window and caps), how many launches to
  * queue next, and how many input sets rotate for a cold L2. The timed loops on the device
- * are gpu/bench.c. */
-#include "gpu_run_int.h"
+ * are ../gpu/bench.c. */
+#include "numeric_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -2,13 +2,14 @@
  * patterns, deterministic never-zero inputs from a seed, the NaN poison pattern, and the
  * CK-style tolerance comparison that reports the worst element; large buffers are filled and
  * compared by a few threads, with results that do not depend on their number. No GPU call
- * lives here (so not in gpu/; built with the GPU layer): the run worker (gpu/runtime.c,
- * gpu/run_eval.c) moves the bytes; this file decides what they must be. */
-#include "gpu_run_int.h"
+ * and nothing of the evaluator: the run worker (../gpu/runtime.c, ../gpu/run_eval.c) moves
+ * the bytes, this file decides what they must be. */
+#include "numeric_int.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
