@@ -599,12 +599,6 @@ static const char *gpu_device(void *state)
     return ((amk__gpu_state *)state)->device;
 }
 
-const amk__gpu_info *amk__gpu_backend_info(void *state)
-{
-    return &((amk__gpu_state *)state)->info;
-}
-
-
 const amk_backend_type amk_backend_gpu = {
     .api_version = 1,
     .name = "gpu",

@@ -75,8 +75,6 @@ int amk__gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_
  * (gpu_pipeline.c) */
 int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
                        double lat_us[2], double spread[2], amk_diag *d);
-/* The device the backend found (after a successful init). (gpu_backend.c) */
-const amk__gpu_info *amk__gpu_backend_info(void *state);
 /* Configs the backend holds in flight on ndev devices with a compile pool of jobs workers
  * (its parallelism): ndev * AMK__GPU_CONFIGS_PER_DEVICE, at most jobs, at least ndev.
  * (gpu_backend.c) */
