@@ -51,23 +51,9 @@ static void print_list_row(FILE *tf, const amk_spec *s, const cJSON *o)
 
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc, json = 0;
-    cli_args_init(&a, "list", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            cli_args_fail(&a, "unexpected argument '%s'", a.arg);
-            continue;
-        }
-        if (cli_common_option(ctx, &a))
-            continue;
-        if (cli_args_flag(&a, "--json")) {
-            json = 1;
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
+    int rc, json = 0;
+    cli_opt opts[] = {CLI_FLAG("--json", &json), CLI_END};
+    if ((rc = cli_parse(ctx, argc, argv, opts, NULL)) >= 0)
         return rc;
 
     amk_registry *reg = NULL;
@@ -141,31 +127,12 @@ static void print_space_table(const cJSON *out)
 
 int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc, exact = 0;
+    int rc, exact = 0;
     const char *kernel = NULL, *shape_txt = NULL;
-    cli_args_init(&a, "space", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (kernel)
-                cli_args_fail(&a, "unexpected argument '%s' (one KERNEL)", a.arg);
-            kernel = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--shape", &shape_txt))
-            continue;
-        if (cli_args_flag(&a, "--exact")) {
-            exact = 1;
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
+    cli_opt opts[] = {CLI_STR("--shape", &shape_txt), CLI_FLAG("--exact", &exact), CLI_END};
+    cli_pos pos = CLI_ONE_KERNEL(&kernel);
+    if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
-    if (!kernel) {
-        cli_args_fail(&a, "missing KERNEL (see `amk list`)");
-        return a.err;
-    }
 
     const amk_spec *s;
     const amk_target *t;
