@@ -14,15 +14,9 @@ static int set_defaults(cli_ctx *ctx, amk_report *rep)
     amk_diag_clear(&rd);
     if (!amk_report_ngroups(rep))
         return CLI_EXIT_OK;
-    int e = amk_registry_create(&reg, &rd);
-    for (int i = 0; e == AMK_OK && i < ctx->n_spec_dirs; i++)
-        if ((e = amk_registry_add_dir(reg, ctx->spec_dirs[i], &rd)) != AMK_OK)
-            amk_diag_prefix(&rd, "--spec-dir %s", ctx->spec_dirs[i]);
-    if (e == AMK_ENOMEM) {
-        amk_registry_free(reg);
+    if (amk_registry_open(ctx->spec_dirs, ctx->n_spec_dirs, &reg, &rd) == AMK_ENOMEM)
         return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
-    }
-    amk_report_defaults(rep, e == AMK_OK ? reg : NULL, rd.msg);
+    amk_report_defaults(rep, reg, rd.msg);
     amk_registry_free(reg);
     return CLI_EXIT_OK;
 }

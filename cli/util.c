@@ -111,53 +111,24 @@ int cli_registry(cli_ctx *ctx, amk_registry **out)
 {
     amk_diag d;
     amk_diag_clear(&d);
-    if (!ctx->reg) {
-        amk_registry *r = NULL;
-        int rc = amk_registry_create(&r, &d);
-        if (rc != AMK_OK) {
-            amk_diag_prefix(&d, "loading the built-in kernels");
-            return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT,
-                                 &d);
-        }
-        for (int i = 0; i < ctx->n_spec_dirs; i++) {
-            const char *dir = ctx->spec_dirs[i];
-            if (!amk_fs_exists(dir)) {
-                amk_registry_free(r);
-                return cli_fail(ctx, CLI_EXIT_INPUT, "--spec-dir %s: no such directory", dir);
-            }
-            rc = amk_registry_add_dir(r, dir, &d);
-            if (rc != AMK_OK) {
-                amk_registry_free(r);
-                if (!strstr(d.msg, dir))
-                    amk_diag_prefix(&d, "--spec-dir %s", dir);
-                return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT,
-                                     &d);
-            }
-        }
-        ctx->reg = r;
-    }
+    int rc = AMK_OK;
+    if (!ctx->reg)
+        rc = amk_registry_open(ctx->spec_dirs, ctx->n_spec_dirs, &ctx->reg, &d);
+    if (rc != AMK_OK)
+        return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
     *out = ctx->reg;
     return CLI_EXIT_OK;
 }
 
 int cli_kernel(cli_ctx *ctx, const char *name, const amk_spec **out)
 {
-    amk_registry *r;
+    amk_registry *r = NULL;
+    amk_diag d;
+    amk_diag_clear(&d);
     int rc = cli_registry(ctx, &r);
-    if (rc)
-        return rc;
-    const amk_spec *s = amk_registry_find(r, name);
-    if (!s) {
-        amk_sb sb = {0};
-        for (int i = 0; i < amk_registry_count(r); i++)
-            amk_sb_printf(&sb, "%s%s", i ? ", " : "", amk_spec_name(amk_registry_at(r, i)));
-        cli_fail(ctx, CLI_EXIT_INPUT, "unknown kernel '%s' (known: %s; add your own with "
-                 "--spec-dir DIR)", name, sb.p ? sb.p : "none");
-        amk_sb_free(&sb);
-        return CLI_EXIT_INPUT;
-    }
-    *out = s;
-    return CLI_EXIT_OK;
+    if (rc == CLI_EXIT_OK && amk_registry_lookup(r, name, out, &d) != AMK_OK)
+        rc = cli_fail_diag(ctx, CLI_EXIT_INPUT, &d);
+    return rc;
 }
 
 int cli_configs(cli_ctx *ctx, const char *path, int many, amk_config **out, size_t *n)
@@ -174,29 +145,14 @@ int cli_configs(cli_ctx *ctx, const char *path, int many, amk_config **out, size
     return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
 }
 
-static void known_targets(amk_sb *sb)
-{
-    for (int i = 0; i < amk_target_count(); i++)
-        amk_sb_printf(sb, "%s%s", i ? ", " : "", amk_target_at(i)->key);
-}
-
 int cli_resolve_target(cli_ctx *ctx, const amk_target **out)
 {
+    const amk_target *t;
+    amk_diag d;
+    amk_diag_clear(&d);
     if (!ctx->target_ready) {
-        const char *name = ctx->target;
-        const amk_target *t;
-        if (!name && getenv("AMK_TARGET") && *getenv("AMK_TARGET"))
-            name = getenv("AMK_TARGET");
-        t = name ? amk_target_find(name) : amk_target_default();
-        if (!t) {
-            amk_sb sb = {0};
-            known_targets(&sb);
-            cli_fail(ctx, CLI_EXIT_INPUT, "unknown target '%s'%s (known: %s)",
-                     name ? name : "(default)", ctx->target ? "" : " from $AMK_TARGET",
-                     sb.p ? sb.p : "none");
-            amk_sb_free(&sb);
-            return CLI_EXIT_INPUT;
-        }
+        if (amk_target_resolve(ctx->target, &t, &d) != AMK_OK)
+            return cli_fail_diag(ctx, CLI_EXIT_INPUT, &d);
         amk_target_with_ceilings(t, &ctx->target_copy);
         ctx->target_ready = 1;
     }

@@ -334,6 +334,13 @@ int amk_registry_create(amk_registry **out, amk_diag *d);
 /* Adds DIR: either one kernel folder (has spec.json) or a folder of kernel folders.
  * A user kernel with a built-in's name replaces it (a warning is logged). */
 int amk_registry_add_dir(amk_registry *r, const char *dir, amk_diag *d);
+/* The built-in kernels plus each of dirs[0..n-1] (a command's --spec-dir options, and so
+ * named in messages): "--spec-dir DIR: no such directory", or the load error naming DIR.
+ * AMK_ENOMEM, AMK_ENOENT or the spec's error; *out is NULL on error. */
+int amk_registry_open(const char *const *dirs, int n, amk_registry **out, amk_diag *d);
+/* The kernel called name, or AMK_ENOENT with "unknown kernel 'x' (known: a, b; ...)". */
+int amk_registry_lookup(const amk_registry *r, const char *name, const amk_spec **out,
+                        amk_diag *d);
 const amk_spec *amk_registry_find(const amk_registry *r, const char *name);
 int amk_registry_count(const amk_registry *r);
 const amk_spec *amk_registry_at(const amk_registry *r, int i); /* sorted by name */
