@@ -20,7 +20,6 @@
 #include "amk_space_json.h"
 
 #include <cjson/cJSON.h>
-#include <signal.h>
 #include <stdio.h>
 
 /* Process exit codes: part of the user contract (README.md, HARNESS.md, `amk help`). */
@@ -190,22 +189,12 @@ int cli_loop_world_size(void);
 /* JSON helpers: a number or null when NaN. */
 cJSON *cli_json_num(double v);
 void cli_json_add_num(cJSON *obj, const char *key, double v);
-/* `amk loop`'s people output (loop_ui.c): init hooks the banner, the progress bar (on a
- * terminal) and the notes into o; end takes the bar off and restores the signal handlers;
- * summary prints the result on stderr. */
-typedef struct cli_loop_ui {
-    cli_ctx *ctx;
-    const amk_tune_opts *o;
-    int bar;            /* draw the bar (stderr is a terminal) */
-    int started;        /* the banner is out and the signal handlers are set */
-    int drawn;          /* a bar line is on screen */
-    int64_t calls;      /* trials seen by this run */
-    double last_draw;
-    struct sigaction old_int, old_term;
-} cli_loop_ui;
-void cli_loop_ui_init(cli_loop_ui *ui, cli_ctx *ctx, amk_tune_opts *o);
-void cli_loop_ui_end(cli_loop_ui *ui);
-void cli_loop_ui_summary(const amk_tune_result *r, const char *results, const char *best_path);
+/* A best config (`amk loop`'s "best", `amk propose`'s "incumbent"): config, config_id
+ * (NULL: computed), latency_us, latency_kind, spread, trial. */
+cJSON *cli_incumbent_json(const amk_incumbent *b, const char *config_id);
+/* amk_tune with `amk loop`'s people output on stderr (loop_ui.c): the banner, the progress
+ * bar (on a terminal) and the notes while it runs, the summary after a success. */
+int cli_loop_tune(cli_ctx *ctx, amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
 
 /* Subcommands. */
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv);

@@ -10,22 +10,6 @@
 
 #define LOOP_DEFAULT_BUDGET 100
 
-static cJSON *best_json(const amk_incumbent *b)
-{
-    if (!b->has)
-        return cJSON_CreateNull();
-    cJSON *o = cJSON_CreateObject();
-    char id[17];
-    amk_config_id(&b->config, id);
-    cJSON_AddItemToObject(o, "config", amk_config_to_json(&b->config));
-    cJSON_AddStringToObject(o, "config_id", id);
-    cli_json_add_num(o, "latency_us", b->latency_us);
-    cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(b->kind));
-    cli_json_add_num(o, "spread", b->spread);
-    cJSON_AddNumberToObject(o, "trial", (double)b->trial);
-    return o;
-}
-
 /* vs_default of the summary (amk_loop_vs_default says how it is found). */
 static cJSON *vs_default_json(const amk_vs_default *v)
 {
@@ -103,13 +87,10 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
                        .time_limit_s = la->time_limit, .batch = (int)la->batch,
                        .min_gain = la->min_gain, .results_path = la->results,
                        .best_path = best_path, .resume = la->resume};
-    cli_loop_ui ui;
-    cli_loop_ui_init(&ui, ctx, &o);
     amk_tune_result r;
     amk_diag d;
     amk_diag_clear(&d);
-    int e = amk_tune(&o, &r, &d);
-    cli_loop_ui_end(&ui);
+    int e = cli_loop_tune(ctx, &o, &r, &d);
     if (e != AMK_OK) {
         amk_evaluator_free(ev);
         return tune_fail(ctx, e, &r, la->s, &d);
@@ -138,15 +119,14 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
     cJSON_AddBoolToObject(out, "resumed", la->resume);
     cJSON_AddBoolToObject(out, "exhausted", res->exhausted);
     cJSON_AddNumberToObject(out, "elapsed_s", round(res->elapsed_s * 1000) / 1000);
-    cJSON_AddItemToObject(out, "best", best_json(&res->best));
+    cJSON_AddItemToObject(out, "best", res->best.has ? cli_incumbent_json(&res->best, NULL)
+                                                      : cJSON_CreateNull());
     cJSON_AddItemToObject(out, "vs_default", vs_default_json(&r.vs_default));
     cJSON_AddStringToObject(out, "results", la->results);
     if (res->best.has && amk_fs_exists(best_path))
         cJSON_AddStringToObject(out, "best_file", best_path);
     else
         cJSON_AddNullToObject(out, "best_file");
-    if (cli_tables(ctx))
-        cli_loop_ui_summary(&r, la->results, best_path);
     amk_evaluator_free(ev);
     *summary = out;
     return CLI_EXIT_OK;

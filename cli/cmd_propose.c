@@ -7,16 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The incumbent as `amk loop`'s best, and where it was measured: its row's device and
+ * source. */
 static cJSON *incumbent_json(const amk_proposal_result *p)
 {
     const amk_row *r = &p->incumbent;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "config", amk_config_to_json(&p->incumbent_config));
-    cJSON_AddStringToObject(o, "config_id", r->config_id);
-    cli_json_add_num(o, "latency_us", r->latency_us);
-    cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(r->latency_kind));
-    cli_json_add_num(o, "spread", r->spread);
-    cJSON_AddNumberToObject(o, "trial", (double)r->trial);
+    amk_incumbent b = {1, p->incumbent_config, r->latency_us, r->spread, r->latency_kind,
+                       r->trial};
+    cJSON *o = cli_incumbent_json(&b, r->config_id);
     cJSON_AddStringToObject(o, "device", r->device);
     cJSON_AddStringToObject(o, "source", r->source);
     return o;

@@ -17,12 +17,6 @@ static void fmt_count(char *out, size_t cap, double n)
         snprintf(out, cap, "%.3g", n);
 }
 
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "?";
-}
-
 static double jnum(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -86,11 +80,13 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
 
 /* ---------- space -------------------------------------------------------------------------- */
 
-static void print_space_table(const cJSON *out)
+/* `amk space`'s table: the params, derived values and restrictions as the JSON out shows
+ * them (choices may be labels), then the counts n. */
+static void print_space_table(const cJSON *out, const amk_spec *s, const char *shape,
+                              const amk_target *t, const amk_space_counts *n)
 {
     const cJSON *p;
-    fprintf(stderr, "kernel %s  shape %s  target %s\n", jstr(out, "kernel"), jstr(out, "shape"),
-            jstr(out, "target"));
+    fprintf(stderr, "kernel %s  shape %s  target %s\n", amk_spec_name(s), shape, t->key);
     fprintf(stderr, "%-12s %-10s %s\n", "PARAM", "DEFAULT", "CHOICES");
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(out, "params"))
     {
@@ -115,14 +111,13 @@ static void print_space_table(const cJSON *out)
                 fprintf(stderr, "  %s\n", p->valuestring);
     }
     char raw[32], valid[32], feas[32];
-    fmt_count(raw, sizeof raw, jnum(out, "raw_size"));
-    fmt_count(valid, sizeof valid, jnum(out, "valid_count"));
-    fmt_count(feas, sizeof feas, jnum(out, "feasible_count"));
+    fmt_count(raw, sizeof raw, n->raw);
+    fmt_count(valid, sizeof valid, round(n->valid));
+    fmt_count(feas, sizeof feas, round(n->feasible));
     fprintf(stderr, "raw %s  valid %s  feasible %s  (%s)\n", raw, valid, feas,
-            jstr(out, "counted"));
-    const cJSON *def = cJSON_GetObjectItemCaseSensitive(out, "default_config");
-    if (def && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(def, "valid")))
-        fprintf(stderr, "default config is not valid here: %s\n", jstr(def, "reason"));
+            n->exact ? "exact" : "estimated");
+    if (!n->default_ok)
+        fprintf(stderr, "default config is not valid here: %s\n", n->default_reason);
 }
 
 int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
@@ -185,6 +180,6 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
             cJSON_AddStringToObject(dj, "reason", n.default_reason);
     }
     if (cli_tables(ctx))
-        print_space_table(out);
+        print_space_table(out, s, shape, t, &n);
     return cli_print_json(ctx, out);
 }

@@ -222,3 +222,18 @@ void cli_json_add_num(cJSON *obj, const char *key, double v)
 {
     cJSON_AddItemToObject(obj, key, cli_json_num(v));
 }
+
+cJSON *cli_incumbent_json(const amk_incumbent *b, const char *config_id)
+{
+    char id[17];
+    cJSON *o = cJSON_CreateObject();
+    if (!config_id)
+        amk_config_id(&b->config, id);
+    cJSON_AddItemToObject(o, "config", amk_config_to_json(&b->config));
+    cJSON_AddStringToObject(o, "config_id", config_id ? config_id : id);
+    cli_json_add_num(o, "latency_us", b->latency_us);
+    cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(b->kind));
+    cli_json_add_num(o, "spread", b->spread);
+    cJSON_AddNumberToObject(o, "trial", (double)b->trial);
+    return o;
+}
