@@ -151,52 +151,12 @@ const amk_strategy_type *cli_strategy(const cli_ctx *ctx, const char *name)
     return st;
 }
 
-/* --devices: "all" (n = 0: every visible device) or distinct device indices "0,1,3". */
-static void parse_devices(cli_args *a, const char *text, cli_devices *out)
-{
-    const char *p = text;
-    out->n = 0;
-    if (!strcmp(text, "all"))
-        return;
-    for (;;) {
-        char tok[32];
-        size_t len = strcspn(p, ",");
-        int64_t v;
-        if (len == 0 || len >= sizeof tok) {
-            args_fail(a, "option %s: '%s' is not a list of device indices (e.g. 0,1,3) or all",
-                      a->arg, text);
-            return;
-        }
-        memcpy(tok, p, len);
-        tok[len] = '\0';
-        if (amk_parse_i64(tok, &v) != AMK_OK || v < 0 || v > 1023) {
-            args_fail(a, "option %s: '%s' in '%s' is not a device index (0..1023)", a->arg, tok,
-                      text);
-            return;
-        }
-        for (int k = 0; k < out->n; k++)
-            if (out->idx[k] == (int)v) {
-                args_fail(a, "option %s: device %d is listed twice in '%s'", a->arg, (int)v,
-                          text);
-                return;
-            }
-        if (out->n >= CLI_MAX_DEVICES) {
-            args_fail(a, "option %s: more than %d devices in '%s'", a->arg, CLI_MAX_DEVICES,
-                      text);
-            return;
-        }
-        out->idx[out->n++] = (int)v;
-        if (!p[len])
-            return;
-        p += len + 1;
-    }
-}
-
 /* Parses the value of option o into o->out; a usage error when it does not fit its kind. */
 static void take_value(cli_args *a, const cli_opt *o, const char *v)
 {
     double x;
     char *end = NULL;
+    amk_diag d;
     switch (o->kind) {
     case CLI_OPT_FLAG: break;
     case CLI_OPT_STR: *(const char **)o->out = v; break;
@@ -221,7 +181,12 @@ static void take_value(cli_args *a, const cli_opt *o, const char *v)
         else
             *(double *)o->out = x;
         break;
-    case CLI_OPT_DEVICES: parse_devices(a, v, o->out); break;
+    case CLI_OPT_DEVICES: {
+        cli_devices *dv = o->out;
+        if (amk_devices_parse(v, dv->idx, &dv->n, &d) != AMK_OK)
+            args_fail(a, "option %s: %s", o->name, d.msg);
+        break;
+    }
     }
 }
 
