@@ -13,7 +13,7 @@ typedef struct cli_args {
     int argc;
     char **argv;
     int i;                  /* next argv index */
-    const char *cmd;        /* "loop", for messages; NULL before the command */
+    const cli_ctx *ctx;     /* its cmd names the command in messages; NULL before it */
     const char *arg;        /* current option name (without "=value") or positional */
     char optbuf[64];        /* option name storage when "--name=value" */
     const char *inline_val; /* value after '=' or NULL */
@@ -36,16 +36,6 @@ static void usage_v(const char *cmd, const char *fmt, va_list ap)
         fprintf(stderr, " (see `amk help`)\n");
 }
 
-static int usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int usage(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    usage_v(cmd, fmt, ap);
-    va_end(ap);
-    return CLI_EXIT_USAGE;
-}
-
 int cli_usage(const cli_ctx *ctx, const char *fmt, ...)
 {
     va_list ap;
@@ -55,16 +45,22 @@ int cli_usage(const cli_ctx *ctx, const char *fmt, ...)
     return CLI_EXIT_USAGE;
 }
 
-/* Records a usage error and stops the pass at it. */
+/* The pass ends at a usage error (already printed). */
+static void args_stop(cli_args *a)
+{
+    a->err = CLI_EXIT_USAGE;
+    a->i = a->argc;
+}
+
+/* Prints a usage error and ends the pass at it. */
 static void args_fail(cli_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void args_fail(cli_args *a, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    usage_v(a->cmd, fmt, ap);
+    usage_v(a->ctx->cmd, fmt, ap);
     va_end(ap);
-    a->err = CLI_EXIT_USAGE;
-    a->i = a->argc;
+    args_stop(a);
 }
 
 static int args_next(cli_args *a)
@@ -121,21 +117,15 @@ static const char *args_value(cli_args *a)
     return a->err ? NULL : v;
 }
 
-static int parse_int(const char *cmd, const char *name, const char *text, int64_t lo,
-                     int64_t hi, int64_t *out)
-{
-    int64_t v;
-    if (amk_parse_i64(text, &v) != AMK_OK || v < lo || v > hi)
-        return usage(cmd, "option %s: '%s' is not an integer in %lld..%lld", name, text,
-                     (long long)lo, (long long)hi);
-    *out = v;
-    return CLI_EXIT_OK;
-}
-
 int cli_int_option(const cli_ctx *ctx, const char *name, const char *text, int64_t lo,
                    int64_t hi, int64_t *out)
 {
-    return parse_int(ctx->cmd, name, text, lo, hi, out);
+    int64_t v;
+    if (amk_parse_i64(text, &v) != AMK_OK || v < lo || v > hi)
+        return cli_usage(ctx, "option %s: '%s' is not an integer in %lld..%lld", name, text,
+                         (long long)lo, (long long)hi);
+    *out = v;
+    return CLI_EXIT_OK;
 }
 
 const amk_strategy_type *cli_strategy(const cli_ctx *ctx, const char *name)
@@ -161,10 +151,8 @@ static void take_value(cli_args *a, const cli_opt *o, const char *v)
     case CLI_OPT_FLAG: break;
     case CLI_OPT_STR: *(const char **)o->out = v; break;
     case CLI_OPT_INT:
-        if (parse_int(a->cmd, o->name, v, o->lo, o->hi, o->out) != CLI_EXIT_OK) {
-            a->err = CLI_EXIT_USAGE;
-            a->i = a->argc;
-        }
+        if (cli_int_option(a->ctx, o->name, v, o->lo, o->hi, o->out) != CLI_EXIT_OK)
+            args_stop(a);
         break;
     case CLI_OPT_DURATION:
         if (amk_parse_duration(v, &x) != AMK_OK || !(x > 0))
@@ -257,7 +245,7 @@ static void take_positional(cli_args *a, const cli_pos *pos, int *n)
 int cli_parse(cli_ctx *ctx, int argc, char **argv, const cli_opt *opts, const cli_pos *pos)
 {
     static const cli_pos none = {NULL, 0, NULL, NULL, NULL};
-    cli_args a = {.argc = argc, .argv = argv, .i = 1, .cmd = ctx->cmd};
+    cli_args a = {.argc = argc, .argv = argv, .i = 1, .ctx = ctx};
     int k, n = 0;
     if (!pos)
         pos = &none;
@@ -282,7 +270,7 @@ int cli_parse(cli_ctx *ctx, int argc, char **argv, const cli_opt *opts, const cl
 
 int cli_parse_global(cli_ctx *ctx, int argc, char **argv, int *cmd, int *help)
 {
-    cli_args a = {.argc = argc, .argv = argv, .i = 1};
+    cli_args a = {.argc = argc, .argv = argv, .i = 1, .ctx = ctx};
     int k;
     *cmd = 0;
     *help = 0;
