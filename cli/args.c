@@ -283,10 +283,9 @@ int cli_parse_global(cli_ctx *ctx, int argc, char **argv, int *cmd, int *help)
             args_flag(&a);
             *help = 1;
         } else if (!strcmp(a.arg, "--version")) {
-            if (args_flag(&a)) {
-                printf("amk %s\n", AMK_VERSION);
-                return CLI_EXIT_OK;
-            }
+            args_flag(&a); /* "--version=x": the error, and the version all the same */
+            printf("amk %s\n", AMK_VERSION);
+            return CLI_EXIT_OK;
         } else if (!common_option(ctx, &a)) {
             args_fail(&a, "unknown option '%s'", a.arg);
         }

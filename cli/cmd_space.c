@@ -147,7 +147,7 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
     e = amk_space_size_on(sp, t, exact, &n, &d);
     amk_space_free(sp);
     if (e != AMK_OK)
-        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : cli_exit_for(e), &d);
+        return cli_fail_diag(ctx, cli_exit_for(e), &d);
 
     char shape[256];
     amk_shape_format(s, &sh, shape, sizeof shape);
