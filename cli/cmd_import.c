@@ -39,11 +39,9 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
     cJSON_AddItemToObject(out, "kernel_source",
                           kernel ? cJSON_CreateString(kernel) : cJSON_CreateNull());
     cJSON *params = cJSON_AddArrayToObject(out, "params");
-    double raw = 1;
-    for (int i = 0; i < amk_spec_n_params(s); i++) {
+    double raw = amk_spec_raw_size(s);
+    for (int i = 0; i < amk_spec_n_params(s); i++)
         cJSON_AddItemToArray(params, cJSON_CreateString(amk_spec_param_name(s, i)));
-        raw *= amk_spec_param_n_choices(s, i);
-    }
     cJSON_AddNumberToObject(out, "raw_size", raw);
     cJSON_AddNumberToObject(out, "restrictions", amk_spec_n_restrictions(s));
     if (cli_tables(ctx))

@@ -17,27 +17,18 @@ static void fmt_count(char *out, size_t cap, double n)
         snprintf(out, cap, "%.3g", n);
 }
 
-static double jnum(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-/* One kernel's line of `amk list`'s table, from its JSON entry. */
-static void print_list_row(FILE *tf, const amk_spec *s, const cJSON *o)
+/* One kernel's line of `amk list`'s table. */
+static void print_list_row(FILE *tf, const amk_spec *s)
 {
     char dims[160] = "", dtypes[80] = "", raw[32];
     size_t dl = 0, tl = 0;
-    const cJSON *x;
-    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(o, "dims"))
-        if (dl < sizeof dims)
-            dl += (size_t)snprintf(dims + dl, sizeof dims - dl, "%s%s", dl ? "," : "",
-                                   x->valuestring);
-    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(o, "dtypes"))
-        if (tl < sizeof dtypes)
-            tl += (size_t)snprintf(dtypes + tl, sizeof dtypes - tl, "%s%s", tl ? "," : "",
-                                   x->valuestring);
-    fmt_count(raw, sizeof raw, jnum(o, "raw_size"));
+    for (int j = 0; j < amk_spec_n_dims(s) && dl < sizeof dims; j++)
+        dl += (size_t)snprintf(dims + dl, sizeof dims - dl, "%s%s", dl ? "," : "",
+                               amk_spec_dim_name(s, j));
+    for (int j = 0; j < amk_spec_n_dtypes(s) && tl < sizeof dtypes; j++)
+        tl += (size_t)snprintf(dtypes + tl, sizeof dtypes - tl, "%s%s", tl ? "," : "",
+                               amk_spec_dtype_name(s, j));
+    fmt_count(raw, sizeof raw, amk_spec_raw_size(s));
     const char *desc = amk_spec_description(s);
     fprintf(tf, "%-14s %-22s %-14s %6d %12s  %.60s%s\n", amk_spec_name(s), dims, dtypes,
             amk_spec_n_params(s), raw, desc, strlen(desc) > 60 ? "..." : "");
@@ -69,7 +60,7 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
             break;
         cJSON_AddItemToArray(arr, o);
         if (tf)
-            print_list_row(tf, s, o);
+            print_list_row(tf, s);
     }
     if (tty) {
         cJSON_Delete(arr);

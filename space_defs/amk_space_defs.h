@@ -81,6 +81,7 @@ int amk_spec_n_params(const amk_spec *s);
 const char *amk_spec_param_name(const amk_spec *s, int i);
 int amk_spec_param_index(const amk_spec *s, const char *name); /* -1 if unknown */
 int amk_spec_param_n_choices(const amk_spec *s, int i);
+double amk_spec_raw_size(const amk_spec *s); /* product of the params' choice counts */
 int64_t amk_spec_param_value(const amk_spec *s, int i, int choice); /* the -D value */
 /* For enum params (declared with strings) the label of a choice, else NULL. */
 const char *amk_spec_param_label(const amk_spec *s, int i, int choice);

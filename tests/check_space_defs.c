@@ -566,6 +566,7 @@ START_TEST(test_amk_spec_param_accessors)
     ck_assert_int_eq(amk_spec_param_index(s, "TM"), 3);
     ck_assert_int_eq(amk_spec_param_index(s, "XX"), -1);
     ck_assert_int_eq(amk_spec_param_n_choices(s, 0), 5);
+    ck_assert_double_eq(amk_spec_raw_size(s), 5 * 5 * 3 * 4 * 4 * 3);
     ck_assert_int_eq(amk_spec_param_value(s, 0, 3), 128);
     ck_assert_int_eq(amk_spec_param_default(s, 0), 3);
     ck_assert_ptr_null(amk_spec_param_label(s, 0, 0));
