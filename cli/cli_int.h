@@ -20,7 +20,6 @@
 #include "space_json_int.h"
 
 #include <cjson/cJSON.h>
-#include <signal.h>
 #include <stdio.h>
 
 /* Process exit codes: part of the user contract (README.md, HARNESS.md, `amk help`). */
@@ -68,66 +67,74 @@ const cli_command *cli_command_find(const char *name);
 
 /* ---------- argument parsing ---------------------------------------------------------------
  * Long options only, "--name value" or "--name=value"; "--" ends options; "-" is a
- * positional (stdin). Subcommands loop:
- *     while ((k = cli_args_next(&a)) != CLI_ARG_END) {
- *         if (k == CLI_ARG_POS) { ... a.arg ...; continue; }
- *         if (cli_common_option(ctx, &a)) continue;
- *         if (cli_args_value(&a, "--shape", &shape)) continue;
- *         ...
- *         cli_args_unknown(&a);
- *     }
- *     if ((rc = cli_args_done(ctx, &a)) >= 0) return rc;   (--help, or a usage error)
- */
-enum { CLI_ARG_END = 0, CLI_ARG_OPT = 1, CLI_ARG_POS = 2 };
+ * positional (stdin). A command lists its options, as git's parse-options does, and its
+ * positionals, and makes one call:
+ *     cli_opt opts[] = {CLI_STR("--shape", &shape), CLI_FLAG("--exact", &exact), CLI_END};
+ *     cli_pos pos = {&kernel, 1, NULL, "unexpected argument '%s' (one KERNEL)", "missing ..."};
+ *     if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
+ *         return rc;
+ * Every command also takes --spec-dir, --target, --tables, --quiet and --help (ctx). */
+typedef enum {
+    CLI_OPT_FLAG,     /* int, set to 1; no value */
+    CLI_OPT_STR,      /* const char *, not empty */
+    CLI_OPT_INT,      /* int64_t in [lo, hi] */
+    CLI_OPT_DURATION, /* double seconds > 0 ("90s", "10m"); examples go in the message */
+    CLI_OPT_FRACTION, /* double in [0, 1) */
+    CLI_OPT_DEVICES,  /* cli_devices */
+} cli_opt_kind;
 
-typedef struct cli_args {
-    int argc;
-    char **argv;
-    int i;                  /* next argv index */
-    const char *cmd;        /* "loop", for messages */
-    const char *arg;        /* current option name (without "=value") or positional */
-    char optbuf[64];        /* option name storage when "--name=value" */
-    const char *inline_val; /* value after '=' or NULL */
-    int only_pos;           /* after "--" */
-    int matched;            /* the current option was consumed */
-    int err;                /* exit code to return once the loop ends; 0 = fine */
-    int help;               /* --help seen */
-} cli_args;
+typedef struct cli_opt {
+    const char *name; /* "--budget"; NULL ends the table */
+    cli_opt_kind kind;
+    void *out; /* where the value goes, of the kind's type */
+    int64_t lo, hi;
+    const char *examples;
+} cli_opt;
 
-void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv);
-int cli_args_next(cli_args *a);
-/* 1 when the current option is `name` (a flag: no value allowed). */
-int cli_args_flag(cli_args *a, const char *name);
-/* 1 when the current option is `name`; *val gets its value (a missing value is a usage
- * error recorded in a->err, *val is then NULL). */
-int cli_args_value(cli_args *a, const char *name, const char **val);
-/* Records "unknown option" for the current option. */
-void cli_args_unknown(cli_args *a);
-/* Records a usage error with a message (printed at once). */
-void cli_args_fail(cli_args *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Integer option value in [lo, hi]; a usage error otherwise. Returns 1 when parsed. */
-int cli_args_int(cli_args *a, const char *name, const char *text, int64_t lo, int64_t hi,
-                 int64_t *out);
-
-/* Duration option value ("90s", "10m", a number of seconds), > 0; a usage error naming
- * the examples otherwise. Returns 1 when parsed. */
-int cli_args_duration(cli_args *a, const char *name, const char *text, const char *examples,
-                      double *out);
-/* The strategy called name; NULL after a usage error listing the known ones. */
-const amk_strategy_type *cli_args_strategy(cli_args *a, const char *name);
+#define CLI_FLAG(name, out) {(name), CLI_OPT_FLAG, (out), 0, 0, NULL}
+#define CLI_STR(name, out) {(name), CLI_OPT_STR, (out), 0, 0, NULL}
+#define CLI_INT(name, out, lo, hi) {(name), CLI_OPT_INT, (out), (lo), (hi), NULL}
+#define CLI_DURATION(name, out, examples) {(name), CLI_OPT_DURATION, (out), 0, 0, (examples)}
+#define CLI_FRACTION(name, out) {(name), CLI_OPT_FRACTION, (out), 0, 0, NULL}
+#define CLI_DEVICES(name, out) {(name), CLI_OPT_DEVICES, (out), 0, 0, NULL}
+#define CLI_END {NULL, CLI_OPT_FLAG, NULL, 0, 0, NULL}
 
 /* Most GPUs one --devices list may name. */
 #define CLI_MAX_DEVICES AMK_MAX_DEVICES
-/* --devices value: "all" (*n = 0: every visible device) or distinct device indices
- * "0,1,3" (out[0..*n-1], at most CLI_MAX_DEVICES). A usage error otherwise. Returns 1 when
- * parsed. */
-int cli_args_devices(cli_args *a, const char *name, const char *text, int *out, int *n);
+/* --devices: "all" (n = 0: every visible device) or distinct device indices "0,1,3". */
+typedef struct cli_devices {
+    int idx[CLI_MAX_DEVICES];
+    int n;
+} cli_devices;
 
-/* After the parse loop: prints the command's help and returns CLI_EXIT_OK after --help,
- * returns the usage error code after an error, or -1 to go on. */
-int cli_args_done(const cli_ctx *ctx, const cli_args *a);
-/* --spec-dir, --target, --tables, --quiet and --help, accepted by every subcommand. */
-int cli_common_option(cli_ctx *ctx, cli_args *a);
+/* A command's positionals. max < 0: any number, gathered in order at argv[1..*n]. */
+typedef struct cli_pos {
+    const char **out;    /* room for max of them */
+    int max;
+    int *n;              /* how many were given; may be NULL */
+    const char *extra;   /* usage error for one more than max; its one %s is the argument */
+    const char *missing; /* usage error when none is given; NULL: they are optional */
+} cli_pos;
+
+/* One KERNEL, as `space`, `propose` and `loop` take it. */
+#define CLI_ONE_KERNEL(out)                                                                  \
+    {(out), 1, NULL, "unexpected argument '%s' (one KERNEL)", "missing KERNEL (see `amk list`)"}
+
+/* Parses argv (argv[0] is the command) into opts and pos (NULL: no positionals). Returns
+ * -1 to go on, or the exit code to return: 0 once --help printed the help, 1 after the
+ * usage error it printed. */
+int cli_parse(cli_ctx *ctx, int argc, char **argv, const cli_opt *opts, const cli_pos *pos);
+/* The options before the command (`amk --target x loop ...`) into ctx; *cmd is the index
+ * of the command in argv (0: none), *help says --help was seen. Returns -1 to go on, or
+ * an exit code (0 after --version printed the version). */
+int cli_parse_global(cli_ctx *ctx, int argc, char **argv, int *cmd, int *help);
+/* A usage error found after cli_parse ("(see `amk CMD --help`)"); returns CLI_EXIT_USAGE. */
+int cli_usage(const cli_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* An integer option checked after cli_parse: 0, or the usage error's exit code. */
+int cli_int_option(const cli_ctx *ctx, const char *name, const char *text, int64_t lo,
+                   int64_t hi, int64_t *out);
+/* The strategy called name; NULL after a usage error listing the known ones. */
+const amk_strategy_type *cli_strategy(const cli_ctx *ctx, const char *name);
 
 /* ---------- messages ----------------------------------------------------------------------- */
 /* "amk CMD: message" on stderr, returns code. */
@@ -145,6 +152,9 @@ int cli_tables(const cli_ctx *ctx);
 
 /* Prints JSON (pretty) plus a newline on stdout and frees it; CLI_EXIT_INTERNAL on OOM. */
 int cli_print_json(const cli_ctx *ctx, cJSON *json);
+
+/* Every results file must exist ("-", stdin, too when stdin_ok); exit code 3 otherwise. */
+int cli_results_files(const cli_ctx *ctx, const char *const *paths, int n, int stdin_ok);
 
 /* ---------- shared objects ------------------------------------------------------------------ */
 /* Registry of built-in kernels plus every --spec-dir; prints the error and returns an exit
@@ -179,22 +189,12 @@ int cli_loop_world_size(void);
 /* JSON helpers: a number or null when NaN. */
 cJSON *cli_json_num(double v);
 void cli_json_add_num(cJSON *obj, const char *key, double v);
-/* `amk loop`'s people output (loop_ui.c): init hooks the banner, the progress bar (on a
- * terminal) and the notes into o; end takes the bar off and restores the signal handlers;
- * summary prints the result on stderr. */
-typedef struct cli_loop_ui {
-    cli_ctx *ctx;
-    const amk_tune_opts *o;
-    int bar;            /* draw the bar (stderr is a terminal) */
-    int started;        /* the banner is out and the signal handlers are set */
-    int drawn;          /* a bar line is on screen */
-    int64_t calls;      /* trials seen by this run */
-    double last_draw;
-    struct sigaction old_int, old_term;
-} cli_loop_ui;
-void cli_loop_ui_init(cli_loop_ui *ui, cli_ctx *ctx, amk_tune_opts *o);
-void cli_loop_ui_end(cli_loop_ui *ui);
-void cli_loop_ui_summary(const amk_tune_result *r, const char *results, const char *best_path);
+/* A best config (`amk loop`'s "best", `amk propose`'s "incumbent"): config, config_id
+ * (NULL: computed), latency_us, latency_kind, spread, trial. */
+cJSON *cli_incumbent_json(const amk_incumbent *b, const char *config_id);
+/* amk_tune with `amk loop`'s people output on stderr (loop_ui.c): the banner, the progress
+ * bar (on a terminal) and the notes while it runs, the summary after a success. */
+int cli_loop_tune(cli_ctx *ctx, amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
 
 /* Subcommands. */
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv);

@@ -65,31 +65,20 @@ static void print_measure(const amk_ceiling_measure *m)
 
 int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    cli_args_init(&a, "calibrate", argc, argv);
     const char *files[64], *kernel = NULL, *backend = "gpu", *results = NULL, *jobs_txt = NULL;
-    int n_files = 0, do_fit = 0, k;
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (n_files == 64)
-                cli_args_fail(&a, "at most 64 results files");
-            else
-                files[n_files++] = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--kernel", &kernel) ||
-            cli_args_value(&a, "--backend", &backend) ||
-            cli_args_value(&a, "--results", &results) || cli_args_value(&a, "--jobs", &jobs_txt))
-            continue;
-        if (cli_args_flag(&a, "--fit")) {
-            do_fit = 1;
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    int done = cli_args_done(ctx, &a); /* prints the help after --help */
-    if (done >= 0)
-        return done;
+    int n_files = 0, do_fit = 0;
+    cli_opt opts[] = {
+        CLI_STR("--kernel", &kernel),
+        CLI_STR("--backend", &backend),
+        CLI_STR("--results", &results),
+        CLI_STR("--jobs", &jobs_txt), /* checked only when measuring */
+        CLI_FLAG("--fit", &do_fit),
+        CLI_END,
+    };
+    cli_pos pos = {files, 64, &n_files, "at most 64 results files", NULL};
+    int rc = cli_parse(ctx, argc, argv, opts, &pos);
+    if (rc >= 0)
+        return rc;
     if (do_fit) {
         if (n_files == 0)
             return cli_fail(ctx, CLI_EXIT_USAGE, "--fit needs at least one results file");
@@ -99,27 +88,26 @@ int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv)
         return cli_fail(ctx, CLI_EXIT_USAGE, "unexpected argument '%s' (results files go with --fit)",
                         files[0]);
     int64_t jobs = 0;
-    if (jobs_txt && !cli_args_int(&a, "--jobs", jobs_txt, 0, 1024, &jobs))
-        return a.err;
-    int rc = cli_check_backend(ctx, backend);
-    if (rc)
+    if (jobs_txt && (rc = cli_int_option(ctx, "--jobs", jobs_txt, 0, 1024, &jobs)) != 0)
+        return rc;
+    if ((rc = cli_check_backend(ctx, backend)) != 0)
         return rc;
 
-    amk_backend_opts opts;
+    amk_backend_opts bo;
     static const int device0 = 0; /* ceilings are measured on one device */
-    memset(&opts, 0, sizeof opts);
-    opts.jobs = (int)jobs;
-    opts.seed = 1;
-    opts.devices = &device0;
-    opts.ndevices = 1;
-    opts.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
+    memset(&bo, 0, sizeof bo);
+    bo.jobs = (int)jobs;
+    bo.seed = 1;
+    bo.devices = &device0;
+    bo.ndevices = 1;
+    bo.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
     amk_registry *reg = NULL;
     if ((rc = cli_registry(ctx, &reg)) != 0)
         return rc;
     amk_calibration_run run;
     amk_diag d;
     amk_diag_clear(&d);
-    int e = amk_calibrate_measure(reg, backend, &opts, results, &run, &d);
+    int e = amk_calibrate_measure(reg, backend, &bo, results, &run, &d);
     if (cli_tables(ctx)) {
         print_measure(&run.copy);
         print_measure(&run.fma);

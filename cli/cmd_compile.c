@@ -19,44 +19,27 @@ typedef struct compile_args {
 /* Parses argv; returns -1 to go on, or an exit code (0 after --help). */
 static int parse(cli_ctx *ctx, int argc, char **argv, compile_args *o)
 {
-    cli_args a;
-    const char *v;
-    int k, rc;
-    cli_args_init(&a, "compile", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (o->kernel)
-                cli_args_fail(&a, "more than one KERNEL given ('%s')", a.arg);
-            o->kernel = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--arch", &o->arch) ||
-            cli_args_value(&a, "--shape", &o->shape) ||
-            cli_args_value(&a, "--config", &o->config) ||
-            cli_args_value(&a, "--cache-dir", &o->cache_dir))
-            continue;
-        if (cli_args_flag(&a, "--all") || cli_args_flag(&a, "--json") ||
-            cli_args_flag(&a, "--no-reference")) {
-            *(!strcmp(a.arg, "--all") ? &o->all : !strcmp(a.arg, "--json") ? &o->json
-                                                                           : &o->no_reference) = 1;
-            continue;
-        }
-        if (cli_args_value(&a, "--random", &v))
-            cli_args_int(&a, "--random", v, 0, 100000, &o->random);
-        else if (cli_args_value(&a, "--seed", &v))
-            cli_args_int(&a, "--seed", v, 0, 0x7fffffff, &o->seed);
-        else if (cli_args_value(&a, "--jobs", &v))
-            cli_args_int(&a, "--jobs", v, 1, 1024, &o->jobs);
-        else if (cli_args_value(&a, "--timeout", &v))
-            cli_args_duration(&a, "--timeout", v, "30s, 2m", &o->timeout_s);
-        else
-            cli_args_unknown(&a);
-    }
-    if (!a.err && !a.help && !o->kernel && !o->all && !o->config)
-        cli_args_fail(&a, "name a KERNEL, --all or --config FILE");
-    if (!a.err && !a.help && o->all && o->kernel)
-        cli_args_fail(&a, "give KERNEL or --all, not both ('%s')", o->kernel);
-    return (rc = cli_args_done(ctx, &a)) >= 0 ? rc : -1;
+    cli_opt opts[] = {
+        CLI_STR("--arch", &o->arch),
+        CLI_STR("--shape", &o->shape),
+        CLI_STR("--config", &o->config),
+        CLI_STR("--cache-dir", &o->cache_dir),
+        CLI_FLAG("--all", &o->all),
+        CLI_FLAG("--json", &o->json),
+        CLI_FLAG("--no-reference", &o->no_reference),
+        CLI_INT("--random", &o->random, 0, 100000),
+        CLI_INT("--seed", &o->seed, 0, 0x7fffffff),
+        CLI_INT("--jobs", &o->jobs, 1, 1024),
+        CLI_DURATION("--timeout", &o->timeout_s, "30s, 2m"),
+        CLI_END,
+    };
+    cli_pos pos = {&o->kernel, 1, NULL, "more than one KERNEL given ('%s')", NULL};
+    int rc = cli_parse(ctx, argc, argv, opts, &pos);
+    if (rc < 0 && !o->kernel && !o->all && !o->config)
+        rc = cli_usage(ctx, "name a KERNEL, --all or --config FILE");
+    if (rc < 0 && o->all && o->kernel)
+        rc = cli_usage(ctx, "give KERNEL or --all, not both ('%s')", o->kernel);
+    return rc;
 }
 
 /* The target whose limits decide which configs are valid: --target, else the target of

@@ -8,23 +8,9 @@
 
 int cli_cmd_devices(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc, require = 0;
-    cli_args_init(&a, "devices", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            cli_args_fail(&a, "unexpected argument '%s'", a.arg);
-            continue;
-        }
-        if (cli_common_option(ctx, &a))
-            continue;
-        if (cli_args_flag(&a, "--require")) {
-            require = 1;
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
+    int rc, require = 0;
+    cli_opt opts[] = {CLI_FLAG("--require", &require), CLI_END};
+    if ((rc = cli_parse(ctx, argc, argv, opts, NULL)) >= 0)
         return rc;
 
     amk_gpu_status_info *gs = malloc(sizeof *gs);

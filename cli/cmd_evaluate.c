@@ -23,34 +23,20 @@ static int evaluate_fail(cli_ctx *ctx, const char *backend, int e, const amk_eva
 
 int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc;
-    const char *input = NULL, *backend = "model", *results = NULL, *devices_txt = NULL;
+    int rc;
+    const char *input = NULL, *backend = "model", *results = NULL;
     /* One config runs on one device: device 0 unless --devices says otherwise. */
-    int devs[CLI_MAX_DEVICES] = {0}, ndevs = 1;
-    cli_args_init(&a, "evaluate", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (input)
-                cli_args_fail(&a, "unexpected argument '%s' (one CONFIG.json or -)", a.arg);
-            input = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--backend", &backend) ||
-            cli_args_value(&a, "--results", &results))
-            continue;
-        if (cli_args_value(&a, "--devices", &devices_txt)) {
-            cli_args_devices(&a, "--devices", devices_txt, devs, &ndevs);
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
+    cli_devices devs = {.idx = {0}, .n = 1};
+    cli_opt opts[] = {
+        CLI_STR("--backend", &backend),
+        CLI_STR("--results", &results),
+        CLI_DEVICES("--devices", &devs),
+        CLI_END,
+    };
+    cli_pos pos = {&input, 1, NULL, "unexpected argument '%s' (one CONFIG.json or -)",
+                   "missing CONFIG.json (a file, or - for stdin)"};
+    if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
-    if (!input) {
-        cli_args_fail(&a, "missing CONFIG.json (a file, or - for stdin)");
-        return a.err;
-    }
     if ((rc = cli_check_backend(ctx, backend)) != 0)
         return rc;
 
@@ -64,13 +50,13 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
     if ((rc = cli_resolve_target(ctx, &t)) != 0)
         return rc;
 
-    amk_backend_opts opts;
-    memset(&opts, 0, sizeof opts);
-    opts.target = t->key;
-    opts.devices = ndevs > 0 ? devs : NULL; /* --devices all: every device of device 0's model */
-    opts.ndevices = ndevs;
-    opts.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
-    amk_evaluate_opts eo = {&cfg, backend, &opts, t, results};
+    amk_backend_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.target = t->key;
+    bo.devices = devs.n > 0 ? devs.idx : NULL; /* all: every device of device 0's model */
+    bo.ndevices = devs.n;
+    bo.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
+    amk_evaluate_opts eo = {&cfg, backend, &bo, t, results};
     amk_evaluate_result r;
     amk_diag d;
     amk_diag_clear(&d);

@@ -37,44 +37,26 @@ static int export_exit(int code)
 
 int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc;
+    int rc, n, replayed = 0;
     const char *format = "json", *output = NULL, *kernel = NULL;
-    int replayed = 0;
-    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
-    size_t n = 0;
-    if (!paths)
-        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
-    cli_args_init(&a, "export", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            paths[n++] = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--format", &format) ||
-            cli_args_value(&a, "--output", &output) || cli_args_value(&a, "-o", &output) ||
-            cli_args_value(&a, "--kernel", &kernel))
-            continue;
-        if (cli_args_flag(&a, "--include-replayed")) {
-            replayed = 1;
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    if (!a.err && format && strcmp(format, "json") && strcmp(format, "c"))
-        cli_args_fail(&a, "--format must be json or c (got '%s')", format);
-    if (!a.err && !a.help && n == 0)
-        cli_args_fail(&a, "missing RESULTS.tsv (one or more)");
-    if ((rc = cli_args_done(ctx, &a)) >= 0) {
-        free(paths);
+    cli_opt opts[] = {
+        CLI_STR("--format", &format),
+        CLI_STR("--output", &output),
+        CLI_STR("-o", &output),
+        CLI_STR("--kernel", &kernel),
+        CLI_FLAG("--include-replayed", &replayed),
+        CLI_END,
+    };
+    cli_pos pos = {NULL, -1, &n, NULL, NULL};
+    if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(paths[i], "-") && !amk_fs_exists(paths[i])) {
-            rc = cli_fail(ctx, CLI_EXIT_RESULTS, "%s: no such file", paths[i]);
-            free(paths);
-            return rc;
-        }
+    if (strcmp(format, "json") && strcmp(format, "c"))
+        return cli_usage(ctx, "--format must be json or c (got '%s')", format);
+    if (n == 0)
+        return cli_usage(ctx, "missing RESULTS.tsv (one or more)");
+    const char *const *paths = (const char *const *)argv + 1;
+    if ((rc = cli_results_files(ctx, paths, n, 1)) != 0)
+        return rc;
 
     amk_diag d;
     amk_diag_clear(&d);
@@ -83,9 +65,8 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
     amk_export_target *t = export_targets(&o.n_targets);
     o.targets = t;
     amk_export_db *db = NULL;
-    int e = t ? amk_export_db_build(paths, n, &o, &db, &d) : AMK_ENOMEM;
+    int e = t ? amk_export_db_build(paths, (size_t)n, &o, &db, &d) : AMK_ENOMEM;
     free(t);
-    free(paths);
     if (e != AMK_OK) {
         if (!d.msg[0])
             amk_diag_set(&d, e, "%s", amk_strerror(e));
@@ -123,33 +104,24 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
 
 int cli_cmd_lookup(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc;
+    int rc;
     const char *dbpath = NULL, *device = NULL, *shape = NULL, *dtype = NULL, *kernel = NULL;
-    cli_args_init(&a, "lookup", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (kernel)
-                cli_args_fail(&a, "one KERNEL at most ('%s' is extra)", a.arg);
-            kernel = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--db", &dbpath) ||
-            cli_args_value(&a, "--device", &device) || cli_args_value(&a, "--shape", &shape) ||
-            cli_args_value(&a, "--dtype", &dtype))
-            continue;
-        cli_args_unknown(&a);
-    }
-    if (!a.err && !a.help) {
-        if (!dbpath)
-            cli_args_fail(&a, "missing --db FILE");
-        else if (!kernel)
-            cli_args_fail(&a, "missing KERNEL");
-        else if (!shape)
-            cli_args_fail(&a, "missing --shape (M=..,N=..)");
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
+    cli_opt opts[] = {
+        CLI_STR("--db", &dbpath),
+        CLI_STR("--device", &device),
+        CLI_STR("--shape", &shape),
+        CLI_STR("--dtype", &dtype),
+        CLI_END,
+    };
+    cli_pos pos = {&kernel, 1, NULL, "one KERNEL at most ('%s' is extra)", NULL};
+    if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
+    if (!dbpath)
+        return cli_usage(ctx, "missing --db FILE");
+    if (!kernel)
+        return cli_usage(ctx, "missing KERNEL");
+    if (!shape)
+        return cli_usage(ctx, "missing --shape (M=..,N=..)");
 
     amk_diag d;
     amk_diag_clear(&d);

@@ -8,34 +8,26 @@
 
 int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc;
+    int rc;
     const char *input = NULL, *output = NULL, *name = NULL, *kernel = NULL;
-    cli_args_init(&a, "import", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (input)
-                cli_args_fail(&a, "unexpected argument '%s' (one SPACE.json)", a.arg);
-            input = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--output", &output) ||
-            cli_args_value(&a, "-o", &output) || cli_args_value(&a, "--name", &name) ||
-            cli_args_value(&a, "--kernel", &kernel))
-            continue;
-        cli_args_unknown(&a);
-    }
-    if (!a.err && !a.help && !input)
-        cli_args_fail(&a, "missing SPACE.json (a T1 space file)");
-    if (!a.err && !a.help && !output)
-        cli_args_fail(&a, "missing -o DIR (the kernel folder to write)");
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
+    cli_opt opts[] = {
+        CLI_STR("--output", &output),
+        CLI_STR("-o", &output),
+        CLI_STR("--name", &name),
+        CLI_STR("--kernel", &kernel),
+        CLI_END,
+    };
+    cli_pos pos = {&input, 1, NULL, "unexpected argument '%s' (one SPACE.json)",
+                   "missing SPACE.json (a T1 space file)"};
+    if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
+    if (!output)
+        return cli_usage(ctx, "missing -o DIR (the kernel folder to write)");
 
     amk_diag d;
     amk_diag_clear(&d);
-    amk_import_opts opts = {.name = name, .kernel_file = kernel};
-    int e = amk_import_t1(input, output, &opts, &d);
+    amk_import_opts io = {.name = name, .kernel_file = kernel};
+    int e = amk_import_t1(input, output, &io, &d);
     if (e != AMK_OK)
         return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
     amk_spec *s = NULL;
@@ -47,11 +39,9 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
     cJSON_AddItemToObject(out, "kernel_source",
                           kernel ? cJSON_CreateString(kernel) : cJSON_CreateNull());
     cJSON *params = cJSON_AddArrayToObject(out, "params");
-    double raw = 1;
-    for (int i = 0; i < amk_spec_n_params(s); i++) {
+    double raw = amk_spec_raw_size(s);
+    for (int i = 0; i < amk_spec_n_params(s); i++)
         cJSON_AddItemToArray(params, cJSON_CreateString(amk_spec_param_name(s, i)));
-        raw *= amk_spec_param_n_choices(s, i);
-    }
     cJSON_AddNumberToObject(out, "raw_size", raw);
     cJSON_AddNumberToObject(out, "restrictions", amk_spec_n_restrictions(s));
     if (cli_tables(ctx))

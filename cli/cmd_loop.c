@@ -3,29 +3,12 @@
  * terminal and a JSON summary on stdout. */
 #include "cli_int.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define LOOP_DEFAULT_BUDGET 100
-
-static cJSON *best_json(const amk_incumbent *b)
-{
-    if (!b->has)
-        return cJSON_CreateNull();
-    cJSON *o = cJSON_CreateObject();
-    char id[17];
-    amk_config_id(&b->config, id);
-    cJSON_AddItemToObject(o, "config", amk_config_to_json(&b->config));
-    cJSON_AddStringToObject(o, "config_id", id);
-    cli_json_add_num(o, "latency_us", b->latency_us);
-    cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(b->kind));
-    cli_json_add_num(o, "spread", b->spread);
-    cJSON_AddNumberToObject(o, "trial", (double)b->trial);
-    return o;
-}
 
 /* vs_default of the summary (amk_loop_vs_default says how it is found). */
 static cJSON *vs_default_json(const amk_vs_default *v)
@@ -104,13 +87,10 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
                        .time_limit_s = la->time_limit, .batch = (int)la->batch,
                        .min_gain = la->min_gain, .results_path = la->results,
                        .best_path = best_path, .resume = la->resume};
-    cli_loop_ui ui;
-    cli_loop_ui_init(&ui, ctx, &o);
     amk_tune_result r;
     amk_diag d;
     amk_diag_clear(&d);
-    int e = amk_tune(&o, &r, &d);
-    cli_loop_ui_end(&ui);
+    int e = cli_loop_tune(ctx, &o, &r, &d);
     if (e != AMK_OK) {
         amk_evaluator_free(ev);
         return tune_fail(ctx, e, &r, la->s, &d);
@@ -139,15 +119,14 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
     cJSON_AddBoolToObject(out, "resumed", la->resume);
     cJSON_AddBoolToObject(out, "exhausted", res->exhausted);
     cJSON_AddNumberToObject(out, "elapsed_s", round(res->elapsed_s * 1000) / 1000);
-    cJSON_AddItemToObject(out, "best", best_json(&res->best));
+    cJSON_AddItemToObject(out, "best", res->best.has ? cli_incumbent_json(&res->best, NULL)
+                                                      : cJSON_CreateNull());
     cJSON_AddItemToObject(out, "vs_default", vs_default_json(&r.vs_default));
     cJSON_AddStringToObject(out, "results", la->results);
     if (res->best.has && amk_fs_exists(best_path))
         cJSON_AddStringToObject(out, "best_file", best_path);
     else
         cJSON_AddNullToObject(out, "best_file");
-    if (cli_tables(ctx))
-        cli_loop_ui_summary(&r, la->results, best_path);
     amk_evaluator_free(ev);
     *summary = out;
     return CLI_EXIT_OK;
@@ -155,77 +134,34 @@ static int loop_one(cli_ctx *ctx, const loop_args *la, const int *devs, int ndev
 
 int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc, resume = 0;
+    int rc, resume = 0;
     const char *kernel = NULL, *shape_txt = NULL, *strategy = "hillclimb", *backend = "auto";
-    const char *results = "results.tsv", *best_path = "best.json", *v = NULL;
+    const char *results = "results.tsv", *best_path = "best.json";
     int64_t budget = -1, seed = 1, batch = 0, jobs = 0;
-    int devs[CLI_MAX_DEVICES], ndevs = 0;
+    cli_devices devs = {.n = 0};
     double time_limit = 0, min_gain = 0.01, rank_timeout = 0;
-    cli_args_init(&a, "loop", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (kernel)
-                cli_args_fail(&a, "unexpected argument '%s' (one KERNEL)", a.arg);
-            kernel = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--shape", &shape_txt) ||
-            cli_args_value(&a, "--strategy", &strategy) ||
-            cli_args_value(&a, "--backend", &backend) ||
-            cli_args_value(&a, "--results", &results) || cli_args_value(&a, "--best", &best_path))
-            continue;
-        if (cli_args_flag(&a, "--resume")) {
-            resume = 1;
-            continue;
-        }
-        if (cli_args_value(&a, "--budget", &v)) {
-            cli_args_int(&a, "--budget", v, 0, INT64_C(1000000000000), &budget);
-            continue;
-        }
-        if (cli_args_value(&a, "--seed", &v)) {
-            cli_args_int(&a, "--seed", v, 0, INT64_MAX, &seed);
-            continue;
-        }
-        if (cli_args_value(&a, "--batch", &v)) {
-            cli_args_int(&a, "--batch", v, 1, 4096, &batch);
-            continue;
-        }
-        if (cli_args_value(&a, "--jobs", &v)) {
-            cli_args_int(&a, "--jobs", v, 0, 1024, &jobs);
-            continue;
-        }
-        if (cli_args_value(&a, "--devices", &v)) {
-            cli_args_devices(&a, "--devices", v, devs, &ndevs);
-            continue;
-        }
-        if (cli_args_value(&a, "--time", &v)) {
-            cli_args_duration(&a, "--time", v, "90s, 10m, 1h", &time_limit);
-            continue;
-        }
-        if (cli_args_value(&a, "--min-gain", &v)) {
-            char *end = NULL;
-            errno = 0;
-            if (v)
-                min_gain = strtod(v, &end);
-            if (v && (errno || end == v || *end || !(min_gain >= 0 && min_gain < 1)))
-                cli_args_fail(&a, "option --min-gain: '%s' is not a fraction in [0, 1)", v);
-            continue;
-        }
-        if (cli_args_value(&a, "--rank-timeout", &v)) { /* MPI runs: see cmd_loop_mpi.c */
-            cli_args_duration(&a, "--rank-timeout", v, "30, 90s, 10m", &rank_timeout);
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
+    cli_opt opts[] = {
+        CLI_STR("--shape", &shape_txt),
+        CLI_STR("--strategy", &strategy),
+        CLI_STR("--backend", &backend),
+        CLI_STR("--results", &results),
+        CLI_STR("--best", &best_path),
+        CLI_FLAG("--resume", &resume),
+        CLI_INT("--budget", &budget, 0, INT64_C(1000000000000)),
+        CLI_INT("--seed", &seed, 0, INT64_MAX),
+        CLI_INT("--batch", &batch, 1, 4096),
+        CLI_INT("--jobs", &jobs, 0, 1024),
+        CLI_DEVICES("--devices", &devs),
+        CLI_DURATION("--time", &time_limit, "90s, 10m, 1h"),
+        CLI_FRACTION("--min-gain", &min_gain),
+        CLI_DURATION("--rank-timeout", &rank_timeout, "30, 90s, 10m"), /* cmd_loop_mpi.c */
+        CLI_END,
+    };
+    cli_pos pos = CLI_ONE_KERNEL(&kernel);
+    if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
-    if (!kernel) {
-        cli_args_fail(&a, "missing KERNEL (see `amk list`)");
-        return a.err;
-    }
-    if (!cli_args_strategy(&a, strategy))
-        return a.err;
+    if (!cli_strategy(ctx, strategy))
+        return CLI_EXIT_USAGE;
     if ((rc = cli_check_backend(ctx, backend)) != 0)
         return rc;
     if (budget < 0)
@@ -249,7 +185,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
     amk_diag dd;
     amk_diag_clear(&dd);
-    if (amk_device_groups(backend, devs, ndevs, groups, &ng, &dd) != AMK_OK) {
+    if (amk_device_groups(backend, devs.idx, devs.n, groups, &ng, &dd) != AMK_OK) {
         free(groups);
         return cli_fail_diag(ctx, CLI_EXIT_INPUT, &dd);
     }
@@ -257,7 +193,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
     if (ng <= 1) {
         /* One model: one search (ng == 0: the backend picks, as without --devices). */
         rc = ng ? loop_one(ctx, &la, groups[0].idx, groups[0].n, best_path, &out)
-                : loop_one(ctx, &la, ndevs > 0 ? devs : NULL, ndevs, best_path, &out);
+                : loop_one(ctx, &la, devs.n > 0 ? devs.idx : NULL, devs.n, best_path, &out);
         free(groups);
         return rc || !out ? rc : cli_print_json(ctx, out);
     }

@@ -7,16 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The incumbent as `amk loop`'s best, and where it was measured: its row's device and
+ * source. */
 static cJSON *incumbent_json(const amk_proposal_result *p)
 {
     const amk_row *r = &p->incumbent;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddItemToObject(o, "config", amk_config_to_json(&p->incumbent_config));
-    cJSON_AddStringToObject(o, "config_id", r->config_id);
-    cli_json_add_num(o, "latency_us", r->latency_us);
-    cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(r->latency_kind));
-    cli_json_add_num(o, "spread", r->spread);
-    cJSON_AddNumberToObject(o, "trial", (double)r->trial);
+    amk_incumbent b = {1, p->incumbent_config, r->latency_us, r->spread, r->latency_kind,
+                       r->trial};
+    cJSON *o = cli_incumbent_json(&b, r->config_id);
     cJSON_AddStringToObject(o, "device", r->device);
     cJSON_AddStringToObject(o, "source", r->source);
     return o;
@@ -24,38 +22,22 @@ static cJSON *incumbent_json(const amk_proposal_result *p)
 
 int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc;
+    int rc;
     const char *kernel = NULL, *shape_txt = NULL, *results = NULL, *strategy = "hillclimb";
-    const char *seed_txt = NULL;
     int64_t seed = 1;
-    cli_args_init(&a, "propose", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (kernel)
-                cli_args_fail(&a, "unexpected argument '%s' (one KERNEL)", a.arg);
-            kernel = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--shape", &shape_txt) ||
-            cli_args_value(&a, "--results", &results) ||
-            cli_args_value(&a, "--strategy", &strategy))
-            continue;
-        if (cli_args_value(&a, "--seed", &seed_txt)) {
-            cli_args_int(&a, "--seed", seed_txt, 0, INT64_MAX, &seed);
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
+    cli_opt opts[] = {
+        CLI_STR("--shape", &shape_txt),
+        CLI_STR("--results", &results),
+        CLI_STR("--strategy", &strategy),
+        CLI_INT("--seed", &seed, 0, INT64_MAX),
+        CLI_END,
+    };
+    cli_pos pos = CLI_ONE_KERNEL(&kernel);
+    if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
-    if (!kernel) {
-        cli_args_fail(&a, "missing KERNEL (see `amk list`)");
-        return a.err;
-    }
-    const amk_strategy_type *st = cli_args_strategy(&a, strategy);
+    const amk_strategy_type *st = cli_strategy(ctx, strategy);
     if (!st)
-        return a.err;
+        return CLI_EXIT_USAGE;
 
     const amk_spec *s;
     const amk_target *t;

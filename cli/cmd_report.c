@@ -14,15 +14,9 @@ static int set_defaults(cli_ctx *ctx, amk_report *rep)
     amk_diag_clear(&rd);
     if (!amk_report_ngroups(rep))
         return CLI_EXIT_OK;
-    int e = amk_registry_create(&reg, &rd);
-    for (int i = 0; e == AMK_OK && i < ctx->n_spec_dirs; i++)
-        if ((e = amk_registry_add_dir(reg, ctx->spec_dirs[i], &rd)) != AMK_OK)
-            amk_diag_prefix(&rd, "--spec-dir %s", ctx->spec_dirs[i]);
-    if (e == AMK_ENOMEM) {
-        amk_registry_free(reg);
+    if (amk_registry_open(ctx->spec_dirs, ctx->n_spec_dirs, &reg, &rd) == AMK_ENOMEM)
         return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
-    }
-    amk_report_defaults(rep, e == AMK_OK ? reg : NULL, rd.msg);
+    amk_report_defaults(rep, reg, rd.msg);
     amk_registry_free(reg);
     return CLI_EXIT_OK;
 }
@@ -35,50 +29,19 @@ static void add_written(const char *path, void *ud)
 
 int cli_cmd_report(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc, json = 0;
+    int rc, n, json = 0;
     const char *svg_dir = NULL;
-    const char **paths = calloc((size_t)argc + 1, sizeof *paths);
-    size_t n = 0;
-    if (!paths)
-        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
-    cli_args_init(&a, "report", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            paths[n++] = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a))
-            continue;
-        if (cli_args_flag(&a, "--json")) {
-            json = 1;
-            continue;
-        }
-        if (cli_args_value(&a, "--svg", &svg_dir))
-            continue;
-        cli_args_unknown(&a);
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0) {
-        free(paths);
+    cli_opt opts[] = {CLI_FLAG("--json", &json), CLI_STR("--svg", &svg_dir), CLI_END};
+    cli_pos pos = {NULL, -1, &n, NULL, "missing FILE (one or more results.tsv)"};
+    if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
-    }
-    if (n == 0) {
-        free(paths);
-        cli_args_fail(&a, "missing FILE (one or more results.tsv)");
-        return a.err;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!amk_fs_exists(paths[i])) {
-            rc = cli_fail(ctx, CLI_EXIT_RESULTS, "%s: no such file", paths[i]);
-            free(paths);
-            return rc;
-        }
-    }
+    const char *const *paths = (const char *const *)argv + 1;
+    if ((rc = cli_results_files(ctx, paths, n, 0)) != 0)
+        return rc;
     amk_diag d;
     amk_diag_clear(&d);
     amk_report *rep = NULL;
-    int e = amk_report_build(paths, n, &amk_history_rule, &rep, &d);
-    free(paths);
+    int e = amk_report_build(paths, (size_t)n, &amk_history_rule, &rep, &d);
     if (e != AMK_OK) {
         if (!d.msg[0])
             amk_diag_set(&d, e, "%s", amk_strerror(e));

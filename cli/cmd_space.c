@@ -17,33 +17,18 @@ static void fmt_count(char *out, size_t cap, double n)
         snprintf(out, cap, "%.3g", n);
 }
 
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : "?";
-}
-
-static double jnum(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-/* One kernel's line of `amk list`'s table, from its JSON entry. */
-static void print_list_row(FILE *tf, const amk_spec *s, const cJSON *o)
+/* One kernel's line of `amk list`'s table. */
+static void print_list_row(FILE *tf, const amk_spec *s)
 {
     char dims[160] = "", dtypes[80] = "", raw[32];
     size_t dl = 0, tl = 0;
-    const cJSON *x;
-    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(o, "dims"))
-        if (dl < sizeof dims)
-            dl += (size_t)snprintf(dims + dl, sizeof dims - dl, "%s%s", dl ? "," : "",
-                                   x->valuestring);
-    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(o, "dtypes"))
-        if (tl < sizeof dtypes)
-            tl += (size_t)snprintf(dtypes + tl, sizeof dtypes - tl, "%s%s", tl ? "," : "",
-                                   x->valuestring);
-    fmt_count(raw, sizeof raw, jnum(o, "raw_size"));
+    for (int j = 0; j < amk_spec_n_dims(s) && dl < sizeof dims; j++)
+        dl += (size_t)snprintf(dims + dl, sizeof dims - dl, "%s%s", dl ? "," : "",
+                               amk_spec_dim_name(s, j));
+    for (int j = 0; j < amk_spec_n_dtypes(s) && tl < sizeof dtypes; j++)
+        tl += (size_t)snprintf(dtypes + tl, sizeof dtypes - tl, "%s%s", tl ? "," : "",
+                               amk_spec_dtype_name(s, j));
+    fmt_count(raw, sizeof raw, amk_spec_raw_size(s));
     const char *desc = amk_spec_description(s);
     fprintf(tf, "%-14s %-22s %-14s %6d %12s  %.60s%s\n", amk_spec_name(s), dims, dtypes,
             amk_spec_n_params(s), raw, desc, strlen(desc) > 60 ? "..." : "");
@@ -51,23 +36,9 @@ static void print_list_row(FILE *tf, const amk_spec *s, const cJSON *o)
 
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc, json = 0;
-    cli_args_init(&a, "list", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            cli_args_fail(&a, "unexpected argument '%s'", a.arg);
-            continue;
-        }
-        if (cli_common_option(ctx, &a))
-            continue;
-        if (cli_args_flag(&a, "--json")) {
-            json = 1;
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
+    int rc, json = 0;
+    cli_opt opts[] = {CLI_FLAG("--json", &json), CLI_END};
+    if ((rc = cli_parse(ctx, argc, argv, opts, NULL)) >= 0)
         return rc;
 
     amk_registry *reg = NULL;
@@ -89,7 +60,7 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
             break;
         cJSON_AddItemToArray(arr, o);
         if (tf)
-            print_list_row(tf, s, o);
+            print_list_row(tf, s);
     }
     if (tty) {
         cJSON_Delete(arr);
@@ -100,11 +71,13 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
 
 /* ---------- space -------------------------------------------------------------------------- */
 
-static void print_space_table(const cJSON *out)
+/* `amk space`'s table: the params, derived values and restrictions as the JSON out shows
+ * them (choices may be labels), then the counts n. */
+static void print_space_table(const cJSON *out, const amk_spec *s, const char *shape,
+                              const amk_target *t, const amk_space_counts *n)
 {
     const cJSON *p;
-    fprintf(stderr, "kernel %s  shape %s  target %s\n", jstr(out, "kernel"), jstr(out, "shape"),
-            jstr(out, "target"));
+    fprintf(stderr, "kernel %s  shape %s  target %s\n", amk_spec_name(s), shape, t->key);
     fprintf(stderr, "%-12s %-10s %s\n", "PARAM", "DEFAULT", "CHOICES");
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(out, "params"))
     {
@@ -129,43 +102,23 @@ static void print_space_table(const cJSON *out)
                 fprintf(stderr, "  %s\n", p->valuestring);
     }
     char raw[32], valid[32], feas[32];
-    fmt_count(raw, sizeof raw, jnum(out, "raw_size"));
-    fmt_count(valid, sizeof valid, jnum(out, "valid_count"));
-    fmt_count(feas, sizeof feas, jnum(out, "feasible_count"));
+    fmt_count(raw, sizeof raw, n->raw);
+    fmt_count(valid, sizeof valid, round(n->valid));
+    fmt_count(feas, sizeof feas, round(n->feasible));
     fprintf(stderr, "raw %s  valid %s  feasible %s  (%s)\n", raw, valid, feas,
-            jstr(out, "counted"));
-    const cJSON *def = cJSON_GetObjectItemCaseSensitive(out, "default_config");
-    if (def && !cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(def, "valid")))
-        fprintf(stderr, "default config is not valid here: %s\n", jstr(def, "reason"));
+            n->exact ? "exact" : "estimated");
+    if (!n->default_ok)
+        fprintf(stderr, "default config is not valid here: %s\n", n->default_reason);
 }
 
 int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
-    int k, rc, exact = 0;
+    int rc, exact = 0;
     const char *kernel = NULL, *shape_txt = NULL;
-    cli_args_init(&a, "space", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (kernel)
-                cli_args_fail(&a, "unexpected argument '%s' (one KERNEL)", a.arg);
-            kernel = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a) || cli_args_value(&a, "--shape", &shape_txt))
-            continue;
-        if (cli_args_flag(&a, "--exact")) {
-            exact = 1;
-            continue;
-        }
-        cli_args_unknown(&a);
-    }
-    if ((rc = cli_args_done(ctx, &a)) >= 0)
+    cli_opt opts[] = {CLI_STR("--shape", &shape_txt), CLI_FLAG("--exact", &exact), CLI_END};
+    cli_pos pos = CLI_ONE_KERNEL(&kernel);
+    if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
-    if (!kernel) {
-        cli_args_fail(&a, "missing KERNEL (see `amk list`)");
-        return a.err;
-    }
 
     const amk_spec *s;
     const amk_target *t;
@@ -185,7 +138,7 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
     e = amk_space_size_on(sp, t, exact, &n, &d);
     amk_space_free(sp);
     if (e != AMK_OK)
-        return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : cli_exit_for(e), &d);
+        return cli_fail_diag(ctx, cli_exit_for(e), &d);
 
     char shape[256];
     amk_shape_format(s, &sh, shape, sizeof shape);
@@ -218,6 +171,6 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
             cJSON_AddStringToObject(dj, "reason", n.default_reason);
     }
     if (cli_tables(ctx))
-        print_space_table(out);
+        print_space_table(out, s, shape, t, &n);
     return cli_print_json(ctx, out);
 }

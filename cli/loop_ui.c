@@ -3,9 +3,22 @@
 #include "cli_int.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* What is on screen during one amk_tune. */
+typedef struct loop_ui {
+    cli_ctx *ctx;
+    const amk_tune_opts *o;
+    int bar;            /* draw the bar (stderr is a terminal) */
+    int started;        /* the banner is out and the signal handlers are set */
+    int drawn;          /* a bar line is on screen */
+    int64_t calls;      /* trials seen by this run */
+    double last_draw;
+    struct sigaction old_int, old_term;
+} loop_ui;
 
 static volatile sig_atomic_t bar_on_screen;
 
@@ -23,7 +36,7 @@ static void on_signal(int sig)
     raise(sig);
 }
 
-static void draw_bar(cli_loop_ui *ui, const amk_loop_progress *p)
+static void draw_bar(loop_ui *ui, const amk_loop_progress *p)
 {
     double frac = -1;
     if (p->budget > 0)
@@ -67,7 +80,7 @@ static void draw_bar(cli_loop_ui *ui, const amk_loop_progress *p)
 
 static void progress_cb(const amk_loop_progress *p, void *ud)
 {
-    cli_loop_ui *ui = ud;
+    loop_ui *ui = ud;
     ui->calls++;
     if (!ui->bar)
         return;
@@ -81,7 +94,7 @@ static void progress_cb(const amk_loop_progress *p, void *ud)
 
 static void on_note(const char *msg, int warning, void *ud)
 {
-    cli_loop_ui *ui = ud;
+    loop_ui *ui = ud;
     if (warning || ui->ctx->tables != 0)
         cli_warn(ui->ctx, "%s", msg);
 }
@@ -89,7 +102,7 @@ static void on_note(const char *msg, int warning, void *ud)
 /* On a terminal: the banner, and the signal handlers that end the bar's line. */
 static void on_start(const amk_tune_result *r, void *ud)
 {
-    cli_loop_ui *ui = ud;
+    loop_ui *ui = ud;
     if (!ui->bar)
         return;
     struct sigaction sa;
@@ -106,31 +119,8 @@ static void on_start(const amk_tune_result *r, void *ud)
     ui->started = 1;
 }
 
-void cli_loop_ui_end(cli_loop_ui *ui)
-{
-    if (!ui->started)
-        return;
-    if (ui->drawn)
-        fputc('\n', stderr);
-    bar_on_screen = 0;
-    sigaction(SIGINT, &ui->old_int, NULL);
-    sigaction(SIGTERM, &ui->old_term, NULL);
-}
-
-void cli_loop_ui_init(cli_loop_ui *ui, cli_ctx *ctx, amk_tune_opts *o)
-{
-    memset(ui, 0, sizeof *ui);
-    ui->ctx = ctx;
-    ui->o = o;
-    ui->bar = ctx->tables != 0 && isatty(STDERR_FILENO);
-    o->progress = progress_cb;
-    o->note = on_note;
-    o->start = on_start;
-    o->ud = ui;
-}
-
 /* The people summary on stderr. */
-void cli_loop_ui_summary(const amk_tune_result *r, const char *results, const char *best_path)
+static void print_summary(const amk_tune_result *r, const char *results, const char *best_path)
 {
     const amk_loop_result *res = &r->loop;
     fprintf(stderr, "%lld trial(s) in %.1fs%s, logged to %s\n", (long long)res->trials,
@@ -149,4 +139,28 @@ void cli_loop_ui_summary(const amk_tune_result *r, const char *results, const ch
                 r->vs_default.speedup, r->vs_default.default_us);
     else
         fprintf(stderr, "vs default: - (%s)\n", r->vs_default.reason);
+}
+
+int cli_loop_tune(cli_ctx *ctx, amk_tune_opts *o, amk_tune_result *r, amk_diag *d)
+{
+    loop_ui ui;
+    memset(&ui, 0, sizeof ui);
+    ui.ctx = ctx;
+    ui.o = o;
+    ui.bar = ctx->tables != 0 && isatty(STDERR_FILENO);
+    o->progress = progress_cb;
+    o->note = on_note;
+    o->start = on_start;
+    o->ud = &ui;
+    int e = amk_tune(o, r, d);
+    if (ui.started) { /* the bar off, the signal handlers back */
+        if (ui.drawn)
+            fputc('\n', stderr);
+        bar_on_screen = 0;
+        sigaction(SIGINT, &ui.old_int, NULL);
+        sigaction(SIGTERM, &ui.old_term, NULL);
+    }
+    if (e == AMK_OK && cli_tables(ctx))
+        print_summary(r, o->results_path, o->best_path);
+    return e;
 }

@@ -89,27 +89,12 @@ void cli_print_help(FILE *f, const cli_command *cmd)
 
 int cli_cmd_help(cli_ctx *ctx, int argc, char **argv)
 {
-    cli_args a;
     const char *topic = NULL;
-    int k;
-    cli_args_init(&a, "help", argc, argv);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            if (topic)
-                cli_args_fail(&a, "one COMMAND at most ('%s' is extra)", a.arg);
-            topic = a.arg;
-            continue;
-        }
-        if (cli_common_option(ctx, &a))
-            continue;
-        cli_args_unknown(&a);
-    }
-    if (a.help) {
-        cli_print_help(stdout, cli_command_find("help"));
-        return CLI_EXIT_OK;
-    }
-    if (a.err)
-        return a.err;
+    cli_opt opts[] = {CLI_END};
+    cli_pos pos = {&topic, 1, NULL, "one COMMAND at most ('%s' is extra)", NULL};
+    int rc = cli_parse(ctx, argc, argv, opts, &pos);
+    if (rc >= 0)
+        return rc;
     if (!topic) {
         print_global_help(stdout);
         return CLI_EXIT_OK;
@@ -138,35 +123,19 @@ int main(int argc, char **argv)
     ctx.cmd = NULL;
 
     /* Global options before the command. */
-    cli_args a;
-    int k, cmd_index = -1;
-    cli_args_init(&a, NULL, argc - 1, argv + 1);
-    while ((k = cli_args_next(&a)) != CLI_ARG_END) {
-        if (k == CLI_ARG_POS) {
-            cmd_index = a.i; /* a.argv[a.i - 1] == argv[a.i] is the command */
-            break;
-        }
-        if (cli_args_flag(&a, "--help")) { /* `amk --help [COMMAND]` */
-            a.help = 1;
-            continue;
-        }
-        if (cli_args_flag(&a, "--version")) {
-            printf("amk %s\n", AMK_VERSION);
-            return CLI_EXIT_OK;
-        }
-        if (cli_common_option(&ctx, &a))
-            continue;
-        cli_args_unknown(&a);
-    }
-    if (a.help && cmd_index < 0) {
+    int cmd_index, help;
+    int rc = cli_parse_global(&ctx, argc, argv, &cmd_index, &help);
+    if (rc == CLI_EXIT_OK) /* --version */
+        return rc;
+    if (help && !cmd_index) {
         print_global_help(stdout);
         return CLI_EXIT_OK;
     }
-    if (a.err) {
+    if (rc > 0) {
         fprintf(stderr, "amk: run `amk help` for usage\n");
-        return a.err;
+        return rc;
     }
-    if (cmd_index < 0) {
+    if (!cmd_index) {
         print_global_help(stderr);
         fprintf(stderr, "\namk: error: no command given\n");
         return CLI_EXIT_USAGE;
@@ -182,11 +151,11 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     ctx.cmd = c->name;
-    if (a.help) { /* `amk --help loop` */
+    if (help) { /* `amk --help loop` */
         cli_print_help(stdout, c);
         return CLI_EXIT_OK;
     }
-    int rc = c->run(&ctx, sub_argc, sub_argv);
+    rc = c->run(&ctx, sub_argc, sub_argv);
     amk_registry_free(ctx.reg);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "amk %s: error: cannot write standard output\n", c->name);

@@ -1,5 +1,5 @@
-/* cli helpers: the argument parser, error reporting and exit-code mapping, and the shared
- * steps of several subcommands (registry, kernel, target, shape, evaluator, JSON bits). */
+/* cli helpers: error reporting and exit-code mapping, and the shared steps of several
+ * subcommands (registry, kernel, target, shape, evaluator, JSON bits). */
 #include "cli_int.h"
 
 #include <math.h>
@@ -7,236 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---------- argument parsing ------------------------------------------------------------- */
-
-void cli_args_init(cli_args *a, const char *cmd, int argc, char **argv)
-{
-    memset(a, 0, sizeof *a);
-    a->cmd = cmd;
-    a->argc = argc;
-    a->argv = argv;
-    a->i = (cmd != NULL); /* skip the subcommand name itself */
-}
-
-static void args_vfail(cli_args *a, const char *fmt, va_list ap)
-    __attribute__((format(printf, 2, 0)));
-static void args_vfail(cli_args *a, const char *fmt, va_list ap)
-{
-    fprintf(stderr, "amk%s%s: error: ", a->cmd ? " " : "", a->cmd ? a->cmd : "");
-    vfprintf(stderr, fmt, ap);
-    if (a->cmd)
-        fprintf(stderr, " (see `amk %s --help`)\n", a->cmd);
-    else
-        fprintf(stderr, " (see `amk help`)\n");
-    a->err = CLI_EXIT_USAGE;
-    a->i = a->argc; /* stop parsing at the first usage error */
-}
-
-void cli_args_fail(cli_args *a, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    args_vfail(a, fmt, ap);
-    va_end(ap);
-}
-
-int cli_args_next(cli_args *a)
-{
-    a->matched = 0;
-    a->inline_val = NULL;
-    a->arg = NULL;
-    if (a->err || a->i >= a->argc)
-        return CLI_ARG_END;
-    const char *s = a->argv[a->i++];
-    if (a->only_pos || s[0] != '-' || s[1] == '\0') {
-        a->arg = s;
-        return CLI_ARG_POS;
-    }
-    if (!strcmp(s, "--")) {
-        a->only_pos = 1;
-        return cli_args_next(a);
-    }
-    if (!strcmp(s, "-h"))
-        s = "--help";
-    const char *eq = s[1] == '-' ? strchr(s, '=') : NULL;
-    if (eq) {
-        size_t n = (size_t)(eq - s);
-        if (n >= sizeof a->optbuf)
-            n = sizeof a->optbuf - 1;
-        memcpy(a->optbuf, s, n);
-        a->optbuf[n] = '\0';
-        a->arg = a->optbuf;
-        a->inline_val = eq + 1;
-    } else {
-        a->arg = s;
-    }
-    return CLI_ARG_OPT;
-}
-
-int cli_args_flag(cli_args *a, const char *name)
-{
-    if (a->matched || !a->arg || strcmp(a->arg, name) != 0)
-        return 0;
-    a->matched = 1;
-    if (a->inline_val)
-        cli_args_fail(a, "option %s takes no value (got '%s')", name, a->inline_val);
-    return 1;
-}
-
-int cli_args_value(cli_args *a, const char *name, const char **val)
-{
-    if (a->matched || !a->arg || strcmp(a->arg, name) != 0)
-        return 0;
-    a->matched = 1;
-    *val = NULL;
-    if (a->inline_val) {
-        *val = a->inline_val;
-    } else if (a->i < a->argc && strncmp(a->argv[a->i], "--", 2) != 0) {
-        *val = a->argv[a->i++];
-    } else {
-        cli_args_fail(a, "option %s needs a value", name);
-        return 1;
-    }
-    if (!**val) {
-        cli_args_fail(a, "option %s: empty value", name);
-        *val = NULL;
-    }
-    return 1;
-}
-
-void cli_args_unknown(cli_args *a)
-{
-    if (a->matched || a->err)
-        return;
-    cli_args_fail(a, "unknown option '%s'", a->arg ? a->arg : "?");
-}
-
-int cli_args_int(cli_args *a, const char *name, const char *text, int64_t lo, int64_t hi,
-                 int64_t *out)
-{
-    int64_t v;
-    if (!text)
-        return 0;
-    if (amk_parse_i64(text, &v) != AMK_OK || v < lo || v > hi) {
-        cli_args_fail(a, "option %s: '%s' is not an integer in %lld..%lld", name, text,
-                      (long long)lo, (long long)hi);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
-int cli_args_duration(cli_args *a, const char *name, const char *text, const char *examples,
-                      double *out)
-{
-    double v;
-    if (!text)
-        return 0;
-    if (amk_parse_duration(text, &v) != AMK_OK || !(v > 0)) {
-        cli_args_fail(a, "option %s: '%s' is not a duration (e.g. %s)", name, text, examples);
-        return 0;
-    }
-    *out = v;
-    return 1;
-}
-
-const amk_strategy_type *cli_args_strategy(cli_args *a, const char *name)
-{
-    const amk_strategy_type *st = amk_strategy_find(name);
-    if (!st) {
-        amk_sb sb = {0};
-        for (int i = 0; amk_strategies[i]; i++)
-            amk_sb_printf(&sb, "%s%s", i ? ", " : "", amk_strategies[i]->name);
-        cli_args_fail(a, "unknown strategy '%s' (known: %s)", name, sb.p ? sb.p : "none");
-        amk_sb_free(&sb);
-    }
-    return st;
-}
-
-int cli_args_devices(cli_args *a, const char *name, const char *text, int *out, int *n)
-{
-    if (!text)
-        return 0;
-    *n = 0;
-    if (!strcmp(text, "all"))
-        return 1;
-    const char *p = text;
-    for (;;) {
-        char tok[32];
-        size_t len = strcspn(p, ",");
-        int64_t v;
-        if (len == 0 || len >= sizeof tok) {
-            cli_args_fail(a, "option %s: '%s' is not a list of device indices (e.g. 0,1,3) "
-                          "or all", name, text);
-            return 0;
-        }
-        memcpy(tok, p, len);
-        tok[len] = '\0';
-        if (amk_parse_i64(tok, &v) != AMK_OK || v < 0 || v > 1023) {
-            cli_args_fail(a, "option %s: '%s' in '%s' is not a device index (0..1023)", name,
-                          tok, text);
-            return 0;
-        }
-        for (int k = 0; k < *n; k++)
-            if (out[k] == (int)v) {
-                cli_args_fail(a, "option %s: device %d is listed twice in '%s'", name, (int)v,
-                              text);
-                return 0;
-            }
-        if (*n >= CLI_MAX_DEVICES) {
-            cli_args_fail(a, "option %s: more than %d devices in '%s'", name, CLI_MAX_DEVICES,
-                          text);
-            return 0;
-        }
-        out[(*n)++] = (int)v;
-        if (!p[len])
-            return 1;
-        p += len + 1;
-    }
-}
-
-int cli_args_done(const cli_ctx *ctx, const cli_args *a)
-{
-    if (a->help) {
-        cli_print_help(stdout, cli_command_find(ctx->cmd ? ctx->cmd : "help"));
-        return CLI_EXIT_OK;
-    }
-    return a->err ? a->err : -1;
-}
-
-int cli_common_option(cli_ctx *ctx, cli_args *a)
-{
-    const char *v;
-    if (cli_args_value(a, "--spec-dir", &v)) {
-        if (v) {
-            if (ctx->n_spec_dirs >= CLI_MAX_SPEC_DIRS)
-                cli_args_fail(a, "at most %d --spec-dir options", CLI_MAX_SPEC_DIRS);
-            else
-                ctx->spec_dirs[ctx->n_spec_dirs++] = v;
-        }
-        return 1;
-    }
-    if (cli_args_value(a, "--target", &v)) {
-        if (v)
-            ctx->target = v;
-        return 1;
-    }
-    if (cli_args_flag(a, "--tables")) {
-        ctx->tables = 1;
-        return 1;
-    }
-    if (cli_args_flag(a, "--quiet")) {
-        ctx->tables = 0;
-        return 1;
-    }
-    if (cli_args_flag(a, "--help")) {
-        a->help = 1;
-        a->i = a->argc; /* nothing else matters */
-        return 1;
-    }
-    return 0;
-}
 
 /* ---------- messages --------------------------------------------------------------------- */
 
@@ -327,59 +97,38 @@ int cli_print_json(const cli_ctx *ctx, cJSON *json)
     return CLI_EXIT_OK;
 }
 
+int cli_results_files(const cli_ctx *ctx, const char *const *paths, int n, int stdin_ok)
+{
+    for (int i = 0; i < n; i++)
+        if (!(stdin_ok && !strcmp(paths[i], "-")) && !amk_fs_exists(paths[i]))
+            return cli_fail(ctx, CLI_EXIT_RESULTS, "%s: no such file", paths[i]);
+    return CLI_EXIT_OK;
+}
+
 /* ---------- shared objects --------------------------------------------------------------- */
 
 int cli_registry(cli_ctx *ctx, amk_registry **out)
 {
     amk_diag d;
     amk_diag_clear(&d);
-    if (!ctx->reg) {
-        amk_registry *r = NULL;
-        int rc = amk_registry_create(&r, &d);
-        if (rc != AMK_OK) {
-            amk_diag_prefix(&d, "loading the built-in kernels");
-            return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT,
-                                 &d);
-        }
-        for (int i = 0; i < ctx->n_spec_dirs; i++) {
-            const char *dir = ctx->spec_dirs[i];
-            if (!amk_fs_exists(dir)) {
-                amk_registry_free(r);
-                return cli_fail(ctx, CLI_EXIT_INPUT, "--spec-dir %s: no such directory", dir);
-            }
-            rc = amk_registry_add_dir(r, dir, &d);
-            if (rc != AMK_OK) {
-                amk_registry_free(r);
-                if (!strstr(d.msg, dir))
-                    amk_diag_prefix(&d, "--spec-dir %s", dir);
-                return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT,
-                                     &d);
-            }
-        }
-        ctx->reg = r;
-    }
+    int rc = AMK_OK;
+    if (!ctx->reg)
+        rc = amk_registry_open(ctx->spec_dirs, ctx->n_spec_dirs, &ctx->reg, &d);
+    if (rc != AMK_OK)
+        return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
     *out = ctx->reg;
     return CLI_EXIT_OK;
 }
 
 int cli_kernel(cli_ctx *ctx, const char *name, const amk_spec **out)
 {
-    amk_registry *r;
+    amk_registry *r = NULL;
+    amk_diag d;
+    amk_diag_clear(&d);
     int rc = cli_registry(ctx, &r);
-    if (rc)
-        return rc;
-    const amk_spec *s = amk_registry_find(r, name);
-    if (!s) {
-        amk_sb sb = {0};
-        for (int i = 0; i < amk_registry_count(r); i++)
-            amk_sb_printf(&sb, "%s%s", i ? ", " : "", amk_spec_name(amk_registry_at(r, i)));
-        cli_fail(ctx, CLI_EXIT_INPUT, "unknown kernel '%s' (known: %s; add your own with "
-                 "--spec-dir DIR)", name, sb.p ? sb.p : "none");
-        amk_sb_free(&sb);
-        return CLI_EXIT_INPUT;
-    }
-    *out = s;
-    return CLI_EXIT_OK;
+    if (rc == CLI_EXIT_OK && amk_registry_lookup(r, name, out, &d) != AMK_OK)
+        rc = cli_fail_diag(ctx, CLI_EXIT_INPUT, &d);
+    return rc;
 }
 
 int cli_configs(cli_ctx *ctx, const char *path, int many, amk_config **out, size_t *n)
@@ -396,29 +145,14 @@ int cli_configs(cli_ctx *ctx, const char *path, int many, amk_config **out, size
     return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
 }
 
-static void known_targets(amk_sb *sb)
-{
-    for (int i = 0; i < amk_target_count(); i++)
-        amk_sb_printf(sb, "%s%s", i ? ", " : "", amk_target_at(i)->key);
-}
-
 int cli_resolve_target(cli_ctx *ctx, const amk_target **out)
 {
+    const amk_target *t;
+    amk_diag d;
+    amk_diag_clear(&d);
     if (!ctx->target_ready) {
-        const char *name = ctx->target;
-        const amk_target *t;
-        if (!name && getenv("AMK_TARGET") && *getenv("AMK_TARGET"))
-            name = getenv("AMK_TARGET");
-        t = name ? amk_target_find(name) : amk_target_default();
-        if (!t) {
-            amk_sb sb = {0};
-            known_targets(&sb);
-            cli_fail(ctx, CLI_EXIT_INPUT, "unknown target '%s'%s (known: %s)",
-                     name ? name : "(default)", ctx->target ? "" : " from $AMK_TARGET",
-                     sb.p ? sb.p : "none");
-            amk_sb_free(&sb);
-            return CLI_EXIT_INPUT;
-        }
+        if (amk_target_resolve(ctx->target, &t, &d) != AMK_OK)
+            return cli_fail_diag(ctx, CLI_EXIT_INPUT, &d);
         amk_target_with_ceilings(t, &ctx->target_copy);
         ctx->target_ready = 1;
     }
@@ -487,4 +221,19 @@ cJSON *cli_json_num(double v)
 void cli_json_add_num(cJSON *obj, const char *key, double v)
 {
     cJSON_AddItemToObject(obj, key, cli_json_num(v));
+}
+
+cJSON *cli_incumbent_json(const amk_incumbent *b, const char *config_id)
+{
+    char id[17];
+    cJSON *o = cJSON_CreateObject();
+    if (!config_id)
+        amk_config_id(&b->config, id);
+    cJSON_AddItemToObject(o, "config", amk_config_to_json(&b->config));
+    cJSON_AddStringToObject(o, "config_id", config_id ? config_id : id);
+    cli_json_add_num(o, "latency_us", b->latency_us);
+    cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(b->kind));
+    cli_json_add_num(o, "spread", b->spread);
+    cJSON_AddNumberToObject(o, "trial", (double)b->trial);
+    return o;
 }

@@ -44,6 +44,10 @@ const amk_target *amk_target_at(int i);
 const amk_target *amk_target_find(const char *name);
 /* The target used when none is named: $AMK_TARGET, else "h100". */
 const amk_target *amk_target_default(void);
+/* The target a command runs for: name (its --target), else $AMK_TARGET, else "h100". An
+ * unknown name is AMK_ENOENT with "unknown target 'x' (known: ...)", saying "from
+ * $AMK_TARGET" when that is where it came from. */
+int amk_target_resolve(const char *name, const amk_target **out, amk_diag *d);
 /* Measured ceilings files (amk_ceilings_load, _save, _path, amk_target_with_ceilings) are
  * read and written by evaluator/ (amk_evaluator.h): JSON stays out of the cost model. */
 

@@ -131,6 +131,22 @@ const amk_target *amk_target_default(void)
     return t ? t : &targets[0];
 }
 
+int amk_target_resolve(const char *name, const amk_target **out, amk_diag *d)
+{
+    const char *env = getenv("AMK_TARGET");
+    const char *want = name ? name : env && *env ? env : NULL;
+    *out = want ? amk_target_find(want) : &targets[0];
+    if (*out)
+        return AMK_OK;
+    amk_sb sb = {0};
+    for (int i = 0; i < N_TARGETS; i++)
+        amk_sb_printf(&sb, "%s%s", i ? ", " : "", targets[i].key);
+    int rc = amk_diag_set(d, AMK_ENOENT, "unknown target '%s'%s (known: %s)", want,
+                          name ? "" : " from $AMK_TARGET", sb.p ? sb.p : "none");
+    amk_sb_free(&sb);
+    return rc;
+}
+
 static const char *const unit_names[] = {
 #define XX(n, s) s,
     AMK_UNIT_MAP(XX)

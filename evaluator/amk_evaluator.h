@@ -153,6 +153,10 @@ typedef struct amk_device_group {
  * then says why). "auto" groups the devices of the first backend that has any. AMK_EINVAL naming the device when a listed one does not answer. */
 int amk_device_groups(const char *backend, const int *want, int nwant, amk_device_group *g,
                       int *ng, amk_diag *d);
+/* A list of devices as --devices takes it: "all" (*n = 0: every visible GPU) or distinct
+ * indices "0,1,3" (0..1023, at most AMK_MAX_DEVICES, into out). AMK_EINVAL saying what is
+ * wrong with the text. */
+int amk_devices_parse(const char *text, int *out, int *n, amk_diag *d);
 /* The groups for a message: "devices 0,1: NAME; device 2: NAME2" (cut at cap). */
 void amk_device_groups_describe(const amk_device_group *g, int ng, char *out, size_t cap);
 const amk_backend_type *amk_backend_find(const char *name);

@@ -82,3 +82,35 @@ void amk_device_groups_describe(const amk_device_group *g, int ng, char *out, si
     snprintf(out, cap, "%s", sb.p ? sb.p : "");
     amk_sb_free(&sb);
 }
+
+int amk_devices_parse(const char *text, int *out, int *n, amk_diag *d)
+{
+    const char *p = text;
+    *n = 0;
+    if (!strcmp(text, "all"))
+        return AMK_OK;
+    for (;;) {
+        char tok[32];
+        size_t len = strcspn(p, ",");
+        int64_t v;
+        if (len == 0 || len >= sizeof tok)
+            return amk_diag_set(d, AMK_EINVAL, "'%s' is not a list of device indices (e.g. "
+                                "0,1,3) or all", text);
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        if (amk_parse_i64(tok, &v) != AMK_OK || v < 0 || v > 1023)
+            return amk_diag_set(d, AMK_EINVAL, "'%s' in '%s' is not a device index (0..1023)",
+                                tok, text);
+        for (int k = 0; k < *n; k++)
+            if (out[k] == (int)v)
+                return amk_diag_set(d, AMK_EINVAL, "device %d is listed twice in '%s'", (int)v,
+                                    text);
+        if (*n >= AMK_MAX_DEVICES)
+            return amk_diag_set(d, AMK_EINVAL, "more than %d devices in '%s'", AMK_MAX_DEVICES,
+                                text);
+        out[(*n)++] = (int)v;
+        if (!p[len])
+            return AMK_OK;
+        p += len + 1;
+    }
+}

@@ -81,6 +81,7 @@ int amk_spec_n_params(const amk_spec *s);
 const char *amk_spec_param_name(const amk_spec *s, int i);
 int amk_spec_param_index(const amk_spec *s, const char *name); /* -1 if unknown */
 int amk_spec_param_n_choices(const amk_spec *s, int i);
+double amk_spec_raw_size(const amk_spec *s); /* product of the params' choice counts */
 int64_t amk_spec_param_value(const amk_spec *s, int i, int choice); /* the -D value */
 /* For enum params (declared with strings) the label of a choice, else NULL. */
 const char *amk_spec_param_label(const amk_spec *s, int i, int choice);
@@ -334,6 +335,13 @@ int amk_registry_create(amk_registry **out, amk_diag *d);
 /* Adds DIR: either one kernel folder (has spec.json) or a folder of kernel folders.
  * A user kernel with a built-in's name replaces it (a warning is logged). */
 int amk_registry_add_dir(amk_registry *r, const char *dir, amk_diag *d);
+/* The built-in kernels plus each of dirs[0..n-1] (a command's --spec-dir options, and so
+ * named in messages): "--spec-dir DIR: no such directory", or the load error naming DIR.
+ * AMK_ENOMEM, AMK_ENOENT or the spec's error; *out is NULL on error. */
+int amk_registry_open(const char *const *dirs, int n, amk_registry **out, amk_diag *d);
+/* The kernel called name, or AMK_ENOENT with "unknown kernel 'x' (known: a, b; ...)". */
+int amk_registry_lookup(const amk_registry *r, const char *name, const amk_spec **out,
+                        amk_diag *d);
 const amk_spec *amk_registry_find(const amk_registry *r, const char *name);
 int amk_registry_count(const amk_registry *r);
 const amk_spec *amk_registry_at(const amk_registry *r, int i); /* sorted by name */

@@ -459,10 +459,7 @@ cJSON *amk_spec_summary_json(const amk_spec *s)
         cJSON_AddStringToObject(shapes, amk_spec_shape_name(s, j), shape);
     }
     cJSON_AddNumberToObject(o, "n_params", amk_spec_n_params(s));
-    double raw = 1;
-    for (int i = 0; i < amk_spec_n_params(s); i++)
-        raw *= amk_spec_param_n_choices(s, i);
-    cJSON_AddNumberToObject(o, "raw_size", raw);
+    cJSON_AddNumberToObject(o, "raw_size", amk_spec_raw_size(s));
     cJSON_AddStringToObject(o, "dir", amk_spec_dir(s));
     return o;
 }

@@ -184,6 +184,43 @@ int amk_registry_add_dir(amk_registry *r, const char *dir, amk_diag *d)
     return add_dir(r, dir, 0, 0, d);
 }
 
+int amk_registry_open(const char *const *dirs, int n, amk_registry **out, amk_diag *d)
+{
+    amk_registry *r = NULL;
+    int rc = amk_registry_create(&r, d);
+    *out = NULL;
+    if (rc != AMK_OK) {
+        amk_diag_prefix(d, "loading the built-in kernels");
+        return rc;
+    }
+    for (int i = 0; i < n && rc == AMK_OK; i++) {
+        if (!amk_fs_exists(dirs[i]))
+            rc = amk_diag_set(d, AMK_ENOENT, "--spec-dir %s: no such directory", dirs[i]);
+        else if ((rc = add_dir(r, dirs[i], 0, 0, d)) != AMK_OK && !strstr(d->msg, dirs[i]))
+            amk_diag_prefix(d, "--spec-dir %s", dirs[i]);
+    }
+    if (rc != AMK_OK)
+        amk_registry_free(r);
+    else
+        *out = r;
+    return rc;
+}
+
+int amk_registry_lookup(const amk_registry *r, const char *name, const amk_spec **out,
+                        amk_diag *d)
+{
+    *out = amk_registry_find(r, name);
+    if (*out)
+        return AMK_OK;
+    amk_sb sb = {0};
+    for (int i = 0; i < amk_registry_count(r); i++)
+        amk_sb_printf(&sb, "%s%s", i ? ", " : "", r->specs[i]->name);
+    int rc = amk_diag_set(d, AMK_ENOENT, "unknown kernel '%s' (known: %s; add your own with "
+                          "--spec-dir DIR)", name, sb.p ? sb.p : "none");
+    amk_sb_free(&sb);
+    return rc;
+}
+
 const amk_spec *amk_registry_find(const amk_registry *r, const char *name)
 {
     if (!r || !name)

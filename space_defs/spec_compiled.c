@@ -138,6 +138,14 @@ int amk_spec_param_n_choices(const amk_spec *s, int i)
     return i >= 0 && i < s->nparams ? s->params[i].n : 0;
 }
 
+double amk_spec_raw_size(const amk_spec *s)
+{
+    double r = 1;
+    for (int i = 0; i < s->nparams; i++)
+        r *= s->params[i].n;
+    return r;
+}
+
 int64_t amk_spec_param_value(const amk_spec *s, int i, int choice)
 {
     if (i < 0 || i >= s->nparams || choice < 0 || choice >= s->params[i].n)

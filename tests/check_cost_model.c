@@ -89,6 +89,29 @@ START_TEST(test_amk_target_default_honours_env)
 }
 END_TEST
 
+START_TEST(test_amk_target_resolve_name_env_default)
+{
+    const amk_target *t = NULL;
+    amk_diag d = {0};
+    setenv("AMK_TARGET", "mi250x", 1);
+    ck_assert_int_eq(amk_target_resolve("mi300x", &t, &d), AMK_OK); /* --target wins */
+    ck_assert_str_eq(t->key, "mi300x");
+    ck_assert_int_eq(amk_target_resolve(NULL, &t, &d), AMK_OK);
+    ck_assert_str_eq(t->key, "mi250x");
+    setenv("AMK_TARGET", "no-such-gpu", 1);
+    ck_assert_int_eq(amk_target_resolve(NULL, &t, &d), AMK_ENOENT); /* not a silent h100 */
+    ck_assert_ptr_null(t);
+    ck_assert_ptr_eq(strstr(d.msg, "unknown target 'no-such-gpu' from $AMK_TARGET (known: h100, "),
+                     d.msg);
+    ck_assert_int_eq(amk_target_resolve("nope", &t, &d), AMK_ENOENT);
+    ck_assert_ptr_eq(strstr(d.msg, "unknown target 'nope' (known: "), d.msg);
+    ck_assert_ptr_nonnull(strstr(d.msg, "mi250x"));
+    unsetenv("AMK_TARGET");
+    ck_assert_int_eq(amk_target_resolve(NULL, &t, &d), AMK_OK);
+    ck_assert_str_eq(t->key, "h100");
+}
+END_TEST
+
 START_TEST(test_amk_cost_feasible_names_each_resource)
 {
     const amk_target *h = amk_target_find("h100"), *mi = amk_target_find("mi300x");
@@ -343,6 +366,7 @@ static Suite *suite(void)
         {"amk_target_find", test_amk_target_find_by_key_arch_and_device_name, 0},
         {"amk_target_at", test_amk_target_at_has_design_numbers, 0},
         {"amk_target_default", test_amk_target_default_honours_env, 0},
+        {"amk_target_resolve", test_amk_target_resolve_name_env_default, 0},
         {"amk_cost_feasible", test_amk_cost_feasible_names_each_resource, 1},
         {"amk_cost_estimate_floor", test_amk_cost_estimate_floor_is_roofline, 1},
         {"amk_cost_estimate_waves", test_amk_cost_estimate_wave_quantization_only_when_uniform, 1},

@@ -1068,6 +1068,31 @@ START_TEST(test_amk__data_dir_env_overrides)
 }
 END_TEST
 
+START_TEST(test_amk_devices_parse_all_list_and_errors)
+{
+    int idx[AMK_MAX_DEVICES], n = -1;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_devices_parse("all", idx, &n, &d), AMK_OK);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(amk_devices_parse("3,0,1", idx, &n, &d), AMK_OK);
+    ck_assert_int_eq(n, 3);
+    ck_assert_int_eq(idx[0], 3);
+    ck_assert_int_eq(idx[2], 1);
+    ck_assert_int_eq(amk_devices_parse("0,,1", idx, &n, &d), AMK_EINVAL);
+    ck_assert_str_eq(d.msg, "'0,,1' is not a list of device indices (e.g. 0,1,3) or all");
+    ck_assert_int_eq(amk_devices_parse("0,x", idx, &n, &d), AMK_EINVAL);
+    ck_assert_str_eq(d.msg, "'x' in '0,x' is not a device index (0..1023)");
+    ck_assert_int_eq(amk_devices_parse("1024", idx, &n, &d), AMK_EINVAL);
+    ck_assert_int_eq(amk_devices_parse("2,1,2", idx, &n, &d), AMK_EINVAL);
+    ck_assert_str_eq(d.msg, "device 2 is listed twice in '2,1,2'");
+    char many[512] = "0";
+    for (int i = 1; i <= AMK_MAX_DEVICES; i++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), ",%d", i);
+    ck_assert_int_eq(amk_devices_parse(many, idx, &n, &d), AMK_EINVAL);
+    ck_assert_ptr_nonnull(strstr(d.msg, "more than 64 devices"));
+}
+END_TEST
+
 /* ---------- suite ---------------------------------------------------------------------- */
 
 static Suite *evaluator_suite(void)
@@ -1083,6 +1108,10 @@ static Suite *evaluator_suite(void)
     tcase_add_test(tc, test_amk_verdict_to_json_exact_keys);
     tcase_add_test(tc, test_amk_verdict_to_json_values);
     tcase_add_test(tc, test_amk_verdict_to_json_matches_schema);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("amk_devices_parse");
+    tcase_add_test(tc, test_amk_devices_parse_all_list_and_errors);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("amk_backend_find");

@@ -566,6 +566,7 @@ START_TEST(test_amk_spec_param_accessors)
     ck_assert_int_eq(amk_spec_param_index(s, "TM"), 3);
     ck_assert_int_eq(amk_spec_param_index(s, "XX"), -1);
     ck_assert_int_eq(amk_spec_param_n_choices(s, 0), 5);
+    ck_assert_double_eq(amk_spec_raw_size(s), 5 * 5 * 3 * 4 * 4 * 3);
     ck_assert_int_eq(amk_spec_param_value(s, 0, 3), 128);
     ck_assert_int_eq(amk_spec_param_default(s, 0), 3);
     ck_assert_ptr_null(amk_spec_param_label(s, 0, 0));
@@ -1969,6 +1970,43 @@ START_TEST(test_amk_registry_create_builtins)
 }
 END_TEST
 
+START_TEST(test_amk_registry_open_names_each_spec_dir)
+{
+    amk_registry *r = NULL;
+    amk_diag d = {0};
+    const char *dirs[] = {GOOD "/tiny", BAD "/cycle", AMK_TEST_FIXTURES "/nope"};
+    setenv("AMK_KERNELS_DIR", GOOD, 1);
+    ck_assert_int_eq(amk_registry_open(dirs, 1, &r, &d), AMK_OK);
+    ck_assert_int_eq(amk_registry_count(r), 3); /* the user's tiny replaces the built-in */
+    amk_registry_free(r);
+    ck_assert_int_eq(amk_registry_open(dirs, 2, &r, &d), AMK_ECYCLE);
+    ck_assert_ptr_null(r);
+    assert_has(d.msg, BAD "/cycle/spec.json");
+    ck_assert_int_eq(amk_registry_open(dirs + 2, 1, &r, &d), AMK_ENOENT);
+    ck_assert_ptr_null(r);
+    ck_assert_str_eq(d.msg, "--spec-dir " AMK_TEST_FIXTURES "/nope: no such directory");
+    setenv("AMK_KERNELS_DIR", AMK_TEST_FIXTURES "/does-not-exist", 1);
+    ck_assert_int_eq(amk_registry_open(NULL, 0, &r, &d), AMK_ENOENT);
+    ck_assert_ptr_null(r);
+    ck_assert_ptr_eq(strstr(d.msg, "loading the built-in kernels: AMK_KERNELS_DIR="), d.msg);
+}
+END_TEST
+
+START_TEST(test_amk_registry_lookup_lists_known_kernels)
+{
+    amk_registry *r = good_registry();
+    const amk_spec *s = NULL;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_registry_lookup(r, "tiny", &s, &d), AMK_OK);
+    ck_assert_str_eq(amk_spec_name(s), "tiny");
+    ck_assert_int_eq(amk_registry_lookup(r, "nosuch", &s, &d), AMK_ENOENT);
+    ck_assert_ptr_null(s);
+    ck_assert_str_eq(d.msg, "unknown kernel 'nosuch' (known: big, tgemm, tiny; add your own "
+                            "with --spec-dir DIR)");
+    amk_registry_free(r);
+}
+END_TEST
+
 START_TEST(test_amk_registry_add_dir_errors_and_replacement)
 {
     amk_registry *r = good_registry();
@@ -2361,6 +2399,8 @@ static Suite *suite(void)
                                  test_amk_registry_create_builtins}},
         {"amk_registry_add_dir", {test_amk_registry_add_dir_errors_and_replacement}},
         {"amk_registry_find", {test_amk_registry_find_by_name}},
+        {"amk_registry_open", {test_amk_registry_open_names_each_spec_dir}},
+        {"amk_registry_lookup", {test_amk_registry_lookup_lists_known_kernels}},
         {"amk_py_parse", {test_amk_py_parse_names_construct_and_column}},
         {"amk_py_eval", {test_amk_py_eval_value_lists}},
         {"amk_py_to_amk", {test_amk_py_to_amk_matches_python_semantics,
