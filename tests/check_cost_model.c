@@ -265,8 +265,8 @@ END_TEST
 
 START_TEST(test_amk_ceilings_save_load_round_trip)
 {
-    char dir[] = "/tmp/amk-ceil-XXXXXX", path[256];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[256], path[300];
+    amk_test_tmpdir_make(dir, sizeof dir, "ceilings");
     snprintf(path, sizeof path, "%s/sub/h100.json", dir);
     amk_target t = *amk_target_find("h100"), u = *amk_target_find("h100");
     t.bw_measured = 2.9e12;
@@ -278,28 +278,26 @@ START_TEST(test_amk_ceilings_save_load_round_trip)
     ck_assert_double_eq_tol(u.measured[AMK_UNIT_BF16], 700e12, 1);
 
     /* A bad file names the field and leaves the target untouched. */
-    FILE *f = fopen(path, "w");
-    fputs("{\"target\":\"h100\",\"bw_measured\":3e12,\"measured\":{\"bf16\":-5}}", f);
-    fclose(f);
+    amk_test_write_file(path,
+                        "{\"target\":\"h100\",\"bw_measured\":3e12,\"measured\":{\"bf16\":-5}}");
     amk_target before = u;
     ck_assert_int_eq(amk_ceilings_load(&u, path, &d), AMK_EPARSE);
     ck_assert_ptr_nonnull(strstr(d.msg, "measured.bf16"));
     ck_assert_int_eq(memcmp(&before, &u, sizeof u), 0);
-    f = fopen(path, "w");
-    fputs("{\"target\":\"a100\"}", f);
-    fclose(f);
+    amk_test_write_file(path, "{\"target\":\"a100\"}");
     ck_assert_int_eq(amk_ceilings_load(&u, path, &d), AMK_EPARSE);
     ck_assert_ptr_nonnull(strstr(d.msg, "target"));
     char p2[300];
     amk_ceilings_path(&u, p2, sizeof p2);
     ck_assert_ptr_nonnull(strstr(p2, "ceilings/h100.json"));
+    amk_test_tmpdir_remove(dir);
 }
 END_TEST
 
 START_TEST(test_amk_target_with_ceilings_reads_cache)
 {
-    char dir[] = "/tmp/amk-ceil2-XXXXXX", path[300];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[256], path[300];
+    amk_test_tmpdir_make(dir, sizeof dir, "ceilings-cache");
     setenv("AMK_CACHE_DIR", dir, 1);
     const amk_target *h = amk_target_find("h200");
     amk_target t;
@@ -311,11 +309,11 @@ START_TEST(test_amk_target_with_ceilings_reads_cache)
     ck_assert_int_eq(amk_ceilings_save(&m, path, NULL), AMK_OK);
     amk_target_with_ceilings(h, &t);
     ck_assert_double_eq_tol(t.bw_measured, 4.3e12, 1);
-    FILE *f = fopen(path, "w");
-    fputs("{not json", f);
-    fclose(f);
+    amk_test_write_file(path, "{not json");
     amk_target_with_ceilings(h, &t); /* malformed: warned and ignored */
     ck_assert_int_eq(memcmp(&t, h, sizeof t), 0);
+    unsetenv("AMK_CACHE_DIR");
+    amk_test_tmpdir_remove(dir);
 }
 END_TEST
 

@@ -224,16 +224,12 @@ static char g_tmpdir[256];
 static void tmp_setup(void)
 {
     setup();
-    snprintf(g_tmpdir, sizeof g_tmpdir, "/tmp/amk-check-evaluator-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(g_tmpdir));
+    amk_test_tmpdir_make(g_tmpdir, sizeof g_tmpdir, "evaluator");
 }
 
 static void tmp_teardown(void)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", g_tmpdir);
+    amk_test_tmpdir_remove(g_tmpdir);
     teardown();
 }
 

@@ -31,17 +31,9 @@ static void touch(const char *name)
     fclose(f);
 }
 
-static void rm(const char *name)
-{
-    char p[128];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    unlink(p);
-}
-
 START_TEST(test_amk__gpu_node_present_tells_gpu_nodes_from_others)
 {
-    snprintf(dir, sizeof dir, "/tmp/amk-check-gpu-runtime-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    amk_test_tmpdir_make(dir, sizeof dir, "gpu-runtime");
     char out[600] = "";
     ck_assert_int_eq(amk__gpu_node_present(dir, "nvidia", out, sizeof out), 0);
     ck_assert_int_eq(amk__gpu_node_present(dir, "amd", out, sizeof out), 0);
@@ -57,12 +49,7 @@ START_TEST(test_amk__gpu_node_present_tells_gpu_nodes_from_others)
     touch("kfd");
     ck_assert_int_eq(amk__gpu_node_present(dir, "amd", out, sizeof out), 1);
     ck_assert_int_eq(amk__gpu_node_present("/nonexistent-amk-dir", "nvidia", out, sizeof out), 0);
-    rm("nvidiactl");
-    rm("nvidia-uvm");
-    rm("nvidia-caps");
-    rm("nvidia3");
-    rm("kfd");
-    rmdir(dir);
+    amk_test_tmpdir_remove(dir);
 }
 END_TEST
 

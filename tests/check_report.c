@@ -173,9 +173,8 @@ static void collect_path(const char *path, void *ud)
 START_TEST(test_amk_report_svg_writes_plots)
 {
     amk_report *rep = build();
-    char dir[] = "/tmp/amk-check-report-XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    char sub[300], path[400];
+    char dir[256], sub[300], path[400];
+    amk_test_tmpdir_make(dir, sizeof dir, "report");
     snprintf(sub, sizeof sub, "%s/plots", dir);
     cJSON *w = cJSON_CreateArray();
     amk_report_written hear = {collect_path, w};
@@ -193,10 +192,7 @@ START_TEST(test_amk_report_svg_writes_plots)
     snprintf(path, sizeof path, "%s/k-M_64_N_64-Dev-status.svg", sub);
     ck_assert_uint_eq(count_in(path, "<circle class=\"point\""), 8);
     ck_assert_uint_eq(count_in(path, "compile_error (1)"), 1);
-    cJSON *it;
-    cJSON_ArrayForEach(it, w) remove(it->valuestring);
-    rmdir(sub);
-    rmdir(dir);
+    amk_test_tmpdir_remove(dir);
     cJSON_Delete(w);
     amk_report_free(rep);
 }

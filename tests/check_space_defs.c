@@ -7,7 +7,6 @@
 #include "space_defs_int.h"
 
 #include <check.h>
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,24 +50,6 @@ static void assert_has(const char *msg, const char *needle)
 
 static char tmpdir[256];
 
-static void rm_tree(const char *dir)
-{
-    DIR *dh = opendir(dir);
-    if (!dh)
-        return;
-    struct dirent *e;
-    while ((e = readdir(dh))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        char p[512];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (unlink(p) != 0)
-            rm_tree(p);
-    }
-    closedir(dh);
-    rmdir(dir);
-}
-
 static void copy_file(const char *from, const char *to)
 {
     char *data = NULL;
@@ -94,8 +75,7 @@ static void write_text(const char *dir, const char *name, const char *text)
 /* Makes a fresh kernel folder holding the tgemm sources and `spec` as spec.json. */
 static const char *make_dir(const cJSON *spec)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/amk_check_sd_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    amk_test_tmpdir_make(tmpdir, sizeof tmpdir, "space-defs");
     char to[512];
     snprintf(to, sizeof to, "%s/tgemm.hip", tmpdir);
     copy_file(GOOD "/tgemm/tgemm.hip", to);
@@ -148,7 +128,7 @@ static void expect_spec_error(cJSON *spec, int code, const char *needle1, const 
     int rc = amk_spec_load(dir, &s, &d);
     char path[512];
     snprintf(path, sizeof path, "%s/spec.json: ", dir);
-    rm_tree(dir);
+    amk_test_tmpdir_remove(tmpdir);
     ck_assert_msg(rc == code, "expected %s, got %s: %s", amk_err_name(code), amk_err_name(rc),
                   d.msg);
     ck_assert_ptr_null(s);
@@ -369,7 +349,7 @@ START_TEST(test_amk_spec_load_default_arithmetic_errors)
     amk_spec *s = NULL;
     amk_diag d = {0};
     int rc = amk_spec_load(dir, &s, &d);
-    rm_tree(dir);
+    amk_test_tmpdir_remove(tmpdir);
     ck_assert_msg(rc == AMK_OK, "%s", d.msg);
     amk_spec_free(s);
 }
@@ -511,7 +491,7 @@ START_TEST(test_amk_spec_tolerance_defaults_resolved_once)
     const char *dir = make_dir(j);
     cJSON_Delete(j);
     amk_spec *s = load(dir);
-    rm_tree(dir);
+    amk_test_tmpdir_remove(tmpdir);
     amk_spec_tolerance tol;
     amk_spec_get_tolerance(s, &tol);
     ck_assert(isnan(tol.atol));
@@ -529,7 +509,7 @@ START_TEST(test_amk_spec_tolerance_defaults_resolved_once)
     dir = make_dir(j);
     cJSON_Delete(j);
     s = load(dir);
-    rm_tree(dir);
+    amk_test_tmpdir_remove(tmpdir);
     amk_spec_get_tolerance(s, &tol);
     ck_assert(tol.atol == 0.0);
     ck_assert(tol.rtol_scale == 2.5);
@@ -619,7 +599,7 @@ static amk_spec *load_with_requires(const char *req)
     const char *dir = make_dir(j);
     cJSON_Delete(j);
     amk_spec *s = load(dir);
-    rm_tree(dir);
+    amk_test_tmpdir_remove(tmpdir);
     return s;
 }
 
@@ -1271,7 +1251,7 @@ static amk_spec *load_json(cJSON *j)
     const char *dir = make_dir(j);
     cJSON_Delete(j);
     amk_spec *s = load(dir);
-    rm_tree(dir);
+    amk_test_tmpdir_remove(tmpdir);
     return s;
 }
 
@@ -1678,7 +1658,7 @@ static amk_spec *load_mutated(cJSON *j)
     amk_spec *s = NULL;
     amk_diag d = {0};
     int rc = amk_spec_load(dir, &s, &d);
-    rm_tree(dir);
+    amk_test_tmpdir_remove(tmpdir);
     ck_assert_msg(rc == AMK_OK, "%s", d.msg);
     return s;
 }
@@ -2017,11 +1997,11 @@ START_TEST(test_amk_registry_add_dir_errors_and_replacement)
     assert_has(d.msg, BAD "/");
     ck_assert_int_eq(amk_registry_add_dir(r, AMK_TEST_FIXTURES "/nope", &d), AMK_ENOENT);
     /* an empty folder */
-    char empty[] = "/tmp/amk_check_sd_empty_XXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(empty));
+    char empty[256];
+    amk_test_tmpdir_make(empty, sizeof empty, "space-defs-empty");
     ck_assert_int_eq(amk_registry_add_dir(r, empty, &d), AMK_ENOENT);
     assert_has(d.msg, "no spec.json");
-    rmdir(empty);
+    amk_test_tmpdir_remove(empty);
     /* a user kernel with a built-in's name replaces it */
     const amk_spec *before = amk_registry_find(r, "tgemm");
     cJSON *j = base_spec();
@@ -2036,7 +2016,7 @@ START_TEST(test_amk_registry_add_dir_errors_and_replacement)
     /* two user kernels of one name are an error */
     ck_assert_int_eq(amk_registry_add_dir(r, dir, &d), AMK_EEXIST);
     assert_has(d.msg, "already used by");
-    rm_tree(dir);
+    amk_test_tmpdir_remove(tmpdir);
     amk_registry_free(r);
 }
 END_TEST
