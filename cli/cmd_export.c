@@ -125,19 +125,8 @@ int cli_cmd_lookup(cli_ctx *ctx, int argc, char **argv)
 
     amk_diag d;
     amk_diag_clear(&d);
-    /* amk_json_parse reports a malformed file with line and column; the export library
-     * then takes the text it accepted. */
-    char *text = NULL;
-    size_t len = 0;
-    cJSON *tree = NULL;
-    int re = amk_fs_read_all(dbpath, &text, &len, &d);
-    if (re == AMK_OK)
-        re = amk_json_parse(dbpath, text, len, &tree, &d);
-    cJSON_Delete(tree);
     amk_export_db *db = NULL;
-    if (re == AMK_OK)
-        re = amk_export_db_parse(dbpath, text, len, &db, &d);
-    free(text);
+    int re = amk_export_db_read(dbpath, &db, &d);
     if (re != AMK_OK)
         return cli_fail(ctx, re == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, "--db: %s",
                         d.msg);

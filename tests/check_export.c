@@ -1,5 +1,5 @@
 /* Check suite of the export database (results/export_*.c): building from a fixture results
- * file, the checks on a database, the lookup's levels and nearest-shape fallback, and the C
+ * file, reading a database file, the checks on a database, the lookup's levels and nearest-shape fallback, and the C
  * header, compiled with the system C compiler into a small program that must answer as the
  * JSON lookup does. */
 #include "amk_cost_model.h"
@@ -207,6 +207,40 @@ START_TEST(test_amk_export_check_malformed)
 }
 END_TEST
 
+/* ---- amk_export_db_read ------------------------------------------------------------------ */
+
+START_TEST(test_amk_export_db_read_file_and_where_it_is_malformed)
+{
+    char path[320];
+    amk_export_db *db = fixture_db();
+    char *text = amk_export_db_json(db);
+    amk_export_db_free(db);
+    snprintf(path, sizeof path, "%s/db.json", tmpdir);
+    amk_test_write_file(path, text);
+    free(text);
+    amk_diag d;
+    db = NULL;
+    ck_assert_msg(amk_export_db_read(path, &db, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_export_db_check(db, &d), AMK_OK);
+    cJSON *look = NULL;
+    ck_assert_int_eq(lookup(db, "gemm", H100, "M=4096,N=4096,K=4096", "f32", &look, &d), AMK_OK);
+    ck_assert_int_eq(param(cJSON_GetObjectItemCaseSensitive(look, "config"), "BM"), 128);
+    cJSON_Delete(look);
+    amk_export_db_free(db);
+    /* Malformed JSON is named by file, line and column; *out stays NULL. */
+    amk_test_write_file(path, "{\"format\": \"amk-export\",\n  \"kernels\": {,}}\n");
+    db = (amk_export_db *)path; /* anything but NULL: a failure must clear it */
+    ck_assert_int_eq(amk_export_db_read(path, &db, &d), AMK_EPARSE);
+    ck_assert_ptr_null(db);
+    char where[340];
+    snprintf(where, sizeof where, "%s:2:", path);
+    ck_assert_msg(strstr(d.msg, where) != NULL, "%s", d.msg);
+    snprintf(path, sizeof path, "%s/none.json", tmpdir);
+    ck_assert_int_ne(amk_export_db_read(path, &db, &d), AMK_OK);
+    ck_assert_ptr_nonnull(strstr(d.msg, "none.json"));
+}
+END_TEST
+
 /* ---- amk_export_db_lookup ---------------------------------------------------------------- */
 
 typedef struct query {
@@ -376,6 +410,10 @@ static Suite *suite(void)
     suite_add_tcase(s, t);
     t = tcase_create("amk_export_check");
     tcase_add_test(t, test_amk_export_check_malformed);
+    suite_add_tcase(s, t);
+    t = tcase_create("amk_export_db_read");
+    tcase_add_checked_fixture(t, setup_tmp, teardown_tmp);
+    tcase_add_test(t, test_amk_export_db_read_file_and_where_it_is_malformed);
     suite_add_tcase(s, t);
     t = tcase_create("amk_export_lookup");
     tcase_add_test(t, test_amk_export_lookup_levels_and_nearest);
