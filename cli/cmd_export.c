@@ -1,28 +1,10 @@
 /* `amk export` and `amk lookup`: the tuned-config database (JSON) or C header built from
- * results files, and answers from it. The library (results/export_*.c) does the work; this
- * file parses arguments and hands it the device → vendor/arch table of the cost model. */
+ * results files (amk_export_tuned), and answers from it (amk_export_db_read, _lookup). The
+ * library does the work; this file parses arguments and prints. */
 #include "cli_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* cost_model's target table as plain data for the results library. */
-static amk_export_target *export_targets(size_t *n)
-{
-    int nt = amk_target_count();
-    amk_export_target *t = calloc((size_t)nt + 1, sizeof *t);
-    if (!t)
-        return NULL;
-    for (int i = 0; i < nt; i++) {
-        const amk_target *x = amk_target_at(i);
-        t[i].key = x->key;
-        t[i].name = x->name;
-        t[i].vendor = x->vendor;
-        t[i].arch = x->arch;
-    }
-    *n = (size_t)nt;
-    return t;
-}
 
 /* Library error of export/lookup → exit code: reading results files is 3, the rest 2. */
 static int export_exit(int code)
@@ -60,13 +42,8 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
 
     amk_diag d;
     amk_diag_clear(&d);
-    amk_export_opts o = {.kernel = kernel, .include_replayed = replayed,
-                         .rule = &amk_history_rule};
-    amk_export_target *t = export_targets(&o.n_targets);
-    o.targets = t;
     amk_export_db *db = NULL;
-    int e = t ? amk_export_db_build(paths, (size_t)n, &o, &db, &d) : AMK_ENOMEM;
-    free(t);
+    int e = amk_export_tuned(paths, (size_t)n, kernel, replayed, &db, &d);
     if (e != AMK_OK) {
         if (!d.msg[0])
             amk_diag_set(&d, e, "%s", amk_strerror(e));

@@ -1,7 +1,7 @@
 /* Check suite of the export database (results/export_*.c): building from a fixture results
- * file, reading a database file, the checks on a database, the lookup's levels and nearest-shape fallback, and the C
- * header, compiled with the system C compiler into a small program that must answer as the
- * JSON lookup does. */
+ * file (and through search's amk_export_tuned), reading a database file, the checks on a
+ * database, the lookup's levels and nearest-shape fallback, and the C header, compiled with
+ * the system C compiler into a small program that must answer as the JSON lookup does. */
 #include "amk_cost_model.h"
 #include "amk_results.h"
 #include "amk_search.h" /* amk_history_rule */
@@ -172,6 +172,33 @@ START_TEST(test_amk_export_build_errors)
     ck_assert_int_eq(build_db(FIX "results.tsv", "nosuch", 0, &db, &d), AMK_ENOENT);
     ck_assert_ptr_nonnull(strstr(d.msg, "nosuch"));
     ck_assert_int_eq(build_db(FIX "missing.tsv", NULL, 0, &db, &d), AMK_ENOENT);
+    ck_assert_ptr_null(db);
+}
+END_TEST
+
+/* ---- amk_export_tuned (search: the history rule and the cost model's targets) ------------ */
+
+START_TEST(test_amk_export_tuned_is_the_build_with_every_target)
+{
+    const char *paths[] = {FIX "results.tsv"};
+    for (int replayed = 0; replayed < 2; replayed++) {
+        amk_export_db *a = NULL, *b = NULL;
+        amk_diag d;
+        ck_assert_msg(amk_export_tuned(paths, 1, NULL, replayed, &a, &d) == AMK_OK, "%s",
+                      d.msg);
+        ck_assert_int_eq(build_db(FIX "results.tsv", NULL, replayed, &b, &d), AMK_OK);
+        char *ta = amk_export_db_json(a), *tb = amk_export_db_json(b);
+        ck_assert_str_eq(ta, tb);
+        for (int i = 0; i < amk_target_count(); i++)
+            ck_assert_ptr_nonnull(strstr(ta, amk_target_at(i)->name));
+        free(ta);
+        free(tb);
+        amk_export_db_free(a);
+        amk_export_db_free(b);
+    }
+    amk_export_db *db = NULL;
+    amk_diag d;
+    ck_assert_int_eq(amk_export_tuned(paths, 1, "nosuch", 0, &db, &d), AMK_ENOENT);
     ck_assert_ptr_null(db);
 }
 END_TEST
@@ -407,6 +434,9 @@ static Suite *suite(void)
     tcase_add_test(t, test_amk_export_build_best_per_device_and_shape);
     tcase_add_test(t, test_amk_export_build_replayed_only_when_asked);
     tcase_add_test(t, test_amk_export_build_errors);
+    suite_add_tcase(s, t);
+    t = tcase_create("amk_export_tuned");
+    tcase_add_test(t, test_amk_export_tuned_is_the_build_with_every_target);
     suite_add_tcase(s, t);
     t = tcase_create("amk_export_check");
     tcase_add_test(t, test_amk_export_check_malformed);
