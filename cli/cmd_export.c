@@ -1,21 +1,12 @@
 /* `amk export` and `amk lookup`: the tuned-config database (JSON) or C header built from
  * results files (amk_export_tuned), and answers from it (amk_export_db_read, _lookup). The
- * library does the work; this file parses arguments and prints. */
+ * library does the work; this file parses arguments and prints. Its errors come from results/
+ * and common/ alone, where cli_exit_for gives export's codes: reading a results file 3, out
+ * of memory 5, the rest 2. */
 #include "cli_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Library error of export/lookup → exit code: reading results files is 3, the rest 2. */
-static int export_exit(int code)
-{
-    switch (code) {
-    case AMK_ENOMEM: return CLI_EXIT_INTERNAL;
-    case AMK_ETSV:
-    case AMK_EIO: return CLI_EXIT_RESULTS;
-    default: return CLI_EXIT_INPUT;
-    }
-}
 
 int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
 {
@@ -47,7 +38,7 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
     if (e != AMK_OK) {
         if (!d.msg[0])
             amk_diag_set(&d, e, "%s", amk_strerror(e));
-        return cli_fail_diag(ctx, export_exit(e), &d);
+        return cli_fail_diag(ctx, cli_exit_for(e), &d);
     }
     char *text = NULL;
     if (!strcmp(format, "c")) {
@@ -64,7 +55,7 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
     }
     amk_export_db_free(db);
     if (e != AMK_OK)
-        return cli_fail_diag(ctx, export_exit(e), &d);
+        return cli_fail_diag(ctx, cli_exit_for(e), &d);
     size_t len = strlen(text);
     if (!strcmp(format, "json"))
         text[len++] = '\n'; /* over the NUL: written with its length below */
@@ -112,7 +103,7 @@ int cli_cmd_lookup(cli_ctx *ctx, int argc, char **argv)
     amk_export_db_free(db);
     if (e != AMK_OK) {
         amk_diag_prefix(&d, "--db %s", dbpath);
-        return cli_fail_diag(ctx, export_exit(e), &d);
+        return cli_fail_diag(ctx, cli_exit_for(e), &d);
     }
     cJSON *out = cJSON_Parse(answer);
     free(answer);
