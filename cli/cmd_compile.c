@@ -139,7 +139,7 @@ int cli_cmd_compile(cli_ctx *ctx, int argc, char **argv)
     amk_diag d;
     amk_diag_clear(&d);
     int e = amk_compile_plan_build(&po, &p, &on, &d);
-    if (e != AMK_OK)
+    if (e != AMK_OK) /* bad input is 2; out of memory, in any step, 5 */
         return cli_fail_diag(ctx, on == AMK_COMPILE_PLAN_ON_INPUT && e != AMK_ENOMEM
                                       ? CLI_EXIT_INPUT : CLI_EXIT_INTERNAL, &d);
     const char *arch = amk_compile_plan_arch(p);
