@@ -42,87 +42,14 @@ static int parse(cli_ctx *ctx, int argc, char **argv, compile_args *o)
     return rc;
 }
 
-/* The target whose limits decide which configs are valid: --target, else the target of
- * --arch, else the default. */
-static int compile_target(cli_ctx *ctx, const compile_args *o, const amk_target **t)
+/* The plan's notes: what it covers less of than asked for is printed as an error line, as
+ * it always was; the others (the limits of an unknown --arch) as a plain line. */
+static void plan_note(const char *msg, int warning, void *ud)
 {
-    if (ctx->target || !o->arch)
-        return cli_resolve_target(ctx, t);
-    if ((*t = amk_target_find(o->arch)) != NULL)
-        return CLI_EXIT_OK;
-    *t = amk_target_default();
-    cli_warn(ctx, "no known target has arch %s; using %s's limits to pick valid configs",
-             o->arch, (*t)->key);
-    return CLI_EXIT_OK;
-}
-
-static void plan_warning(const char *msg, void *ud)
-{
-    cli_fail(ud, 0, "%s", msg);
-}
-
-/* Default + random configs of one kernel. */
-static int plan_kernel(cli_ctx *ctx, const compile_args *o, amk_compile_plan *p,
-                       const amk_spec *s)
-{
-    amk_shape sh;
-    amk_diag d;
-    amk_diag_clear(&d);
-    if (o->shape && amk_shape_parse(s, o->shape, &sh, &d) != AMK_OK)
-        return cli_fail(ctx, CLI_EXIT_INPUT, "%s: --shape: %s", amk_spec_name(s), d.msg);
-    if (!o->shape)
-        amk_spec_shape(s, 0, &sh);
-    int e = amk_compile_plan_kernel(p, s, &sh, (long)o->random, &d);
-    return e == AMK_OK ? -1 : cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL
-                                                                   : CLI_EXIT_INPUT, &d);
-}
-
-/* Configs from --config FILE (an object or an array of them). */
-static int plan_config_file(cli_ctx *ctx, const compile_args *o, amk_compile_plan *p)
-{
-    amk_config *v = NULL;
-    size_t n = 0;
-    amk_diag d;
-    amk_diag_clear(&d);
-    int rc = cli_configs(ctx, o->config, 1, &v, &n);
-    if (rc)
-        return rc;
-    rc = -1;
-    for (size_t i = 0; i < n && rc < 0; i++) {
-        if (o->kernel && strcmp(o->kernel, amk_spec_name(v[i].spec)) != 0)
-            rc = cli_fail(ctx, CLI_EXIT_INPUT, "%s: config %zu is for kernel '%s', not '%s'",
-                          o->config, i, amk_spec_name(v[i].spec), o->kernel);
-        else if (amk_compile_plan_config(p, &v[i], &d) != AMK_OK)
-            rc = cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
-    }
-    free(v);
-    return rc;
-}
-
-/* The units of the command line, in order. Returns -1 to go on, or an exit code. */
-static int plan_units(cli_ctx *ctx, const compile_args *o, amk_compile_plan *p)
-{
-    int rc = -1;
-    amk_registry *reg = NULL;
-    if (o->config)
-        rc = plan_config_file(ctx, o, p);
-    else if (o->all) {
-        if ((rc = cli_registry(ctx, &reg)) != 0)
-            return rc;
-        rc = -1;
-        for (int i = 0; i < amk_registry_count(reg) && rc < 0; i++)
-            rc = plan_kernel(ctx, o, p, amk_registry_at(reg, i));
-    } else {
-        const amk_spec *s;
-        if ((rc = cli_kernel(ctx, o->kernel, &s)) != 0)
-            return rc;
-        rc = plan_kernel(ctx, o, p, s);
-    }
-    amk_diag d;
-    amk_diag_clear(&d);
-    if (rc < 0 && !o->no_reference && amk_compile_plan_references(p, &d) != AMK_OK)
-        rc = cli_fail_diag(ctx, CLI_EXIT_INTERNAL, &d);
-    return rc;
+    if (warning)
+        cli_fail(ud, 0, "%s", msg);
+    else
+        cli_warn(ud, "%s", msg);
 }
 
 static void print_units(const amk_compile_job *v, size_t n, int json)
@@ -199,25 +126,29 @@ int cli_cmd_compile(cli_ctx *ctx, int argc, char **argv)
 {
     compile_args o = {.seed = 1};
     int rc = parse(ctx, argc, argv, &o);
-    const amk_target *t;
-    if (rc >= 0 || (rc = compile_target(ctx, &o, &t)) != 0)
+    if (rc >= 0)
         return rc;
-    const char *arch = o.arch ? o.arch : t->arch;
-    amk_compile_plan *p = amk_compile_plan_create(t, (uint64_t)o.seed, plan_warning, ctx);
-    if (!p)
-        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
-    if ((rc = plan_units(ctx, &o, p)) >= 0) {
-        amk_compile_plan_free(p);
-        return rc;
-    }
+    amk_compile_plan_opts po = {
+        .target = ctx->target, .arch = o.arch, .spec_dirs = ctx->spec_dirs,
+        .n_spec_dirs = ctx->n_spec_dirs, .kernel = o.kernel, .all = o.all,
+        .config_path = o.config, .shape = o.shape, .random = (long)o.random,
+        .seed = (uint64_t)o.seed, .no_reference = o.no_reference, .note = plan_note, .ud = ctx,
+    };
+    amk_compile_plan *p;
+    amk_compile_plan_stage on;
+    amk_diag d;
+    amk_diag_clear(&d);
+    int e = amk_compile_plan_build(&po, &p, &on, &d);
+    if (e != AMK_OK) /* bad input is 2; out of memory, in any step, 5 */
+        return cli_fail_diag(ctx, on == AMK_COMPILE_PLAN_ON_INPUT && e != AMK_ENOMEM
+                                      ? CLI_EXIT_INPUT : CLI_EXIT_INTERNAL, &d);
+    const char *arch = amk_compile_plan_arch(p);
     amk_backend_opts bo = {0};
     bo.jobs = (int)o.jobs;
     bo.compile_timeout_s = o.timeout_s;
     bo.cache_dir = o.cache_dir;
-    amk_diag d;
-    amk_diag_clear(&d);
     double t0 = amk_now_s();
-    int e = amk_compile_plan_run(p, arch, &bo, &d);
+    e = amk_compile_plan_run(p, arch, &bo, &d);
     double wall = amk_now_s() - t0;
     if (e != AMK_OK) {
         amk_compile_plan_free(p);

@@ -1,39 +1,12 @@
 /* `amk export` and `amk lookup`: the tuned-config database (JSON) or C header built from
- * results files, and answers from it. The library (results/export_*.c) does the work; this
- * file parses arguments and hands it the device → vendor/arch table of the cost model. */
+ * results files (amk_export_tuned), and answers from it (amk_export_db_read, _lookup). The
+ * library does the work; this file parses arguments and prints. Its errors come from results/
+ * and common/ alone, where cli_exit_for gives export's codes: reading a results file 3, out
+ * of memory 5, the rest 2. */
 #include "cli_int.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* cost_model's target table as plain data for the results library. */
-static amk_export_target *export_targets(size_t *n)
-{
-    int nt = amk_target_count();
-    amk_export_target *t = calloc((size_t)nt + 1, sizeof *t);
-    if (!t)
-        return NULL;
-    for (int i = 0; i < nt; i++) {
-        const amk_target *x = amk_target_at(i);
-        t[i].key = x->key;
-        t[i].name = x->name;
-        t[i].vendor = x->vendor;
-        t[i].arch = x->arch;
-    }
-    *n = (size_t)nt;
-    return t;
-}
-
-/* Library error of export/lookup → exit code: reading results files is 3, the rest 2. */
-static int export_exit(int code)
-{
-    switch (code) {
-    case AMK_ENOMEM: return CLI_EXIT_INTERNAL;
-    case AMK_ETSV:
-    case AMK_EIO: return CLI_EXIT_RESULTS;
-    default: return CLI_EXIT_INPUT;
-    }
-}
 
 int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
 {
@@ -60,17 +33,12 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
 
     amk_diag d;
     amk_diag_clear(&d);
-    amk_export_opts o = {.kernel = kernel, .include_replayed = replayed,
-                         .rule = &amk_history_rule};
-    amk_export_target *t = export_targets(&o.n_targets);
-    o.targets = t;
     amk_export_db *db = NULL;
-    int e = t ? amk_export_db_build(paths, (size_t)n, &o, &db, &d) : AMK_ENOMEM;
-    free(t);
+    int e = amk_export_tuned(paths, (size_t)n, kernel, replayed, &db, &d);
     if (e != AMK_OK) {
         if (!d.msg[0])
             amk_diag_set(&d, e, "%s", amk_strerror(e));
-        return cli_fail_diag(ctx, export_exit(e), &d);
+        return cli_fail_diag(ctx, cli_exit_for(e), &d);
     }
     char *text = NULL;
     if (!strcmp(format, "c")) {
@@ -87,7 +55,7 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
     }
     amk_export_db_free(db);
     if (e != AMK_OK)
-        return cli_fail_diag(ctx, export_exit(e), &d);
+        return cli_fail_diag(ctx, cli_exit_for(e), &d);
     size_t len = strlen(text);
     if (!strcmp(format, "json"))
         text[len++] = '\n'; /* over the NUL: written with its length below */
@@ -125,19 +93,8 @@ int cli_cmd_lookup(cli_ctx *ctx, int argc, char **argv)
 
     amk_diag d;
     amk_diag_clear(&d);
-    /* amk_json_parse reports a malformed file with line and column; the export library
-     * then takes the text it accepted. */
-    char *text = NULL;
-    size_t len = 0;
-    cJSON *tree = NULL;
-    int re = amk_fs_read_all(dbpath, &text, &len, &d);
-    if (re == AMK_OK)
-        re = amk_json_parse(dbpath, text, len, &tree, &d);
-    cJSON_Delete(tree);
     amk_export_db *db = NULL;
-    if (re == AMK_OK)
-        re = amk_export_db_parse(dbpath, text, len, &db, &d);
-    free(text);
+    int re = amk_export_db_read(dbpath, &db, &d);
     if (re != AMK_OK)
         return cli_fail(ctx, re == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, "--db: %s",
                         d.msg);
@@ -146,7 +103,7 @@ int cli_cmd_lookup(cli_ctx *ctx, int argc, char **argv)
     amk_export_db_free(db);
     if (e != AMK_OK) {
         amk_diag_prefix(&d, "--db %s", dbpath);
-        return cli_fail_diag(ctx, export_exit(e), &d);
+        return cli_fail_diag(ctx, cli_exit_for(e), &d);
     }
     cJSON *out = cJSON_Parse(answer);
     free(answer);

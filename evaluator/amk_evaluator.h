@@ -267,8 +267,9 @@ int amk_compile_references(const amk_config *const *cfgs, size_t n, const char *
                            amk_diag *d);
 
 /* `amk compile`'s plan (evaluator/compile_plan.c): units to compile without running them.
- * plan_kernel adds the default config of s at sh (a warning through warn when it is not
- * valid on the target) and `random` distinct seeded random valid configs; plan_config adds
+ * plan_kernel adds the default config of s at sh (a note through note, warning = 1, when it
+ * is not valid on the target) and `random` distinct seeded random valid configs (a warning
+ * when fewer are found); plan_config adds
  * one given config (rejected, with the reason, when not valid on the target: never
  * compiled); plan_references adds the reference kernel of each kernel and dtype planned;
  * plan_run compiles every unit that is not rejected (configs, then references) and fills
@@ -281,8 +282,41 @@ typedef struct amk_compile_job {
 } amk_compile_job;
 typedef struct amk_compile_plan amk_compile_plan;
 amk_compile_plan *amk_compile_plan_create(const amk_target *t, uint64_t seed,
-                                          void (*warn)(const char *msg, void *ud), void *ud);
+                                          void (*note)(const char *msg, int warning, void *ud),
+                                          void *ud);
 void amk_compile_plan_free(amk_compile_plan *p);
+/* The whole plan of one `amk compile` command line in one call. The target whose limits
+ * decide validity: target (--target), else the target of arch, else (a note, warning = 0)
+ * the default's; without arch, $AMK_TARGET or the default (amk_target_resolve), measured
+ * ceilings applied. The kernels: the built-ins plus spec_dirs (amk_registry_open, owned by
+ * the plan). The units: the configs of config_path (each of kernel when one is named), or
+ * default + `random` configs at shape (NULL: each kernel's default shape) of every kernel
+ * (all) or of kernel; then the references unless no_reference. On failure *out is NULL and
+ * *failed_on says which step failed, so callers can keep their exit codes. */
+typedef struct amk_compile_plan_opts {
+    const char *target;            /* a target key, NULL = see above */
+    const char *arch;              /* compile for; NULL = the target's */
+    const char *const *spec_dirs;
+    int n_spec_dirs;
+    const char *kernel;
+    int all;
+    const char *config_path;
+    const char *shape;             /* "M=..,N=.." text */
+    long random;
+    uint64_t seed;
+    int no_reference;
+    void (*note)(const char *msg, int warning, void *ud);
+    void *ud;
+} amk_compile_plan_opts;
+typedef enum amk_compile_plan_stage {
+    AMK_COMPILE_PLAN_ON_INPUT,     /* target, kernels, kernel, shape, config file, a space */
+    AMK_COMPILE_PLAN_ON_UNITS,     /* adding units (out of memory) */
+    AMK_COMPILE_PLAN_DONE
+} amk_compile_plan_stage;
+int amk_compile_plan_build(const amk_compile_plan_opts *o, amk_compile_plan **out,
+                           amk_compile_plan_stage *failed_on, amk_diag *d);
+/* The arch a built plan compiles for: its opts' arch, else its target's. */
+const char *amk_compile_plan_arch(const amk_compile_plan *p);
 int amk_compile_plan_kernel(amk_compile_plan *p, const amk_spec *s, const amk_shape *sh,
                             long random, amk_diag *d);
 int amk_compile_plan_config(amk_compile_plan *p, const amk_config *c, amk_diag *d);

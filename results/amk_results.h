@@ -186,6 +186,9 @@ int amk_export_db_build(const char *const *paths, size_t n, const amk_export_opt
  * (malformed JSON) or AMK_ENOMEM. */
 int amk_export_db_parse(const char *name, const char *text, size_t len, amk_export_db **out,
                         amk_diag *d);
+/* Reads the database file at path (named in messages): amk_fs_read_all's errors, AMK_EPARSE
+ * naming the line and column of malformed JSON, or AMK_ENOMEM. */
+int amk_export_db_read(const char *path, amk_export_db **out, amk_diag *d);
 void amk_export_db_free(amk_export_db *db);
 /* The database as indented JSON text (no trailing newline), malloc'd; NULL when out of
  * memory. */

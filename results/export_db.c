@@ -1,6 +1,7 @@
 /* The export database's public face: an opaque handle over its JSON tree, so callers speak
  * amk types and text, never cJSON. The work is in export_build/check/lookup/c.c. */
 #include "export_int.h"
+#include "space_json_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,24 @@ int amk_export_db_parse(const char *name, const char *text, size_t len, amk_expo
     if (!root)
         return amk_diag_set(d, AMK_EPARSE, "%s: malformed JSON", name ? name : "<json>");
     return wrap(root, out, d);
+}
+
+int amk_export_db_read(const char *path, amk_export_db **out, amk_diag *d)
+{
+    char *text = NULL;
+    size_t len = 0;
+    cJSON *tree = NULL;
+    *out = NULL;
+    int e = amk_fs_read_all(path, &text, &len, d);
+    /* amk_json_parse is what names the line and column of malformed JSON; the database
+     * keeps cJSON's own tree of the text it accepted, as amk_export_db_parse makes it. */
+    if (e == AMK_OK)
+        e = amk_json_parse(path, text, len, &tree, d);
+    cJSON_Delete(tree);
+    if (e == AMK_OK)
+        e = amk_export_db_parse(path, text, len, out, d);
+    free(text);
+    return e;
 }
 
 void amk_export_db_free(amk_export_db *db)

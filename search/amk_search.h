@@ -204,6 +204,11 @@ int amk_calibrate_measure(const amk_registry *reg, const char *backend,
                           const amk_backend_opts *opts, const char *results,
                           amk_calibration_run *out, amk_diag *d);
 
+/* `amk export` (search/export_tuned.c): amk_export_db_build over results files with the
+ * history rule and the cost model's device table (amk_target_at); its errors. */
+int amk_export_tuned(const char *const *paths, size_t n, const char *kernel,
+                     int include_replayed, amk_export_db **out, amk_diag *d);
+
 /* One search as `amk loop` runs it (search/tune.c): the space on the evaluator's target
  * (the sim backend must record the shape), the results file checked before anything is
  * appended (a fresh run over earlier rows of the same search gets a note), the configs a

@@ -1,8 +1,8 @@
 /* Check suite for the library calls behind the CLI commands (one call each): amk_tune
  * (loop), amk_propose (propose), amk_evaluate_one and amk_trial_log_* (evaluate),
- * amk_space_size_on (space), amk_compile_plan_* (compile, planning only: no compiler runs
- * here) and amk_report_defaults (report). They run on the landscape fixture through the `model`
- * backend; the assertions compare with what can be computed independently (an enumeration,
+ * amk_space_size_on (space), amk_compile_plan_build and amk_compile_plan_* (compile,
+ * planning only: no compiler runs here) and amk_report_defaults (report). They run on the
+ * landscape fixture through the `model` backend; the assertions compare with what can be computed independently (an enumeration,
  * the rows written, the keep rule) and can fail. */
 #include "amk_search.h"
 #include "amk_test.h"
@@ -404,10 +404,10 @@ END_TEST
 
 /* ---- amk_compile_plan (planning only) ------------------------------------------------- */
 
-static void count_warning(const char *msg, void *ud)
+static void count_warning(const char *msg, int warning, void *ud)
 {
     (void)msg;
-    ++*(int *)ud;
+    *(int *)ud += warning;
 }
 
 START_TEST(test_amk_compile_plan_random_distinct_valid_and_references)
@@ -454,6 +454,109 @@ START_TEST(test_amk_compile_plan_random_distinct_valid_and_references)
         ck_assert(amk_config_equal(&v[i].cfg, &w[i].cfg));
     amk_compile_plan_free(q);
     amk_compile_plan_free(p);
+}
+END_TEST
+
+static amk_compile_plan_opts build_opts(notes *pn)
+{
+    static const char *const dirs[1] = {AMK_TEST_FIXTURES "/specs/landscape"};
+    amk_compile_plan_opts o = {.target = "h100", .spec_dirs = dirs, .n_spec_dirs = 1,
+                               .kernel = "landscape", .random = 12, .seed = 7,
+                               .note = take_note, .ud = pn};
+    return o;
+}
+
+START_TEST(test_amk_compile_plan_build_is_the_piecewise_plan)
+{
+    notes seen = {0};
+    amk_compile_plan_opts o = build_opts(&seen);
+    amk_compile_plan *p = NULL;
+    amk_compile_plan_stage on;
+    amk_diag d = {0};
+    ck_assert_msg(amk_compile_plan_build(&o, &p, &on, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(on, AMK_COMPILE_PLAN_DONE);
+    ck_assert_str_eq(amk_compile_plan_arch(p), "sm_90");
+    /* The same units as the plan made step by step on h100. */
+    amk_compile_plan *q = amk_compile_plan_create(F.target, 7, NULL, NULL);
+    ck_assert_int_eq(amk_compile_plan_kernel(q, F.spec, &F.shape, 12, &d), AMK_OK);
+    ck_assert_int_eq(amk_compile_plan_references(q, &d), AMK_OK);
+    size_t n, m;
+    const amk_compile_job *v = amk_compile_plan_units(p, &n), *w = amk_compile_plan_units(q, &m);
+    ck_assert_uint_eq(n, 14);
+    ck_assert_uint_eq(n, m);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(v[i].reference, w[i].reference);
+        ck_assert_str_eq(amk_spec_name(v[i].spec), "landscape");
+        char a[17], b[17];
+        amk_config_id(&v[i].cfg, a);
+        amk_config_id(&w[i].cfg, b);
+        ck_assert_str_eq(a, b);
+    }
+    ck_assert_int_eq(seen.n, 0);
+    amk_compile_plan_free(q);
+    amk_compile_plan_free(p);
+    /* An arch no target has: the default's limits, with a note that is not a warning. */
+    o.target = NULL;
+    o.arch = "sm_999";
+    o.no_reference = 1;
+    ck_assert_msg(amk_compile_plan_build(&o, &p, &on, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_str_eq(amk_compile_plan_arch(p), "sm_999");
+    ck_assert_int_eq(seen.n, 1);
+    ck_assert_int_eq(seen.warnings, 0);
+    ck_assert_ptr_nonnull(strstr(seen.last, "no known target has arch sm_999"));
+    amk_compile_plan_units(p, &n);
+    ck_assert_uint_eq(n, 13);
+    amk_compile_plan_free(p);
+}
+END_TEST
+
+START_TEST(test_amk_compile_plan_build_config_file_and_failed_steps)
+{
+    notes seen = {0};
+    amk_compile_plan_opts o = build_opts(&seen);
+    char path[400];
+    snprintf(path, sizeof path, "%s/configs.json", F.dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("[{\"kernel\": \"landscape\", \"shape\": {\"N\": 4096, \"dtype\": \"f32\"},"
+          " \"params\": {\"X\": 5, \"Y\": 5, \"Z\": 5, \"T\": 256}},"
+          " {\"kernel\": \"landscape\", \"shape\": {\"N\": 4096, \"dtype\": \"f32\"},"
+          " \"params\": {\"X\": 11, \"Y\": 11, \"Z\": 11, \"T\": 256}}]\n", f);
+    fclose(f);
+    o.config_path = path;
+    amk_compile_plan *p = NULL;
+    amk_compile_plan_stage on;
+    amk_diag d = {0};
+    ck_assert_msg(amk_compile_plan_build(&o, &p, &on, &d) == AMK_OK, "%s", d.msg);
+    size_t n;
+    const amk_compile_job *v = amk_compile_plan_units(p, &n);
+    ck_assert_uint_eq(n, 3); /* two configs (the second rejected: X+Y+Z > 30), one reference */
+    ck_assert_int_eq(v[0].res.status, AMK_STATUS_OK);
+    ck_assert_int_eq(v[1].res.status, AMK_STATUS_REJECTED);
+    ck_assert_int_eq(v[2].reference, 1);
+    ck_assert_int_eq((int)v[0].cfg.shape.dims[0], 4096);
+    amk_compile_plan_free(p);
+    /* Each step's failure: bad input, with *out NULL and the step named. */
+    struct {
+        const char *target, *kernel, *shape, *config, *says;
+    } bad[] = {
+        {"h100", "other", NULL, path, "config 0 is for kernel 'landscape', not 'other'"},
+        {"h100", "no_such_kernel", NULL, NULL, "unknown kernel 'no_such_kernel'"},
+        {"h100", "landscape", "Q=3", NULL, "landscape: --shape"},
+        {"no_such_target", "landscape", NULL, NULL, "unknown target"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o.target = bad[i].target;
+        o.kernel = bad[i].kernel;
+        o.shape = bad[i].shape;
+        o.config_path = bad[i].config;
+        amk_diag_clear(&d);
+        p = (amk_compile_plan *)&o; /* anything but NULL: a failure must clear it */
+        ck_assert_int_ne(amk_compile_plan_build(&o, &p, &on, &d), AMK_OK);
+        ck_assert_ptr_null(p);
+        ck_assert_int_eq(on, AMK_COMPILE_PLAN_ON_INPUT);
+        ck_assert_msg(strstr(d.msg, bad[i].says) != NULL, "%zu: %s", i, d.msg);
+    }
 }
 END_TEST
 
@@ -508,6 +611,8 @@ static Suite *commands_suite(void)
     tcase_add_test(tc, test_amk_evaluate_one_logs_a_row_and_refuses_a_foreign_file_first);
     tcase_add_test(tc, test_amk_space_size_on_exact_matches_enumeration_and_estimate_is_close);
     tcase_add_test(tc, test_amk_compile_plan_random_distinct_valid_and_references);
+    tcase_add_test(tc, test_amk_compile_plan_build_is_the_piecewise_plan);
+    tcase_add_test(tc, test_amk_compile_plan_build_config_file_and_failed_steps);
     tcase_add_test(tc, test_amk_report_defaults_names_the_default_or_why_not);
     suite_add_tcase(s, tc);
     return s;

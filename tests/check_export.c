@@ -1,7 +1,7 @@
 /* Check suite of the export database (results/export_*.c): building from a fixture results
- * file, the checks on a database, the lookup's levels and nearest-shape fallback, and the C
- * header, compiled with the system C compiler into a small program that must answer as the
- * JSON lookup does. */
+ * file (and through search's amk_export_tuned), reading a database file, the checks on a
+ * database, the lookup's levels and nearest-shape fallback, and the C header, compiled with
+ * the system C compiler into a small program that must answer as the JSON lookup does. */
 #include "amk_cost_model.h"
 #include "amk_results.h"
 #include "amk_search.h" /* amk_history_rule */
@@ -176,6 +176,33 @@ START_TEST(test_amk_export_build_errors)
 }
 END_TEST
 
+/* ---- amk_export_tuned (search: the history rule and the cost model's targets) ------------ */
+
+START_TEST(test_amk_export_tuned_is_the_build_with_every_target)
+{
+    const char *paths[] = {FIX "results.tsv"};
+    for (int replayed = 0; replayed < 2; replayed++) {
+        amk_export_db *a = NULL, *b = NULL;
+        amk_diag d;
+        ck_assert_msg(amk_export_tuned(paths, 1, NULL, replayed, &a, &d) == AMK_OK, "%s",
+                      d.msg);
+        ck_assert_int_eq(build_db(FIX "results.tsv", NULL, replayed, &b, &d), AMK_OK);
+        char *ta = amk_export_db_json(a), *tb = amk_export_db_json(b);
+        ck_assert_str_eq(ta, tb);
+        for (int i = 0; i < amk_target_count(); i++)
+            ck_assert_ptr_nonnull(strstr(ta, amk_target_at(i)->name));
+        free(ta);
+        free(tb);
+        amk_export_db_free(a);
+        amk_export_db_free(b);
+    }
+    amk_export_db *db = NULL;
+    amk_diag d;
+    ck_assert_int_eq(amk_export_tuned(paths, 1, "nosuch", 0, &db, &d), AMK_ENOENT);
+    ck_assert_ptr_null(db);
+}
+END_TEST
+
 /* ---- amk_export_db_check, amk_export_db_parse -------------------------------------------- */
 
 START_TEST(test_amk_export_check_malformed)
@@ -204,6 +231,40 @@ START_TEST(test_amk_export_check_malformed)
     ck_assert_ptr_nonnull(strstr(d.msg, "malformed JSON"));
     ck_assert_int_eq(amk_export_db_parse("t", extra, strlen(extra), &db, &d), AMK_EPARSE);
     ck_assert_ptr_null(db);
+}
+END_TEST
+
+/* ---- amk_export_db_read ------------------------------------------------------------------ */
+
+START_TEST(test_amk_export_db_read_file_and_where_it_is_malformed)
+{
+    char path[320];
+    amk_export_db *db = fixture_db();
+    char *text = amk_export_db_json(db);
+    amk_export_db_free(db);
+    snprintf(path, sizeof path, "%s/db.json", tmpdir);
+    amk_test_write_file(path, text);
+    free(text);
+    amk_diag d;
+    db = NULL;
+    ck_assert_msg(amk_export_db_read(path, &db, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_export_db_check(db, &d), AMK_OK);
+    cJSON *look = NULL;
+    ck_assert_int_eq(lookup(db, "gemm", H100, "M=4096,N=4096,K=4096", "f32", &look, &d), AMK_OK);
+    ck_assert_int_eq(param(cJSON_GetObjectItemCaseSensitive(look, "config"), "BM"), 128);
+    cJSON_Delete(look);
+    amk_export_db_free(db);
+    /* Malformed JSON is named by file, line and column; *out stays NULL. */
+    amk_test_write_file(path, "{\"format\": \"amk-export\",\n  \"kernels\": {,}}\n");
+    db = (amk_export_db *)path; /* anything but NULL: a failure must clear it */
+    ck_assert_int_eq(amk_export_db_read(path, &db, &d), AMK_EPARSE);
+    ck_assert_ptr_null(db);
+    char where[340];
+    snprintf(where, sizeof where, "%s:2:", path);
+    ck_assert_msg(strstr(d.msg, where) != NULL, "%s", d.msg);
+    snprintf(path, sizeof path, "%s/none.json", tmpdir);
+    ck_assert_int_ne(amk_export_db_read(path, &db, &d), AMK_OK);
+    ck_assert_ptr_nonnull(strstr(d.msg, "none.json"));
 }
 END_TEST
 
@@ -374,8 +435,15 @@ static Suite *suite(void)
     tcase_add_test(t, test_amk_export_build_replayed_only_when_asked);
     tcase_add_test(t, test_amk_export_build_errors);
     suite_add_tcase(s, t);
+    t = tcase_create("amk_export_tuned");
+    tcase_add_test(t, test_amk_export_tuned_is_the_build_with_every_target);
+    suite_add_tcase(s, t);
     t = tcase_create("amk_export_check");
     tcase_add_test(t, test_amk_export_check_malformed);
+    suite_add_tcase(s, t);
+    t = tcase_create("amk_export_db_read");
+    tcase_add_checked_fixture(t, setup_tmp, teardown_tmp);
+    tcase_add_test(t, test_amk_export_db_read_file_and_where_it_is_malformed);
     suite_add_tcase(s, t);
     t = tcase_create("amk_export_lookup");
     tcase_add_test(t, test_amk_export_lookup_levels_and_nearest);
