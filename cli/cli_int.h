@@ -171,20 +171,8 @@ int cli_resolve_target(cli_ctx *ctx, const amk_target **out);
 int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, amk_shape *out);
 /* Checks a --backend value: model, auto, gpu or sim:FILE (usage error otherwise). */
 int cli_check_backend(cli_ctx *ctx, const char *backend);
-/* Creates the evaluator; exit code on failure (4 when an explicit gpu has no device). */
-int cli_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
-                  const amk_spec *s, const amk_shape *sh, amk_evaluator **out);
 /* The message and exit code of a failed amk_evaluator_create(backend) (rc, d). */
 int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d);
-/* `amk loop`'s evaluator (cmd_loop_mpi.c): under mpirun in an AMK_MPI build, worker ranks
- * serve rank 0 and return with *served = 1 (the exit code is returned; nothing else to do),
- * rank 0 gets the `mpi` evaluator (rank_timeout_s: deadline of one chunk, 0 = from the
- * backend); otherwise it is cli_evaluator's. */
-int cli_loop_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
-                       const amk_spec *s, const amk_shape *sh, double rank_timeout_s,
-                       amk_evaluator **out, int *served);
-/* Ranks of the MPI job this process belongs to (1 outside mpirun or in builds without MPI). */
-int cli_loop_world_size(void);
 
 /* JSON helpers: a number or null when NaN. */
 cJSON *cli_json_num(double v);
@@ -192,9 +180,10 @@ void cli_json_add_num(cJSON *obj, const char *key, double v);
 /* A best config (`amk loop`'s "best", `amk propose`'s "incumbent"): config, config_id
  * (NULL: computed), latency_us, latency_kind, spread, trial. */
 cJSON *cli_incumbent_json(const amk_incumbent *b, const char *config_id);
-/* amk_tune with `amk loop`'s people output on stderr (loop_ui.c): the banner, the progress
- * bar (on a terminal) and the notes while it runs, the summary after a success. */
-int cli_loop_tune(cli_ctx *ctx, amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
+/* amk_tune_groups with `amk loop`'s people output on stderr (loop_ui.c): the banner, the
+ * progress bar (on a terminal) and the notes while each search runs, its summary after a
+ * success (before o->done, the caller's). */
+int cli_loop_tune(cli_ctx *ctx, const amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
 
 /* Subcommands. */
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv);

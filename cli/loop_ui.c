@@ -15,9 +15,11 @@ typedef struct loop_ui {
     int bar;            /* draw the bar (stderr is a terminal) */
     int started;        /* the banner is out and the signal handlers are set */
     int drawn;          /* a bar line is on screen */
-    int64_t calls;      /* trials seen by this run */
+    int64_t calls;      /* trials seen by this search */
     double last_draw;
     struct sigaction old_int, old_term;
+    void (*done)(const amk_tune_result *r, const amk_device_group *g, void *ud); /* caller's */
+    void *ud;
 } loop_ui;
 
 static volatile sig_atomic_t bar_on_screen;
@@ -103,6 +105,9 @@ static void on_note(const char *msg, int warning, void *ud)
 static void on_start(const amk_tune_result *r, void *ud)
 {
     loop_ui *ui = ud;
+    ui->calls = 0;
+    ui->drawn = 0;
+    ui->last_draw = 0;
     if (!ui->bar)
         return;
     struct sigaction sa;
@@ -141,26 +146,45 @@ static void print_summary(const amk_tune_result *r, const char *results, const c
         fprintf(stderr, "vs default: - (%s)\n", r->vs_default.reason);
 }
 
-int cli_loop_tune(cli_ctx *ctx, amk_tune_opts *o, amk_tune_result *r, amk_diag *d)
+/* The bar off and the signal handlers back, once a search is over. */
+static void finish(loop_ui *ui)
+{
+    if (!ui->started)
+        return;
+    if (ui->drawn)
+        fputc('\n', stderr);
+    bar_on_screen = 0;
+    sigaction(SIGINT, &ui->old_int, NULL);
+    sigaction(SIGTERM, &ui->old_term, NULL);
+    ui->started = 0;
+}
+
+static void on_done(const amk_tune_result *r, const amk_device_group *g, void *ud)
+{
+    loop_ui *ui = ud;
+    finish(ui);
+    if (cli_tables(ui->ctx))
+        print_summary(r, ui->o->results_path, r->best_file);
+    if (ui->done)
+        ui->done(r, g, ui->ud);
+}
+
+int cli_loop_tune(cli_ctx *ctx, const amk_tune_opts *o, amk_tune_result *r, amk_diag *d)
 {
     loop_ui ui;
     memset(&ui, 0, sizeof ui);
     ui.ctx = ctx;
     ui.o = o;
     ui.bar = ctx->tables != 0 && isatty(STDERR_FILENO);
-    o->progress = progress_cb;
-    o->note = on_note;
-    o->start = on_start;
-    o->ud = &ui;
-    int e = amk_tune(o, r, d);
-    if (ui.started) { /* the bar off, the signal handlers back */
-        if (ui.drawn)
-            fputc('\n', stderr);
-        bar_on_screen = 0;
-        sigaction(SIGINT, &ui.old_int, NULL);
-        sigaction(SIGTERM, &ui.old_term, NULL);
-    }
-    if (e == AMK_OK && cli_tables(ctx))
-        print_summary(r, o->results_path, o->best_path);
+    ui.done = o->done;
+    ui.ud = o->ud;
+    amk_tune_opts with = *o;
+    with.progress = progress_cb;
+    with.note = on_note;
+    with.start = on_start;
+    with.done = on_done;
+    with.ud = &ui;
+    int e = amk_tune_groups(&with, r, d);
+    finish(&ui); /* a search that failed */
     return e;
 }

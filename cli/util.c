@@ -200,15 +200,6 @@ int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d)
     return cli_fail_diag(ctx, code, d);
 }
 
-int cli_evaluator(cli_ctx *ctx, const char *backend, const amk_backend_opts *opts,
-                  const amk_spec *s, const amk_shape *sh, amk_evaluator **out)
-{
-    amk_diag d;
-    amk_diag_clear(&d);
-    int rc = amk_evaluator_create(backend, opts, s, sh, out, &d);
-    return rc == AMK_OK ? CLI_EXIT_OK : cli_evaluator_fail(ctx, backend, rc, &d);
-}
-
 /* ---------- JSON --------------------------------------------------------------------------- */
 
 cJSON *cli_json_num(double v)

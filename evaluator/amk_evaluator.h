@@ -190,6 +190,34 @@ int amk_evaluator_create(const char *backend, const amk_backend_opts *opts,
                          const amk_spec *kernel, const amk_shape *shape, amk_evaluator **out,
                          amk_diag *d);
 void amk_evaluator_free(amk_evaluator *ev);
+
+/* `amk loop`'s evaluator in whichever place of an MPI job this process is (evaluator/ranks.c;
+ * amk_mpi.h has the MPI side). backend..shape as for amk_evaluator_create; rank_timeout_s is
+ * the deadline of one chunk (0 = from the backend). */
+typedef struct amk_mpi_opts {
+    const char *backend;                 /* as for amk_evaluator_create ("sim:FILE", ...) */
+    const amk_backend_opts *backend_opts; /* may be NULL */
+    const amk_spec *kernel;              /* borrowed; outlives the evaluator */
+    const amk_shape *shape;
+    double rank_timeout_s;               /* deadline of one chunk; 0 = from the backend:
+                                            generous for gpu, short for model/sim */
+} amk_mpi_opts;
+typedef enum amk_rank_role {
+    AMK_RANK_NONE,   /* MPI failed to start: the error is that */
+    AMK_RANK_ALONE,  /* no MPI job (or no MPI in this build): amk_evaluator_create's */
+    AMK_RANK_ZERO,   /* rank 0 of a job: the `mpi` evaluator (amk_mpi_evaluator_create) */
+    AMK_RANK_WORKER  /* another rank: it has served rank 0 until told to stop; *out = NULL */
+} amk_rank_role;
+/* Creates the evaluator for this process's role, said in *role whether or not it fails. A
+ * worker that could not serve returns AMK_OK too (rank 0 excluded it and went on), with d's
+ * message "rank N: why" for a warning. In an AMK_MPI build the first call also registers
+ * amk_mpi_finalize to run at exit with the exit status (on_exit), after rank 0 has freed
+ * its evaluator, which stops the workers. */
+int amk_evaluator_create_ranked(const amk_mpi_opts *o, amk_evaluator **out,
+                                amk_rank_role *role, amk_diag *d);
+/* Ranks of the MPI job this process belongs to: 1 outside an MPI launcher, when MPI fails
+ * to start, or in a build without MPI. */
+int amk_evaluator_world_size(void);
 const char *amk_evaluator_backend(const amk_evaluator *ev); /* name actually in use */
 const amk_target *amk_evaluator_target(const amk_evaluator *ev);
 const char *amk_evaluator_device(const amk_evaluator *ev);

@@ -10,14 +10,7 @@
 
 #include "amk_evaluator.h"
 
-typedef struct amk_mpi_opts {
-    const char *backend;                 /* as for amk_evaluator_create ("sim:FILE", ...) */
-    const amk_backend_opts *backend_opts; /* may be NULL */
-    const amk_spec *kernel;              /* borrowed; outlives the evaluator */
-    const amk_shape *shape;
-    double rank_timeout_s;               /* deadline of one chunk; 0 = from the backend:
-                                            generous for gpu, short for model/sim */
-} amk_mpi_opts;
+/* amk_mpi_opts is in amk_evaluator.h (amk_evaluator_create_ranked takes it in every build). */
 
 /* Joins the MPI job when the process was started by an MPI launcher (mpirun, srun: its
  * environment says so); otherwise nothing is initialised and *rank = 0, *size = 1, so a

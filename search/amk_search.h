@@ -213,7 +213,8 @@ int amk_export_tuned(const char *const *paths, size_t n, const char *kernel,
  * (the sim backend must record the shape), the results file checked before anything is
  * appended (a fresh run over earlier rows of the same search gets a note), the configs a
  * sampled sweep cannot answer left out (with a note), amk_loop_run, and vs_default. The
- * caller creates the evaluator and prints. */
+ * caller creates the evaluator and prints. amk_tune_groups is all of `amk loop`: it creates
+ * the evaluators too. */
 typedef struct amk_tune_result amk_tune_result;
 typedef struct amk_tune_opts {
     const amk_spec *spec;
@@ -235,11 +236,22 @@ typedef struct amk_tune_opts {
     void (*note)(const char *msg, int warning, void *ud);
     void (*start)(const amk_tune_result *r, void *ud);    /* right before the search runs */
     void *ud;
+    /* amk_tune_groups only (amk_tune ignores them): the evaluators' options, and where each
+     * search's result goes; g is the devices it ran on (g->n = 0: the backend's choice). */
+    int jobs;
+    const int *devices;            /* as --devices: NULL/0 = every visible GPU */
+    int ndevices;
+    double rank_timeout_s;         /* amk_mpi_opts' */
+    void (*done)(const amk_tune_result *r, const amk_device_group *g, void *ud);
 } amk_tune_opts;
 typedef enum amk_tune_stage {
     AMK_TUNE_ON_SETUP,     /* shape, space, or no config satisfies the spec (AMK_EEMPTY) */
     AMK_TUNE_ON_RESULTS,   /* the results file of a fresh run */
     AMK_TUNE_ON_RUN,       /* the search: backend, results file, strategy */
+    AMK_TUNE_ON_DEVICES,   /* amk_tune_groups: the --devices list, or its models under MPI */
+    AMK_TUNE_ON_MPI,       /* amk_tune_groups: MPI failed to start (AMK_RANK_NONE) */
+    AMK_TUNE_ON_RANKS,     /* amk_tune_groups: rank 0's mpi evaluator (AMK_RANK_ZERO) */
+    AMK_TUNE_ON_BACKEND,   /* amk_tune_groups: amk_evaluator_create */
     AMK_TUNE_DONE
 } amk_tune_stage;
 struct amk_tune_result {
@@ -251,8 +263,19 @@ struct amk_tune_result {
     amk_loop_result loop;
     amk_vs_default vs_default;
     amk_tune_stage failed_on;      /* where an error came from; AMK_TUNE_DONE on success */
+    int ngroups;                   /* amk_tune_groups: device models (0: the backend picks) */
+    char best_file[4096];          /* amk_tune_groups: this search's best file */
 };
 int amk_tune(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
+/* `amk loop`'s whole plan: o->devices split by model (amk_device_groups), then one amk_tune
+ * per model, one after another, each on an evaluator of its own (amk_evaluator_create_ranked;
+ * freed after o->done) and, with several models, its own best file (amk_best_path_for_model;
+ * refused in an MPI job of several ranks, which would have to go through the groups in step
+ * and see only their own host's GPUs). Several models get a note first. Stops at the first
+ * failure: *r is the last search's, failed_on says which step failed. An MPI worker rank
+ * serves rank 0 and returns AMK_OK without calling done (a rank that could not serve: a
+ * warning note). */
+int amk_tune_groups(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
 
 /* `amk propose` (search/propose.c): the next config to try for spec at shape on target.
  * Every recorded trial of the kernel/shape in results_path (NULL or a missing file: no

@@ -1,8 +1,8 @@
 /* One search of one kernel at one shape on an evaluator, as `amk loop` runs it: the space
  * on the evaluator's target, the results file checked before anything is appended, the
  * configs a sampled sweep cannot answer left out, the loop, and the summary's comparison
- * with the spec's default config. The caller creates the evaluator (it may be MPI's) and
- * prints; everything between is here. */
+ * with the spec's default config; and amk_tune_groups, which runs that once per device model
+ * on an evaluator it creates (MPI's under mpirun). The caller parses and prints. */
 #include "amk_search.h"
 
 #include <stdarg.h>
@@ -126,5 +126,85 @@ int amk_tune(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d)
     amk_loop_vs_default(o->results_path, o->ev, sp, r->device, &r->loop.best, &r->vs_default);
 out:
     amk_space_free(sp);
+    return e;
+}
+
+/* One search on g's devices, on the evaluator of this process's place in an MPI job. */
+static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const char *best,
+                      amk_tune_result *r, amk_diag *d)
+{
+    amk_backend_opts bo;
+    memset(&bo, 0, sizeof bo);
+    bo.target = o->target->key;
+    bo.jobs = o->jobs;
+    bo.seed = o->seed;
+    bo.devices = g->n ? g->idx : NULL;
+    bo.ndevices = g->n;
+    bo.sim_path = amk_backend_sim_file(o->backend); /* NULL unless sim:FILE */
+    amk_mpi_opts mo = {o->backend, &bo, o->spec, &o->shape, o->rank_timeout_s};
+    amk_evaluator *ev = NULL;
+    amk_rank_role role;
+    memset(r, 0, sizeof *r);
+    int e = amk_evaluator_create_ranked(&mo, &ev, &role, d);
+    if (e != AMK_OK) {
+        r->failed_on = role == AMK_RANK_NONE   ? AMK_TUNE_ON_MPI
+                       : role == AMK_RANK_ZERO ? AMK_TUNE_ON_RANKS
+                                               : AMK_TUNE_ON_BACKEND;
+        return e;
+    }
+    if (role == AMK_RANK_WORKER) {
+        if (d->code != AMK_OK) /* rank 0 has excluded this rank and goes on */
+            note(o, 1, "%s", d->msg);
+        amk_diag_clear(d);
+        r->failed_on = AMK_TUNE_DONE;
+        return AMK_OK;
+    }
+    amk_tune_opts one = *o;
+    one.ev = ev;
+    one.best_path = best;
+    e = amk_tune(&one, r, d);
+    snprintf(r->best_file, sizeof r->best_file, "%s", best);
+    if (e == AMK_OK && o->done)
+        o->done(r, g, o->ud);
+    amk_evaluator_free(ev);
+    return e;
+}
+
+int amk_tune_groups(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d)
+{
+    memset(r, 0, sizeof *r);
+    r->failed_on = AMK_TUNE_ON_DEVICES;
+    amk_device_group *g = calloc(AMK_MAX_DEVICES, sizeof *g);
+    if (!g)
+        return amk_diag_set(d, AMK_ENOMEM, "out of memory");
+    int ng = 0;
+    int e = o->ndevices > AMK_MAX_DEVICES
+                ? amk_diag_set(d, AMK_EINVAL, "--devices: at most %d devices", AMK_MAX_DEVICES)
+                : amk_device_groups(o->backend, o->devices, o->ndevices, g, &ng, d);
+    if (e == AMK_OK && ng == 0 && o->ndevices > 0) { /* the backend picks, from the list */
+        memcpy(g[0].idx, o->devices, (size_t)o->ndevices * sizeof *o->devices);
+        g[0].n = o->ndevices;
+    }
+    if (e == AMK_OK && ng > 1) {
+        char which[2048];
+        amk_device_groups_describe(g, ng, which, sizeof which);
+        if (amk_evaluator_world_size() > 1)
+            e = amk_diag_set(d, AMK_EINVAL, "under MPI every rank tunes one GPU model, but "
+                             "these devices are of %d (%s): pass --devices of one model", ng,
+                             which);
+        else
+            note(o, 0, "note: the devices are of %d models (%s): one search per model, one "
+                 "after another", ng, which);
+    }
+    for (int gi = 0; e == AMK_OK && gi < (ng > 1 ? ng : 1); gi++) {
+        char best[4096];
+        if (ng > 1)
+            amk_best_path_for_model(o->best_path, g[gi].name, best, sizeof best);
+        else
+            snprintf(best, sizeof best, "%s", o->best_path);
+        e = tune_group(o, &g[gi], best, r, d);
+    }
+    r->ngroups = ng;
+    free(g);
     return e;
 }

@@ -1,9 +1,10 @@
-/* Check suite for the library calls behind the CLI commands (one call each): amk_tune
- * (loop), amk_propose (propose), amk_evaluate_one and amk_trial_log_* (evaluate),
- * amk_space_size_on (space), amk_compile_plan_build and amk_compile_plan_* (compile,
- * planning only: no compiler runs here) and amk_report_defaults (report). They run on the
- * landscape fixture through the `model` backend; the assertions compare with what can be computed independently (an enumeration,
- * the rows written, the keep rule) and can fail. */
+/* Check suite for the library calls behind the CLI commands (one call each): amk_tune and
+ * amk_tune_groups (loop), amk_propose (propose), amk_evaluate_one and amk_trial_log_*
+ * (evaluate), amk_space_size_on (space), amk_compile_plan_build and amk_compile_plan_*
+ * (compile, planning only: no compiler runs here) and amk_report_defaults (report). They
+ * run on the landscape fixture through the `model` backend; the assertions compare with
+ * what can be computed independently (an enumeration, the rows written, the keep rule) and
+ * can fail. */
 #include "amk_search.h"
 #include "amk_test.h"
 
@@ -207,6 +208,86 @@ START_TEST(test_amk_tune_empty_space_fails_on_setup_and_writes_nothing)
     ck_assert_uint_eq(rs.n, 0);
     ck_assert(!amk_fs_exists(F.best));
     amk_spec_free(s);
+}
+END_TEST
+
+/* ---- amk_tune_groups -------------------------------------------------------------------- */
+
+typedef struct groups_seen {
+    int n, ndevices;
+    amk_tune_result r;
+} groups_seen;
+
+static void take_group(const amk_tune_result *r, const amk_device_group *g, void *ud)
+{
+    groups_seen *gs = ud;
+    gs->n++;
+    gs->ndevices = g->n;
+    gs->r = *r;
+}
+
+START_TEST(test_amk_tune_groups_runs_one_search_as_amk_tune_does)
+{
+    amk_tune_opts o = tune_opts(20, 0);
+    o.ev = NULL; /* it creates its own, from the backend's name and the options */
+    o.done = take_group;
+    groups_seen gs = {0};
+    o.ud = &gs;
+    amk_tune_result r;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tune_groups(&o, &r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(r.failed_on, AMK_TUNE_DONE);
+    ck_assert_int_eq(r.ngroups, 0); /* the model backend has no devices to group */
+    ck_assert_int_eq(gs.n, 1);
+    ck_assert_int_eq(gs.ndevices, 0);
+    ck_assert_str_eq(gs.r.best_file, F.best); /* one model: the best file as named */
+    ck_assert(amk_fs_exists(F.best));
+
+    /* The same search through amk_tune, on an evaluator made with the same options. */
+    char results2[384], best2[384];
+    snprintf(results2, sizeof results2, "%s/results2.tsv", F.dir);
+    snprintf(best2, sizeof best2, "%s/best2.json", F.dir);
+    amk_backend_opts bo = {.target = F.target->key, .seed = o.seed};
+    amk_evaluator *ev = NULL;
+    ck_assert_msg(amk_evaluator_create("model", &bo, F.spec, &F.shape, &ev, &d) == AMK_OK,
+                  "%s", d.msg);
+    amk_tune_opts t = tune_opts(20, 0);
+    t.ev = ev;
+    t.results_path = results2;
+    t.best_path = best2;
+    amk_tune_result tr;
+    ck_assert_msg(amk_tune(&t, &tr, &d) == AMK_OK, "%s", d.msg);
+    amk_evaluator_free(ev);
+    ck_assert_str_eq(gs.r.device, tr.device);
+    ck_assert_int_eq(gs.r.loop.trials, tr.loop.trials);
+    ck_assert(gs.r.loop.best.has && tr.loop.best.has);
+    char id1[17], id2[17];
+    amk_config_id(&gs.r.loop.best.config, id1);
+    amk_config_id(&tr.loop.best.config, id2);
+    ck_assert_str_eq(id1, id2);
+    ck_assert_int_eq(gs.r.loop.best.trial, tr.loop.best.trial);
+    ck_assert(gs.r.loop.best.latency_us == tr.loop.best.latency_us);
+}
+END_TEST
+
+START_TEST(test_amk_tune_groups_backend_failure_is_named_and_nothing_runs)
+{
+    char missing[384];
+    snprintf(missing, sizeof missing, "sim:%s/no-such-sweep.tsv", F.dir);
+    amk_tune_opts o = tune_opts(5, 0);
+    o.ev = NULL;
+    o.backend = missing;
+    o.done = take_group;
+    groups_seen gs = {0};
+    o.ud = &gs;
+    amk_tune_result r;
+    amk_diag d = {0};
+    ck_assert_int_ne(amk_tune_groups(&o, &r, &d), AMK_OK);
+    ck_assert_int_eq(r.failed_on, AMK_TUNE_ON_BACKEND);
+    ck_assert(d.msg[0]);
+    ck_assert_int_eq(gs.n, 0);
+    ck_assert(!amk_fs_exists(F.results));
+    ck_assert(!amk_fs_exists(F.best));
 }
 END_TEST
 
@@ -605,6 +686,8 @@ static Suite *commands_suite(void)
     tcase_add_test(tc, test_amk_tune_runs_logs_and_resumes);
     tcase_add_test(tc, test_amk_tune_refuses_a_foreign_file_before_appending);
     tcase_add_test(tc, test_amk_tune_empty_space_fails_on_setup_and_writes_nothing);
+    tcase_add_test(tc, test_amk_tune_groups_runs_one_search_as_amk_tune_does);
+    tcase_add_test(tc, test_amk_tune_groups_backend_failure_is_named_and_nothing_runs);
     tcase_add_test(tc, test_amk_propose_default_then_unseen_with_incumbent);
     tcase_add_test(tc, test_amk_propose_bad_file_fails_on_results);
     tcase_add_test(tc, test_amk_trial_log_numbers_and_keeps_by_the_history_rule);
