@@ -4,10 +4,6 @@
  * model's prediction to measured rows of results files and report the rank correlation. */
 #include "cli_int.h"
 
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
 static int fit(cli_ctx *ctx, const char **files, int n, const char *kernel)
 {
     amk_registry *reg = NULL;
@@ -34,8 +30,8 @@ static int fit(cli_ctx *ctx, const char **files, int n, const char *kernel)
     cli_json_add_num(o, "spearman_before", cal.spearman_before);
     cli_json_add_num(o, "spearman_after", cal.spearman_after);
     if (cli_tables(ctx))
-        fprintf(stderr, "fit over %zu measured trials (%zu skipped): measured = %.3g + %.3g*compute "
-                        "+ %.3g*memory, r2 %.3f, Spearman %.3f -> %.3f\n",
+        fprintf(stderr, "fit over %zu measured trials (%zu skipped): measured = %.3g + "
+                        "%.3g*compute + %.3g*memory, r2 %.3f, Spearman %.3f -> %.3f\n",
                 cal.n, skipped, cal.c[0], cal.c[1], cal.c[2], cal.r2, cal.spearman_before,
                 cal.spearman_after);
     return cli_print_json(ctx, o);
@@ -85,22 +81,15 @@ int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv)
         return fit(ctx, files, n_files, kernel);
     }
     if (n_files > 0)
-        return cli_fail(ctx, CLI_EXIT_USAGE, "unexpected argument '%s' (results files go with --fit)",
-                        files[0]);
+        return cli_fail(ctx, CLI_EXIT_USAGE,
+                        "unexpected argument '%s' (results files go with --fit)", files[0]);
     int64_t jobs = 0;
     if (jobs_txt && (rc = cli_int_option(ctx, "--jobs", jobs_txt, 0, 1024, &jobs)) != 0)
         return rc;
     if ((rc = cli_check_backend(ctx, backend)) != 0)
         return rc;
 
-    amk_backend_opts bo;
-    static const int device0 = 0; /* ceilings are measured on one device */
-    memset(&bo, 0, sizeof bo);
-    bo.jobs = (int)jobs;
-    bo.seed = 1;
-    bo.devices = &device0;
-    bo.ndevices = 1;
-    bo.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
+    amk_backend_opts bo = {.jobs = (int)jobs, .seed = 1}; /* on device 0 */
     amk_registry *reg = NULL;
     if ((rc = cli_registry(ctx, &reg)) != 0)
         return rc;

@@ -7,7 +7,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef struct compile_args {
     const char *kernel, *arch, *shape, *config, *cache_dir;

@@ -50,12 +50,9 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
     if ((rc = cli_resolve_target(ctx, &t)) != 0)
         return rc;
 
-    amk_backend_opts bo;
-    memset(&bo, 0, sizeof bo);
-    bo.target = t->key;
-    bo.devices = devs.n > 0 ? devs.idx : NULL; /* all: every device of device 0's model */
-    bo.ndevices = devs.n;
-    bo.sim_path = amk_backend_sim_file(backend); /* NULL unless sim:FILE */
+    /* --devices all (n = 0): every device of device 0's model. */
+    amk_backend_opts bo = {.target = t->key, .devices = devs.n ? devs.idx : NULL,
+                           .ndevices = devs.n};
     amk_evaluate_opts eo = {&cfg, backend, &bo, t, results};
     amk_evaluate_result r;
     amk_diag d;

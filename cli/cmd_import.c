@@ -3,9 +3,6 @@
  * the work; this file parses arguments and prints what was written. */
 #include "cli_int.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
 {
     int rc;

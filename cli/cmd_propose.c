@@ -3,9 +3,7 @@
  * incumbent as JSON, for an agent to edit and hand to `amk evaluate`. */
 #include "cli_int.h"
 
-#include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* The incumbent as `amk loop`'s best, and where it was measured: its row's device and
  * source. */

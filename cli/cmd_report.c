@@ -3,7 +3,6 @@
 #include "cli_int.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 /* The kernels for the speedup over each group's default config. Not cli_registry: a spec
  * that fails to load costs the speedup, not the report. */

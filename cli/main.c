@@ -4,7 +4,6 @@
 #include "cli_int.h"
 
 #include <gsl/gsl_errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 const cli_command cli_commands[] = {

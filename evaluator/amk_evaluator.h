@@ -52,7 +52,8 @@ void amk_verdict_from_row(const amk_row *r, amk_verdict *out);
 typedef struct amk_backend_opts {
     const char *target;        /* target key/name for model & sim ("h100"); NULL = default */
     const char *sim_path;      /* sim: file to replay: a results.tsv, or a Kernel Tuner
-                                  cachefile or T4 file (gzipped or not) */
+                                  cachefile or T4 file (gzipped or not); amk_evaluator_create
+                                  fills it from the name "sim:FILE" */
     const amk_spec *kernel;    /* sim: the spec whose params key a Kernel Tuner file's
                                   configs (amk_evaluator_create fills it); borrowed */
     const amk_shape *shape;    /* sim: with kernel, the shape of the replayed configs */

@@ -177,8 +177,9 @@ int amk_evaluate_one(const amk_evaluate_opts *o, amk_evaluate_result *r, amk_dia
  * the built-in `copy` (device-copy bandwidth) and `fma` (f32 FMA rate) kernels exhaustively
  * at their default shapes, logging every trial to results (NULL = <cache dir>/calibrate/
  * results.tsv), and saves them to amk_ceilings_path of the target, where every later run's
- * cost model reads them. On failure out->stage says which step failed (callers map it to
- * their exit codes) and the measures done so far stay filled. */
+ * cost model reads them. Ceilings are a device's: opts naming no device measure on device 0.
+ * On failure out->stage says which step failed (callers map it to their exit codes) and the
+ * measures done so far stay filled. */
 typedef struct amk_ceiling_measure {
     const char *kernel;     /* "copy" or "fma" */
     int flops;              /* the rate is flops/s (fma), else minimum bytes/s (copy) */

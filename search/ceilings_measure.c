@@ -73,8 +73,16 @@ int amk_calibrate_measure(const amk_registry *reg, const char *backend,
     out->copy = (amk_ceiling_measure){.kernel = "copy"};
     out->fma = (amk_ceiling_measure){.kernel = "fma", .flops = 1};
     amk_ceiling_measure *m[2] = {&out->copy, &out->fma};
+    static const int device0 = 0;
+    amk_backend_opts one = {0};
+    if (opts)
+        one = *opts;
+    if (one.ndevices == 0) {
+        one.devices = &device0;
+        one.ndevices = 1;
+    }
     for (int i = 0; i < 2; i++) {
-        int e = measure_one(reg, backend, opts, out->results, m[i], &out->target, out->device,
+        int e = measure_one(reg, backend, &one, out->results, m[i], &out->target, out->device,
                             sizeof out->device, &out->stage, d);
         if (e != AMK_OK)
             return e;

@@ -140,7 +140,6 @@ static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const c
     bo.seed = o->seed;
     bo.devices = g->n ? g->idx : NULL;
     bo.ndevices = g->n;
-    bo.sim_path = amk_backend_sim_file(o->backend); /* NULL unless sim:FILE */
     amk_mpi_opts mo = {o->backend, &bo, o->spec, &o->shape, o->rank_timeout_s};
     amk_evaluator *ev = NULL;
     amk_rank_role role;
