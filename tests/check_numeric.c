@@ -1,0 +1,662 @@
+/* Check suite for evaluator/numeric/, the host numerics of the correctness gate and the
+ * benchmark; no GPU needed, nor a GPU layer: the leaf is in every build.
+ * - check.c on large buffers, where the fill and the comparison run on several threads: the
+ *   bytes and the reported worst element must not depend on the thread count, inputs are
+ *   never zero in any type, and the NaN poison is still caught.
+ * - bench_stats.c, the stopping rule (the host side of evaluator/gpu/bench.c): the median's
+ *   confidence interval, the reps cap, chunk sizes, the merge that keeps samples sorted, and
+ *   whole timings replayed on synthetic samples the way amk__bench_run drives them: tight
+ *   samples stop at the minimums, noisy ones run to the window, a clearly slower config
+ *   stops as beaten, ci_rel = 0 keeps the fixed window. */
+#include "amk_test.h"
+#include "numeric/numeric_int.h"
+
+#include <check.h>
+#include <math.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Seven parts need 7 x 64Ki elements; odd, so the last normal pair is cut in half. */
+#define BIG (7 * 65536 + 12345)
+
+static const int all_types[] = {AMK__DT_F32, AMK__DT_F16, AMK__DT_BF16, AMK__DT_FP8E4M3,
+                                AMK__DT_INT8, AMK__DT_F64, AMK__DT_I32};
+#define NTYPES (int)(sizeof all_types / sizeof all_types[0])
+static const int thread_counts[] = {1, 2, 7};
+
+/* ---------- amk__check_fill ------------------------------------------------------------- */
+
+START_TEST(test_check_fill_same_bytes_for_any_thread_count)
+{
+    size_t cap = (size_t)BIG * 8;
+    unsigned char *ref = malloc(cap), *other = malloc(cap);
+    ck_assert(ref && other);
+    for (int t = 0; t < NTYPES; t++)
+        for (int init = AMK__INIT_UNIFORM; init <= AMK__INIT_POSITIVE; init++) {
+            int dt = all_types[t];
+            size_t bytes = (size_t)BIG * amk__dtype_size(dt);
+            amk__check_fill_threads(ref, dt, BIG, init, 1234, 5, 1);
+            for (size_t k = 1; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
+                memset(other, 0, bytes);
+                amk__check_fill_threads(other, dt, BIG, init, 1234, 5, thread_counts[k]);
+                ck_assert_msg(memcmp(ref, other, bytes) == 0, "%s init %d: %d threads differ",
+                              amk__dtype_name(dt), init, thread_counts[k]);
+            }
+            /* the default count (AMK_CHECK_THREADS or the cores) too */
+            memset(other, 0, bytes);
+            amk__check_fill(other, dt, BIG, init, 1234, 5);
+            ck_assert(memcmp(ref, other, bytes) == 0);
+        }
+    free(ref);
+    free(other);
+}
+END_TEST
+
+/* Element i is a function of (seed, stream, i) alone: a shorter buffer is a prefix, a
+ * buffer filled in pieces by hand would be the same. */
+START_TEST(test_check_fill_prefix_is_shorter_fill)
+{
+    static const int64_t lens[] = {1, 2, 63, 64, 65, 65537, 131071};
+    float *big = malloc(sizeof(float) * BIG), *small = malloc(sizeof(float) * BIG);
+    ck_assert(big && small);
+    for (int init = AMK__INIT_UNIFORM; init <= AMK__INIT_POSITIVE; init++) {
+        amk__check_fill_threads(big, AMK__DT_F32, BIG, init, 99, 0, 7);
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+            amk__check_fill_threads(small, AMK__DT_F32, lens[k], init, 99, 0, 2);
+            ck_assert_msg(memcmp(big, small, sizeof(float) * (size_t)lens[k]) == 0,
+                          "init %d: first %lld elements differ", init, (long long)lens[k]);
+        }
+    }
+    free(big);
+    free(small);
+}
+END_TEST
+
+START_TEST(test_check_fill_never_zero_in_any_type)
+{
+    size_t cap = (size_t)BIG * 8;
+    unsigned char *a = malloc(cap), *b = malloc(cap);
+    ck_assert(a && b);
+    for (int t = 0; t < NTYPES; t++)
+        for (int init = AMK__INIT_UNIFORM; init <= AMK__INIT_POSITIVE; init++) {
+            int dt = all_types[t], is_float = amk__dtype_is_float(dt);
+            amk__check_fill_threads(a, dt, BIG, init, 7, 1, 7);
+            double lo = INFINITY, hi = -INFINITY, sum = 0, sum2 = 0;
+            int64_t negative = 0, within_sigma = 0;
+            /* per element: plain tests (a ck_assert writes to Check's pipe every time) */
+            for (int64_t i = 0; i < BIG; i++) {
+                double v = amk__dtype_get(dt, a, i);
+                if (v == 0.0 || !isfinite(v) || (is_float && amk__check_poisoned(dt, a, i)) ||
+                    (!is_float && v != nearbyint(v)))
+                    ck_abort_msg("%s init %d: element %lld is %g", amk__dtype_name(dt), init,
+                                 (long long)i, v);
+                lo = fmin(lo, v);
+                hi = fmax(hi, v);
+                negative += v < 0;
+                within_sigma += fabs(v) < 1.0;
+                sum += v;
+                sum2 += v * v;
+            }
+            if (init == AMK__INIT_POSITIVE) {
+                ck_assert_msg(lo > 0 && (is_float ? hi <= 1.5 : hi <= 2), "%s: [%g, %g]",
+                              amk__dtype_name(dt), lo, hi);
+            } else if (init == AMK__INIT_UNIFORM) {
+                double bound = is_float ? 1.0 : 8.0; /* integers: round(8u), exact */
+                ck_assert_msg(lo >= -bound && hi <= bound && lo < -0.9 * bound &&
+                                  hi > 0.9 * bound, "%s: [%g, %g]", amk__dtype_name(dt), lo, hi);
+            } else { /* normal: about half negative, tails past 3 sigma */
+                double sigma = is_float ? 1.0 : 8.0;
+                ck_assert(negative > BIG * 0.45 && negative < BIG * 0.55);
+                ck_assert_msg(hi > 3 * sigma || dt == AMK__DT_INT8, "%s: max %g",
+                              amk__dtype_name(dt), hi);
+                if (dt == AMK__DT_F64) { /* the moments and P(|x| < 1) of N(0, 1) */
+                    double mean = sum / BIG, var = sum2 / BIG - mean * mean;
+                    double p1 = (double)within_sigma / BIG;
+                    ck_assert_msg(fabs(mean) < 0.01 && fabs(var - 1) < 0.02 &&
+                                      fabs(p1 - 0.6827) < 0.005,
+                                  "normal: mean %g var %g P(|x|<1) %g", mean, var, p1);
+                }
+            }
+            /* other seed, other stream: other data */
+            size_t bytes = (size_t)BIG * amk__dtype_size(dt);
+            amk__check_fill_threads(b, dt, BIG, init, 8, 1, 7);
+            ck_assert(memcmp(a, b, bytes) != 0);
+            amk__check_fill_threads(b, dt, BIG, init, 7, 2, 7);
+            ck_assert(memcmp(a, b, bytes) != 0);
+        }
+    /* workspace buffers: zero bytes */
+    memset(a, 0x5a, cap);
+    amk__check_fill_threads(a, AMK__DT_F32, BIG, AMK__INIT_ZERO, 7, 1, 7);
+    for (int64_t i = 0; i < BIG; i++)
+        if (amk__dtype_get(AMK__DT_F32, a, i) != 0.0)
+            ck_abort_msg("init zero: element %lld is not 0", (long long)i);
+    free(a);
+    free(b);
+}
+END_TEST
+
+START_TEST(test_check_threads_from_environment)
+{
+    setenv("AMK_CHECK_THREADS", "3", 1);
+    ck_assert_int_eq(amk__check_threads(), 3);
+    setenv("AMK_CHECK_THREADS", "1000", 1);
+    ck_assert_int_eq(amk__check_threads(), 64);
+    setenv("AMK_CHECK_THREADS", "many", 1);
+    int n = amk__check_threads();
+    ck_assert(n >= 1 && n <= 16);
+    unsetenv("AMK_CHECK_THREADS");
+    ck_assert_int_eq(amk__check_threads(), n);
+}
+END_TEST
+
+START_TEST(test_check_threads_for_shares_the_cores)
+{
+    unsetenv("AMK_CHECK_THREADS");
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < cores)
+        cores = CPU_COUNT(&set);
+    ck_assert_int_eq(amk__check_threads_for(1), amk__check_threads());
+    for (int sharers = 1; sharers <= 9; sharers++) {
+        long want = cores / sharers;
+        want = want < 1 ? 1 : want > 16 ? 16 : want;
+        ck_assert_int_eq(amk__check_threads_for(sharers), (int)want);
+    }
+    ck_assert_int_eq(amk__check_threads_for(1000), 1);
+    ck_assert_int_eq(amk__check_threads_for(0), amk__check_threads());
+    /* The variable is per process: it is not divided. */
+    setenv("AMK_CHECK_THREADS", "3", 1);
+    ck_assert_int_eq(amk__check_threads_for(8), 3);
+    unsetenv("AMK_CHECK_THREADS");
+}
+END_TEST
+
+/* ---------- amk__check_compare ---------------------------------------------------------- */
+
+/* Compares with 1, 2 and 7 threads; the reports must agree field by field. Returns the
+ * verdict and leaves the 1-thread report in *out. */
+static int compare_all(int dt, const void *got, const void *want, int64_t n, double atol,
+                       amk__compare *out)
+{
+    int pass = amk__check_compare_threads(dt, got, want, n, 256, 1.0, atol, 1, out);
+    for (size_t k = 1; k < sizeof thread_counts / sizeof thread_counts[0]; k++) {
+        amk__compare c;
+        int p = amk__check_compare_threads(dt, got, want, n, 256, 1.0, atol, thread_counts[k],
+                                           &c);
+        ck_assert_int_eq(p, pass);
+        ck_assert_msg(c.worst == out->worst && c.kind == out->kind && c.bad == out->bad,
+                      "%d threads: worst %lld kind %d bad %lld; 1 thread: %lld %d %lld",
+                      thread_counts[k], (long long)c.worst, c.kind, (long long)c.bad,
+                      (long long)out->worst, out->kind, (long long)out->bad);
+        ck_assert_int_eq(c.unwritten, out->unwritten);
+        ck_assert_int_eq(c.nonfinite, out->nonfinite);
+        ck_assert(c.max_ref == out->max_ref);
+        ck_assert(memcmp(&c.tol, &out->tol, sizeof c.tol) == 0);
+        ck_assert(c.worst < 0 || isnan(c.got) || c.got == out->got);
+        ck_assert(c.worst < 0 || c.want == out->want || (isnan(c.want) && isnan(out->want)));
+        ck_assert(c.worst < 0 || c.diff == out->diff || isnan(c.diff));
+        ck_assert(c.limit == out->limit || isnan(c.limit));
+    }
+    return pass;
+}
+
+START_TEST(test_check_compare_same_worst_for_any_thread_count)
+{
+    float *want = malloc(sizeof(float) * BIG), *got = malloc(sizeof(float) * BIG);
+    ck_assert(want && got);
+    amk__check_fill_threads(want, AMK__DT_F32, BIG, AMK__INIT_UNIFORM, 3, 0, 7);
+    memcpy(got, want, sizeof(float) * BIG);
+    amk__compare c;
+    ck_assert(compare_all(AMK__DT_F32, got, want, BIG, NAN, &c));
+    ck_assert_int_eq(c.worst, -1);
+    ck_assert_int_eq(c.bad, 0);
+
+    /* Equal ratios in different parts: the lowest index wins; a smaller miss does not. */
+    static const int64_t ties[] = {400001, 100003, 300007, BIG - 1};
+    for (size_t k = 0; k < sizeof ties / sizeof ties[0]; k++) {
+        want[ties[k]] = 0.5f;
+        got[ties[k]] = 0.75f;
+    }
+    want[20] = 0.5f;
+    got[20] = 0.625f;
+    ck_assert(!compare_all(AMK__DT_F32, got, want, BIG, NAN, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_MISMATCH);
+    ck_assert_int_eq(c.worst, 100003);
+    ck_assert_int_eq(c.bad, 5);
+
+    /* a larger miss in the last part beats them */
+    want[BIG - 2] = 0.5f;
+    got[BIG - 2] = 0.875f;
+    ck_assert(!compare_all(AMK__DT_F32, got, want, BIG, NAN, &c));
+    ck_assert_int_eq(c.worst, BIG - 2);
+
+    /* non-finite (not poison) beats numeric: the first one */
+    got[450000] = INFINITY;
+    got[250000] = -INFINITY;
+    ck_assert(!compare_all(AMK__DT_F32, got, want, BIG, NAN, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_NONFINITE);
+    ck_assert_int_eq(c.worst, 250000);
+    ck_assert_int_eq(c.nonfinite, 2);
+
+    /* a reference that is not finite: the first one, whatever the parts */
+    want[330000] = NAN;
+    want[390000] = INFINITY;
+    ck_assert(!compare_all(AMK__DT_F32, got, want, BIG, NAN, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_REF_NONFINITE);
+    ck_assert_int_eq(c.worst, 330000);
+    free(want);
+    free(got);
+}
+END_TEST
+
+START_TEST(test_check_compare_poison_caught_for_any_thread_count)
+{
+    static const int types[] = {AMK__DT_F32, AMK__DT_BF16, AMK__DT_F16, AMK__DT_FP8E4M3,
+                                AMK__DT_INT8};
+    unsigned char *want = malloc((size_t)BIG * 4), *got = malloc((size_t)BIG * 4);
+    ck_assert(want && got);
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        int dt = types[t];
+        size_t sz = amk__dtype_size(dt);
+        amk__check_fill_threads(want, dt, BIG, AMK__INIT_NORMAL, 11, 0, 7);
+        memcpy(got, want, (size_t)BIG * sz);
+        /* The candidate left its last 70000 elements and one early element unwritten; a
+         * non-finite value before them still loses to the unwritten ones. */
+        int64_t tail = BIG - 70000;
+        memset(got + (size_t)tail * sz, 0xff, (size_t)70000 * sz);
+        memset(got + (size_t)123457 * sz, 0xff, sz);
+        if (amk__dtype_is_float(dt))
+            amk__dtype_put(dt, got, 1000, INFINITY);
+        /* int8 poison is -1: an element whose reference is -1 is a right answer. */
+        int64_t first = -1, unwritten = 0;
+        for (int64_t i = 0; i < BIG; i++)
+            if ((i == 123457 || i >= tail) &&
+                (amk__dtype_is_float(dt) || amk__dtype_get(dt, want, i) != -1.0)) {
+                unwritten++;
+                if (first < 0)
+                    first = i;
+            }
+        ck_assert(first >= 123457 && first < tail && unwritten > 60000);
+        amk__compare c;
+        ck_assert(!compare_all(dt, got, want, BIG, NAN, &c));
+        ck_assert_msg(c.kind == AMK__CMP_UNWRITTEN && c.worst == first, "%s: kind %d worst %lld",
+                      amk__dtype_name(dt), c.kind, (long long)c.worst);
+        ck_assert_int_eq(c.unwritten, unwritten);
+        char text[400], expect[64];
+        amk__compare_describe(&c, "y", text, sizeof text);
+        snprintf(expect, sizeof expect, "y[%lld] left unwritten", (long long)first);
+        ck_assert_msg(strstr(text, expect), "%s", text);
+    }
+    /* An int8 element whose reference is -1 (the poison byte) is a correct answer. */
+    int8_t w8[4] = {3, -1, 5, -7}, g8[4] = {3, -1, 5, -7};
+    amk__compare c;
+    ck_assert(amk__check_compare_threads(AMK__DT_INT8, g8, w8, 4, 1, 1.0, NAN, 7, &c));
+    g8[2] = -1;
+    ck_assert(!amk__check_compare_threads(AMK__DT_INT8, g8, w8, 4, 1, 1.0, NAN, 7, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_UNWRITTEN);
+    ck_assert_int_eq(c.worst, 2);
+    free(want);
+    free(got);
+}
+END_TEST
+
+/* ---------- deterministic samples ------------------------------------------------------- */
+
+static double uniform01(uint64_t *st) /* splitmix64 -> (0, 1) */
+{
+    uint64_t z = (*st += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    z ^= z >> 31;
+    return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static double normal(uint64_t *st)
+{
+    double u = uniform01(st), v = uniform01(st);
+    return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+/* A kernel's launch times as a fraction of its median. */
+typedef double (*draw_fn)(uint64_t *st);
+static double tight(uint64_t *st) { return 1 + 0.004 * normal(st); }       /* IQR ~0.5% */
+static double noisy(uint64_t *st) { return 0.5 + uniform01(st); }          /* IQR 50% */
+static double skewed(uint64_t *st) { return -log(uniform01(st)) / log(2); } /* exp, median 1 */
+
+/* Defaults with no AMK_BENCH_* variable in the way. */
+static void defaults(amk__bench_opts *o)
+{
+    static const char *vars[] = {"AMK_BENCH_WINDOW_MS", "AMK_BENCH_MIN_WINDOW_MS",
+                                 "AMK_BENCH_MIN_REPS", "AMK_BENCH_WARMUP_MS", "AMK_BENCH_CI",
+                                 "AMK_BENCH_SCREEN", "AMK_BENCH_WARM"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
+    amk__bench_opts_default(o);
+}
+
+/* One timing replayed as amk__bench_run drives it (cap, chunks, merge, rule), with samples
+ * median_us * draw() for a kernel whose warm-up estimate was median_us. */
+static void replay(const amk__bench_opts *o, double median_us, draw_fn draw,
+                   amk__bench_stats *st)
+{
+    double est_ms = median_us / 1e3, timed_ms = 0;
+    int cap_why, why = AMK__STOP_NONE, done = 0, ruled = 0;
+    int cap = amk__bench_reps_cap(est_ms, o, &cap_why);
+    double *s = malloc((size_t)cap * sizeof *s), *scratch = malloc((size_t)cap * sizeof *s);
+    ck_assert(s && scratch);
+    uint64_t rng = 12345;
+    while (!ruled && done < cap) {
+        int chunk = amk__bench_next_chunk(done, cap, est_ms, o);
+        ck_assert_int_ge(chunk, 1);
+        ck_assert_int_le(chunk, 64);
+        ck_assert_int_le(done + chunk, cap);
+        for (int r = 0; r < chunk; r++) {
+            s[done + r] = median_us * draw(&rng);
+            timed_ms += s[done + r] / 1e3;
+        }
+        amk__bench_merge(s, done, chunk, scratch);
+        double lo, hi;
+        why = amk__bench_should_stop(s, done + chunk, timed_ms, o, &lo, &hi);
+        ruled = why != AMK__STOP_NONE;
+        done += chunk;
+    }
+    amk__bench_summarize(s, done, st);
+    st->stop = ruled ? why : cap_why;
+    free(s);
+    free(scratch);
+}
+
+/* ---------- amk__bench_median_ci -------------------------------------------------------- */
+
+START_TEST(test_bench_median_ci_ranks)
+{
+    double s[40], lo, hi;
+    for (int i = 0; i < 40; i++)
+        s[i] = i + 1; /* value = 1-based rank */
+    ck_assert(!amk__bench_median_ci(s, 7, &lo, &hi));
+    ck_assert(isnan(lo) && isnan(hi));
+    ck_assert(amk__bench_median_ci(s, 8, &lo, &hi));
+    ck_assert(lo == 1 && hi == 8);
+    ck_assert(amk__bench_median_ci(s, 20, &lo, &hi)); /* 10 -+ 4.38: ranks 5 and 16 */
+    ck_assert(lo == 5 && hi == 16);
+    ck_assert(amk__bench_median_ci(s, 40, &lo, &hi)); /* 20 -+ 6.20: ranks 13 and 28 */
+    ck_assert(lo == 13 && hi == 28);
+}
+END_TEST
+
+/* The interval holds the true median about 95% of the time (a little more: the ranks are
+ * rounded outwards) on a skewed distribution, for several n. */
+START_TEST(test_bench_median_ci_covers_the_median)
+{
+    static const int ns[] = {20, 37, 100};
+    double s[100];
+    uint64_t rng = 7;
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        int n = ns[t], hit = 0, trials = 4000;
+        for (int k = 0; k < trials; k++) {
+            double lo, hi;
+            for (int i = 0; i < n; i++)
+                s[i] = skewed(&rng);
+            amk__bench_stats st;
+            amk__bench_summarize(s, n, &st); /* sorts */
+            ck_assert(amk__bench_median_ci(s, n, &lo, &hi));
+            ck_assert(lo == st.ci_lo_us && hi == st.ci_hi_us);
+            hit += lo <= 1.0 && 1.0 <= hi;
+        }
+        double cover = (double)hit / trials;
+        ck_assert_msg(cover >= 0.94 && cover <= 0.995, "n %d: coverage %.4f", n, cover);
+    }
+}
+END_TEST
+
+/* ---------- cap, chunks, merge ----------------------------------------------------------- */
+
+START_TEST(test_bench_reps_cap_window_and_caps)
+{
+    amk__bench_opts o;
+    defaults(&o);
+    int why;
+    ck_assert_int_eq(amk__bench_reps_cap(0.27, &o, &why), 371); /* 100 ms / 270 us */
+    ck_assert_int_eq(why, AMK__STOP_WINDOW);
+    ck_assert_int_eq(amk__bench_reps_cap(10.0, &o, &why), 20); /* reps_min */
+    ck_assert_int_eq(why, AMK__STOP_WINDOW);
+    ck_assert_int_eq(amk__bench_reps_cap(0.005, &o, &why), 2000); /* reps_max */
+    ck_assert_int_eq(why, AMK__STOP_CAP);
+    ck_assert_int_eq(amk__bench_reps_cap(100.0, &o, &why), 10); /* 1 s of work */
+    ck_assert_int_eq(why, AMK__STOP_CAP);
+    ck_assert_int_eq(amk__bench_reps_cap(5000.0, &o, &why), 3);
+}
+END_TEST
+
+START_TEST(test_bench_next_chunk_minimums_then_steps)
+{
+    amk__bench_opts o;
+    defaults(&o);
+    /* 270 us: first the 10 ms minimum window (38 launches), then steps of 16. */
+    ck_assert_int_eq(amk__bench_next_chunk(0, 371, 0.27, &o), 38);
+    ck_assert_int_eq(amk__bench_next_chunk(38, 371, 0.27, &o), 16);
+    ck_assert_int_eq(amk__bench_next_chunk(365, 371, 0.27, &o), 6); /* never past the cap */
+    /* 5 us: a step is 1 ms of work (200 launches), so 64 at a time. */
+    ck_assert_int_eq(amk__bench_next_chunk(2000 - 100, 2000, 0.005, &o), 64);
+    /* Screening: reps_min first (a beaten config may stop there), then the window. */
+    o.beat_us = 100;
+    ck_assert_int_eq(amk__bench_next_chunk(0, 371, 0.27, &o), 20);
+    ck_assert_int_eq(amk__bench_next_chunk(20, 371, 0.27, &o), 18);
+    /* No adaptive stop: the fixed window in chunks of 64. */
+    o.beat_us = NAN;
+    o.ci_rel = 0;
+    ck_assert_int_eq(amk__bench_next_chunk(0, 371, 0.27, &o), 64);
+    ck_assert_int_eq(amk__bench_next_chunk(320, 371, 0.27, &o), 51);
+}
+END_TEST
+
+START_TEST(test_bench_merge_keeps_samples_sorted)
+{
+    double s[320], want[320], scratch[320];
+    uint64_t rng = 99;
+    int n = 0;
+    static const int chunks[] = {37, 1, 16, 64, 5, 64, 64, 53}; /* 304 in all */
+    for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+        for (int r = 0; r < chunks[c]; r++)
+            want[n + r] = s[n + r] = floor(uniform01(&rng) * 50); /* with ties */
+        amk__bench_merge(s, n, chunks[c], scratch);
+        n += chunks[c];
+        amk__bench_stats st;
+        amk__bench_summarize(want, n, &st); /* qsort: the reference order */
+        ck_assert(memcmp(s, want, (size_t)n * sizeof *s) == 0);
+    }
+}
+END_TEST
+
+/* ---------- the stopping rule on replayed timings ---------------------------------------- */
+
+START_TEST(test_bench_should_stop_tight_at_minimums)
+{
+    amk__bench_opts o;
+    amk__bench_stats st;
+    defaults(&o);
+    /* 270 us (the gemm race): the 10 ms minimum window decides, not the CI. */
+    replay(&o, 270, tight, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_CI);
+    ck_assert_int_eq(st.reps, 38);
+    ck_assert(fabs(st.median_us - 270) < 270 * 0.005);
+    /* 2 ms: reps_min decides (20 reps = 40 ms). */
+    replay(&o, 2000, tight, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_CI);
+    ck_assert_int_eq(st.reps, 20);
+    /* The note says so. */
+    char note[128];
+    amk__bench_stop_note(&st, &o, note, sizeof note);
+    ck_assert_msg(strncmp(note, "stopped: CI +-0.", 16) == 0 && strstr(note, "after 20 reps"),
+                  "%s", note);
+}
+END_TEST
+
+START_TEST(test_bench_should_stop_noisy_runs_to_the_window)
+{
+    amk__bench_opts o;
+    amk__bench_stats st;
+    defaults(&o);
+    replay(&o, 270, noisy, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_WINDOW);
+    ck_assert_int_eq(st.reps, 371);
+    /* Past reps_max, the cap says so. */
+    replay(&o, 5, noisy, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_CAP);
+    ck_assert_int_eq(st.reps, 2000);
+    /* A looser CI lets the same noise stop early, after the minimum window. */
+    o.ci_rel = 0.2;
+    replay(&o, 270, noisy, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_CI);
+    ck_assert_int_lt(st.reps, 371);
+}
+END_TEST
+
+START_TEST(test_bench_should_stop_beaten_config)
+{
+    amk__bench_opts o;
+    amk__bench_stats st;
+    char note[128];
+    defaults(&o);
+    /* Twice the incumbent's latency, even noisy: out after reps_min. */
+    o.beat_us = 135;
+    replay(&o, 270, noisy, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_BEATEN);
+    ck_assert_int_eq(st.reps, 20);
+    ck_assert(st.ci_lo_us > 135 * 1.10);
+    amk__bench_stop_note(&st, &o, note, sizeof note);
+    ck_assert_msg(strncmp(note, "stopped: >= 1.", 14) == 0 && strstr(note, "x the incumbent "
+                  "after 20 reps"), "%s", note);
+    /* 5% slower is inside the 10% margin: measured like any other config. */
+    o.beat_us = 270 / 1.05;
+    replay(&o, 270, tight, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_CI);
+    ck_assert_int_eq(st.reps, 38);
+    /* Faster than the incumbent: never beaten, the noise runs it to the window. */
+    o.beat_us = 540;
+    replay(&o, 270, noisy, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_WINDOW);
+    /* AMK_BENCH_SCREEN=0: the same slow config runs its course. */
+    setenv("AMK_BENCH_SCREEN", "0", 1);
+    amk__bench_opts_default(&o);
+    unsetenv("AMK_BENCH_SCREEN");
+    o.beat_us = 135;
+    replay(&o, 270, noisy, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_WINDOW);
+    ck_assert_int_eq(st.reps, 371);
+}
+END_TEST
+
+START_TEST(test_bench_should_stop_ci_zero_keeps_the_window)
+{
+    amk__bench_opts o;
+    amk__bench_stats st;
+    defaults(&o);
+    o.ci_rel = 0;
+    replay(&o, 270, tight, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_WINDOW);
+    ck_assert_int_eq(st.reps, 371);
+    replay(&o, 2000, tight, &st);
+    ck_assert_int_eq(st.stop, AMK__STOP_WINDOW);
+    ck_assert_int_eq(st.reps, 50);
+    /* Directly: pinned samples, far past every minimum, still no stop. */
+    double s[400], lo, hi;
+    for (int i = 0; i < 400; i++)
+        s[i] = 100;
+    ck_assert_int_eq(amk__bench_should_stop(s, 400, 40.0, &o, &lo, &hi), AMK__STOP_NONE);
+    o.ci_rel = 0.01;
+    ck_assert_int_eq(amk__bench_should_stop(s, 400, 40.0, &o, &lo, &hi), AMK__STOP_CI);
+    ck_assert_int_eq(amk__bench_should_stop(s, 400, 9.9, &o, &lo, &hi), AMK__STOP_NONE);
+    ck_assert_int_eq(amk__bench_should_stop(s, 19, 40.0, &o, &lo, &hi), AMK__STOP_NONE);
+}
+END_TEST
+
+START_TEST(test_bench_opts_default_environment)
+{
+    amk__bench_opts o;
+    defaults(&o);
+    ck_assert(o.ci_rel == 0.01 && o.min_window_s == 0.010 && o.warmup_s == 0.005);
+    ck_assert(o.window_s == 0.100 && o.screen_margin == 0.10 && isnan(o.beat_us));
+    setenv("AMK_BENCH_CI", "0.005", 1);
+    setenv("AMK_BENCH_MIN_WINDOW_MS", "25", 1);
+    setenv("AMK_BENCH_WARMUP_MS", "20", 1);
+    setenv("AMK_BENCH_SCREEN", "1", 1);
+    amk__bench_opts_default(&o);
+    ck_assert(o.ci_rel == 0.005 && o.min_window_s == 0.025 && o.warmup_s == 0.020);
+    ck_assert(o.screen_margin == 0.10);
+    setenv("AMK_BENCH_CI", "junk", 1); /* not a number: the default */
+    setenv("AMK_BENCH_SCREEN", "0", 1);
+    amk__bench_opts_default(&o);
+    ck_assert(o.ci_rel == 0.01 && isinf(o.screen_margin));
+    defaults(&o);
+}
+END_TEST
+
+START_TEST(test_bench_stop_note_words)
+{
+    amk__bench_opts o;
+    defaults(&o);
+    amk__bench_stats st = {.median_us = 100, .ci_lo_us = 99.5, .ci_hi_us = 100.4, .reps = 37,
+                           .stop = AMK__STOP_CI};
+    char note[128];
+    amk__bench_stop_note(&st, &o, note, sizeof note);
+    ck_assert_str_eq(note, "stopped: CI +-0.50% after 37 reps");
+    st.stop = AMK__STOP_WINDOW;
+    amk__bench_stop_note(&st, &o, note, sizeof note);
+    ck_assert_str_eq(note, "stopped: 100 ms window after 37 reps, CI +-0.50%");
+    st.stop = AMK__STOP_BEATEN;
+    o.beat_us = 80;
+    amk__bench_stop_note(&st, &o, note, sizeof note);
+    ck_assert_str_eq(note, "stopped: >= 1.24x the incumbent after 37 reps");
+    st.stop = AMK__STOP_CAP;
+    st.ci_lo_us = NAN;
+    amk__bench_stop_note(&st, &o, note, sizeof note);
+    ck_assert_str_eq(note, "stopped: cap after 37 reps");
+    ck_assert_str_eq(amk__bench_stop_name(AMK__STOP_BEATEN), "beaten");
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("numeric");
+    TCase *fill = tcase_create("amk__check_fill");
+    tcase_set_timeout(fill, 300);
+    tcase_add_test(fill, test_check_fill_same_bytes_for_any_thread_count);
+    tcase_add_test(fill, test_check_fill_prefix_is_shorter_fill);
+    tcase_add_test(fill, test_check_fill_never_zero_in_any_type);
+    tcase_add_test(fill, test_check_threads_from_environment);
+    tcase_add_test(fill, test_check_threads_for_shares_the_cores);
+    suite_add_tcase(s, fill);
+    TCase *cmp = tcase_create("amk__check_compare");
+    tcase_set_timeout(cmp, 300);
+    tcase_add_test(cmp, test_check_compare_same_worst_for_any_thread_count);
+    tcase_add_test(cmp, test_check_compare_poison_caught_for_any_thread_count);
+    suite_add_tcase(s, cmp);
+    TCase *ci = tcase_create("amk__bench_median_ci");
+    tcase_add_test(ci, test_bench_median_ci_ranks);
+    tcase_add_test(ci, test_bench_median_ci_covers_the_median);
+    suite_add_tcase(s, ci);
+    TCase *plan = tcase_create("amk__bench_next_chunk");
+    tcase_add_test(plan, test_bench_reps_cap_window_and_caps);
+    tcase_add_test(plan, test_bench_next_chunk_minimums_then_steps);
+    tcase_add_test(plan, test_bench_merge_keeps_samples_sorted);
+    suite_add_tcase(s, plan);
+    TCase *stop = tcase_create("amk__bench_should_stop");
+    tcase_add_test(stop, test_bench_should_stop_tight_at_minimums);
+    tcase_add_test(stop, test_bench_should_stop_noisy_runs_to_the_window);
+    tcase_add_test(stop, test_bench_should_stop_beaten_config);
+    tcase_add_test(stop, test_bench_should_stop_ci_zero_keeps_the_window);
+    tcase_add_test(stop, test_bench_opts_default_environment);
+    tcase_add_test(stop, test_bench_stop_note_words);
+    suite_add_tcase(s, stop);
+    return s;
+}
+
+int main(void)
+{
+    return amk_test_run(suite());
+}
