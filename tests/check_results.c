@@ -828,11 +828,26 @@ START_TEST(test_amk_tsv_read_callback_stops_the_read)
 }
 END_TEST
 
-/* The pandas case runs as its own test, check_results_pandas (tests/amk_test.h). */
+/* The pandas case runs as its own test, check_results_pandas (tests/amk_test.h). Its
+ * interpreter: the python3 on PATH, or the system's when only that one has pandas (a
+ * pyenv or venv python3 first on PATH, Debian's python3-pandas in /usr/bin). */
+static const char *pandas_python(void)
+{
+    static const char *const pythons[] = {"python3", "/usr/bin/python3"};
+    for (size_t i = 0; i < sizeof pythons / sizeof pythons[0]; i++) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "%s -c 'import pandas' >/dev/null 2>&1", pythons[i]);
+        if (system(cmd) == 0)
+            return pythons[i];
+    }
+    return NULL;
+}
+
 static const char *why_no_pandas(void)
 {
-    if (system("python3 -c 'import pandas' >/dev/null 2>&1") != 0)
-        return "python3 cannot import pandas (Debian: python3-pandas)";
+    if (!pandas_python())
+        return "neither python3 nor /usr/bin/python3 can import pandas (Debian: "
+               "python3-pandas)";
     return NULL;
 }
 
@@ -847,11 +862,13 @@ START_TEST(test_amk_tsv_read_pandas_reads_writer_output)
     rows[2].status = AMK_STATUS_REJECTED;
     snprintf(rows[2].note, sizeof rows[2].note, "\"quoted\" at start");
     amk_test_append_rows(p, rows, 3);
+    const char *python = pandas_python();
+    ck_assert_msg(python != NULL, "%s", why_no_pandas());
     char cmd[2048];
     /* every row and exactly the documented columns (as amk loop writes them: cli_loop.sh
      * checks its file's header against the documented list) */
     snprintf(cmd, sizeof cmd,
-             "python3 -c 'import pandas, math, sys\n"
+             "%s -c 'import pandas, math, sys\n"
              "df = pandas.read_csv(sys.argv[1], sep=\"\\t\", comment=\"#\")\n"
              "assert len(df) == 3, len(df)\n"
              "assert len(df.columns) == 19, list(df.columns)\n"
@@ -862,7 +879,8 @@ START_TEST(test_amk_tsv_read_pandas_reads_writer_output)
              "assert df.status[2] == \"rejected\", df.status[2]\n"
              "assert df.note[1] == \"see issue  5 then\\\"retry\\\"\", df.note[1]\n"
              "assert df.params[0] == %s, df.params[0]\n' '%s' '%s'",
-             "\"{\\\"BK\\\":32,\\\"BM\\\":128,\\\"BN\\\":1}\"", p, amk__tsv_column_line());
+             python, "\"{\\\"BK\\\":32,\\\"BM\\\":128,\\\"BN\\\":1}\"", p,
+             amk__tsv_column_line());
     ck_assert_msg(system(cmd) == 0, "pandas could not read %s as expected", p);
 }
 END_TEST
