@@ -7,7 +7,7 @@
  * the compile pool and the verdicts are in evaluator/gpu_pipeline.c.
  * This process never calls the GPU runtime nor the runtime compiler, and includes no GPU
  * header: the run worker (evaluator/gpu/) does both. */
-#include "compile_int.h"
+#include "compile/compile_int.h"
 #include "evaluator_int.h"
 #include "gpu_backend_int.h"
 

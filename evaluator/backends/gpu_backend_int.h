@@ -7,9 +7,9 @@
 #ifndef AMK_GPU_BACKEND_INT_H
 #define AMK_GPU_BACKEND_INT_H
 
-#include "compile_int.h"
+#include "compile/compile_int.h"
 #include "gpu_wire.h"
-#include "worker_int.h"
+#include "service/worker_int.h"
 
 #include <pthread.h>
 #include <stddef.h>

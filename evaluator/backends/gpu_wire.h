@@ -6,7 +6,7 @@
 #define AMK_GPU_WIRE_H
 
 #include "amk_space_defs.h"      /* amk_launch, AMK_NAME_MAX, AMK_TMAP_MAX_RANK */
-#include "gpu_layer.h"           /* AMK__ENTRY_MAX */
+#include "gpu/gpu_layer.h"       /* AMK__ENTRY_MAX */
 #include "numeric/numeric_int.h" /* AMK__DT_*, amk__bench_opts, amk__bench_stats */
 
 #include <stddef.h>
