@@ -3,7 +3,7 @@
  * column), a NUL byte or a \u0000 escape (cJSON would cut the string there), nesting deeper
  * than amk's documents ever go, and, for number nodes, whether they were written as integers
  * (64) or with a fraction or exponent part (64.0, 1.28e2), which cJSON's double hides. */
-#include "space_json_int.h"
+#include "json_int.h"
 
 #include <stdlib.h>
 #include <string.h>

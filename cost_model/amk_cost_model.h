@@ -105,4 +105,27 @@ int amk_cost_calibrate(const double *compute_us, const double *memory_us,
                        const double *predicted_us, const double *measured_us, size_t n,
                        amk_calibration *out, amk_diag *d);
 
+/* Fits the cost model (amk_cost_calibrate) to the measured `ok` rows of results files
+ * (cost_model/calibrate.c, which reads them through amk_tsv_read):
+ * each row's config is rebuilt from kernel/shape/params through the registry and estimated
+ * on target t. kernel NULL = every kernel. Rows whose kernel is unknown or whose config no
+ * longer parses are counted in *skipped (may be NULL), not fatal. */
+int amk_calibrate_fit(const amk_registry *reg, const char *const *paths, size_t n_paths,
+                      const char *kernel, const amk_target *t, amk_calibration *out,
+                      size_t *skipped, amk_diag *d);
+
+/* ---------- measured ceilings files (the JSON edge of cost_model's targets) ------------- */
+/* Overrides measured ceilings from a calibration file written by amk_ceilings_save. */
+int amk_ceilings_load(amk_target *t, const char *path, amk_diag *d);
+int amk_ceilings_save(const amk_target *t, const char *path, amk_diag *d);
+/* Default per-device ceilings path: <cache dir>/ceilings/<key>.json. */
+void amk_ceilings_path(const amk_target *t, char *out, size_t cap);
+/* Copies t into out and applies the ceilings stored at amk_ceilings_path when that file
+ * exists. A malformed file is logged as a warning and ignored (out keeps t's numbers). */
+void amk_target_with_ceilings(const amk_target *t, amk_target *out);
+/* A target as `amk devices` lists it, as JSON text (malloc'd; NULL when out of memory):
+ * {key, name, vendor, arch, limits, bandwidth_gbps, bandwidth_measured_gbps, peak_tflops,
+ * measured_tflops, launch_overhead_us, calibrated_here}. */
+char *amk_target_json(const amk_target *t, int calibrated);
+
 #endif

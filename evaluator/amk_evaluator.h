@@ -1,13 +1,14 @@
 /* evaluator: the pipeline validate -> feasibility -> roofline screen -> backend
  * (compile -> correctness -> benchmark -> floor guard), producing one verdict per config.
  * Backends are type objects behind one vtable: `model` (cost model only, latency_kind
- * predicted), `sim` (replays a results.tsv, latency_kind replayed), `gpu` (evaluator/gpu/,
- * real hardware, latency_kind measured). The search loop only sees this header. */
+ * predicted), `sim` (replays a results.tsv, latency_kind replayed), `gpu` (real hardware,
+ * latency_kind measured: evaluator/backends/gpu_backend.c over the GPU layer in
+ * evaluator/gpu/). The search loop only sees this header; the results record is not in it
+ * (a verdict's row: amk_verdict_to_row in amk_search.h). */
 #ifndef AMK_EVALUATOR_H
 #define AMK_EVALUATOR_H
 
 #include "amk_cost_model.h"
-#include "amk_results.h"
 #include "amk_space_defs.h"
 
 typedef struct amk_verdict {
@@ -40,15 +41,6 @@ void amk_verdict_init(amk_verdict *v);
 /* JSON text per space_defs/schema/verdict.schema.json (unformatted). Caller frees with
  * free(); NULL when out of memory. */
 char *amk_verdict_to_json(const amk_verdict *v);
-/* The results.tsv row of one trial of config c: every verdict field, plus the trial number,
- * shape text, who proposed it (source), the device and whether it became the incumbent.
- * The note joins the verdict's reason and notes. AMK_ENOMEM when params cannot be built. */
-int amk_verdict_to_row(const amk_verdict *v, const amk_config *c, int64_t trial,
-                       const char *shape, const char *source, const char *device, int kept,
-                       amk_row *out, amk_diag *d);
-/* The verdict a results row records (for strategies and keep/revert replaying history). */
-void amk_verdict_from_row(const amk_row *r, amk_verdict *out);
-
 typedef struct amk_backend_opts {
     const char *target;        /* target key/name for model & sim ("h100"); NULL = default */
     const char *sim_path;      /* sim: file to replay: a results.tsv, or a Kernel Tuner
@@ -245,14 +237,6 @@ int amk_evaluator_remeasure(amk_evaluator *ev, const amk_config *a, const amk_co
 /* Screen margin (fraction, default 0.02): floor > incumbent * (1 + margin) is screened. */
 void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin);
 
-/* Fits the cost model (amk_cost_calibrate) to the measured `ok` rows of results files:
- * each row's config is rebuilt from kernel/shape/params through the registry and estimated
- * on target t. kernel NULL = every kernel. Rows whose kernel is unknown or whose config no
- * longer parses are counted in *skipped (may be NULL), not fatal. */
-int amk_calibrate_fit(const amk_registry *reg, const char *const *paths, size_t n_paths,
-                      const char *kernel, const amk_target *t, amk_calibration *out,
-                      size_t *skipped, amk_diag *d);
-
 /* Source text prepended to every template and reference kernel for a vendor ("nvidia" or
  * "amd"): amk_f16/amk_bf16 types, amk_to_float / amk_from_float conversions, AMK_WARP,
  * AMK_KERNEL. Independent of any GPU header so compile checks run anywhere. */
@@ -295,7 +279,7 @@ int amk_compile_references(const amk_config *const *cfgs, size_t n, const char *
                            const amk_backend_opts *opts, amk_compile_result *out,
                            amk_diag *d);
 
-/* `amk compile`'s plan (evaluator/compile_plan.c): units to compile without running them.
+/* `amk compile`'s plan (evaluator/compile/plan.c): units to compile without running them.
  * plan_kernel adds the default config of s at sh (a note through note, warning = 1, when it
  * is not valid on the target) and `random` distinct seeded random valid configs (a warning
  * when fewer are found); plan_config adds
@@ -353,19 +337,5 @@ int amk_compile_plan_references(amk_compile_plan *p, amk_diag *d);
 int amk_compile_plan_run(amk_compile_plan *p, const char *arch, const amk_backend_opts *opts,
                          amk_diag *d);
 const amk_compile_job *amk_compile_plan_units(const amk_compile_plan *p, size_t *n);
-
-/* ---------- measured ceilings files (the JSON edge of cost_model's targets) ------------- */
-/* Overrides measured ceilings from a calibration file written by amk_ceilings_save. */
-int amk_ceilings_load(amk_target *t, const char *path, amk_diag *d);
-int amk_ceilings_save(const amk_target *t, const char *path, amk_diag *d);
-/* Default per-device ceilings path: <cache dir>/ceilings/<key>.json. */
-void amk_ceilings_path(const amk_target *t, char *out, size_t cap);
-/* Copies t into out and applies the ceilings stored at amk_ceilings_path when that file
- * exists. A malformed file is logged as a warning and ignored (out keeps t's numbers). */
-void amk_target_with_ceilings(const amk_target *t, amk_target *out);
-/* A target as `amk devices` lists it, as JSON text (malloc'd; NULL when out of memory):
- * {key, name, vendor, arch, limits, bandwidth_gbps, bandwidth_measured_gbps, peak_tflops,
- * measured_tflops, launch_overhead_us, calibrated_here}. */
-char *amk_target_json(const amk_target *t, int calibrated);
 
 #endif

@@ -132,6 +132,15 @@ void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space
  * load) get the reason instead. */
 void amk_report_defaults(amk_report *rep, const amk_registry *reg, const char *reg_error);
 
+/* The results.tsv row of one trial of config c (search/verdict_row.c): every verdict field, plus the trial number,
+ * shape text, who proposed it (source), the device and whether it became the incumbent.
+ * The note joins the verdict's reason and notes. AMK_ENOMEM when params cannot be built. */
+int amk_verdict_to_row(const amk_verdict *v, const amk_config *c, int64_t trial,
+                       const char *shape, const char *source, const char *device, int kept,
+                       amk_row *out, amk_diag *d);
+/* The verdict a results row records (for strategies and keep/revert replaying history). */
+void amk_verdict_from_row(const amk_row *r, amk_verdict *out);
+
 /* `amk evaluate --results`: a user trial appended to a results file. Open reads the file's
  * history of cfg's kernel/shape on device first (a foreign or malformed file is refused
  * before the evaluation); append numbers the row under the append's lock and sets kept=1

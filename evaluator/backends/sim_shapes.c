@@ -1,9 +1,17 @@
-/* Before a search on sim:FILE: does the recording hold the kernel/shape asked for? A search
- * elsewhere could only end with no config and a results file holding a header and nothing
- * else, so the question is answered first, naming the shapes the recording covers. */
-#include "amk_evaluator.h"
+/* What a recording holds, asked before anything replays it. Before a search on sim:FILE:
+ * does the recording hold the kernel/shape asked for? A search elsewhere could only end with
+ * no config and a results file holding a header and nothing else, so the question is
+ * answered first, naming the shapes the recording covers. And for `auto`: is there a
+ * recorded sweep of the kernel/shape in the data directory? The sim backend replays
+ * results.tsv files, so it and this file are the evaluator's only readers of the record
+ * (amk_tsv_read); the pipeline and the public header know nothing of it. */
+#include "evaluator_int.h"
 
+#include "amk_results.h"
+
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define NAMED_SHAPES 8
@@ -63,4 +71,59 @@ int amk_sim_check_shape(const char *backend, const char *kernel, const char *sha
                           backend, kernel, shape, list.p ? list.p : "");
     amk_sb_free(&list);
     return rc;
+}
+
+/* ---------- recorded sweeps ------------------------------------------------------------ */
+
+void amk__data_dir(char *out, size_t cap)
+{
+    const char *env = getenv("AMK_DATA_DIR");
+    if (env && *env)
+        snprintf(out, cap, "%s", env);
+    else
+        amk_fs_share_dir("data", out, cap); /* next to the executable first */
+}
+
+typedef struct sweep_scan {
+    const char *kernel, *shape;
+    int found;
+} sweep_scan;
+
+static int scan_row(const amk_row *r, void *ud)
+{
+    sweep_scan *s = ud;
+    if (r->status == AMK_STATUS_OK && r->latency_kind == AMK_LAT_MEASURED &&
+        isfinite(r->latency_us) && strcmp(r->kernel, s->kernel) == 0 &&
+        strcmp(r->shape, s->shape) == 0) {
+        s->found = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int amk__sim_sweep_find(const char *kernel, const char *shape, char *path, size_t cap,
+                        char *why, size_t why_cap)
+{
+    char dir[4096], dummy[8];
+    if (!why) {
+        why = dummy;
+        why_cap = sizeof dummy;
+    }
+    amk__data_dir(dir, sizeof dir);
+    snprintf(path, cap, "%s/%s.tsv", dir, kernel);
+    if (!amk_fs_exists(path)) {
+        snprintf(why, why_cap, "no file %s", path);
+        return 0;
+    }
+    sweep_scan s = {kernel, shape, 0};
+    amk_diag d = {0};
+    if (amk_tsv_read(path, scan_row, &s, NULL, &d) != AMK_OK) {
+        snprintf(why, why_cap, "%s", d.msg);
+        return 0;
+    }
+    if (!s.found) {
+        snprintf(why, why_cap, "%s has no measured ok trial of %s at %s", path, kernel, shape);
+        return 0;
+    }
+    return 1;
 }

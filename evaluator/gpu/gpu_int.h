@@ -23,8 +23,8 @@
 
 /* ======================================================================================
  * Compile (owner: compile) — evaluator/gpu/compile.c
- * The amk__rtc_* functions a compile worker runs are declared in evaluator/gpu_layer.h,
- * included above; the compile service (amk_code, ...) stays in evaluator/compile_int.h,
+ * The amk__rtc_* functions a compile worker runs are declared in evaluator/gpu/gpu_layer.h,
+ * included above; the compile service (amk_code, ...) stays in evaluator/compile/compile_int.h,
  * which this layer does not include; the run worker loads a code object with
  * hipModuleLoadData.
  * ====================================================================================== */
