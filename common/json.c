@@ -182,19 +182,6 @@ int amk_json_parse(const char *name, const char *text, size_t len, cJSON **out, 
     return AMK_OK;
 }
 
-int amk_json_read(const char *path, cJSON **out, amk_diag *d)
-{
-    char *text = NULL;
-    size_t len = 0;
-    *out = NULL;
-    int rc = amk_fs_read_all(path, &text, &len, d);
-    if (rc)
-        return rc;
-    rc = amk_json_parse(path, text, len, out, d);
-    free(text);
-    return rc;
-}
-
 int amk_json_integer_text(const cJSON *v)
 {
     return cJSON_IsNumber(v) && !v->valuestring;

@@ -19,8 +19,6 @@
  * fraction or exponent part (64.0, 1.28e2) keeps its text in valuestring: see
  * amk_json_integer_text. */
 int amk_json_parse(const char *name, const char *text, size_t len, cJSON **out, amk_diag *d);
-/* amk_fs_read_all (regular files only, size-capped) + amk_json_parse. */
-int amk_json_read(const char *path, cJSON **out, amk_diag *d);
 /* 1 when v is a number written as a JSON integer (no fraction or exponent part; a node
  * built in memory counts as one), else 0. */
 int amk_json_integer_text(const cJSON *v);
