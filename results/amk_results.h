@@ -1,5 +1,6 @@
 /* results: the record. results.tsv (append-only, versioned header, locked durable appends,
- * torn-last-line tolerant streaming reader), resume state, best.json, and the report. */
+ * torn-last-line tolerant streaming reader), best.json, the report and the export. A
+ * search's resume state is search/'s amk_history, which reads results files through this API. */
 #ifndef AMK_RESULTS_H
 #define AMK_RESULTS_H
 
@@ -72,8 +73,8 @@ AMK_API int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud)
 /* Parses one line (no newline) into r; used by the reader and the fuzz target. */
 AMK_API int amk_row_parse(const char *line, size_t len, amk_row *r, amk_diag *d);
 
-/* How a group's best row is chosen. results/ holds no rule of its own: resume, the report
- * and the export are handed the one rule (search/'s amk_history_rule, HARNESS.md "Best") and
+/* How a group's best row is chosen. results/ holds no rule of its own: the report and the
+ * export are handed the one rule (search/'s amk_history_rule, HARNESS.md "Best") and
  * feed it the rows of one group (kernel, shape, device), file by file in the order given,
  * each file's rows in the order they stand (trial order in every file amk writes: numbers
  * are taken under the append lock). */
@@ -85,24 +86,6 @@ typedef struct amk_best_rule {
     /* The chosen row (borrowed from state; NULL when none) and its file index (may be NULL). */
     const amk_row *(*best)(const void *state, size_t *file);
 } amk_best_rule;
-
-/* Resume state of one (kernel, shape, device) in a results file. A NULL kernel, shape or
- * device matches any. rule picks the incumbent (NULL: none is tracked). A missing file gives
- * an empty state (AMK_OK). */
-typedef struct amk_resume amk_resume;
-AMK_API int amk_resume_load(const char *path, const char *kernel, const char *shape,
-                            const char *device, const amk_best_rule *rule, amk_resume **out,
-                            amk_diag *d);
-AMK_API void amk_resume_free(amk_resume *r);
-/* highest trial in the file, 0 if none */
-AMK_API int64_t amk_resume_last_trial(const amk_resume *r);
-AMK_API size_t amk_resume_rows(const amk_resume *r);          /* rows of this kernel/shape/device */
-AMK_API int amk_resume_seen(const amk_resume *r, const char *config_id);
-/* The incumbent: the rule's best row of the matching rows; NULL if none (or no rule). */
-AMK_API const amk_row *amk_resume_incumbent(const amk_resume *r);
-/* Hands the set of seen config ids to the caller (who frees it with amk_idset_free); the
- * resume state then has an empty set. NULL when r is NULL or on allocation failure. */
-AMK_API struct amk_idset *amk_resume_take_seen(amk_resume *r);
 
 /* Hash set of config ids (also used by the loop for dedupe). */
 typedef struct amk_idset amk_idset;

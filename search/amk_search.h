@@ -62,6 +62,50 @@ AMK_API int amk_keep_decide(const amk_incumbent *inc, const amk_config *cand, co
 #define AMK_HISTORY_MIN_GAIN 0.01
 AMK_API extern const amk_best_rule amk_history_rule;
 
+/* The history of one search (kernel, shape, device) in a results file: the config ids seen,
+ * the trial numbering, the keep rule's incumbent and the one best, built by one streaming
+ * read and updated per trial. The loop (--resume), `amk propose` and `amk evaluate
+ * --results` all ask it. */
+typedef struct amk_history amk_history;
+typedef struct amk_history_opts {
+    const char *kernel;            /* NULL: the spec's name (or any kernel without a spec) */
+    const char *shape;             /* NULL: spec's shape text of `at` (or any without a spec) */
+    const char *device;            /* NULL: every device's rows are seen and heard; the
+                                      incumbent is that of the device of the latest row */
+    const amk_spec *spec;          /* optional: configs are rebuilt from rows' params */
+    const amk_shape *at;           /* with spec: the shape configs are rebuilt at */
+    const amk_limits *limits;      /* the keep rule's tie-break (NULL: default target's) */
+    double min_gain;               /* the keep rule's margin (fraction; 0 = none) */
+    /* Hears every matching row, in file order, with its config (NULL without a spec or
+     * when its params do not fit the spec). May be NULL. */
+    void (*each)(const amk_row *r, const amk_config *c, void *ud);
+    void *ud;
+} amk_history_opts;
+/* Reads path once (NULL or a missing file: an empty history). Errors are amk_tsv_read's,
+ * naming the file, or AMK_ENOMEM. */
+AMK_API int amk_history_load(const char *path, const amk_history_opts *o, amk_history **out,
+                             amk_diag *d);
+AMK_API void amk_history_free(amk_history *h);
+AMK_API int64_t amk_history_last_trial(const amk_history *h); /* over every row of the file */
+AMK_API size_t amk_history_rows(const amk_history *h);        /* rows of this search */
+AMK_API size_t amk_history_skipped(const amk_history *h);     /* of those, params not fitting */
+/* The config ids evaluated (or excluded); strategies avoid them. */
+AMK_API const amk_idset *amk_history_seen(const amk_history *h);
+/* Marks an id seen: 1 new, 0 already seen, AMK_ENOMEM or AMK_EINVAL (not an id). */
+AMK_API int amk_history_see(amk_history *h, const char *config_id);
+/* The keep rule's incumbent (has = 0 when none): what a candidate must beat. */
+AMK_API const amk_incumbent *amk_history_incumbent(const amk_history *h);
+/* The keep rule on cfg's verdict against the incumbent; 1 = keep: cfg becomes the
+ * incumbent (its trial is 0 until amk_history_record numbers it). */
+AMK_API int amk_history_decide(amk_history *h, const amk_config *cfg, const amk_verdict *v);
+/* Records rows appended (numbered) for this search, cfgs[i] the config of rows[i] (may be
+ * NULL). Returns 1 when the best changed, else 0. */
+AMK_API int amk_history_record(amk_history *h, const amk_row *rows, const amk_config *const *cfgs,
+                               size_t n);
+/* The one best: its row (NULL when none) and, when out is not NULL, it as an incumbent
+ * (out->has = 0 when its config could not be rebuilt). */
+AMK_API const amk_row *amk_history_best(const amk_history *h, amk_incumbent *out);
+
 typedef struct amk_loop_progress {
     int64_t trial, budget;         /* budget 0 = none */
     double elapsed_s, time_limit_s;
