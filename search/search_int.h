@@ -73,9 +73,6 @@ void amk__sampler_clear(amk__sampler *s);
 int amk__jump(const amk_space *sp, gsl_rng *rng, const amk_config *from, int k,
               amk__visited *vis, const amk_idset *seen, int tries, amk_config *out);
 
-/* Fisher-Yates shuffle of n configs with rng. */
-void amk__shuffle_configs(gsl_rng *rng, amk_config *v, int n);
-
 /* What the observed latencies say about each param value, read as if params acted
  * independently: the mean log latency of the ok configs holding that value, shrunk toward
  * the mean of all of them. Cheap, and enough to try first the moves that the evidence so

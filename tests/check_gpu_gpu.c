@@ -20,7 +20,7 @@ int main(void)
 #else
 #include "amk_evaluator.h"
 #include "amk_test.h"
-#include "gpu_backend_int.h" /* amk__gpu_remeasure, amk__gpu_parallelism_for */
+#include "backends/gpu_backend_int.h" /* amk__gpu_remeasure, amk__gpu_parallelism_for */
 #include "gpu_int.h"
 
 #include <check.h>

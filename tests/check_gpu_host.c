@@ -13,7 +13,7 @@ int main(void)
 }
 #else
 #include "amk_test.h"
-#include "gpu_backend_int.h" /* amk__gpu_parallelism_for */
+#include "backends/gpu_backend_int.h" /* amk__gpu_parallelism_for */
 #include "gpu_int.h"         /* amk__gpu_tensor_map_encode; the wire format */
 
 #include <check.h>
