@@ -33,6 +33,15 @@ typedef struct amk_verdict {
     double cost_s;             /* sim replaying a Kernel Tuner file: seconds the trial cost
                                   when it was recorded (compile + verification + benchmark +
                                   framework); NAN otherwise. The loop's simulated clock. */
+    /* The device while it was measured (gpu backend; NAN/"" when not observed) and the
+     * vendor-library peer timed in the same job. */
+    char clock_regime[16];     /* "sustained" | "burst" | "" */
+    double sm_mhz, sm_mhz_min, sm_mhz_max, mem_mhz; /* SM clock mean/min/max, memory clock */
+    double power_w, temp_c;    /* mean power over the timed chunks, highest temperature */
+    char throttle[96];         /* clock-event reasons seen, "" none */
+    double energy_uj;          /* per launch: mean power x median latency */
+    char peer[32];             /* "" when no peer was timed */
+    double peer_us, vs_peer;   /* the peer's median; peer_us / latency_us */
 } amk_verdict;
 
 /* Sets every field to its "nothing known" value (NAN numbers, correct and cache_hit -1,

@@ -269,6 +269,24 @@ static void prepare_run(amk__gpu_state *st, const amk_config *c, const amk_code 
     s->job = j;
 }
 
+
+/* The device's state and the timing regime of a measurement, as the verdict reports them. */
+static void observed_into(amk_verdict *v, const amk__bench_stats *st)
+{
+    const amk__obs *o = &st->obs;
+    snprintf(v->clock_regime, sizeof v->clock_regime, "%s", amk__regime_name(st->regime));
+    if (o->samples == 0)
+        return;
+    v->sm_mhz = o->sm_mhz;
+    v->sm_mhz_min = o->sm_mhz_min;
+    v->sm_mhz_max = o->sm_mhz_max;
+    v->mem_mhz = o->mem_mhz;
+    v->power_w = amk__obs_mean_power(o);
+    v->temp_c = o->temp_c;
+    amk__obs_throttle_text(o->throttle, v->throttle, sizeof v->throttle);
+    v->energy_uj = st->energy_uj;
+}
+
 /* The verdict of a config that reached the run stage. */
 static void run_verdict(const amk_config *c, const amk_code *cand, const amk_code *ref,
                         const amk__run_slot *s, amk_verdict *v)
@@ -320,6 +338,7 @@ static void run_verdict(const amk_config *c, const amk_code *cand, const amk_cod
         v->latency_us = res->stats[0].median_us;
         v->latency_kind = AMK_LAT_MEASURED;
         v->spread = res->stats[0].spread;
+        observed_into(v, &res->stats[0]);
     } else if (res->status == AMK_STATUS_OK) {
         v->status = AMK_STATUS_RUN_ERROR;
         snprintf(v->reason, sizeof v->reason, "the run worker reported no measurement");

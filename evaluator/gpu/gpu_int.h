@@ -149,12 +149,22 @@ typedef struct amk__bench_kernel {
 } amk__bench_kernel;
 
 /* Times k[0..nk-1] (nk = 1, or 2 interleaved) over nsets prepared sets on stream s; when
- * flush_buf is not NULL, flush_bytes of it are overwritten before every timed launch.
+ * flush_buf is not NULL, flush_bytes of it are overwritten before every timed launch. In
+ * o->regime: sustained first runs the kernels until their time and the SM clock settle
+ * (within o->settle_max_s); burst leaves the device idle o->burst_gap_s before each chunk.
+ * The device is read (amk__obs_read) around every timed chunk.
  * Chunks of launches (amk__bench_next_chunk) until every kernel meets the stopping rule or
  * the cap is reached. Fills stats[i]. Returns hipSuccess or the first error (msg says which
  * call). */
 hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int nsets,
                           void *flush_buf, size_t flush_bytes, const amk__bench_opts *o,
                           amk__bench_stats *stats, char *msg, size_t cap);
+
+/* ---------- the device's state (observe.c; run worker only) ---------------------------- */
+/* Opens the management library for device (once per process): 1 when readings will come,
+ * else 0 and why (no library, no match for the device). */
+int amk__obs_open(int device, char *why, size_t cap);
+/* One reading now (NAN fields when the observer is not open). */
+void amk__obs_read(amk__obs_sample *s);
 
 #endif

@@ -451,7 +451,9 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
         for (int s = 0; s < nsets; s++)
             bk[i].argv[s] = sets[s].argv[i];
     }
-    char msg[300];
+    char msg[300], why[200];
+    if (!amk__obs_open(amk__rw.device, why, sizeof why))
+        amk__rw_note(x, "device not observed: %s", why);
     amk__rw_stage(c->label, "benchmark");
     hipError_t e = amk__bench_run(amk__rw.stream, bk, nk, nsets, flush_buf, flush_bytes, &j->bench,
                                   x->res->stats, msg, sizeof msg);
@@ -469,6 +471,11 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
     char stopped[128];
     amk__bench_stop_note(&x->res->stats[0], &j->bench, stopped, sizeof stopped);
     amk__rw_note(x, "%s", stopped);
+    const amk__bench_stats *st = &x->res->stats[0];
+    if (st->regime == AMK__REGIME_SUSTAINED)
+        amk__rw_note(x, "sustained: settled in %.0f ms", st->settle_ms);
+    else
+        amk__rw_note(x, "burst: %.0f ms idle before each chunk", j->bench.burst_gap_s * 1e3);
     ok = 1;
 out:
     if (flush_buf)
