@@ -17,8 +17,9 @@
 #define WARMUP_MAX 200
 #define BURST_CHUNK 8         /* launches per kernel timed after each idle gap */
 #define SETTLE_CHUNK_MS 10.0  /* work per sustained warm-up chunk */
-#define SETTLE_TOL 0.01       /* chunks agree within 1% in time and clock */
-#define SETTLE_MAX_CHUNKS 512
+#define SETTLE_TOL 0.005      /* the last 3 chunks within 0.5% of the 3 before */
+#define SETTLE_MAX_CHUNKS 1024
+#define HOT_GAP_S 0.2         /* an idle gap longer than this starts a new load */
 
 /* ---------- the timed loops (run worker only) ------------------------------------------ */
 
@@ -70,48 +71,67 @@ static double mono_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* When the device last finished timed work and since when it has been under load without
+ * a gap longer than HOT_GAP_S (one run worker per device: process-wide). */
+static double busy_since = -1, busy_until = -1;
+
 /* The sustained regime's warm-up: back-to-back chunks of the kernels (interleaved, rotating
- * sets as the timing will), each about SETTLE_CHUNK_MS of work, timed as a whole, until two
- * consecutive chunks agree within SETTLE_TOL in time per launch and in SM clock, or
- * settle_max_s is spent. *settle_ms gets the time it took. */
+ * sets as the timing will), each about SETTLE_CHUNK_MS of work and timed as a whole, the next
+ * one queued before the last is read so the device never idles, until the device has been
+ * under load for o->sustain_s and the time per launch has stopped moving
+ * (amk__obs_settled), or o->settle_max_s is spent. The device is read at both ends (the
+ * energy counter's advance over this load). *settle_ms gets the time it took. */
 static hipError_t settle(hipStream_t s, const amk__bench_kernel *k, int nk, int nsets,
                          void *flush_buf, size_t flush_bytes, double est_ms,
-                         const amk__bench_opts *o, long *counter, double *settle_ms, char *msg,
-                         size_t cap)
+                         const amk__bench_opts *o, long *counter, amk__obs *obs,
+                         double *settle_ms, char *msg, size_t cap)
 {
     hipError_t err = hipSuccess;
-    hipEvent_t ev[2] = {NULL, NULL};
-    double chunk_us[SETTLE_MAX_CHUNKS], clock[SETTLE_MAX_CHUNKS];
+    hipEvent_t ev[2][2] = {{NULL, NULL}, {NULL, NULL}};
+    double chunk_us[SETTLE_MAX_CHUNKS];
     int per = (int)ceil(SETTLE_CHUNK_MS / (est_ms * nk));
     per = per < 2 ? 2 : per > 4096 ? 4096 : per;
     double t0 = mono_s();
-    TRY(hipEventCreate(&ev[0]));
-    TRY(hipEventCreate(&ev[1]));
-    for (int n = 0; n < SETTLE_MAX_CHUNKS; n++) {
-        TRY(hipEventRecord(ev[0], s));
-        for (int r = 0; r < per; r++)
-            for (int i = 0; i < nk; i++) {
-                if (flush_buf)
-                    TRY(hipMemsetAsync(flush_buf, r & 1, flush_bytes, s));
-                TRY(launch(&k[i], (int)((*counter)++ % nsets), s));
-            }
-        TRY(hipEventRecord(ev[1], s));
-        TRY(hipEventSynchronize(ev[1]));
+    if (busy_until < 0 || t0 - busy_until > HOT_GAP_S)
+        busy_since = t0; /* idle long enough to have cooled: the load starts now */
+    amk__obs_sample first, last;
+    amk__obs_read(&first);
+    for (int b = 0; b < 2; b++)
+        for (int e = 0; e < 2; e++)
+            TRY(hipEventCreate(&ev[b][e]));
+    for (int n = 0; n <= SETTLE_MAX_CHUNKS; n++) {
+        if (n < SETTLE_MAX_CHUNKS) { /* queue chunk n, then read chunk n - 1 */
+            hipEvent_t *e = ev[n & 1];
+            TRY(hipEventRecord(e[0], s));
+            for (int r = 0; r < per; r++)
+                for (int i = 0; i < nk; i++) {
+                    if (flush_buf)
+                        TRY(hipMemsetAsync(flush_buf, r & 1, flush_bytes, s));
+                    TRY(launch(&k[i], (int)((*counter)++ % nsets), s));
+                }
+            TRY(hipEventRecord(e[1], s));
+        }
+        if (n == 0)
+            continue;
+        hipEvent_t *e = ev[(n - 1) & 1];
+        TRY(hipEventSynchronize(e[1]));
         float ms = 0;
-        TRY(hipEventElapsedTime(&ms, ev[0], ev[1]));
-        amk__obs_sample now;
-        amk__obs_read(&now);
-        chunk_us[n] = ms * 1e3 / per;
-        clock[n] = now.sm_mhz;
-        if ((n >= 2 && amk__obs_settled(chunk_us, clock, n + 1, SETTLE_TOL)) ||
-            mono_s() - t0 >= o->settle_max_s)
+        TRY(hipEventElapsedTime(&ms, e[0], e[1]));
+        chunk_us[n - 1] = ms * 1e3 / per;
+        double now = mono_s();
+        if (amk__obs_settled(chunk_us, n, now - busy_since, o->sustain_s, SETTLE_TOL) ||
+            now - t0 >= o->settle_max_s || n == SETTLE_MAX_CHUNKS)
             break;
     }
+    TRY(hipStreamSynchronize(s));
+    amk__obs_read(&last);
+    amk__obs_add_span(obs, &first, &last);
     *settle_ms = (mono_s() - t0) * 1e3;
 done:
-    for (int i = 0; i < 2; i++)
-        if (ev[i])
-            (void)hipEventDestroy(ev[i]);
+    for (int b = 0; b < 2; b++)
+        for (int e = 0; e < 2; e++)
+            if (ev[b][e])
+                (void)hipEventDestroy(ev[b][e]);
     return err;
 }
 
@@ -158,14 +178,14 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
 
     double slow = est_ms[0] > est_ms[1] ? est_ms[0] : est_ms[1];
     double settle_ms = NAN;
+    amk__obs obs;
+    amk__obs_init(&obs);
     if (o->regime == AMK__REGIME_SUSTAINED) {
-        err = settle(s, k, nk, nsets, flush_buf, flush_bytes, slow, o, &counter, &settle_ms,
-                     msg, cap);
+        err = settle(s, k, nk, nsets, flush_buf, flush_bytes, slow, o, &counter, &obs,
+                     &settle_ms, msg, cap);
         if (err != hipSuccess)
             goto done;
     }
-    amk__obs obs;
-    amk__obs_init(&obs);
     int cap_why;
     int reps = amk__bench_reps_cap(slow, o, &cap_why);
     scratch = malloc((size_t)reps * sizeof(double));
@@ -253,6 +273,7 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     }
 
 done:
+    busy_until = mono_s();
     for (int i = 0; i < nev; i++)
         (void)hipEventDestroy(ev[i]);
     free(samples[0]);

@@ -41,9 +41,11 @@ void amk__bench_opts_default(amk__bench_opts *o)
     o->beat_us = NAN;
     o->screen_margin = 0.10;
     o->regime = AMK__REGIME_SUSTAINED;
-    o->settle_max_s = 1.0;
+    o->settle_max_s = 2.0;
+    o->sustain_s = 1.0;
     o->burst_gap_s = 0.200;
     o->settle_max_s = env_double("AMK_BENCH_SETTLE_MS", o->settle_max_s * 1e3) / 1e3;
+    o->sustain_s = env_double("AMK_BENCH_SUSTAIN_MS", o->sustain_s * 1e3) / 1e3;
     o->burst_gap_s = env_double("AMK_BENCH_BURST_GAP_MS", o->burst_gap_s * 1e3) / 1e3;
     int regime = amk__regime_from_name(getenv("AMK_BENCH_REGIME"));
     if (regime >= 0)

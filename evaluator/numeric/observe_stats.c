@@ -26,6 +26,7 @@ void amk__obs_init(amk__obs *o)
 {
     memset(o, 0, sizeof *o);
     o->sm_mhz = o->sm_mhz_min = o->sm_mhz_max = o->mem_mhz = o->power_w = o->temp_c = NAN;
+    o->last_power_w = NAN;
 }
 
 /* Running mean of the n-th value (n counted after it). */
@@ -51,6 +52,8 @@ void amk__obs_add(amk__obs *o, const amk__obs_sample *s)
     mean_in(&o->sm_mhz, &o->n_clock, s->sm_mhz);
     mean_in(&o->mem_mhz, &o->n_mem, s->mem_mhz);
     mean_in(&o->power_w, &o->n_power, s->power_w);
+    if (isfinite(s->power_w))
+        o->last_power_w = s->power_w;
     if (isfinite(s->temp_c)) {
         o->temp_c = o->n_temp ? fmax(o->temp_c, s->temp_c) : s->temp_c;
         o->n_temp++;
@@ -70,9 +73,9 @@ void amk__obs_add_span(amk__obs *o, const amk__obs_sample *before, const amk__ob
 
 double amk__obs_mean_power(const amk__obs *o)
 {
-    if (o->span_s > 0 && o->span_j > 0)
+    if (o->span_s >= AMK__OBS_COUNTER_MIN_S && o->span_j > 0)
         return o->span_j / o->span_s;
-    return o->n_power ? o->power_w : NAN;
+    return o->n_power ? o->last_power_w : NAN;
 }
 
 /* NVML's clock-event reason bits (nvmlClocksEventReason*), by value. */
@@ -97,13 +100,11 @@ void amk__obs_throttle_text(uint64_t r, char *out, size_t cap)
         }
 }
 
-int amk__obs_settled(const double *chunk_us, const double *clock_mhz, int n, double tol)
+int amk__obs_settled(const double *chunk_us, int n, double hot_s, double sustain_s, double tol)
 {
-    if (n < 2)
+    if (n < 6 || !(hot_s >= sustain_s))
         return 0;
-    double a = chunk_us[n - 2], b = chunk_us[n - 1];
-    if (!(a > 0) || !(b > 0) || fabs(b - a) > tol * fmin(a, b))
-        return 0;
-    double ca = clock_mhz[n - 2], cb = clock_mhz[n - 1];
-    return !(isfinite(ca) && isfinite(cb)) || fabs(cb - ca) <= tol * fmin(ca, cb);
+    double a = (chunk_us[n - 6] + chunk_us[n - 5] + chunk_us[n - 4]) / 3;
+    double b = (chunk_us[n - 3] + chunk_us[n - 2] + chunk_us[n - 1]) / 3;
+    return a > 0 && b > 0 && fabs(b - a) <= tol * a;
 }
