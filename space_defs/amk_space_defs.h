@@ -253,8 +253,8 @@ typedef struct amk_spec_peer {
                                  -1 unused */
     const amk_expr *m, *n, *k; /* gemm dims; NULL otherwise */
 } amk_spec_peer;
-void amk_spec_get_peer(const amk_spec *s, amk_spec_peer *out);
-const char *amk_peer_op_name(amk_peer_op op); /* "", "gemm", "copy" */
+AMK_API void amk_spec_get_peer(const amk_spec *s, amk_spec_peer *out);
+AMK_API const char *amk_peer_op_name(amk_peer_op op); /* "", "gemm", "copy" */
 
 typedef enum amk_buffer_role { AMK_BUFFER_IN, AMK_BUFFER_OUT, AMK_BUFFER_INOUT } amk_buffer_role;
 typedef struct amk_spec_buffer {
