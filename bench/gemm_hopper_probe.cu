@@ -6,9 +6,10 @@
  * usage: gemm_hopper_probe M N K [REGIME]
  *   prints one line: status, us, TFLOP/s, cuBLAS us, ratio. With REGIME (sustained | burst)
  *   the two are timed interleaved, launch by launch, with identical code: sustained = 2 s of
- *   alternating launches first, then 200 timed pairs; burst = 25 rounds of (300 ms idle, then
- *   3 pairs, the order flipped every round). This is the independent check of amk's own
- *   peer rows (bench/regimes.sh compares the two). */
+ *   alternating launches first, then 200 timed pairs; burst = 12 rounds of (200 ms idle, then
+ *   8 pairs, which of the two goes first flipping every pair): amk's definitions of the two
+ *   regimes, timed by separate code. This is the independent check of amk's own peer rows
+ *   (bench/regimes.sh compares the two). */
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -220,12 +221,12 @@ int main(int argc, char **argv)
                 one(1);
             }
         } else {
-            for (int r = 0; r < 25; r++) {
+            for (int r = 0; r < 12; r++) {
                 CK(cudaDeviceSynchronize());
-                std::this_thread::sleep_for(std::chrono::milliseconds(300));
-                for (int i = 0; i < 3; i++) {
-                    one(r & 1);
-                    one(!(r & 1));
+                std::this_thread::sleep_for(std::chrono::milliseconds(200));
+                for (int i = 0; i < 8; i++) {
+                    one(i & 1);
+                    one(!(i & 1));
                 }
             }
         }
