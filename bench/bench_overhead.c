@@ -130,6 +130,7 @@ static run_stats run_loop(ctx *c, const char *dir, const char *strategy, uint64_
     o.budget = trials;
     o.batch = batch;
     o.results_path = path;
+    o.min_gain = AMK_HISTORY_MIN_GAIN; /* `amk loop`'s */
     amk_loop_result res;
     amk_diag d = {0};
     double t0 = amk_now_s(), c0 = cpu_s();

@@ -104,7 +104,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
     const char *results = "results.tsv", *best_path = "best.json", *regime = NULL;
     int64_t budget = -1, seed = 1, batch = 0, jobs = 0;
     cli_devices devs = {.n = 0};
-    double time_limit = 0, min_gain = 0.01, rank_timeout = 0;
+    double time_limit = 0, min_gain = AMK_HISTORY_MIN_GAIN, rank_timeout = 0;
     cli_opt opts[] = {
         CLI_STR("--shape", &shape_txt),
         CLI_STR("--strategy", &strategy),

@@ -111,6 +111,9 @@ typedef enum amk_latency_kind {
 
 AMK_API const char *amk_latency_kind_name(amk_latency_kind k); /* "" for NONE */
 AMK_API int amk_latency_kind_parse(const char *name, amk_latency_kind *out);
+/* Evidence: a latency a device produced, now (measured) or when it was recorded (replayed);
+ * a prediction never is. 1 or 0. */
+AMK_API int amk_latency_is_evidence(amk_latency_kind k);
 
 /* Logging to stderr. Level from AMK_LOG (error|warn|info|debug), default warn. */
 enum { AMK_LOG_ERROR = 0, AMK_LOG_WARN, AMK_LOG_INFO, AMK_LOG_DEBUG };

@@ -101,6 +101,11 @@ const char *amk_latency_kind_name(amk_latency_kind k)
     return (unsigned)k < 4 ? kind_names[k] : "";
 }
 
+int amk_latency_is_evidence(amk_latency_kind k)
+{
+    return k == AMK_LAT_MEASURED || k == AMK_LAT_REPLAYED;
+}
+
 int amk_latency_kind_parse(const char *name, amk_latency_kind *out)
 {
     if (!name)

@@ -47,6 +47,9 @@ typedef struct amk_row {
 } amk_row;
 
 AMK_API void amk_row_init(amk_row *r); /* NANs, -1 cache_hit, empty strings */
+/* A row with evidence: status ok and a positive latency measured or replayed (not a
+ * prediction). The one test of "measured or replayed" for rows. 1 or 0. */
+AMK_API int amk_row_has_evidence(const amk_row *r);
 
 typedef struct amk_tsv amk_tsv;
 

@@ -99,16 +99,12 @@ static int on_row(const amk_row *r, void *ud)
     if (b->o->kernel && strcmp(r->kernel, b->o->kernel))
         return 0;
     b->kernel_rows++;
-    if (r->status != AMK_STATUS_OK || !r->params[0] || !r->kernel[0])
-        return 0;
-    if (!isfinite(r->latency_us) || r->latency_us <= 0)
+    if (!amk_row_has_evidence(r) || !r->params[0] || !r->kernel[0])
         return 0;
     if (r->latency_kind == AMK_LAT_REPLAYED && !b->o->include_replayed) {
         b->replayed_left_out++;
         return 0;
     }
-    if (r->latency_kind != AMK_LAT_MEASURED && r->latency_kind != AMK_LAT_REPLAYED)
-        return 0;
     char device[sizeof r->device];
     device_key(r->device, device, sizeof device);
     amk__export_shape s;

@@ -298,6 +298,8 @@ static group *group_of(amk_report *rep, const amk_row *r)
         const amk__report_stat_type *t = amk__report_stats[s];
         size_t sz = t->state_size;
         int ok = (g->state[s] = calloc(1, sz ? sz : 1)) != NULL;
+        if (ok && t == &amk__stat_trace_type)
+            ((amk__stat_trace *)g->state[s])->rule = rep->rule;
         if (ok && (t == &amk__stat_best_type || t == &amk__stat_best_predicted_type)) {
             amk__stat_best *b = g->state[s]; /* the rule's state, zeroed as it asks */
             b->rule = rep->rule;
@@ -358,8 +360,7 @@ static void speedup_from_best(amk_report *rep)
                                               NULL);
         amk__stat_speedup *s = (amk__stat_speedup *)amk__report_state(rep, g,
                                                                       &amk__stat_speedup_type);
-        s->has_best = b && (b->latency_kind == AMK_LAT_MEASURED ||
-                            b->latency_kind == AMK_LAT_REPLAYED);
+        s->has_best = amk_row_has_evidence(b);
         s->best_us = s->has_best ? b->latency_us : NAN;
     }
 }

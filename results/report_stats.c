@@ -23,18 +23,26 @@ static int vec_reserve(void **p, size_t *cap, size_t n, size_t sz)
     return AMK_OK;
 }
 
-static int is_measured(const amk_row *r)
-{
-    return r->status == AMK_STATUS_OK && isfinite(r->latency_us) &&
-           (r->latency_kind == AMK_LAT_MEASURED || r->latency_kind == AMK_LAT_REPLAYED);
-}
-
 static void add_num(cJSON *o, const char *k, double v)
 {
     if (isfinite(v))
         cJSON_AddNumberToObject(o, k, v);
     else
         cJSON_AddNullToObject(o, k);
+}
+
+/* The one best row (and its file) of the group whose statistic `type` has `state`, when
+ * its latency is evidence; NULL otherwise: a prediction is never shown as a measurement. */
+static const amk_row *group_best(const amk_report *rep, const amk__report_stat_type *type,
+                                 const void *state, size_t *file)
+{
+    for (size_t g = 0; g < amk__report_groups(rep); g++)
+        if (amk__report_state(rep, g, type) == state) {
+            const amk_row *b = amk__stat_best_row(amk__report_state(rep, g,
+                                                                    &amk__stat_best_type), file);
+            return amk_row_has_evidence(b) ? b : NULL;
+        }
+    return NULL;
 }
 
 /* ---- speedup over the spec's default config ------------------------------------------- */
@@ -51,7 +59,7 @@ static int speedup_add(void *state, const amk_row *r, size_t file)
     s->pts[s->n].id = id;
     s->pts[s->n].trial = r->trial;
     s->pts[s->n].status = (uint8_t)r->status;
-    s->pts[s->n].latency_us = is_measured(r) ? r->latency_us : NAN;
+    s->pts[s->n].latency_us = amk_row_has_evidence(r) ? r->latency_us : NAN;
     s->n++;
     return AMK_OK;
 }
@@ -218,21 +226,60 @@ const amk__report_stat_type amk__stat_compile_type = {
 
 /* ---- convergence: every row's status and latency, in file order ------------------------- */
 
+/* The rule's state of file f, created on first sight; NULL when out of memory. */
+static void *trace_rule_state(amk__stat_trace *t, size_t f)
+{
+    if (f >= t->nrs) {
+        void **p = realloc(t->rs, (f + 1) * sizeof *p);
+        if (!p)
+            return NULL;
+        for (size_t i = t->nrs; i <= f; i++)
+            p[i] = NULL;
+        t->rs = p;
+        t->nrs = f + 1;
+    }
+    if (!t->rs[f])
+        t->rs[f] = calloc(1, t->rule->state_size ? t->rule->state_size : 1);
+    return t->rs[f];
+}
+
 static int trace_add(void *state, const amk_row *r, size_t file)
 {
     amk__stat_trace *t = state;
-    if (vec_reserve((void **)&t->pts, &t->cap, t->n, sizeof *t->pts) != AMK_OK)
+    void *rs = t->rule ? trace_rule_state(t, file) : NULL;
+    if ((t->rule && !rs) ||
+        vec_reserve((void **)&t->pts, &t->cap, t->n, sizeof *t->pts) != AMK_OK)
         return AMK_ENOMEM;
+    if (rs)
+        t->rule->add(rs, r, 0);
     amk__trace_pt *p = &t->pts[t->n++];
     p->trial = r->trial;
     p->file = (uint32_t)file;
     p->status = (uint8_t)r->status;
     p->kind = (uint8_t)r->latency_kind;
     p->latency_us = r->latency_us;
-    p->measured = (uint8_t)is_measured(r);
+    p->measured = (uint8_t)amk_row_has_evidence(r);
     return AMK_OK;
 }
 
+size_t amk__trace_to_within(const amk__stat_trace *t, size_t f, double ref_us, int64_t *trial)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < t->n && isfinite(ref_us); i++) {
+        const amk__trace_pt *p = &t->pts[i];
+        if (p->file != f)
+            continue;
+        k++;
+        if (p->measured && p->latency_us <= ref_us * 1.01) {
+            *trial = p->trial;
+            return k;
+        }
+    }
+    return 0;
+}
+
+/* Each file's best is the report's rule's choice over that file's rows (the one
+ * definition of best), when it has evidence: never the raw minimum. */
 int amk__trace_files(const amk__stat_trace *t, size_t nfiles_max, amk__convergence *out)
 {
     int n = 0;
@@ -241,28 +288,15 @@ int amk__trace_files(const amk__stat_trace *t, size_t nfiles_max, amk__convergen
         memset(c, 0, sizeof *c);
         c->file = f;
         c->best_us = NAN;
-        for (size_t i = 0; i < t->n; i++) {
-            const amk__trace_pt *p = &t->pts[i];
-            if (p->file != f)
-                continue;
-            c->rows++;
-            if (p->measured && (!isfinite(c->best_us) || p->latency_us < c->best_us))
-                c->best_us = p->latency_us;
-        }
+        for (size_t i = 0; i < t->n; i++)
+            c->rows += t->pts[i].file == f;
         if (!c->rows)
             continue;
-        size_t k = 0;
-        for (size_t i = 0; i < t->n && isfinite(c->best_us); i++) {
-            const amk__trace_pt *p = &t->pts[i];
-            if (p->file != f)
-                continue;
-            k++;
-            if (p->measured && p->latency_us <= c->best_us * 1.01) {
-                c->to_within_1pct = k;
-                c->trial = p->trial;
-                break;
-            }
-        }
+        const amk_row *b = t->rule && f < t->nrs && t->rs[f] ? t->rule->best(t->rs[f], NULL)
+                                                             : NULL;
+        if (amk_row_has_evidence(b))
+            c->best_us = b->latency_us;
+        c->to_within_1pct = amk__trace_to_within(t, f, c->best_us, &c->trial);
         n++;
     }
     return n;
@@ -279,7 +313,6 @@ static void trace_json(const void *state, const amk_report *rep, cJSON *group)
         return;
     }
     int n = amk__trace_files(t, nf, cv);
-    const amk__convergence *best = NULL;
     for (int i = 0; i < n; i++) {
         cJSON *o = cJSON_CreateObject();
         if (!o || !cJSON_AddItemToArray(arr, o)) {
@@ -296,12 +329,14 @@ static void trace_json(const void *state, const amk_report *rep, cJSON *group)
             cJSON_AddNullToObject(o, "trials_to_within_1pct");
             cJSON_AddNullToObject(o, "trial");
         }
-        if (isfinite(cv[i].best_us) && (!best || cv[i].best_us < best->best_us))
-            best = &cv[i];
     }
     /* The group's number: the file that holds the group's best, against that best. */
-    if (best)
-        cJSON_AddNumberToObject(group, "trials_to_within_1pct", (double)best->to_within_1pct);
+    size_t bf = 0;
+    const amk_row *b = group_best(rep, &amk__stat_trace_type, state, &bf);
+    int64_t trial = 0;
+    if (b)
+        cJSON_AddNumberToObject(group, "trials_to_within_1pct",
+                                (double)amk__trace_to_within(t, bf, b->latency_us, &trial));
     else
         cJSON_AddNullToObject(group, "trials_to_within_1pct");
     free(cv);
@@ -325,7 +360,11 @@ static void trace_print(const void *state, const amk_report *rep, FILE *f)
 
 static void trace_clear(void *state)
 {
-    free(((amk__stat_trace *)state)->pts);
+    amk__stat_trace *t = state;
+    for (size_t i = 0; i < t->nrs; i++)
+        free(t->rs[i]);
+    free(t->rs);
+    free(t->pts);
 }
 
 const amk__report_stat_type amk__stat_trace_type = {
@@ -338,7 +377,7 @@ const amk__report_stat_type amk__stat_trace_type = {
 static int model_add(void *state, const amk_row *r, size_t file)
 {
     amk__stat_model *m = state;
-    if (!is_measured(r) || !isfinite(r->predicted_us))
+    if (!amk_row_has_evidence(r) || !isfinite(r->predicted_us))
         return AMK_OK;
     if (vec_reserve((void **)&m->pts, &m->cap, m->n, sizeof *m->pts) != AMK_OK)
         return AMK_ENOMEM;
@@ -382,18 +421,9 @@ double amk__model_spearman(const amk__stat_model *m)
     return rho;
 }
 
-/* The best row of the group whose model statistic is `state`, when its latency was
- * measured (or replayed); NULL otherwise: a prediction is never shown as a measurement. */
 static const amk_row *measured_best(const amk_report *rep, const void *state)
 {
-    for (size_t g = 0; g < amk__report_groups(rep); g++)
-        if (amk__report_state(rep, g, &amk__stat_model_type) == state) {
-            const amk_row *b = amk__stat_best_row(amk__report_state(rep, g,
-                                                                    &amk__stat_best_type), NULL);
-            return b && (b->latency_kind == AMK_LAT_MEASURED ||
-                         b->latency_kind == AMK_LAT_REPLAYED) ? b : NULL;
-        }
-    return NULL;
+    return group_best(rep, &amk__stat_model_type, state, NULL);
 }
 
 static void model_json(const void *state, const amk_report *rep, cJSON *group)

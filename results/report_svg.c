@@ -179,7 +179,7 @@ static int group_plots(const amk_report *rep, size_t g, const char *dir,
     kinds = 0;
     int any_real = 0; /* measured or replayed latencies; else predicted ones are drawn */
     for (size_t i = 0; i < n; i++)
-        any_real |= (t->pts[i].kind == AMK_LAT_MEASURED || t->pts[i].kind == AMK_LAT_REPLAYED) &&
+        any_real |= amk_latency_is_evidence((amk_latency_kind)t->pts[i].kind) &&
                     isfinite(t->pts[i].latency_us) && t->pts[i].latency_us > 0;
     for (size_t f = 0; f < nf; f++) {
         size_t k0 = used, j = 0;

@@ -143,16 +143,22 @@ typedef struct amk__trace_pt {
 typedef struct amk__stat_trace {
     amk__trace_pt *pts;
     size_t n, cap;
+    const amk_best_rule *rule; /* the report's: each file's best, the one definition */
+    void **rs;                 /* the rule's state per file (NULL: no row of that file) */
+    size_t nrs;
 } amk__stat_trace;
 typedef struct amk__convergence {
     size_t file, rows;     /* rows of the group in that file */
-    double best_us;        /* best measured in that file; NAN if none */
+    double best_us;        /* that file's best (the rule's, with evidence); NAN if none */
     size_t to_within_1pct; /* rows read until the first within 1% of best_us; 0 if none */
     int64_t trial;         /* that row's trial number */
 } amk__convergence;
 /* One entry per file that has rows of this group, in file order; returns the count.
  * out has room for nfiles entries. */
 int amk__trace_files(const amk__stat_trace *t, size_t nfiles, amk__convergence *out);
+/* In file f: rows read until the first measured (or replayed) latency within 1% of ref_us
+ * (0 when none), and that row's trial in *trial. */
+size_t amk__trace_to_within(const amk__stat_trace *t, size_t f, double ref_us, int64_t *trial);
 
 /* Measured (ok, measured/replayed) against predicted latency. */
 typedef struct amk__stat_model {

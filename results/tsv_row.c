@@ -134,6 +134,12 @@ void amk_row_init(amk_row *r)
     r->cache_hit = -1;
 }
 
+int amk_row_has_evidence(const amk_row *r)
+{
+    return r && r->status == AMK_STATUS_OK && isfinite(r->latency_us) && r->latency_us > 0 &&
+           amk_latency_is_evidence(r->latency_kind);
+}
+
 #define FIELD(r, c, T) (*(T *)((char *)(r) + (c)->off))
 #define CFIELD(r, c, T) (*(const T *)((const char *)(r) + (c)->off))
 

@@ -58,7 +58,8 @@ AMK_API int amk_keep_decide(const amk_incumbent *inc, const amk_config *cand, co
 
 /* The one definition of "best" (HARNESS.md "Best"; search/history.c says how): the rule that
  * loop resume, `amk evaluate`, propose, report, export and best.json all use. Its replay
- * of rows without a recorded decision uses the loop's default margin. */
+ * of rows without a recorded decision uses AMK_HISTORY_MIN_GAIN, `amk loop`'s default
+ * --min-gain. */
 #define AMK_HISTORY_MIN_GAIN 0.01
 AMK_API extern const amk_best_rule amk_history_rule;
 
@@ -124,7 +125,9 @@ typedef struct amk_loop_opts {
                                       file): the sum of those costs */
     int batch;                     /* proposals evaluated together (0 = twice the backend's
                                       parallelism, or 1 when it evaluates one at a time) */
-    double min_gain;               /* fraction; 0 = default 0.01, negative = none */
+    double min_gain;               /* the keep rule's margin, a fraction: a candidate must win
+                                      by max(min_gain, measured noise); 0 = no margin beyond
+                                      the noise (`amk loop`'s default is AMK_HISTORY_MIN_GAIN) */
     const char *results_path;      /* required */
     const char *best_path;         /* NULL = no best.json */
     int resume;                    /* continue from results_path */
@@ -283,7 +286,7 @@ typedef struct amk_tune_opts {
     int64_t budget;
     double time_limit_s;
     int batch;
-    double min_gain;               /* fraction; 0 = no margin beyond the measured noise */
+    double min_gain;               /* as amk_loop_opts.min_gain */
     const char *results_path, *best_path;
     int resume;
     void (*progress)(const amk_loop_progress *p, void *ud);

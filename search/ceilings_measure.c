@@ -33,7 +33,8 @@ static int measure_one(const amk_registry *reg, const char *backend,
     amk_space *sp = NULL;
     e = amk_space_create(s, &sh, &target->limits, &sp, d);
     amk_loop_opts lo = {.space = sp, .ev = ev, .strategy = "exhaustive",
-                        .results_path = results, .batch = 16};
+                        .results_path = results, .batch = 16,
+                        .min_gain = AMK_HISTORY_MIN_GAIN};
     amk_loop_result res;
     if (e == AMK_OK)
         e = amk_loop_run(&lo, &res, d);

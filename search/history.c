@@ -8,12 +8,21 @@
  *   present answers.
  * - Writers record the keep rule's decision in the kept column (the loop's may rest on an
  *   interleaved re-measure that the row cannot show), so a recorded decision is honoured:
- *   the last ok row with kept=1 is the incumbent.
+ *   each ok row with kept=1 becomes the incumbent, unless it is slower than the one before
+ *   (the loop's "simpler config" tie-break may step to a config measured slower within
+ *   min_gain to move the search; the best never gets slower). A resumed search continues
+ *   from the last kept row, as the loop did.
  * - Rows without a recorded kept=1 (recorded sweeps, imports, bench files) replay the keep
  *   rule (search/keep.c) on what the rows show; inside the margin the earlier trial stays
  *   (rows alone carry no spec for the "simpler config" tie-break of a live loop).
  * - Several files: each file's incumbent, then the same replay across files in the order
  *   they were given (a higher kind of evidence always wins).
+ * - What is handed back (DESIGN §3 "Keep / revert", issue 21 item 5): whatever the
+ *   tie-breaks and margins, never a config measurably slower than another row of the same
+ *   kind of evidence. When the fastest such row is faster than the incumbent by more than
+ *   their measured noise (a replayed or predicted number has none: it comes back the same
+ *   every time), the fastest row is the best; otherwise the incumbent is. On replayed rows
+ *   the best is therefore the fastest row, and never slower than the default's.
  *
  * The history object (amk_history) applies that rule to one search of one results file,
  * read once, and carries it on trial by trial: the seen set, the trial numbering, the keep
@@ -31,8 +40,10 @@
 enum { TIER_MEASURED, TIER_PREDICTED, NTIERS }; /* measured includes replayed */
 
 typedef struct tier {
-    int has_kept, has_replay;
-    amk_row kept, replay;
+    int has_kept, has_last, has_replay;
+    amk_row kept;           /* the kept rows' incumbent: never slower than an earlier one */
+    amk_row last;           /* the last kept row: where a resumed search continues */
+    amk_row replay;         /* the keep rule replayed on every row */
 } tier;
 
 typedef struct history_state {
@@ -42,18 +53,23 @@ typedef struct history_state {
     int has_best;           /* the incumbent over the files before `file` */
     size_t best_file;
     amk_row best;
+    int has_fast[NTIERS];   /* the fastest row of each kind over every file */
+    size_t fast_file[NTIERS];
+    amk_row fast[NTIERS];
 } history_state;
 
 static int tier_of(const amk_row *r)
 {
-    if (r->status != AMK_STATUS_OK || !isfinite(r->latency_us) || r->latency_us <= 0)
-        return -1;
-    switch (r->latency_kind) {
-    case AMK_LAT_MEASURED:
-    case AMK_LAT_REPLAYED: return TIER_MEASURED;
-    case AMK_LAT_PREDICTED: return TIER_PREDICTED;
-    default: return -1;
-    }
+    if (amk_row_has_evidence(r))
+        return TIER_MEASURED;
+    return r->status == AMK_STATUS_OK && r->latency_kind == AMK_LAT_PREDICTED &&
+                   isfinite(r->latency_us) && r->latency_us > 0 ? TIER_PREDICTED : -1;
+}
+
+/* The noise of comparing two rows for the keep rule: the larger spread. */
+static double rows_noise(const amk_row *a, const amk_row *b)
+{
+    return fmax(amk__noise(a->spread), amk__noise(b->spread));
 }
 
 /* The keep rule on two rows: does cand replace inc? A better kind of evidence always does;
@@ -63,10 +79,8 @@ static int replaces(const amk_row *inc, const amk_row *cand)
     int ti = tier_of(inc), tc = tier_of(cand);
     if (ti != tc)
         return tc < ti;
-    double noise = fmax(amk__noise(inc->latency_kind, inc->spread),
-                        amk__noise(cand->latency_kind, cand->spread));
-    return amk__keep_rule(inc->latency_us, cand->latency_us, noise, AMK_HISTORY_MIN_GAIN) ==
-           AMK__KEEP_FASTER;
+    return amk__keep_rule(inc->latency_us, cand->latency_us, rows_noise(inc, cand),
+                          AMK_HISTORY_MIN_GAIN) == AMK__KEEP_FASTER;
 }
 
 /* The current file's incumbent: its best kind present, recorded decision first. */
@@ -91,7 +105,7 @@ static void close_file(history_state *h)
         h->has_best = 1;
     }
     for (int t = 0; t < NTIERS; t++)
-        h->cur[t].has_kept = h->cur[t].has_replay = 0;
+        h->cur[t].has_kept = h->cur[t].has_last = h->cur[t].has_replay = 0;
 }
 
 static void history_add(void *state, const amk_row *r, size_t file)
@@ -105,7 +119,16 @@ static void history_add(void *state, const amk_row *r, size_t file)
     if (t < 0)
         return;
     tier *tr = &h->cur[t];
+    if (!h->has_fast[t] || r->latency_us < h->fast[t].latency_us) {
+        h->fast[t] = *r;
+        h->fast_file[t] = file;
+        h->has_fast[t] = 1;
+    }
     if (r->kept == 1) {
+        tr->last = *r;
+        tr->has_last = 1;
+    }
+    if (r->kept == 1 && (!tr->has_kept || r->latency_us <= tr->kept.latency_us)) {
         tr->kept = *r;
         tr->has_kept = 1;
     }
@@ -115,9 +138,9 @@ static void history_add(void *state, const amk_row *r, size_t file)
     }
 }
 
-static const amk_row *history_best(const void *state, size_t *file)
+/* The keep rule's incumbent over every row so far. */
+static const amk_row *history_incumbent(const history_state *h, size_t *file)
 {
-    const history_state *h = state;
     const amk_row *fb = file_best(h);
     if (fb && (!h->has_best || replaces(&h->best, fb))) {
         if (file)
@@ -127,6 +150,42 @@ static const amk_row *history_best(const void *state, size_t *file)
     if (file && h->has_best)
         *file = h->best_file;
     return h->has_best ? &h->best : NULL;
+}
+
+/* 1 when fast is faster than inc by more than their measured noise: inc is measurably
+ * slower, and is not handed back. */
+static int measurably_faster(const amk_row *inc, const amk_row *fast)
+{
+    double noise = fmax(amk__measured_noise(inc->latency_kind, inc->spread),
+                        amk__measured_noise(fast->latency_kind, fast->spread));
+    return (inc->latency_us - fast->latency_us) / inc->latency_us > noise;
+}
+
+/* Where a search of one file continues: its best kind present, the last kept row first. */
+static const amk_row *search_incumbent(const history_state *h)
+{
+    for (int t = 0; t < NTIERS; t++) {
+        if (h->cur[t].has_last)
+            return &h->cur[t].last;
+        if (h->cur[t].has_replay)
+            return &h->cur[t].replay;
+    }
+    return NULL;
+}
+
+static const amk_row *history_best(const void *state, size_t *file)
+{
+    const history_state *h = state;
+    size_t f = 0;
+    const amk_row *inc = history_incumbent(h, &f);
+    int t = inc ? tier_of(inc) : -1;
+    if (t >= 0 && h->has_fast[t] && measurably_faster(inc, &h->fast[t])) {
+        inc = &h->fast[t];
+        f = h->fast_file[t];
+    }
+    if (file && inc)
+        *file = f;
+    return inc;
 }
 
 const amk_best_rule amk_history_rule = {1, sizeof(history_state), history_add, history_best};
@@ -236,6 +295,11 @@ static const amk_row *rule_best(const amk_history *h)
     return h->ndev ? history_best(&h->dev[h->last_dev].rule, NULL) : NULL;
 }
 
+static const amk_row *rule_incumbent(const amk_history *h)
+{
+    return h->ndev ? search_incumbent(&h->dev[h->last_dev].rule) : NULL;
+}
+
 /* An incumbent from a row: its config rebuilt (has = 0 when its params no longer fit). */
 static void incumbent_of(const amk_history *h, const amk_row *r, amk_incumbent *out)
 {
@@ -249,16 +313,16 @@ static void incumbent_of(const amk_history *h, const amk_row *r, amk_incumbent *
     out->trial = r->trial;
 }
 
-/* After the read: the keep rule's incumbent and the best, from the rule's choice. A row
+/* After the read: the keep rule's incumbent and the best, from the rule's choices. A row
  * whose params no longer parse (the spec changed) is no incumbent; a warning says so. */
 static void restore(amk_history *h)
 {
-    const amk_row *r = rule_best(h);
+    const amk_row *b = rule_best(h), *r = rule_incumbent(h);
     if (!r)
         return;
+    incumbent_of(h, b, &h->best);
+    h->best_trial = b->trial;
     incumbent_of(h, r, &h->inc);
-    h->best = h->inc;
-    h->best_trial = r->trial;
     if (!h->o.spec)
         return;
     if (!h->inc.has) {

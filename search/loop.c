@@ -165,7 +165,7 @@ static int open_run(loop_run *L, const amk_loop_opts *o, const amk_strategy_type
      * while the slowest of a batch finishes. */
     const int par = amk_evaluator_parallelism(o->ev);
     L->batch = o->batch > 0 ? o->batch : par > 1 ? 2 * par : 1;
-    L->min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? 0 : AMK_HISTORY_MIN_GAIN;
+    L->min_gain = o->min_gain > 0 ? o->min_gain : 0;
     const amk_spec *spec = amk_space_spec(L->sp);
     amk_shape_format(spec, amk_space_shape(L->sp), L->shape, sizeof L->shape);
     const char *dev = amk_evaluator_device(o->ev);

@@ -62,7 +62,7 @@ static int run_loop(const amk_tune_opts *o, amk_tune_result *r, const amk_space 
     lo.budget = o->budget;
     lo.time_limit_s = o->time_limit_s;
     lo.batch = o->batch;
-    lo.min_gain = o->min_gain > 0 ? o->min_gain : -1; /* 0: no margin (the loop's 0 is 1%) */
+    lo.min_gain = o->min_gain;
     lo.results_path = o->results_path;
     lo.best_path = o->best_path;
     lo.resume = o->resume;

@@ -18,9 +18,7 @@ static int default_row(const amk_row *r, void *ud)
 {
     default_scan *s = ud;
     amk_vs_default *o = s->out;
-    if (r->status == AMK_STATUS_OK && isfinite(r->latency_us) &&
-        (r->latency_kind == AMK_LAT_MEASURED || r->latency_kind == AMK_LAT_REPLAYED) &&
-        !strcmp(r->config_id, s->id) && !strcmp(r->kernel, s->kernel) &&
+    if (amk_row_has_evidence(r) && !strcmp(r->config_id, s->id) && !strcmp(r->kernel, s->kernel) &&
         !strcmp(r->shape, s->shape) && !strcmp(r->device, s->device) &&
         (!isfinite(o->default_us) || r->latency_us < o->default_us)) {
         o->default_us = r->latency_us;
@@ -28,11 +26,6 @@ static int default_row(const amk_row *r, void *ud)
         o->trial = r->trial;
     }
     return 0;
-}
-
-static int is_measured(amk_latency_kind k)
-{
-    return k == AMK_LAT_MEASURED || k == AMK_LAT_REPLAYED;
 }
 
 void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space *sp,
@@ -64,7 +57,7 @@ void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space
         }
     }
     int comparable = best && best->has && isfinite(best->latency_us) && best->latency_us > 0 &&
-                     is_measured(best->kind);
+                     amk_latency_is_evidence(best->kind);
     if (isfinite(out->default_us) && comparable)
         out->speedup = round(out->default_us / best->latency_us * 1e4) / 1e4;
     else if (!isfinite(out->default_us))

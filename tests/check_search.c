@@ -104,6 +104,7 @@ static amk_loop_opts opts_for(const char *strategy, uint64_t seed, int64_t budge
     o.strategy_opts.seed = seed;
     o.budget = budget;
     o.results_path = F.results;
+    o.min_gain = AMK_HISTORY_MIN_GAIN;
     return o;
 }
 
@@ -1391,16 +1392,25 @@ static int64_t history_pick(const amk_row *rows, const size_t *file, size_t n)
     return t;
 }
 
+/* Rows measured with a 1% spread: the noise that lets the keep rule's choice stand. */
+static amk_row noisy_row(int64_t trial, double us, int kept, amk_status st)
+{
+    amk_row r = hist_row(trial, us, kept, st);
+    r.spread = 0.01;
+    return r;
+}
+
 START_TEST(test_amk_history_rule_honours_kept_then_replays_keep_rule)
 {
-    /* trial 34 kept; trial 112 is 0.65% faster but was not kept (inside min_gain): 34 stays */
-    amk_row rows[4] = {hist_row(7, 120.0, 1, AMK_STATUS_OK), hist_row(34, 100.0, 1, AMK_STATUS_OK),
-                       hist_row(112, 99.35, 0, AMK_STATUS_OK),
-                       hist_row(200, 50.0, 1, AMK_STATUS_WRONG)};
+    /* trial 34 kept; trial 112 is 0.65% faster but was not kept (inside the 1% noise): 34
+     * stays */
+    amk_row rows[4] = {noisy_row(7, 120.0, 1, AMK_STATUS_OK), noisy_row(34, 100.0, 1, AMK_STATUS_OK),
+                       noisy_row(112, 99.35, 0, AMK_STATUS_OK),
+                       noisy_row(200, 50.0, 1, AMK_STATUS_WRONG)};
     ck_assert_int_eq(history_pick(rows, NULL, 4), 34);
     /* no recorded decision: the keep rule replayed in file order */
-    amk_row sweep[4] = {hist_row(1, 100.0, 0, AMK_STATUS_OK), hist_row(2, 130.0, 0, AMK_STATUS_OK),
-                        hist_row(3, 99.35, 0, AMK_STATUS_OK), hist_row(4, 90.0, 0, AMK_STATUS_OK)};
+    amk_row sweep[4] = {noisy_row(1, 100.0, 0, AMK_STATUS_OK), noisy_row(2, 130.0, 0, AMK_STATUS_OK),
+                        noisy_row(3, 99.35, 0, AMK_STATUS_OK), noisy_row(4, 90.0, 0, AMK_STATUS_OK)};
     ck_assert_int_eq(history_pick(sweep, NULL, 3), 1);
     ck_assert_int_eq(history_pick(sweep, NULL, 4), 4);
     /* 2% faster replaces; a spread wider than the gain keeps the earlier trial */
@@ -1414,8 +1424,8 @@ START_TEST(test_amk_history_rule_honours_kept_then_replays_keep_rule)
     ck_assert_int_eq(history_pick(kinds, NULL, 2), 2);
     ck_assert_int_eq(history_pick(kinds, NULL, 1), 1);
     /* several files: each file's incumbent, then the keep rule across files in order */
-    amk_row two[3] = {hist_row(5, 100.0, 1, AMK_STATUS_OK), hist_row(1, 99.5, 1, AMK_STATUS_OK),
-                      hist_row(2, 90.0, 0, AMK_STATUS_OK)};
+    amk_row two[3] = {noisy_row(5, 100.0, 1, AMK_STATUS_OK), noisy_row(1, 99.5, 1, AMK_STATUS_OK),
+                      noisy_row(2, 90.0, 0, AMK_STATUS_OK)};
     const size_t files[3] = {0, 1, 1};
     ck_assert_int_eq(history_pick(two, files, 2), 5);  /* 0.5% faster: file 0's stays */
     two[1].kept = 0;
@@ -1424,6 +1434,44 @@ START_TEST(test_amk_history_rule_honours_kept_then_replays_keep_rule)
     amk_row bad[1] = {hist_row(1, 10.0, 1, AMK_STATUS_WRONG)};
     ck_assert_int_eq(history_pick(bad, NULL, 1), -1);
     ck_assert_int_eq(history_pick(NULL, NULL, 0), -1);
+}
+END_TEST
+
+/* Issue 21 item 5: whatever was kept, the best is never slower than another row of the same
+ * kind of evidence by more than their measured noise; replayed rows have none, so on them the
+ * best is the fastest row. */
+START_TEST(test_amk_history_rule_hands_back_no_measurably_slower_row)
+{
+    /* Measured without a spread: the 0.65% faster row that was not kept is the best. */
+    amk_row rows[3] = {hist_row(7, 120.0, 1, AMK_STATUS_OK), hist_row(34, 100.0, 1, AMK_STATUS_OK),
+                       hist_row(112, 99.35, 0, AMK_STATUS_OK)};
+    ck_assert_int_eq(history_pick(rows, NULL, 3), 112);
+    /* A 1% spread on either side covers the 0.65%: the kept row stands. */
+    rows[1].spread = 0.01;
+    ck_assert_int_eq(history_pick(rows, NULL, 3), 34);
+    /* Replayed rows: the recorded spread is no noise of a replay; the fastest row wins, also
+     * against a margin (min_gain) and a recorded decision, and the earliest of equals. */
+    amk_row rep[4] = {hist_row(1, 31.488, 1, AMK_STATUS_OK), hist_row(4, 31.776, 1, AMK_STATUS_OK),
+                      hist_row(9, 31.3, 0, AMK_STATUS_OK), hist_row(12, 31.3, 0, AMK_STATUS_OK)};
+    for (int i = 0; i < 4; i++) {
+        rep[i].latency_kind = AMK_LAT_REPLAYED;
+        rep[i].spread = 0.05;
+    }
+    ck_assert_int_eq(history_pick(rep, NULL, 2), 1);
+    ck_assert_int_eq(history_pick(rep, NULL, 4), 9);
+    /* Several files: the fastest over all of them. */
+    const size_t files[4] = {0, 0, 1, 1};
+    ck_assert_int_eq(history_pick(rep, files, 4), 9);
+    /* A kept row slower than the incumbent before it (the loop's "simpler config" tie-break
+     * steps inside min_gain and the noise) moves the search, not the best. */
+    amk_row steps[3] = {hist_row(1, 100.0, 1, AMK_STATUS_OK), hist_row(2, 100.8, 1, AMK_STATUS_OK),
+                        hist_row(3, 100.5, 0, AMK_STATUS_OK)};
+    for (int i = 0; i < 3; i++)
+        steps[i].spread = 0.02;
+    ck_assert_int_eq(history_pick(steps, NULL, 3), 1);
+    /* A faster prediction is never handed back over a measurement. */
+    rep[2].latency_kind = rep[3].latency_kind = AMK_LAT_PREDICTED;
+    ck_assert_int_eq(history_pick(rep, NULL, 4), 1);
 }
 END_TEST
 
@@ -1464,6 +1512,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk__sampler_next_serves_every_config_once);
     tcase_add_test(tc, test_amk__jump_moves_two_or_three_params);
     tcase_add_test(tc, test_amk_history_rule_honours_kept_then_replays_keep_rule);
+    tcase_add_test(tc, test_amk_history_rule_hands_back_no_measurably_slower_row);
     return s;
 }
 

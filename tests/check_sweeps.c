@@ -282,6 +282,7 @@ static int64_t trials_to_near(const universe *u, const char *strategy, uint64_t 
     o.strategy_opts.seed = seed;
     o.budget = (int64_t)u->n; /* no repeats: enough to see every recorded config */
     o.results_path = results;
+    o.min_gain = AMK_HISTORY_MIN_GAIN; /* `amk loop`'s */
     o.progress = on_progress;
     o.progress_ud = &w;
     o.exclude = (const char (*)[17])u->excluded;
@@ -533,7 +534,7 @@ START_TEST(test_amk_loop_run_sampled_sweep_searches_only_its_sample)
         watch w = {.u = &u};
         amk_loop_opts o = {.space = u.sp, .ev = u.ev, .strategy = "random",
                            .budget = (int64_t)u.n, .results_path = results,
-                           .progress = on_progress, .progress_ud = &w};
+                           .min_gain = AMK_HISTORY_MIN_GAIN, .progress = on_progress, .progress_ud = &w};
         o.strategy_opts.seed = 7;
         if (excl) {
             o.exclude = (const char (*)[17])u.excluded;
