@@ -37,6 +37,10 @@ int amk__imp_fail(importer *im, int code, const char *where, const char *fmt, ..
     __attribute__((format(printf, 4, 5)));
 int amk__imp_param_index(const importer *im, const char *name);
 int amk__imp_space_only_kernel(cJSON *spec, const char *name, char **src_name, char **src_text);
-int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out_file *files);
+/* files[0..2]: spec.json, the kernel, reference.cu; *nfiles grows past 3 by the headers
+ * the kernel includes from its own folder (`#include "x.h"`), copied as they are. */
+#define AMK__IMP_MAX_FILES (3 + AMK__MAX_HEADERS)
+int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out_file *files,
+                         int *nfiles);
 
 #endif

@@ -265,14 +265,16 @@ START_TEST(test_run_job_codec_roundtrip_and_corruption)
     amk__run_case *c = &j->cases[0];
     snprintf(c->label, sizeof c->label, "N=10,dtype=f32");
     c->nbufs = 2;
-    c->bufs[0] = (amk__run_buf){"x", AMK__DT_F32, AMK__ROLE_IN, AMK__INIT_UNIFORM, 10, 1};
-    c->bufs[1] = (amk__run_buf){"y", AMK__DT_F32, AMK__ROLE_OUT, 0, 10, 1};
+    c->bufs[0] = (amk__run_buf){.name = "x", .dtype = AMK__DT_F32, .role = AMK__ROLE_IN,
+                                .init = AMK__INIT_UNIFORM, .count = 10, .reduction = 1};
+    c->bufs[1] = (amk__run_buf){.name = "y", .dtype = AMK__DT_F32, .role = AMK__ROLE_OUT,
+                                .count = 10, .reduction = 1};
     c->cand.code = 0;
     snprintf(c->cand.entry, sizeof c->cand.entry, "k");
     c->cand.nargs = 3;
     c->cand.args[0].buf = 0;
     c->cand.args[1].buf = 1;
-    c->cand.args[2] = (amk__run_arg){-1, 10};
+    c->cand.args[2] = (amk__run_arg){.buf = -1, .value = 10};
     c->ref = c->cand;
     c->ref.code = 1;
     void *buf;

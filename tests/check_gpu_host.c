@@ -65,8 +65,8 @@ static void make_job(amk__run_job *j)
             k[w]->launch.shared_bytes = w == 0 ? 65536 : 0;
             k[w]->nargs = 5;
             for (int a = 0; a < 4; a++)
-                k[w]->args[a] = (amk__run_arg){a, 0};
-            k[w]->args[4] = (amk__run_arg){-1, (int32_t)n};
+                k[w]->args[a] = (amk__run_arg){.buf = a};
+            k[w]->args[4] = (amk__run_arg){.buf = -1, .value = (int32_t)n};
         }
     }
 }

@@ -38,8 +38,35 @@ static int find_map(const amk__run_case *rc, const char *name)
     return -1;
 }
 
+/* A "scalars" entry as a by-value argument: its bytes and size. 0 when name is no scalar. */
+static int scalar_arg(const amk_spec *sp, const char *name, amk__run_arg *a)
+{
+    for (int i = 0; i < amk_spec_n_scalars(sp); i++) {
+        amk_spec_scalar sc;
+        amk_spec_scalar_at(sp, i, &sc);
+        if (strcmp(sc.name, name) != 0)
+            continue;
+        a->bits = 0;
+        if (!strcmp(sc.dtype, "f32")) {
+            float f = (float)sc.value;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            a->bits = u, a->bytes = 4;
+        } else if (!strcmp(sc.dtype, "f64")) {
+            memcpy(&a->bits, &sc.value, 8);
+            a->bytes = 8;
+        } else if (!strcmp(sc.dtype, "i32") || !strcmp(sc.dtype, "u32")) {
+            a->bits = (uint32_t)sc.ivalue, a->bytes = 4;
+        } else {
+            a->bits = (uint64_t)sc.ivalue, a->bytes = 8;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* Arguments of a kernel: buffer names become device pointers, tensor-map names the encoded
- * maps (by value), other names int32 values. */
+ * maps (by value), scalars their typed value, other names int32 values. */
 static int build_args(const amk_config *c, const amk_limits *lim, int n,
                       const char *(*arg_at)(const amk_spec *, int), const amk__run_case *rc,
                       amk__run_kernel *k, amk_diag *d)
@@ -53,7 +80,9 @@ static int build_args(const amk_config *c, const amk_limits *lim, int n,
         int b = find_buf(rc, a), m = find_map(rc, a);
         k->args[i].buf = b >= 0 ? b : m >= 0 ? AMK__RUN_ARG_TMAP(m) : -1;
         k->args[i].value = 0;
-        if (b >= 0 || m >= 0)
+        k->args[i].bits = 0;
+        k->args[i].bytes = 0;
+        if (b >= 0 || m >= 0 || scalar_arg(c->spec, a, &k->args[i]))
             continue;
         int64_t v;
         if (amk_config_eval(c, lim, a, &v, d) != AMK_OK)
@@ -103,6 +132,9 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
         if (rb->init < 0)
             return amk_diag_set(d, AMK_ESPEC, "buffers[%d] %s: unknown init '%s'", i, rb->name,
                                 b.init);
+        rb->fill = b.value;
+        rb->memory = b.constant_memory ? AMK__MEM_CONSTANT : AMK__MEM_GLOBAL;
+        snprintf(rb->symbol, sizeof rb->symbol, "%s", b.symbol ? b.symbol : "");
         if (amk_config_eval_expr(c, lim, b.count, &rb->count, d) != AMK_OK)
             return amk_diag_prefix(d, "buffers[%d] %s: count", i, rb->name);
         if (rb->count < 1 || rb->count > ((int64_t)1 << 40) / (int64_t)amk__dtype_size(rb->dtype))
