@@ -253,6 +253,8 @@ typedef struct amk_spec_buffer {
     double value;        /* init "constant": the value of every element */
     int constant_memory; /* 1: an input also copied into the __constant__ symbol `symbol` */
     const char *symbol;  /* the symbol's name (default: the buffer's); NULL unless constant */
+    const char *data;    /* input: file of the folder holding its bytes (.npy or raw), or NULL */
+    const char *answer;  /* output: file of its expected bytes, or NULL (the reference's) */
 } amk_spec_buffer;
 AMK_API int amk_spec_n_buffers(const amk_spec *s);
 AMK_API int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out); /* AMK_EINVAL: i */
@@ -339,6 +341,14 @@ AMK_API int amk_space_from_unit(const amk_space *sp, const double *u, const amk_
 typedef struct amk_import_opts {
     const char *name;        /* kernel name; NULL = from the T1 file name ("gemm_milo") */
     const char *kernel_file; /* the CUDA kernel source (--kernel); NULL = the space only */
+    /* With kernel_file: "ARG=FILE" entries. data: the input ARG's bytes come from FILE
+     * (.npy or raw; an .npy gives the element type and count); answer: FILE holds the
+     * expected output of ARG, the correctness reference of that output. The files are
+     * copied into the folder. */
+    const char *const *data;
+    int ndata;
+    const char *const *answers;
+    int nanswers;
 } amk_import_opts;
 
 /* Reads a T1 space file (Kernel Tuner's benchmark_hub format) and writes the kernel folder

@@ -443,15 +443,31 @@ static void default_name(const char *path, char *out, size_t cap)
 
 /* ---------- writing the folder ------------------------------------------------------------ */
 
-static int write_file(const char *dir, const char *name, const char *text, amk_diag *d)
+static int write_file(const char *dir, const out_file *of, amk_diag *d)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s", dir, of->name);
+    FILE *in = of->src ? fopen(of->src, "rb") : NULL;
+    if (of->src && !in)
+        return amk_diag_set(d, AMK_EIO, "cannot read %s: %s", of->src, strerror(errno));
     FILE *f = fopen(path, "wb");
-    if (!f)
+    if (!f) {
+        if (in)
+            fclose(in);
         return amk_diag_set(d, AMK_EIO, "cannot write %s: %s", path, strerror(errno));
-    size_t len = strlen(text);
-    int ok = fwrite(text, 1, len, f) == len;
+    }
+    int ok = 1;
+    if (in) { /* a data file: copied as it is */
+        char buf[1 << 16];
+        size_t n;
+        while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+            ok = fwrite(buf, 1, n, f) == n;
+        ok = ok && !ferror(in);
+        fclose(in);
+    } else {
+        size_t len = strlen(of->text);
+        ok = fwrite(of->text, 1, len, f) == len;
+    }
     ok = fclose(f) == 0 && ok;
     return ok ? AMK_OK : amk_diag_set(d, AMK_EIO, "cannot write %s: %s", path, strerror(errno));
 }
@@ -495,7 +511,7 @@ static int publish(importer *im, const char *out_dir, const out_file *files, int
                             strerror(errno));
     int rc = AMK_OK;
     for (int i = 0; i < n && !rc; i++)
-        rc = write_file(tmp, files[i].name, files[i].text, d);
+        rc = write_file(tmp, &files[i], d);
     if (!rc) {
         amk_spec *s = NULL;
         rc = amk_spec_load(tmp, &s, d);
@@ -542,6 +558,7 @@ int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opt
         return amk_diag_set(d, AMK_ENOMEM, "out of memory");
     im->path = t1_path;
     im->d = d;
+    im->opts = opts;
     int rc = amk_fs_read_all(t1_path, &data, &len, d);
     if (rc)
         goto done;
@@ -630,6 +647,7 @@ int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opt
     rc = publish(im, out_dir, files, nfiles);
 done:
     for (int i = 0; i < AMK__IMP_MAX_FILES; i++) {
+        free(files[i].src);
         free(files[i].name);
         free(files[i].text);
     }

@@ -276,13 +276,82 @@ static const char *scalar_dtype(const char *t)
  * types) and args, in order. Kernel Tuner's meaning (its T1 reader): a MemType Constant
  * argument is passed as an argument and also copied into the __constant__ symbol of its
  * name; FillType Constant fills with FillValue. */
-static int kernel_args(importer *im, const cJSON *ks, const char *text, cJSON *spec,
-                       cJSON *args)
+/* The FILE of the "ARG=FILE" entry of list naming arg, or NULL. */
+static const char *file_for(const char *const *list, int n, const char *arg)
 {
+    size_t len = strlen(arg);
+    for (int i = 0; i < n; i++)
+        if (!strncmp(list[i], arg, len) && list[i][len] == '=')
+            return list[i] + len + 1;
+    return NULL;
+}
+
+/* Checks every "ARG=FILE" entry names a Vector argument of the T1 file. */
+static int files_named(importer *im, const cJSON *as, const char *const *list, int n,
+                       const char *opt)
+{
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(list[i], '=');
+        int found = 0;
+        for (const cJSON *a = as->child; a && eq; a = a->next) {
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(a, "Name");
+            const cJSON *mem = cJSON_GetObjectItemCaseSensitive(a, "MemoryType");
+            found |= cJSON_IsString(nm) && strlen(nm->valuestring) == (size_t)(eq - list[i]) &&
+                     !strncmp(nm->valuestring, list[i], (size_t)(eq - list[i])) &&
+                     !(cJSON_IsString(mem) && !strcmp(mem->valuestring, "Scalar"));
+        }
+        if (!found || !eq[1])
+            return amk__imp_fail(im, AMK_ESPEC, opt, "'%s': expected ARG=FILE naming a Vector "
+                                 "argument of KernelSpecification.Arguments", list[i]);
+    }
+    return AMK_OK;
+}
+
+/* Adds FILE (a data or answer file) to the folder's files under its base name; the name in
+ * *out. Refuses a name the folder already has. */
+static int add_data_file(importer *im, const char *file, const char *where, out_file *files,
+                         int *nfiles, const char **out)
+{
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    int ok = *base && base[0] != '.' && strlen(base) < 128;
+    for (const char *c = base; *c; c++)
+        ok &= isalnum((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.';
+    for (int i = 0; i < *nfiles && ok; i++)
+        ok = !files[i].name || strcmp(files[i].name, base) != 0;
+    if (!ok || !strcmp(base, "spec.json"))
+        return amk__imp_fail(im, AMK_ESPEC, where, "%s: the file name must be a plain name not "
+                             "yet in the folder", file);
+    if (*nfiles == AMK__IMP_MAX_FILES)
+        return amk__imp_fail(im, AMK_ESPEC, where, "too many files");
+    files[*nfiles].name = strdup(base);
+    files[*nfiles].src = strdup(file);
+    if (!files[*nfiles].name || !files[*nfiles].src)
+        return amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");
+    *out = files[(*nfiles)++].name;
+    return AMK_OK;
+}
+
+/* An .npy item type as an amk buffer dtype (uint8 is int8's bytes, as they are). */
+static const char *npy_dtype(const amk_data_info *in)
+{
+    if (in->kind == 'f')
+        return in->elt_size == 4 ? "f32" : in->elt_size == 2 ? "f16" : NULL;
+    return in->elt_size == 1 ? "int8" : NULL;
+}
+
+static int kernel_args(importer *im, const cJSON *ks, const char *text, cJSON *spec,
+                       cJSON *args, out_file *files, int *nfiles)
+{
+    const amk_import_opts *o = im->opts;
+    const char *const *dl = o ? o->data : NULL, *const *al = o ? o->answers : NULL;
+    int nd = o && dl ? o->ndata : 0, na = o && al ? o->nanswers : 0;
     const cJSON *as = cJSON_GetObjectItemCaseSensitive(ks, "Arguments");
     if (!cJSON_IsArray(as) || cJSON_GetArraySize(as) < 1)
         return amk__imp_fail(im, AMK_ESPEC, "KernelSpecification.Arguments",
                              "expected a non-empty list");
+    if (files_named(im, as, dl, nd, "--data") || files_named(im, as, al, na, "--answer"))
+        return im->d ? im->d->code : AMK_ESPEC;
     cJSON *bufs = cJSON_AddArrayToObject(spec, "buffers");
     cJSON *derived = cJSON_AddObjectToObject(spec, "derived");
     cJSON *scalars = cJSON_CreateObject();
@@ -375,6 +444,21 @@ static int kernel_args(importer *im, const cJSON *ks, const char *text, cJSON *s
             break;
         }
         const char *dt = buffer_dtype(type->valuestring);
+        const char *dfile = file_for(dl, nd, nm), *afile = file_for(al, na, nm);
+        amk_data_info din = {0};
+        if (dfile) { /* the data decide the element type and count (.npy) */
+            amk_diag dd = {0};
+            if (amk_data_probe(dfile, &din, &dd) != AMK_OK) {
+                rc = amk__imp_fail(im, AMK_ESPEC, "--data", "%s", dd.msg);
+                break;
+            }
+            if (din.is_npy && !(dt = npy_dtype(&din))) {
+                rc = amk__imp_fail(im, AMK_ESPEC, "--data", "%s: %c%d items are not an amk "
+                                   "buffer type (float32, float16, int8, uint8)", dfile,
+                                   din.kind, din.elt_size * 8);
+                break;
+            }
+        }
         if (!dt) {
             rc = amk__imp_fail(im, AMK_ESPEC, where,
                                "%s: element type '%s' is not supported (amk "
@@ -385,6 +469,17 @@ static int kernel_args(importer *im, const cJSON *ks, const char *text, cJSON *s
         int rw = cJSON_IsString(access) && !strcmp(access->valuestring, "ReadWrite");
         const char *ft = cJSON_IsString(fill) ? fill->valuestring : "missing";
         int random = !strcmp(ft, "Random"), constant = !strcmp(ft, "Constant");
+        if (dfile && is_out && !rw) {
+            rc = amk__imp_fail(im, AMK_ESPEC, "--data", "%s is an output (WriteOnly): it has "
+                               "no input data", nm);
+            break;
+        }
+        if (afile && !is_out) {
+            rc = amk__imp_fail(im, AMK_ESPEC, "--answer", "%s is not an Output argument", nm);
+            break;
+        }
+        if (dfile)
+            random = 1, constant = 0; /* the file replaces the fill */
         if (!(is_out && !rw) && !random && !constant) {
             rc = amk__imp_fail(im, AMK_ESPEC, where,
                                "%s: FillType '%s' is not supported (Random, Constant)", nm, ft);
@@ -414,6 +509,22 @@ static int kernel_args(importer *im, const cJSON *ks, const char *text, cJSON *s
         snprintf(w, sizeof w, "%s.Size", where);
         if ((rc = kernel_expr(im, cJSON_GetObjectItemCaseSensitive(a, "Size"), w, 0, &count)))
             break;
+        if (dfile) {
+            int esz = !strcmp(dt, "f32") ? 4 : !strcmp(dt, "f16") ? 2 : 1;
+            char n[32];
+            if (din.bytes % esz) {
+                free(count);
+                rc = amk__imp_fail(im, AMK_ESPEC, "--data", "%s: %lld bytes are not whole %s "
+                                   "elements", dfile, (long long)din.bytes, dt);
+                break;
+            }
+            snprintf(n, sizeof n, "%lld", (long long)(din.bytes / esz));
+            if (strcmp(n, count))
+                amk_log(AMK_LOG_WARN, "%s: %s: %s: the data file holds %s elements; the T1 "
+                        "Size says %s: the file's count is used", im->path, where, nm, n, count);
+            free(count);
+            count = strdup(n);
+        }
         cJSON_AddStringToObject(b, "count", count);
         free(count);
         if (is_out && !rw) {
@@ -422,11 +533,19 @@ static int kernel_args(importer *im, const cJSON *ks, const char *text, cJSON *s
             nout++;
         } else {
             cJSON_AddStringToObject(b, "role", is_out ? "inout" : "in");
-            cJSON_AddStringToObject(b, "init", constant ? "constant" : "uniform");
+            if (!dfile)
+                cJSON_AddStringToObject(b, "init", constant ? "constant" : "uniform");
             if (constant)
                 cJSON_AddNumberToObject(b, "value", value->valuedouble);
             nout += is_out;
         }
+        const char *fname = NULL;
+        if (dfile && !(rc = add_data_file(im, dfile, "--data", files, nfiles, &fname)))
+            cJSON_AddStringToObject(b, "data", fname);
+        if (!rc && afile && !(rc = add_data_file(im, afile, "--answer", files, nfiles, &fname)))
+            cJSON_AddStringToObject(b, "answer", fname);
+        if (rc)
+            break;
         if (cmem && declares_constant(text, nm))
             cJSON_AddStringToObject(b, "memory", "constant");
         else if (cmem)
@@ -569,7 +688,7 @@ int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out
         return amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");
     int rc = copy_headers(im, kernel_file, text, spec, files, nfiles);
     if (!rc)
-        rc = kernel_args(im, ks, text, spec, args);
+        rc = kernel_args(im, ks, text, spec, args, files, nfiles);
     if (rc) {
         cJSON_Delete(args);
         return rc;

@@ -90,6 +90,7 @@ typedef struct amk__buffer {
     double value;            /* init "constant": every element */
     int constant_memory;     /* "memory": "constant": also copied into __constant__ symbol */
     char symbol[AMK_NAME_MAX];
+    char data[128], answer[128]; /* files of the folder ("" = none) */
     amk_expr *count;
     amk_expr *tol_reduction; /* NULL unless given */
 } amk__buffer;

@@ -295,6 +295,8 @@ int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out)
     out->value = b->value;
     out->constant_memory = b->constant_memory;
     out->symbol = b->constant_memory ? b->symbol : NULL;
+    out->data = b->data[0] ? b->data : NULL;
+    out->answer = b->answer[0] ? b->answer : NULL;
     return AMK_OK;
 }
 

@@ -30,6 +30,48 @@ static int arg_known(const amk_spec *s, const char *name)
     return 0;
 }
 
+/* "data" (an input's bytes) and "answer" (an output's expected bytes): files of the folder,
+ * .npy or raw, whose item type must be the buffer's (SPEC.md). */
+static int load_buffer_files(loader *L, const cJSON *b, const char *path, amk__buffer *bf)
+{
+    static const char *const keys[2] = {"data", "answer"};
+    for (int k = 0; k < 2; k++) {
+        char fpath[96];
+        const char *f = amk__ld_get_string(L, b, keys[k], path, 0);
+        if (L->err)
+            return L->err;
+        if (!f)
+            continue;
+        snprintf(fpath, sizeof fpath, "%s.%s", path, keys[k]);
+        if (k == 0 && bf->role == AMK__ROLE_OUT)
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "an output buffer has no input data");
+        if (k == 1 && bf->role == AMK__ROLE_IN)
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "only outputs have an answer");
+        if (k == 0 && cJSON_GetObjectItemCaseSensitive(b, "init"))
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "give either 'data' or 'init'");
+        if (strlen(f) >= sizeof bf->data)
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "file name too long");
+        if (amk__ld_check_file(L, fpath, f))
+            return L->err;
+        char full[4352];
+        snprintf(full, sizeof full, "%s/%s", L->s->dir, f);
+        amk_data_info in;
+        amk_diag dd = {0};
+        if (amk_data_probe(full, &in, &dd) != AMK_OK)
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "%s", dd.msg);
+        if (in.is_npy && bf->dtype >= 0) {
+            int size = amk__dtype_sizes[bf->dtype];
+            int is_float = strcmp(amk__dtype_names[bf->dtype], "int8") != 0;
+            if (in.elt_size != size || (is_float && in.kind != 'f') || (!is_float && in.kind == 'f'))
+                return amk__ld_fail(L, AMK_ESPEC, fpath,
+                                    "'%s' holds %c%d items, the buffer is %s", f, in.kind,
+                                    in.elt_size * 8, amk__dtype_names[bf->dtype]);
+        }
+        snprintf(k == 0 ? bf->data : bf->answer, sizeof bf->data, "%s", f);
+    }
+    return 0;
+}
+
 /* A buffer's "value" (init "constant" only, and then required) and "memory" / "symbol"
  * (constant memory: an input copied into the kernel's __constant__ symbol before each
  * launch, besides its device buffer). */
@@ -66,7 +108,7 @@ static int load_buffer_extras(loader *L, const cJSON *b, const char *path, amk__
     if (sym && !amk__ld_is_identifier(sym))
         return amk__ld_fail(L, AMK_ESPEC, fpath, "'%s' is not an identifier", sym);
     snprintf(bf->symbol, sizeof bf->symbol, "%s", bf->constant_memory ? (sym ? sym : bf->name) : "");
-    return 0;
+    return load_buffer_files(L, b, path, bf);
 }
 
 int amk__ld_load_buffers(loader *L, const cJSON *root)
@@ -81,7 +123,8 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
         return amk__ld_fail(L, AMK_ESPEC, "buffers", "expected 1 to %d buffers, got %d",
                             AMK__MAX_BUFFERS, n);
     static const char *const allowed[] = {"name", "dtype", "count", "role", "init", "value",
-                                          "memory", "symbol", "tolerance_reduction", NULL};
+                                          "memory", "symbol", "data", "answer",
+                                          "tolerance_reduction", NULL};
     static const char *const required[] = {"name", "dtype", "count", "role", NULL};
     int i = 0, nout = 0;
     for (const cJSON *b = bs->child; b; b = b->next, i++) {

@@ -95,6 +95,46 @@ static int build_args(const amk_config *c, const amk_limits *lim, int n,
     return AMK_OK;
 }
 
+/* The absolute paths of buffer b's data / answer file. */
+static int data_paths(const amk_spec *sp, const amk_spec_buffer *b, int i, amk__run_buf *rb,
+                      amk_diag *d)
+{
+    const char *rel[2] = {b->data, b->answer};
+    char *dst[2] = {rb->data, rb->answer};
+    for (int k = 0; k < 2; k++) {
+        dst[k][0] = '\0';
+        if (!rel[k])
+            continue;
+        char *dir = realpath(amk_spec_dir(sp), NULL);
+        int n = snprintf(dst[k], AMK__RUN_PATH_MAX, "%s/%s", dir ? dir : amk_spec_dir(sp), rel[k]);
+        free(dir);
+        if (n < 0 || n >= AMK__RUN_PATH_MAX)
+            return amk_diag_set(d, AMK_EUNSUPPORTED, "buffers[%d] %s: the path of '%s' is over %d "
+                                "bytes", i, b->name, rel[k], AMK__RUN_PATH_MAX - 1);
+    }
+    return AMK_OK;
+}
+
+/* A data or answer file must hold the buffer's bytes at this shape (a file fits one shape:
+ * other shapes of the check set are left out). */
+static int data_fits(const amk__run_buf *rb, int i, amk_diag *d)
+{
+    const char *f[2] = {rb->data, rb->answer};
+    for (int k = 0; k < 2; k++) {
+        amk_data_info in;
+        if (!f[k][0])
+            continue;
+        if (amk_data_probe(f[k], &in, d) != AMK_OK)
+            return amk_diag_prefix(d, "buffers[%d] %s", i, rb->name);
+        int64_t want = rb->count * (int64_t)amk__dtype_size(rb->dtype);
+        if (in.bytes != want)
+            return amk_diag_set(d, AMK_ECONFIG, "buffers[%d] %s: %s holds %lld bytes, the "
+                                "buffer needs %lld (%lld elements)", i, rb->name, f[k],
+                                (long long)in.bytes, (long long)want, (long long)rb->count);
+    }
+    return AMK_OK;
+}
+
 /* One case of a job: c's buffers, candidate and reference kernels, tolerance. */
 static int build_case(const amk_config *c, const amk_limits *lim, int code_cand, int code_ref,
                       amk__run_case *rc, amk_diag *d)
@@ -132,6 +172,8 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
         if (rb->init < 0)
             return amk_diag_set(d, AMK_ESPEC, "buffers[%d] %s: unknown init '%s'", i, rb->name,
                                 b.init);
+        if (data_paths(sp, &b, i, rb, d) != AMK_OK)
+            return d ? d->code : AMK_ESPEC;
         rb->fill = b.value;
         rb->memory = b.constant_memory ? AMK__MEM_CONSTANT : AMK__MEM_GLOBAL;
         snprintf(rb->symbol, sizeof rb->symbol, "%s", b.symbol ? b.symbol : "");
@@ -140,6 +182,8 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
         if (rb->count < 1 || rb->count > ((int64_t)1 << 40) / (int64_t)amk__dtype_size(rb->dtype))
             return amk_diag_set(d, AMK_ECONFIG, "buffers[%d] %s: %lld elements is out of range",
                                 i, rb->name, (long long)rb->count);
+        if (data_fits(rb, i, d) != AMK_OK)
+            return d ? d->code : AMK_ECONFIG;
         int64_t r = red_all;
         if (b.tolerance_reduction &&
             amk_config_eval_expr(c, lim, b.tolerance_reduction, &r, d) != AMK_OK)

@@ -123,6 +123,10 @@ int amk__run_job_decode(const void *buf, size_t len, amk__run_job *j)
                 rb->role < AMK__ROLE_IN || rb->role > AMK__ROLE_INOUT ||
                 memchr(rb->name, '\0', sizeof rb->name) == NULL ||
                 memchr(rb->symbol, '\0', sizeof rb->symbol) == NULL ||
+                memchr(rb->data, '\0', sizeof rb->data) == NULL ||
+                memchr(rb->answer, '\0', sizeof rb->answer) == NULL ||
+                (rb->data[0] && rb->role == AMK__ROLE_OUT) ||
+                (rb->answer[0] && rb->role == AMK__ROLE_IN) ||
                 (rb->memory != AMK__MEM_GLOBAL && rb->memory != AMK__MEM_CONSTANT) ||
                 (rb->memory == AMK__MEM_CONSTANT && (rb->role != AMK__ROLE_IN || !rb->symbol[0])))
                 return AMK_EPARSE;
@@ -198,6 +202,8 @@ uint64_t amk__ref_key_make(const amk__run_job *j, int ci, amk__ref_key *key)
         key->bufs[b].memory = rb->memory;
         key->bufs[b].fill = rb->init == AMK__INIT_CONSTANT ? rb->fill : 0;
         snprintf(key->bufs[b].symbol, sizeof key->bufs[b].symbol, "%s", rb->symbol);
+        key->bufs[b].data = rb->data[0] ? amk_hash64(rb->data, strlen(rb->data)) : 0;
+        key->bufs[b].answer = rb->answer[0] ? amk_hash64(rb->answer, strlen(rb->answer)) : 0;
     }
     return amk_hash64(key, sizeof *key);
 }

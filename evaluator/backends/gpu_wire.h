@@ -17,7 +17,8 @@
 #define AMK__RUN_MAX_ARGS 32
 #define AMK__RUN_MAX_CODES 4
 #define AMK__RUN_MAX_CASES 6
-#define AMK__RUN_MAX_TMAPS 16 /* a spec has at most 8; a re-measure carries two configs' */
+#define AMK__RUN_MAX_TMAPS 16
+#define AMK__RUN_PATH_MAX 256 /* absolute path of a data file (SPEC.md "data", "answer") */ /* a spec has at most 8; a re-measure carries two configs' */
 
 enum { AMK__RUN_OP_QUERY = 1, AMK__RUN_OP_EVAL = 2, AMK__RUN_OP_REMEASURE = 3 };
 enum { AMK__ROLE_IN = 1, AMK__ROLE_OUT = 2, AMK__ROLE_INOUT = 3 };
@@ -32,6 +33,9 @@ typedef struct amk__run_buf {
     double fill;            /* AMK__INIT_CONSTANT: every element's value */
     int memory;             /* AMK__MEM_*: constant = also copied into symbol before launches */
     char symbol[AMK_NAME_MAX]; /* the __constant__ symbol ("" unless AMK__MEM_CONSTANT) */
+    char data[AMK__RUN_PATH_MAX];   /* "": none; else the file the input's bytes come from */
+    char answer[AMK__RUN_PATH_MAX]; /* "": none; else the file of the output's expected bytes,
+                                       which replace the reference's output in the compare */
 } amk__run_buf;
 enum { AMK__MEM_GLOBAL = 0, AMK__MEM_CONSTANT = 1 };
 
@@ -156,6 +160,8 @@ typedef struct amk__ref_key { /* members ordered so that there is no padding */
         int dtype, role, init, memory;
         double fill;
         char symbol[AMK_NAME_MAX];
+        uint64_t data, answer; /* amk_hash64 of the paths (0: none); files do not change
+                                  during a run */
     } bufs[AMK__RUN_MAX_BUFS];
     amk__run_tmap maps[AMK__RUN_MAX_TMAPS]; /* those the reference's args name; others zero */
 } amk__ref_key;

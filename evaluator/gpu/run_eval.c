@@ -347,11 +347,13 @@ static int check_threads(const amk__run_job *j)
     return j->check_threads > 0 ? j->check_threads : amk__check_threads();
 }
 
-/* Host inputs of case c from the job's seed, in the host buffers hb[]; in[b] gets them
- * (NULL for outputs). 0 when out of host memory. */
+/* Host inputs of case c from the job's seed (or their data files), in the host buffers
+ * hb[]; in[b] gets them (NULL for outputs). 0 with the reason in err (out of host memory, a
+ * data file that cannot be read). */
 int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
-                        amk__host_buf *hb, void **in)
+                        amk__host_buf *hb, void **in, char *err, size_t cap)
 {
+    snprintf(err, cap, "out of host memory for the inputs");
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
         in[b] = NULL;
@@ -359,7 +361,14 @@ int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t 
             continue;
         if (!(in[b] = host_ensure(&hb[b], buf_bytes(rb))))
             return 0;
-        if (rb->init == AMK__INIT_CONSTANT)
+        if (rb->data[0]) {
+            amk_diag dd = {0};
+            if (amk_data_read(rb->data, in[b], (int64_t)buf_bytes(rb),
+                              (int64_t)amk__dtype_size(rb->dtype), &dd) != AMK_OK) {
+                snprintf(err, cap, "buffer %s: %s", rb->name, dd.msg);
+                return 0;
+            }
+        } else if (rb->init == AMK__INIT_CONSTANT)
             amk__check_fill_value(in[b], rb->dtype, rb->count, rb->fill);
         else
             amk__check_fill_threads(in[b], rb->dtype, rb->count, rb->init, j->seed,
@@ -385,8 +394,13 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
     if (hit) {
         for (int b = 0; b < c->nbufs; b++)
             in[b] = c->bufs[b].role == AMK__ROLE_OUT ? NULL : e->in[b].p;
-    } else if (!amk__rw_make_inputs(j, c, (uint64_t)ci * AMK__RUN_MAX_BUFS, e->in, in)) {
-        goto oom;
+    } else {
+        char err[600];
+        if (!amk__rw_make_inputs(j, c, (uint64_t)ci * AMK__RUN_MAX_BUFS, e->in, in, err,
+                                 sizeof err)) {
+            amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: %s", c->label, err);
+            return 0;
+        }
     }
     for (int b = 0; b < c->nbufs; b++)
         if (c->bufs[b].role != AMK__ROLE_IN) {
@@ -413,6 +427,17 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
             return 0;
         if (!download(c, s, want, x))
             return 0;
+        /* a user-supplied answer replaces the reference's output of that buffer */
+        for (int b = 0; b < c->nbufs; b++) {
+            amk_diag dd = {0};
+            if (c->bufs[b].answer[0] &&
+                amk_data_read(c->bufs[b].answer, want[b], (int64_t)buf_bytes(&c->bufs[b]),
+                              (int64_t)amk__dtype_size(c->bufs[b].dtype), &dd) != AMK_OK) {
+                amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: answer of buffer %s: %s", c->label,
+                             c->bufs[b].name, dd.msg);
+                return 0;
+            }
+        }
         e->valid = 1;
     }
     *cached = hit;

@@ -398,8 +398,9 @@ static void run_job(const amk__run_job *j, amk__run_ctx *x)
     /* REMEASURE: the inputs of case 0, as EVAL makes them. */
     const amk__run_case *bc = &j->cases[0];
     void *in[AMK__RUN_MAX_BUFS];
-    if (!amk__rw_make_inputs(j, bc, 0, amk__rw.host[HOST_MEASURE_IN], in)) {
-        amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "out of host memory");
+    char err[600];
+    if (!amk__rw_make_inputs(j, bc, 0, amk__rw.host[HOST_MEASURE_IN], in, err, sizeof err)) {
+        amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s", err);
         return;
     }
     hipFunction_t fns[2] = {fcand[0], fother};

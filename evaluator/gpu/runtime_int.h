@@ -93,7 +93,7 @@ typedef struct amk__dev_set {
  * case checked, then the bench case timed). */
 void amk__rw_host_trim(void);
 int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
-                        amk__host_buf *hb, void **in);
+                        amk__host_buf *hb, void **in, char *err, size_t cap);
 int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction_t *fns,
                        const amk__run_kernel *const *ks, int nk, void *const *in,
                        const amk__dev_set *first, amk__run_ctx *x);
