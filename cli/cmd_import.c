@@ -3,15 +3,21 @@
  * the work; this file parses arguments and prints what was written. */
 #include "cli_int.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
 {
     int rc;
     const char *input = NULL, *output = NULL, *name = NULL, *kernel = NULL;
+    const char *data = NULL, *answer = NULL;
     cli_opt opts[] = {
         CLI_STR("--output", &output),
         CLI_STR("-o", &output),
         CLI_STR("--name", &name),
         CLI_STR("--kernel", &kernel),
+        CLI_STR("--data", &data),
+        CLI_STR("--answer", &answer),
         CLI_END,
     };
     cli_pos pos = {&input, 1, NULL, "unexpected argument '%s' (one SPACE.json)",
@@ -23,8 +29,30 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
 
     amk_diag d;
     amk_diag_clear(&d);
-    amk_import_opts io = {.name = name, .kernel_file = kernel};
+    if ((data || answer) && !kernel)
+        return cli_usage(ctx, "--data and --answer need --kernel");
+    /* "A=f1,B=f2" -> {"A=f1", "B=f2"} */
+    char *lists[2] = {data ? strdup(data) : NULL, answer ? strdup(answer) : NULL};
+    const char *items[2][32];
+    int nitems[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        if ((k ? answer : data) && !lists[k])
+            return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
+        for (char *save = NULL, *t = lists[k] ? strtok_r(lists[k], ",", &save) : NULL; t;
+             t = strtok_r(NULL, ",", &save)) {
+            if (nitems[k] == 32) {
+                free(lists[0]);
+                free(lists[1]);
+                return cli_usage(ctx, "at most 32 entries in --data / --answer");
+            }
+            items[k][nitems[k]++] = t;
+        }
+    }
+    amk_import_opts io = {.name = name, .kernel_file = kernel, .data = items[0],
+                          .ndata = nitems[0], .answers = items[1], .nanswers = nitems[1]};
     int e = amk_import_t1(input, output, &io, &d);
+    free(lists[0]);
+    free(lists[1]);
     if (e != AMK_OK)
         return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
     amk_spec *s = NULL;

@@ -161,6 +161,24 @@ AMK_API int amk_fs_write_atomic(const char *path, const void *data, size_t len, 
 /* O_APPEND + flock(LOCK_EX) + write all + fsync + unlock, on an open fd. */
 AMK_API int amk_fs_append_locked(int fd, const void *data, size_t len, amk_diag *d);
 AMK_API int amk_fs_mkdir_p(const char *path, amk_diag *d);
+
+/* Data files of a spec ("data" / "answer", SPEC.md): a NumPy .npy file (versions 1-3, C
+ * order, little-endian float/int/uint items of 1, 2, 4 or 8 bytes) or raw bytes. */
+typedef struct amk_data_info {
+    int is_npy;
+    char kind;      /* npy: 'f', 'i' or 'u'; raw: 0 */
+    int elt_size;   /* npy: bytes per item; raw: 0 */
+    int64_t count;  /* npy: items; raw: bytes */
+    int64_t offset; /* where the data start */
+    int64_t bytes;  /* data bytes */
+} amk_data_info;
+/* AMK_EIO (cannot open or read) or AMK_EPARSE (a malformed or unsupported .npy), the
+ * message naming the file. */
+AMK_API int amk_data_probe(const char *path, amk_data_info *out, amk_diag *d);
+/* Reads the data of path into dst, which holds `bytes` bytes of elt_size-byte elements:
+ * AMK_EPARSE when the file holds another amount (or, .npy, another item size). */
+AMK_API int amk_data_read(const char *path, void *dst, int64_t bytes, int64_t elt_size,
+                          amk_diag *d);
 AMK_API int amk_fs_exists(const char *path);
 /* amk's shared folder NAME ("kernels" or "data"), first next to the running executable
  * (EXE/../share/amk/NAME, an installed tree; EXE/<source>/space_defs/NAME, a build tree in or

@@ -261,12 +261,35 @@ typedef struct amk_spec_buffer {
     const char *name;
     const char *dtype; /* "f32", "bf16", ... or "input": the shape's dtype */
     amk_buffer_role role;
-    const char *init;  /* "uniform" (the default), "normal", "positive", ... */
+    const char *init;  /* "uniform" (the default), "normal", "positive", "zero", "constant" */
     const amk_expr *count;
     const amk_expr *tolerance_reduction; /* NULL: the spec's tolerance.reduction */
+    double value;        /* init "constant": the value of every element */
+    int constant_memory; /* 1: an input also copied into the __constant__ symbol `symbol` */
+    const char *symbol;  /* the symbol's name (default: the buffer's); NULL unless constant */
+    const char *data;    /* input: file of the folder holding its bytes (.npy or raw), or NULL */
+    const char *answer;  /* output: file of its expected bytes, or NULL (the reference's) */
 } amk_spec_buffer;
 AMK_API int amk_spec_n_buffers(const amk_spec *s);
 AMK_API int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out); /* AMK_EINVAL: i */
+
+/* "scalars": by-value arguments of a fixed type (SPEC.md). amk_spec_scalar_at: AMK_EINVAL
+ * when i is out of range. */
+typedef struct amk_spec_scalar {
+    const char *name;
+    const char *dtype; /* "f32" "f64" "i32" "u32" "i64" "u64" */
+    double value;      /* the value (float dtypes; integers too, rounded) */
+    int64_t ivalue;    /* integer dtypes: the exact value (u64: its bits) */
+} amk_spec_scalar;
+AMK_API int amk_spec_n_scalars(const amk_spec *s);
+AMK_API int amk_spec_scalar_at(const amk_spec *s, int i, amk_spec_scalar *out);
+/* "headers": files of the folder (relative names) that `#include "name"` finds. */
+AMK_API int amk_spec_n_headers(const amk_spec *s);
+AMK_API const char *amk_spec_header(const amk_spec *s, int i); /* NULL: i out of range */
+/* "defines": compiler defines besides the params (name, integer expression). */
+AMK_API int amk_spec_n_defines(const amk_spec *s);
+AMK_API int amk_spec_define_at(const amk_spec *s, int i, const char **name,
+                               const amk_expr **e);
 
 /* "tolerance": defaults resolved here and only here (SPEC.md). */
 typedef struct amk_spec_tolerance {
@@ -332,6 +355,14 @@ AMK_API int amk_space_from_unit(const amk_space *sp, const double *u, const amk_
 typedef struct amk_import_opts {
     const char *name;        /* kernel name; NULL = from the T1 file name ("gemm_milo") */
     const char *kernel_file; /* the CUDA kernel source (--kernel); NULL = the space only */
+    /* With kernel_file: "ARG=FILE" entries. data: the input ARG's bytes come from FILE
+     * (.npy or raw; an .npy gives the element type and count); answer: FILE holds the
+     * expected output of ARG, the correctness reference of that output. The files are
+     * copied into the folder. */
+    const char *const *data;
+    int ndata;
+    const char *const *answers;
+    int nanswers;
 } amk_import_opts;
 
 /* Reads a T1 space file (Kernel Tuner's benchmark_hub format) and writes the kernel folder

@@ -313,6 +313,80 @@ static int load_conditions(importer *im, cJSON *out)
     return AMK_OK;
 }
 
+/* How many conditions are false (or cannot be evaluated) at im->env. */
+static int conds_false(importer *im, py_node *const *conds, const char *const *srcs, int n)
+{
+    int bad = 0;
+    for (int i = 0; i < n; i++) {
+        py_val v = {0};
+        amk_diag ed = {0};
+        int rc = amk_py_eval(conds[i], srcs[i], lookup, im, &v, &ed);
+        int truth = !rc && ((v.kind == PY_V_INT && v.i != 0) || (v.kind != PY_V_INT && v.n));
+        amk_py_val_clear(&v);
+        bad += !truth;
+    }
+    return bad;
+}
+
+/* With --kernel the default config is the reference, so it must be valid. A T1 default
+ * that breaks conditions (hotspot_milo: loop_unroll_factor_t 2 with temporal_tiling_factor
+ * 1; dedispersion_milo: tile_stride_x 1 with tile_size_x 1) is moved, one param at a time,
+ * by the move that leaves the fewest false conditions (then the nearest value, then the
+ * last param in T1 order), with a warning per move. When no move helps it stays, and the
+ * import is refused later with the reason. */
+static int fix_default(importer *im)
+{
+    const cJSON *cs = get_path(im->root, "ConfigurationSpace", "Conditions");
+    py_node *conds[AMK__MAX_RESTRICT] = {0};
+    const char *srcs[AMK__MAX_RESTRICT];
+    int n = 0;
+    for (const cJSON *c = cs ? cs->child : NULL; c && n < AMK__MAX_RESTRICT; c = c->next) {
+        const cJSON *e = cJSON_IsString(c) ? c : cJSON_GetObjectItemCaseSensitive(c, "Expression");
+        amk_diag pd = {0};
+        if (cJSON_IsString(e) && amk_py_parse(e->valuestring, &conds[n], &pd) == AMK_OK)
+            srcs[n++] = e->valuestring;
+    }
+    for (int i = 0; i < im->nparams; i++)
+        if (im->params[i].vals.strs) /* string params: no kernel import (refused later) */
+            goto out;
+    for (int i = 0; i < im->nparams; i++)
+        im->env[i] = im->params[i].vals.ints[im->params[i].def];
+    for (int round = 0; round < im->nparams; round++) {
+        int bad = conds_false(im, conds, srcs, n);
+        if (bad == 0)
+            break;
+        int best_p = -1;
+        long best_k = 0, best_dist = 0;
+        for (int i = 0; i < im->nparams; i++) {
+            imp_param *p = &im->params[i];
+            for (long k = 0; k < (long)p->vals.n; k++) {
+                if (k == p->def)
+                    continue;
+                im->env[i] = p->vals.ints[k];
+                int b = conds_false(im, conds, srcs, n);
+                long dist = labs(k - p->def);
+                if (b < bad || (b == bad && best_p >= 0 && dist <= best_dist)) {
+                    bad = b;
+                    best_p = i, best_k = k, best_dist = dist;
+                }
+            }
+            im->env[i] = p->vals.ints[p->def];
+        }
+        if (best_p < 0)
+            break;
+        imp_param *p = &im->params[best_p];
+        amk_log(AMK_LOG_WARN, "%s: the T1 default config is not valid; with --kernel the "
+                "default is the reference, so %s moves from %lld to %lld", im->path, p->name,
+                (long long)p->vals.ints[p->def], (long long)p->vals.ints[best_k]);
+        p->def = (int)best_k;
+        im->env[best_p] = p->vals.ints[best_k];
+    }
+out:
+    for (int i = 0; i < n; i++)
+        amk_py_free(conds[i]);
+    return AMK_OK;
+}
+
 static int load_problem(importer *im)
 {
     const cJSON *ps = get_path(im->root, "KernelSpecification", "ProblemSize");
@@ -369,15 +443,31 @@ static void default_name(const char *path, char *out, size_t cap)
 
 /* ---------- writing the folder ------------------------------------------------------------ */
 
-static int write_file(const char *dir, const char *name, const char *text, amk_diag *d)
+static int write_file(const char *dir, const out_file *of, amk_diag *d)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s", dir, of->name);
+    FILE *in = of->src ? fopen(of->src, "rb") : NULL;
+    if (of->src && !in)
+        return amk_diag_set(d, AMK_EIO, "cannot read %s: %s", of->src, strerror(errno));
     FILE *f = fopen(path, "wb");
-    if (!f)
+    if (!f) {
+        if (in)
+            fclose(in);
         return amk_diag_set(d, AMK_EIO, "cannot write %s: %s", path, strerror(errno));
-    size_t len = strlen(text);
-    int ok = fwrite(text, 1, len, f) == len;
+    }
+    int ok = 1;
+    if (in) { /* a data file: copied as it is */
+        char buf[1 << 16];
+        size_t n;
+        while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
+            ok = fwrite(buf, 1, n, f) == n;
+        ok = ok && !ferror(in);
+        fclose(in);
+    } else {
+        size_t len = strlen(of->text);
+        ok = fwrite(of->text, 1, len, f) == len;
+    }
     ok = fclose(f) == 0 && ok;
     return ok ? AMK_OK : amk_diag_set(d, AMK_EIO, "cannot write %s: %s", path, strerror(errno));
 }
@@ -421,7 +511,7 @@ static int publish(importer *im, const char *out_dir, const out_file *files, int
                             strerror(errno));
     int rc = AMK_OK;
     for (int i = 0; i < n && !rc; i++)
-        rc = write_file(tmp, files[i].name, files[i].text, d);
+        rc = write_file(tmp, &files[i], d);
     if (!rc) {
         amk_spec *s = NULL;
         rc = amk_spec_load(tmp, &s, d);
@@ -460,7 +550,7 @@ int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opt
         return amk_diag_set(d, AMK_EINVAL, "amk_import_t1: NULL path");
     importer *im = calloc(1, sizeof *im);
     cJSON *spec = NULL;
-    out_file files[4] = {{0}};
+    out_file files[AMK__IMP_MAX_FILES] = {{0}};
     int nfiles = 0;
     char *data = NULL;
     size_t len;
@@ -468,6 +558,7 @@ int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opt
         return amk_diag_set(d, AMK_ENOMEM, "out of memory");
     im->path = t1_path;
     im->d = d;
+    im->opts = opts;
     int rc = amk_fs_read_all(t1_path, &data, &len, d);
     if (rc)
         goto done;
@@ -528,8 +619,18 @@ int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opt
         goto done;
     if (opts && opts->kernel_file) {
         im->kernel = 1;
-        rc = amk__imp_with_kernel(im, spec, opts->kernel_file, files);
+        rc = fix_default(im);
         nfiles = 3;
+        if (!rc) { /* the spec's defaults follow a moved default */
+            for (int i = 0; i < im->nparams; i++) {
+                cJSON *po = cJSON_GetObjectItemCaseSensitive(params, im->params[i].name);
+                if (!im->params[i].vals.strs)
+                    cJSON_ReplaceItemInObjectCaseSensitive(
+                        po, "default",
+                        cJSON_CreateNumber((double)im->params[i].vals.ints[im->params[i].def]));
+            }
+            rc = amk__imp_with_kernel(im, spec, opts->kernel_file, files, &nfiles);
+        }
     } else {
         if (amk__imp_space_only_kernel(spec, name, &files[1].name, &files[1].text))
             rc = amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");
@@ -545,7 +646,8 @@ int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opt
     }
     rc = publish(im, out_dir, files, nfiles);
 done:
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < AMK__IMP_MAX_FILES; i++) {
+        free(files[i].src);
         free(files[i].name);
         free(files[i].text);
     }

@@ -25,18 +25,24 @@ typedef struct importer {
     /* the condition being checked: one value per param (by index), bound names */
     int64_t env[AMK_MAX_PARAMS];
     int kernel;   /* importing with --kernel */
+    const amk_import_opts *opts;
     amk_diag *d;
 } importer;
 
 /* A file written into the kernel folder besides spec.json. */
 typedef struct out_file {
     char *name, *text;
+    char *src; /* not NULL: copy this file (data files: binary, large) instead of text */
 } out_file;
 
 int amk__imp_fail(importer *im, int code, const char *where, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int amk__imp_param_index(const importer *im, const char *name);
 int amk__imp_space_only_kernel(cJSON *spec, const char *name, char **src_name, char **src_text);
-int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out_file *files);
+/* files[0..2]: spec.json, the kernel, reference.cu; *nfiles grows past 3 by the headers
+ * the kernel includes from its own folder (`#include "x.h"`), copied as they are. */
+#define AMK__IMP_MAX_FILES (3 + AMK__MAX_HEADERS + 2 * AMK__MAX_BUFFERS)
+int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out_file *files,
+                         int *nfiles);
 
 #endif

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,19 +241,126 @@ static int is_int_type(const char *t)
     return !strcmp(t, "int") || !strcmp(t, "int32") || !strcmp(t, "int32_t");
 }
 
-/* Arguments -> buffers (vectors), derived values (int scalars) and args, in order. */
-static int kernel_args(importer *im, const cJSON *ks, cJSON *spec, cJSON *args)
+/* 1 when the kernel text declares a __constant__ variable called name (a token match: the
+ * keyword, then the name before the declaration's ';' or '['). */
+static int declares_constant(const char *text, const char *name)
 {
+    size_t nl = strlen(name);
+    for (const char *p = strstr(text, "__constant__"); p; p = strstr(p + 1, "__constant__")) {
+        const char *end = strpbrk(p, ";{");
+        for (const char *q = p + 12; *q && (!end || q < end); q++)
+            if (!strncmp(q, name, nl) && !(isalnum((unsigned char)q[nl]) || q[nl] == '_') &&
+                !(isalnum((unsigned char)q[-1]) || q[-1] == '_'))
+                return 1;
+    }
+    return 0;
+}
+
+/* A T1 Scalar of a non-int type: a "scalars" entry (float -> f32, double -> f64, ...). */
+static const char *scalar_dtype(const char *t)
+{
+    static const struct {
+        const char *t1, *amk;
+    } map[] = {{"float", "f32"},     {"float32", "f32"},  {"double", "f64"},
+               {"float64", "f64"},   {"uint32", "u32"},   {"uint32_t", "u32"},
+               {"unsigned int", "u32"}, {"int64", "i64"}, {"int64_t", "i64"},
+               {"long", "i64"},      {"uint64", "u64"},   {"uint64_t", "u64"},
+               {NULL, NULL}};
+    for (int i = 0; map[i].t1; i++)
+        if (!strcmp(t, map[i].t1))
+            return map[i].amk;
+    return NULL;
+}
+
+/* Arguments -> buffers (vectors), derived values (int scalars), scalars (other scalar
+ * types) and args, in order. Kernel Tuner's meaning (its T1 reader): a MemType Constant
+ * argument is passed as an argument and also copied into the __constant__ symbol of its
+ * name; FillType Constant fills with FillValue. */
+/* The FILE of the "ARG=FILE" entry of list naming arg, or NULL. */
+static const char *file_for(const char *const *list, int n, const char *arg)
+{
+    size_t len = strlen(arg);
+    for (int i = 0; i < n; i++)
+        if (!strncmp(list[i], arg, len) && list[i][len] == '=')
+            return list[i] + len + 1;
+    return NULL;
+}
+
+/* Checks every "ARG=FILE" entry names a Vector argument of the T1 file. */
+static int files_named(importer *im, const cJSON *as, const char *const *list, int n,
+                       const char *opt)
+{
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(list[i], '=');
+        int found = 0;
+        for (const cJSON *a = as->child; a && eq; a = a->next) {
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(a, "Name");
+            const cJSON *mem = cJSON_GetObjectItemCaseSensitive(a, "MemoryType");
+            found |= cJSON_IsString(nm) && strlen(nm->valuestring) == (size_t)(eq - list[i]) &&
+                     !strncmp(nm->valuestring, list[i], (size_t)(eq - list[i])) &&
+                     !(cJSON_IsString(mem) && !strcmp(mem->valuestring, "Scalar"));
+        }
+        if (!found || !eq[1])
+            return amk__imp_fail(im, AMK_ESPEC, opt, "'%s': expected ARG=FILE naming a Vector "
+                                 "argument of KernelSpecification.Arguments", list[i]);
+    }
+    return AMK_OK;
+}
+
+/* Adds FILE (a data or answer file) to the folder's files under its base name; the name in
+ * *out. Refuses a name the folder already has. */
+static int add_data_file(importer *im, const char *file, const char *where, out_file *files,
+                         int *nfiles, const char **out)
+{
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    int ok = *base && base[0] != '.' && strlen(base) < 128;
+    for (const char *c = base; *c; c++)
+        ok &= isalnum((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.';
+    for (int i = 0; i < *nfiles && ok; i++)
+        ok = !files[i].name || strcmp(files[i].name, base) != 0;
+    if (!ok || !strcmp(base, "spec.json"))
+        return amk__imp_fail(im, AMK_ESPEC, where, "%s: the file name must be a plain name not "
+                             "yet in the folder", file);
+    if (*nfiles == AMK__IMP_MAX_FILES)
+        return amk__imp_fail(im, AMK_ESPEC, where, "too many files");
+    files[*nfiles].name = strdup(base);
+    files[*nfiles].src = strdup(file);
+    if (!files[*nfiles].name || !files[*nfiles].src)
+        return amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");
+    *out = files[(*nfiles)++].name;
+    return AMK_OK;
+}
+
+/* An .npy item type as an amk buffer dtype (uint8 is int8's bytes, as they are). */
+static const char *npy_dtype(const amk_data_info *in)
+{
+    if (in->kind == 'f')
+        return in->elt_size == 4 ? "f32" : in->elt_size == 2 ? "f16" : NULL;
+    return in->elt_size == 1 ? "int8" : NULL;
+}
+
+static int kernel_args(importer *im, const cJSON *ks, const char *text, cJSON *spec,
+                       cJSON *args, out_file *files, int *nfiles)
+{
+    const amk_import_opts *o = im->opts;
+    const char *const *dl = o ? o->data : NULL, *const *al = o ? o->answers : NULL;
+    int nd = o && dl ? o->ndata : 0, na = o && al ? o->nanswers : 0;
     const cJSON *as = cJSON_GetObjectItemCaseSensitive(ks, "Arguments");
     if (!cJSON_IsArray(as) || cJSON_GetArraySize(as) < 1)
         return amk__imp_fail(im, AMK_ESPEC, "KernelSpecification.Arguments",
                              "expected a non-empty list");
+    if (files_named(im, as, dl, nd, "--data") || files_named(im, as, al, na, "--answer"))
+        return im->d ? im->d->code : AMK_ESPEC;
     cJSON *bufs = cJSON_AddArrayToObject(spec, "buffers");
     cJSON *derived = cJSON_AddObjectToObject(spec, "derived");
-    if (!bufs || !derived)
+    cJSON *scalars = cJSON_CreateObject();
+    if (!bufs || !derived || !scalars) {
+        cJSON_Delete(scalars);
         return amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");
-    int i = 0, nout = 0;
-    for (const cJSON *a = as->child; a; a = a->next, i++) {
+    }
+    int i = 0, nout = 0, rc = AMK_OK;
+    for (const cJSON *a = as->child; a && !rc; a = a->next, i++) {
         char where[96];
         snprintf(where, sizeof where, "KernelSpecification.Arguments[%d]", i);
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(a, "Name");
@@ -263,90 +371,256 @@ static int kernel_args(importer *im, const cJSON *ks, cJSON *spec, cJSON *args)
         const cJSON *access = cJSON_GetObjectItemCaseSensitive(a, "AccessType");
         const cJSON *value = cJSON_GetObjectItemCaseSensitive(a, "FillValue");
         const cJSON *output = cJSON_GetObjectItemCaseSensitive(a, "Output");
-        if (!cJSON_IsString(name) || !cJSON_IsString(type))
-            return amk__imp_fail(im, AMK_ESPEC, where, "Name and Type must be strings");
+        if (!cJSON_IsString(name) || !cJSON_IsString(type)) {
+            rc = amk__imp_fail(im, AMK_ESPEC, where, "Name and Type must be strings");
+            break;
+        }
         const char *nm = name->valuestring;
         int ok = (isalpha((unsigned char)nm[0]) || nm[0] == '_') && strlen(nm) < AMK_NAME_MAX;
         for (const char *c = nm; *c; c++)
             ok &= isalnum((unsigned char)*c) || *c == '_';
-        if (!ok)
-            return amk__imp_fail(im, AMK_ESPEC, where, "'%s' is not an identifier", nm);
-        if (amk__imp_param_index(im, nm) >= 0 || !strncmp(nm, "problem_size_", 13))
-            return amk__imp_fail(im, AMK_ESPEC, where, "argument '%s' has the name of a tuning "
-                                 "parameter or dim", nm);
-        if (cJSON_IsString(memtype) && strcmp(memtype->valuestring, "Vector") &&
-            strcmp(memtype->valuestring, "Global"))
-            return amk__imp_fail(im, AMK_ESPEC, where,
-                                 "%s: MemType '%s' (constant or texture memory "
-                                 "filled by the host) is not supported: amk passes buffers as kernel "
-                                 "arguments", nm, memtype->valuestring);
+        if (!ok) {
+            rc = amk__imp_fail(im, AMK_ESPEC, where, "'%s' is not an identifier", nm);
+            break;
+        }
+        if (amk__imp_param_index(im, nm) >= 0 || !strncmp(nm, "problem_size_", 13)) {
+            rc = amk__imp_fail(im, AMK_ESPEC, where, "argument '%s' has the name of a tuning "
+                               "parameter or dim", nm);
+            break;
+        }
+        const char *mt = cJSON_IsString(memtype) ? memtype->valuestring : "Global";
+        int cmem = !strcmp(mt, "Constant");
+        if (!strcmp(mt, "Texture")) {
+            rc = amk__imp_fail(im, AMK_ESPEC, where,
+                               "%s: MemType 'Texture' is not supported: amk does not bind "
+                               "texture objects (pass the data as a Vector argument)", nm);
+            break;
+        }
+        if (!cmem && strcmp(mt, "Vector") && strcmp(mt, "Global")) {
+            rc = amk__imp_fail(im, AMK_ESPEC, where,
+                               "%s: unknown MemType '%s' (Global, Constant; Texture is not "
+                               "supported)", nm, mt);
+            break;
+        }
         int scalar = cJSON_IsString(mem) && !strcmp(mem->valuestring, "Scalar");
         if (scalar) {
-            if (!is_int_type(type->valuestring))
-                return amk__imp_fail(im, AMK_ESPEC, where,
-                                     "%s: a scalar of type '%s' is not supported "
-                                     "(amk passes scalar arguments as 32-bit int)", nm,
-                                     type->valuestring);
-            if (!cJSON_IsNumber(value) || value->valuedouble != (double)(int32_t)value->valuedouble)
-                return amk__imp_fail(im, AMK_ESPEC, where,
-                                     "%s: FillValue must be a 32-bit integer", nm);
-            char txt[32];
-            snprintf(txt, sizeof txt, "%d", (int32_t)value->valuedouble);
-            cJSON_AddStringToObject(derived, nm, txt);
+            if (cmem) {
+                rc = amk__imp_fail(im, AMK_ESPEC, where,
+                                   "%s: a Scalar in constant memory is not supported", nm);
+                break;
+            }
+            if (!cJSON_IsNumber(value) || !isfinite(value->valuedouble)) {
+                rc = amk__imp_fail(im, AMK_ESPEC, where, "%s: FillValue must be a number", nm);
+                break;
+            }
+            if (is_int_type(type->valuestring)) {
+                if (value->valuedouble != (double)(int32_t)value->valuedouble) {
+                    rc = amk__imp_fail(im, AMK_ESPEC, where,
+                                       "%s: FillValue must be a 32-bit integer", nm);
+                    break;
+                }
+                char txt[32];
+                snprintf(txt, sizeof txt, "%d", (int32_t)value->valuedouble);
+                cJSON_AddStringToObject(derived, nm, txt);
+            } else {
+                const char *st = scalar_dtype(type->valuestring);
+                if (!st) {
+                    rc = amk__imp_fail(im, AMK_ESPEC, where,
+                                       "%s: a scalar of type '%s' is not supported (int, "
+                                       "float, double, uint32, int64, uint64)", nm,
+                                       type->valuestring);
+                    break;
+                }
+                cJSON *so = cJSON_AddObjectToObject(scalars, nm);
+                cJSON_AddStringToObject(so, "dtype", st);
+                cJSON_AddNumberToObject(so, "value", value->valuedouble);
+            }
             cJSON_AddItemToArray(args, cJSON_CreateString(nm));
             continue;
         }
-        if (mem && !(cJSON_IsString(mem) && !strcmp(mem->valuestring, "Vector")))
-            return amk__imp_fail(im, AMK_ESPEC, where, "%s: MemoryType must be Vector or Scalar",
-                                 nm);
+        if (mem && !(cJSON_IsString(mem) && !strcmp(mem->valuestring, "Vector"))) {
+            rc = amk__imp_fail(im, AMK_ESPEC, where, "%s: MemoryType must be Vector or Scalar",
+                               nm);
+            break;
+        }
         const char *dt = buffer_dtype(type->valuestring);
-        if (!dt)
-            return amk__imp_fail(im, AMK_ESPEC, where,
-                                 "%s: element type '%s' is not supported (amk "
-                                 "buffers hold float, half or int8)", nm, type->valuestring);
+        const char *dfile = file_for(dl, nd, nm), *afile = file_for(al, na, nm);
+        amk_data_info din = {0};
+        if (dfile) { /* the data decide the element type and count (.npy) */
+            amk_diag dd = {0};
+            if (amk_data_probe(dfile, &din, &dd) != AMK_OK) {
+                rc = amk__imp_fail(im, AMK_ESPEC, "--data", "%s", dd.msg);
+                break;
+            }
+            if (din.is_npy && !(dt = npy_dtype(&din))) {
+                rc = amk__imp_fail(im, AMK_ESPEC, "--data", "%s: %c%d items are not an amk "
+                                   "buffer type (float32, float16, int8, uint8)", dfile,
+                                   din.kind, din.elt_size * 8);
+                break;
+            }
+        }
+        if (!dt) {
+            rc = amk__imp_fail(im, AMK_ESPEC, where,
+                               "%s: element type '%s' is not supported (amk "
+                               "buffers hold float, half or int8)", nm, type->valuestring);
+            break;
+        }
         int is_out = cJSON_IsTrue(output) || (cJSON_IsNumber(output) && output->valuedouble != 0);
         int rw = cJSON_IsString(access) && !strcmp(access->valuestring, "ReadWrite");
-        int random = cJSON_IsString(fill) && !strcmp(fill->valuestring, "Random");
+        const char *ft = cJSON_IsString(fill) ? fill->valuestring : "missing";
+        int random = !strcmp(ft, "Random"), constant = !strcmp(ft, "Constant");
+        if (dfile && is_out && !rw) {
+            rc = amk__imp_fail(im, AMK_ESPEC, "--data", "%s is an output (WriteOnly): it has "
+                               "no input data", nm);
+            break;
+        }
+        if (afile && !is_out) {
+            rc = amk__imp_fail(im, AMK_ESPEC, "--answer", "%s is not an Output argument", nm);
+            break;
+        }
+        if (dfile)
+            random = 1, constant = 0; /* the file replaces the fill */
+        if (!(is_out && !rw) && !random && !constant) {
+            rc = amk__imp_fail(im, AMK_ESPEC, where,
+                               "%s: FillType '%s' is not supported (Random, Constant)", nm, ft);
+            break;
+        }
+        if (constant && !(cJSON_IsNumber(value) && isfinite(value->valuedouble)) &&
+            !(is_out && !rw)) {
+            rc = amk__imp_fail(im, AMK_ESPEC, where,
+                               "%s: FillType Constant needs a numeric FillValue", nm);
+            break;
+        }
+        if (cmem && is_out) {
+            rc = amk__imp_fail(im, AMK_ESPEC, where,
+                               "%s: an output cannot live in constant memory", nm);
+            break;
+        }
         cJSON *b = cJSON_CreateObject();
-        if (!b || !cJSON_AddItemToArray(bufs, b))
-            return amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");
+        if (!b || !cJSON_AddItemToArray(bufs, b)) {
+            cJSON_Delete(b);
+            rc = amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");
+            break;
+        }
         cJSON_AddStringToObject(b, "name", nm);
         cJSON_AddStringToObject(b, "dtype", dt);
         char *count = NULL;
         char w[128];
         snprintf(w, sizeof w, "%s.Size", where);
-        int rc = kernel_expr(im, cJSON_GetObjectItemCaseSensitive(a, "Size"), w, 0, &count);
-        if (rc)
-            return rc;
+        if ((rc = kernel_expr(im, cJSON_GetObjectItemCaseSensitive(a, "Size"), w, 0, &count)))
+            break;
+        if (dfile) {
+            int esz = !strcmp(dt, "f32") ? 4 : !strcmp(dt, "f16") ? 2 : 1;
+            char n[32];
+            if (din.bytes % esz) {
+                free(count);
+                rc = amk__imp_fail(im, AMK_ESPEC, "--data", "%s: %lld bytes are not whole %s "
+                                   "elements", dfile, (long long)din.bytes, dt);
+                break;
+            }
+            snprintf(n, sizeof n, "%lld", (long long)(din.bytes / esz));
+            if (strcmp(n, count))
+                amk_log(AMK_LOG_WARN, "%s: %s: %s: the data file holds %s elements; the T1 "
+                        "Size says %s: the file's count is used", im->path, where, nm, n, count);
+            free(count);
+            count = strdup(n);
+        }
         cJSON_AddStringToObject(b, "count", count);
         free(count);
         if (is_out && !rw) {
+            /* the kernel writes it: amk poisons it instead of filling (FillType unused) */
             cJSON_AddStringToObject(b, "role", "out");
             nout++;
-        } else if (!random) {
-            return amk__imp_fail(im, AMK_ESPEC, where,
-                                 "%s: an input filled with a constant (FillType "
-                                 "%s) is not supported: amk fills every input with random values and "
-                                 "poisons outputs before each run", nm,
-                                 cJSON_IsString(fill) ? fill->valuestring : "missing");
         } else {
             cJSON_AddStringToObject(b, "role", is_out ? "inout" : "in");
-            cJSON_AddStringToObject(b, "init", "uniform");
+            if (!dfile)
+                cJSON_AddStringToObject(b, "init", constant ? "constant" : "uniform");
+            if (constant)
+                cJSON_AddNumberToObject(b, "value", value->valuedouble);
             nout += is_out;
         }
+        const char *fname = NULL;
+        if (dfile && !(rc = add_data_file(im, dfile, "--data", files, nfiles, &fname)))
+            cJSON_AddStringToObject(b, "data", fname);
+        if (!rc && afile && !(rc = add_data_file(im, afile, "--answer", files, nfiles, &fname)))
+            cJSON_AddStringToObject(b, "answer", fname);
+        if (rc)
+            break;
+        if (cmem && declares_constant(text, nm))
+            cJSON_AddStringToObject(b, "memory", "constant");
+        else if (cmem)
+            amk_log(AMK_LOG_WARN, "%s: %s: MemType Constant, but the kernel declares no "
+                    "__constant__ '%s': passed as a kernel argument only", im->path, where, nm);
         cJSON_AddItemToArray(args, cJSON_CreateString(nm));
     }
-    if (!nout)
+    if (!rc && cJSON_GetArraySize(scalars) > 0)
+        cJSON_AddItemToObject(spec, "scalars", scalars);
+    else
+        cJSON_Delete(scalars);
+    if (!rc && !nout)
         return amk__imp_fail(im, AMK_ESPEC, "KernelSpecification.Arguments",
                              "no argument has Output "
                              "set: there is nothing to check");
-    return AMK_OK;
+    return rc;
 }
 
 /* The spec's kernel section from the KernelSpecification and the kernel file; the reference
  * is the kernel itself at the default config (reference.cu: the defaults as #defines, then
  * the kernel text), which no independent reference backs. */
-int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out_file *files)
+/* The headers the kernel includes from its own folder (`#include "name"`, a plain file name
+ * that exists beside kernel_file): copied into the folder and listed in "headers" (SPEC.md),
+ * as Kernel Tuner's compiler_options=["-I<dir>"] would find them. */
+static int copy_headers(importer *im, const char *kernel_file, const char *text, cJSON *spec,
+                        out_file *files, int *nfiles)
+{
+    char dir[4096];
+    const char *slash = strrchr(kernel_file, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - kernel_file) : 1,
+             slash ? kernel_file : ".");
+    cJSON *hs = NULL;
+    for (const char *p = strstr(text, "#include"); p; p = strstr(p + 1, "#include")) {
+        const char *q = p + 8;
+        while (*q == ' ' || *q == '\t')
+            q++;
+        const char *c = *q == '"' ? strchr(q + 1, '"') : NULL;
+        const char *nl = strchr(q, '\n');
+        if (!c || (nl && c > nl) || c - q - 1 < 1 || c - q - 1 >= 128)
+            continue;
+        char name[128], path[4352];
+        snprintf(name, sizeof name, "%.*s", (int)(c - q - 1), q + 1);
+        int plain = name[0] != '.';
+        for (const char *k = name; *k; k++)
+            plain &= isalnum((unsigned char)*k) || *k == '_' || *k == '-' || *k == '.';
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        struct stat st;
+        if (!plain || stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !strcmp(name, "spec.json") ||
+            !strcmp(name, "reference.cu") || !strcmp(name, files[1].name))
+            continue;
+        int dup = 0;
+        for (int i = 3; i < *nfiles; i++)
+            dup |= !strcmp(files[i].name, name);
+        if (dup)
+            continue;
+        if (*nfiles == AMK__IMP_MAX_FILES)
+            return amk__imp_fail(im, AMK_ESPEC, "--kernel", "the kernel includes more than %d "
+                                 "headers from its folder", AMK__MAX_HEADERS);
+        char *ht = NULL;
+        size_t hl;
+        amk_diag fd = {0};
+        if (amk_fs_read_all(path, &ht, &hl, &fd))
+            return amk__imp_fail(im, fd.code, "--kernel", "%s", fd.msg);
+        files[*nfiles].name = strdup(name);
+        files[*nfiles].text = ht;
+        (*nfiles)++;
+        if (!files[*nfiles - 1].name || (!hs && !(hs = cJSON_AddArrayToObject(spec, "headers"))))
+            return amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");
+        cJSON_AddItemToArray(hs, cJSON_CreateString(name));
+    }
+    return AMK_OK;
+}
+
+int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out_file *files,
+                         int *nfiles)
 {
     const cJSON *ks = cJSON_GetObjectItemCaseSensitive(im->root, "KernelSpecification");
     if (!cJSON_IsObject(ks))
@@ -412,12 +686,18 @@ int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out
     cJSON *args = cJSON_CreateArray();
     if (!args)
         return amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");
-    int rc = kernel_args(im, ks, spec, args);
+    int rc = copy_headers(im, kernel_file, text, spec, files, nfiles);
+    if (!rc)
+        rc = kernel_args(im, ks, text, spec, args, files, nfiles);
     if (rc) {
         cJSON_Delete(args);
         return rc;
     }
     cJSON_AddItemToObject(spec, "args", args);
+    /* Kernel Tuner defines kernel_tuner in every compile; kernels test it (hotspot_milo
+     * defines its params itself when it is missing) */
+    cJSON *defs = cJSON_AddObjectToObject(spec, "defines");
+    cJSON_AddNumberToObject(defs, "kernel_tuner", 1);
     cJSON_AddStringToObject(spec, "source", files[1].name);
     cJSON_AddStringToObject(spec, "entry", kn->valuestring);
     if ((rc = kernel_launch(im, ks, 0, spec)))

@@ -87,9 +87,30 @@ typedef struct amk__buffer {
     int dtype;  /* -1: the shape's dtype ("input"), else index into amk__dtype_names */
     int role;
     char init[16];
+    double value;            /* init "constant": every element */
+    int constant_memory;     /* "memory": "constant": also copied into __constant__ symbol */
+    char symbol[AMK_NAME_MAX];
+    char data[128], answer[128]; /* files of the folder ("" = none) */
     amk_expr *count;
     amk_expr *tol_reduction; /* NULL unless given */
 } amk__buffer;
+
+/* A by-value kernel argument of a fixed type ("scalars", SPEC.md). */
+#define AMK__MAX_SCALARS 16
+typedef struct amk__scalar {
+    char name[AMK_NAME_MAX];
+    char dtype[8]; /* f32 f64 i32 u32 i64 u64 */
+    double value;  /* float dtypes */
+    int64_t ivalue; /* integer dtypes (u64 as its bits) */
+} amk__scalar;
+
+#define AMK__MAX_HEADERS 8
+/* A compiler define besides the params ("defines", SPEC.md). */
+#define AMK__MAX_DEFINES 16
+typedef struct amk__define {
+    char name[AMK_NAME_MAX];
+    amk_expr *e;
+} amk__define;
 
 typedef struct amk__launch_exprs {
     amk_expr *grid[3], *block[3], *shared;
@@ -138,6 +159,12 @@ struct amk_spec {
     char args[AMK__MAX_ARGS][AMK_NAME_MAX];
     int ntmaps;
     amk__tmap tmaps[AMK__MAX_TMAPS];
+    int nscalars;
+    amk__scalar scalars[AMK__MAX_SCALARS];
+    int ndefines;
+    amk__define defines[AMK__MAX_DEFINES];
+    int nheaders; /* "headers": files of the folder that `#include "name"` finds */
+    char headers[AMK__MAX_HEADERS][128];
 
     char *source, *entry;
     amk__launch_exprs launch;

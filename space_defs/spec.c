@@ -609,6 +609,10 @@ static int check_default(loader *L)
         snprintf(path, sizeof path, "buffers[%d].tolerance_reduction", i);
         eval_default(L, s->buffers[i].tol_reduction, path, slots);
     }
+    for (int i = 0; i < s->ndefines; i++) {
+        snprintf(path, sizeof path, "defines.%.40s", s->defines[i].name);
+        eval_default(L, s->defines[i].e, path, slots);
+    }
     const amk__launch_exprs *ls[2] = {&s->launch, &s->ref_launch};
     const char *lname[2] = {"launch", "reference.launch"};
     for (int k = 0; k < 2; k++) {
@@ -653,7 +657,7 @@ static int load_root(loader *L, const cJSON *root)
     static const char *const allowed[] = {
         "amk_spec", "name", "description", "dims", "dtypes", "shapes", "params", "derived",
         "restrictions", "buffers", "args", "source", "entry", "launch", "cost", "reference",
-        "tolerance", "requires", "tensor_maps", "peer", NULL};
+        "tolerance", "requires", "tensor_maps", "peer", "scalars", "defines", "headers", NULL};
     static const char *const required[] = {
         "amk_spec", "name", "dims", "dtypes", "shapes", "params", "buffers", "args", "source",
         "entry", "launch", "cost", "reference", "tolerance", NULL};
@@ -698,7 +702,7 @@ static int load_root(loader *L, const cJSON *root)
     s->nslots = s->slot_derived + s->nderived;
     if (load_derived_exprs(L, root) || load_restrictions(L, root) || amk__ld_load_buffers(L,
                                                                                           root) ||
-        amk__ld_load_tensor_maps(L, root))
+        amk__ld_load_tensor_maps(L, root) || amk__ld_load_scalars_defines(L, root))
         return L->err;
     if (amk__ld_load_args(L, cJSON_GetObjectItemCaseSensitive(root, "args"), "args", s->args,
                           &s->nargs))
@@ -794,6 +798,8 @@ void amk_spec_free(amk_spec *s)
         amk_expr_free(s->buffers[i].count);
         amk_expr_free(s->buffers[i].tol_reduction);
     }
+    for (int i = 0; i < s->ndefines; i++)
+        amk_expr_free(s->defines[i].e);
     free_launch(&s->launch);
     free_launch(&s->ref_launch);
     for (int m = 0; m < s->ntmaps; m++)

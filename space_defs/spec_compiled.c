@@ -308,6 +308,51 @@ int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out)
     out->init = b->init;
     out->count = b->count;
     out->tolerance_reduction = b->tol_reduction;
+    out->value = b->value;
+    out->constant_memory = b->constant_memory;
+    out->symbol = b->constant_memory ? b->symbol : NULL;
+    out->data = b->data[0] ? b->data : NULL;
+    out->answer = b->answer[0] ? b->answer : NULL;
+    return AMK_OK;
+}
+
+int amk_spec_n_scalars(const amk_spec *s)
+{
+    return s->nscalars;
+}
+
+int amk_spec_scalar_at(const amk_spec *s, int i, amk_spec_scalar *out)
+{
+    if (i < 0 || i >= s->nscalars)
+        return AMK_EINVAL;
+    out->name = s->scalars[i].name;
+    out->dtype = s->scalars[i].dtype;
+    out->value = s->scalars[i].value;
+    out->ivalue = s->scalars[i].ivalue;
+    return AMK_OK;
+}
+
+int amk_spec_n_headers(const amk_spec *s)
+{
+    return s->nheaders;
+}
+
+const char *amk_spec_header(const amk_spec *s, int i)
+{
+    return i >= 0 && i < s->nheaders ? s->headers[i] : NULL;
+}
+
+int amk_spec_n_defines(const amk_spec *s)
+{
+    return s->ndefines;
+}
+
+int amk_spec_define_at(const amk_spec *s, int i, const char **name, const amk_expr **e)
+{
+    if (i < 0 || i >= s->ndefines)
+        return AMK_EINVAL;
+    *name = s->defines[i].name;
+    *e = s->defines[i].e;
     return AMK_OK;
 }
 

@@ -24,7 +24,91 @@ static int arg_known(const amk_spec *s, const char *name)
     for (int i = 0; i < s->ntmaps; i++)
         if (!strcmp(s->tmaps[i].name, name))
             return 1;
+    for (int i = 0; i < s->nscalars; i++)
+        if (!strcmp(s->scalars[i].name, name))
+            return 1;
     return 0;
+}
+
+/* "data" (an input's bytes) and "answer" (an output's expected bytes): files of the folder,
+ * .npy or raw, whose item type must be the buffer's (SPEC.md). */
+static int load_buffer_files(loader *L, const cJSON *b, const char *path, amk__buffer *bf)
+{
+    static const char *const keys[2] = {"data", "answer"};
+    for (int k = 0; k < 2; k++) {
+        char fpath[96];
+        const char *f = amk__ld_get_string(L, b, keys[k], path, 0);
+        if (L->err)
+            return L->err;
+        if (!f)
+            continue;
+        snprintf(fpath, sizeof fpath, "%s.%s", path, keys[k]);
+        if (k == 0 && bf->role == AMK__ROLE_OUT)
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "an output buffer has no input data");
+        if (k == 1 && bf->role == AMK__ROLE_IN)
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "only outputs have an answer");
+        if (k == 0 && cJSON_GetObjectItemCaseSensitive(b, "init"))
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "give either 'data' or 'init'");
+        if (strlen(f) >= sizeof bf->data)
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "file name too long");
+        if (amk__ld_check_file(L, fpath, f))
+            return L->err;
+        char full[4352];
+        snprintf(full, sizeof full, "%s/%s", L->s->dir, f);
+        amk_data_info in;
+        amk_diag dd = {0};
+        if (amk_data_probe(full, &in, &dd) != AMK_OK)
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "%s", dd.msg);
+        if (in.is_npy && bf->dtype >= 0) {
+            int size = amk__dtype_sizes[bf->dtype];
+            int is_float = strcmp(amk__dtype_names[bf->dtype], "int8") != 0;
+            if (in.elt_size != size || (is_float && in.kind != 'f') || (!is_float && in.kind == 'f'))
+                return amk__ld_fail(L, AMK_ESPEC, fpath,
+                                    "'%s' holds %c%d items, the buffer is %s", f, in.kind,
+                                    in.elt_size * 8, amk__dtype_names[bf->dtype]);
+        }
+        snprintf(k == 0 ? bf->data : bf->answer, sizeof bf->data, "%s", f);
+    }
+    return 0;
+}
+
+/* A buffer's "value" (init "constant" only, and then required) and "memory" / "symbol"
+ * (constant memory: an input copied into the kernel's __constant__ symbol before each
+ * launch, besides its device buffer). */
+static int load_buffer_extras(loader *L, const cJSON *b, const char *path, amk__buffer *bf)
+{
+    char fpath[96];
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(b, "value");
+    snprintf(fpath, sizeof fpath, "%s.value", path);
+    if (!strcmp(bf->init, "constant")) {
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+            return amk__ld_fail(L, AMK_ESPEC, fpath,
+                                "init 'constant' needs a finite number 'value', got %s",
+                                amk__ld_json_type(v));
+        bf->value = v->valuedouble;
+    } else if (v) {
+        return amk__ld_fail(L, AMK_ESPEC, fpath, "'value' is only for init 'constant'");
+    }
+    const char *mem = amk__ld_get_string(L, b, "memory", path, 0);
+    const char *sym = amk__ld_get_string(L, b, "symbol", path, 0);
+    if (L->err)
+        return L->err;
+    snprintf(fpath, sizeof fpath, "%s.memory", path);
+    if (mem && strcmp(mem, "global") && strcmp(mem, "constant"))
+        return amk__ld_fail(L, AMK_ESPEC, fpath,
+                            "unknown memory '%s' (global, constant; texture memory is not "
+                            "supported)", mem);
+    bf->constant_memory = mem && !strcmp(mem, "constant");
+    if (bf->constant_memory && bf->role != AMK__ROLE_IN)
+        return amk__ld_fail(L, AMK_ESPEC, fpath,
+                            "constant memory is read-only: only an input (role in) can live there");
+    snprintf(fpath, sizeof fpath, "%s.symbol", path);
+    if (sym && !bf->constant_memory)
+        return amk__ld_fail(L, AMK_ESPEC, fpath, "'symbol' is only for memory 'constant'");
+    if (sym && !amk__ld_is_identifier(sym))
+        return amk__ld_fail(L, AMK_ESPEC, fpath, "'%s' is not an identifier", sym);
+    snprintf(bf->symbol, sizeof bf->symbol, "%s", bf->constant_memory ? (sym ? sym : bf->name) : "");
+    return load_buffer_files(L, b, path, bf);
 }
 
 int amk__ld_load_buffers(loader *L, const cJSON *root)
@@ -38,7 +122,8 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
     if (n < 1 || n > AMK__MAX_BUFFERS)
         return amk__ld_fail(L, AMK_ESPEC, "buffers", "expected 1 to %d buffers, got %d",
                             AMK__MAX_BUFFERS, n);
-    static const char *const allowed[] = {"name", "dtype", "count", "role", "init",
+    static const char *const allowed[] = {"name", "dtype", "count", "role", "init", "value",
+                                          "memory", "symbol", "data", "answer",
                                           "tolerance_reduction", NULL};
     static const char *const required[] = {"name", "dtype", "count", "role", NULL};
     int i = 0, nout = 0;
@@ -95,15 +180,17 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
         if (!init)
             init = "uniform";
         if (strcmp(init, "uniform") && strcmp(init, "normal") && strcmp(init, "positive") &&
-            strcmp(init, "zero"))
+            strcmp(init, "zero") && strcmp(init, "constant"))
             return amk__ld_fail(L, AMK_ESPEC, fpath,
                                 "unknown init '%s' (uniform, normal, positive, "
-                                "zero)", init);
+                                "zero, constant)", init);
         /* "zero" is for workspace (counters, atomics) only: real inputs are never zero. */
         if (!strcmp(init, "zero") && bf->role != AMK__ROLE_INOUT)
             return amk__ld_fail(L, AMK_ESPEC, fpath,
                                 "init 'zero' is for inout workspace buffers only");
         snprintf(bf->init, sizeof bf->init, "%s", init);
+        if (load_buffer_extras(L, b, path, bf))
+            return L->err;
         s->nbuffers++;
         snprintf(fpath, sizeof fpath, "%s.count", path);
         if (!(bf->count = amk__ld_get_expr(L, cJSON_GetObjectItemCaseSensitive(b, "count"), fpath)))
@@ -566,4 +653,151 @@ int amk__ld_load_requires(loader *L, const cJSON *root)
     }
     s->has_requires = 1;
     return 0;
+}
+
+/* The names a scalar or define may not take: every other named thing of the spec. */
+static int name_taken(const amk_spec *s, const char *name)
+{
+    if (amk__spec_resolve((void *)s, name, strlen(name)) >= 0)
+        return 1;
+    for (int i = 0; i < s->nbuffers; i++)
+        if (!strcmp(s->buffers[i].name, name))
+            return 1;
+    for (int i = 0; i < s->ntmaps; i++)
+        if (!strcmp(s->tmaps[i].name, name))
+            return 1;
+    for (int i = 0; i < s->nscalars; i++)
+        if (!strcmp(s->scalars[i].name, name))
+            return 1;
+    return 0;
+}
+
+/* "scalars": name -> {"dtype": f32|f64|i32|u32|i64|u64, "value": number}: by-value kernel
+ * arguments of a fixed type (Kernel Tuner's numpy scalars, T1 Scalar arguments). */
+static int load_scalars(loader *L, const cJSON *root)
+{
+    amk_spec *s = L->s;
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "scalars");
+    if (!obj)
+        return 0;
+    if (!cJSON_IsObject(obj))
+        return amk__ld_fail(L, AMK_ESPEC, "scalars", "expected an object, got %s",
+                            amk__ld_json_type(obj));
+    static const char *const allowed[] = {"dtype", "value", NULL};
+    for (const cJSON *e = obj->child; e; e = e->next) {
+        char path[96];
+        snprintf(path, sizeof path, "scalars.%.60s", e->string);
+        if (s->nscalars == AMK__MAX_SCALARS)
+            return amk__ld_fail(L, AMK_ESPEC, "scalars", "at most %d scalars", AMK__MAX_SCALARS);
+        if (!amk__ld_is_identifier(e->string))
+            return amk__ld_fail(L, AMK_ESPEC, path, "'%s' is not an identifier", e->string);
+        if (name_taken(s, e->string))
+            return amk__ld_fail(L, AMK_ESPEC, path,
+                                "'%s' is already a dim, param, derived value, "
+                                "buffer, tensor map or scalar", e->string);
+        if (!cJSON_IsObject(e))
+            return amk__ld_fail(L, AMK_ESPEC, path, "expected {\"dtype\": ..., \"value\": ...}");
+        if (amk__ld_check_keys(L, e, path, allowed, allowed))
+            return L->err;
+        amk__scalar *sc = &s->scalars[s->nscalars];
+        const char *dt = amk__ld_get_string(L, e, "dtype", path, 1);
+        if (!dt)
+            return L->err;
+        char fpath[128];
+        snprintf(fpath, sizeof fpath, "%s.dtype", path);
+        static const char *const types[] = {"f32", "f64", "i32", "u32", "i64", "u64", NULL};
+        int t = 0;
+        while (types[t] && strcmp(types[t], dt))
+            t++;
+        if (!types[t])
+            return amk__ld_fail(L, AMK_ESPEC, fpath,
+                                "unknown scalar dtype '%s' (f32 f64 i32 u32 i64 u64)", dt);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "value");
+        snprintf(fpath, sizeof fpath, "%s.value", path);
+        if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "expected a finite number");
+        double x = v->valuedouble;
+        if (t >= 2) { /* integers: exact and in range of the type */
+            static const double lo[] = {0, 0, -2147483648.0, 0, -9223372036854775808.0, 0};
+            static const double hi[] = {0, 0, 2147483647.0, 4294967295.0,
+                                        9223372036854775807.0, 18446744073709551615.0};
+            if (x != floor(x) || x < lo[t] || x > hi[t])
+                return amk__ld_fail(L, AMK_ESPEC, fpath, "%g is not a %s", x, dt);
+            sc->ivalue = t == 5 && x >= 9223372036854775808.0
+                             ? (int64_t)(uint64_t)x
+                             : (int64_t)x;
+        }
+        snprintf(sc->name, sizeof sc->name, "%s", e->string);
+        snprintf(sc->dtype, sizeof sc->dtype, "%s", dt);
+        sc->value = x;
+        s->nscalars++;
+    }
+    return 0;
+}
+
+/* "defines": name -> integer expression, passed to the compiler as -DNAME=<value> for the
+ * template (at the config) and the reference (at the default params), e.g. Kernel Tuner's
+ * `kernel_tuner`. Names may not be params (those are defined already) or other names. */
+static int load_defines(loader *L, const cJSON *root)
+{
+    amk_spec *s = L->s;
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "defines");
+    if (!obj)
+        return 0;
+    if (!cJSON_IsObject(obj))
+        return amk__ld_fail(L, AMK_ESPEC, "defines", "expected an object, got %s",
+                            amk__ld_json_type(obj));
+    for (const cJSON *e = obj->child; e; e = e->next) {
+        char path[96];
+        snprintf(path, sizeof path, "defines.%.60s", e->string);
+        if (s->ndefines == AMK__MAX_DEFINES)
+            return amk__ld_fail(L, AMK_ESPEC, "defines", "at most %d defines", AMK__MAX_DEFINES);
+        if (!amk__ld_is_identifier(e->string) || !strncmp(e->string, "AMK_", 4))
+            return amk__ld_fail(L, AMK_ESPEC, path,
+                                "'%s' is not an identifier outside amk's AMK_ names", e->string);
+        if (name_taken(s, e->string))
+            return amk__ld_fail(L, AMK_ESPEC, path,
+                                "'%s' is already a dim, param, derived value, buffer, "
+                                "tensor map or scalar", e->string);
+        for (int i = 0; i < s->ndefines; i++)
+            if (!strcmp(s->defines[i].name, e->string))
+                return amk__ld_fail(L, AMK_ESPEC, path, "duplicate define");
+        amk__define *df = &s->defines[s->ndefines];
+        snprintf(df->name, sizeof df->name, "%s", e->string);
+        if (!(df->e = amk__ld_get_expr(L, e, path)))
+            return L->err;
+        s->ndefines++;
+    }
+    return 0;
+}
+
+/* "headers": files of the kernel folder that the sources include as `#include "name"`;
+ * the compile unit puts their text in place of those lines (the runtime compilers get one
+ * source, and the compile cache key covers the headers' contents). */
+static int load_headers(loader *L, const cJSON *root)
+{
+    amk_spec *s = L->s;
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "headers");
+    if (!arr)
+        return 0;
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) > AMK__MAX_HEADERS)
+        return amk__ld_fail(L, AMK_ESPEC, "headers", "expected an array of at most %d file "
+                            "names", AMK__MAX_HEADERS);
+    int i = 0;
+    for (const cJSON *h = arr->child; h; h = h->next, i++) {
+        char path[64];
+        snprintf(path, sizeof path, "headers[%d]", i);
+        if (!cJSON_IsString(h) || strlen(h->valuestring) >= sizeof s->headers[0] ||
+            strpbrk(h->valuestring, "\"\n"))
+            return amk__ld_fail(L, AMK_ESPEC, path, "expected a file name");
+        if (amk__ld_check_file(L, path, h->valuestring))
+            return L->err;
+        snprintf(s->headers[s->nheaders++], sizeof s->headers[0], "%s", h->valuestring);
+    }
+    return 0;
+}
+
+int amk__ld_load_scalars_defines(loader *L, const cJSON *root)
+{
+    return load_scalars(L, root) || load_defines(L, root) || load_headers(L, root) ? L->err : 0;
 }

@@ -34,6 +34,8 @@ int amk__ld_load_buffers(loader *L, const cJSON *root);
 int amk__ld_check_file(loader *L, const char *path, const char *rel);
 int amk__ld_load_launch(loader *L, const cJSON *j, const char *path, amk__launch_exprs *out);
 int amk__ld_load_tensor_maps(loader *L, const cJSON *root);
+/* "scalars" and "defines" (optional; after buffers and tensor maps, before args). */
+int amk__ld_load_scalars_defines(loader *L, const cJSON *root);
 int amk__ld_load_cost(loader *L, const cJSON *root);
 int amk__ld_load_reference(loader *L, const cJSON *root);
 int amk__ld_load_tolerance(loader *L, const cJSON *root);

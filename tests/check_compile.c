@@ -8,6 +8,7 @@
 #include "service/worker_int.h"
 
 #include <check.h>
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gsl/gsl_rng.h>
@@ -918,6 +919,56 @@ START_TEST(test_compile_unit_reference)
 }
 END_TEST
 
+/* A spec's "defines" reach the compiler (the template's at the config, the reference's at
+ * the default params) and its "headers" are expanded in place of their #include lines, in
+ * the template and in the reference (the imported asis fixture: asis.cu includes
+ * asis_coef.h). */
+START_TEST(test_compile_unit_defines_and_headers)
+{
+    char dir[256], out[512], path[600];
+    amk_test_tmpdir_make(dir, sizeof dir, "compile-asis");
+    snprintf(out, sizeof out, "%s/asis", dir);
+    amk_import_opts io = {.kernel_file = AMK_TEST_FIXTURES "/t1/asis/asis.cu"};
+    amk_diag d = {0};
+    ck_assert_msg(amk_import_t1(AMK_TEST_FIXTURES "/t1/asis/asis.json", out, &io, &d) == AMK_OK,
+                  "%s", d.msg);
+    snprintf(path, sizeof path, "%s/spec.json", out);
+    char *text = NULL;
+    ck_assert_int_eq(amk_fs_read_all(path, &text, NULL, &d), AMK_OK);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cJSON *defs = cJSON_GetObjectItemCaseSensitive(j, "defines");
+    ck_assert_ptr_nonnull(defs);
+    cJSON_AddStringToObject(defs, "tiles", "block_size_x * tile_size_x");
+    text = cJSON_Print(j);
+    cJSON_Delete(j);
+    amk_test_write_file(path, text);
+    free(text);
+    amk_spec *s = NULL;
+    ck_assert_msg(amk_spec_load(out, &s, &d) == AMK_OK, "%s", d.msg);
+    amk_config c;
+    amk_config_default(s, NULL, &c); /* block_size_x 128, tile_size_x 2 (moved from 4) */
+    c.choice[0] = 0;                 /* block_size_x 32 */
+    amk_compile_unit u;
+    ck_assert_msg(amk__compile_unit_config(&c, "sm_90", &u, &d) == AMK_OK, "%s", d.msg);
+    ck_assert(has_option(&u, "-Dkernel_tuner=1"));
+    ck_assert(has_option(&u, "-Dtiles=64"));
+    ck_assert(strstr(u.source, "#line 1 \"asis_coef.h\"\n") != NULL);
+    ck_assert(strstr(u.source, "#define COEF_N 64") != NULL);
+    ck_assert(strstr(u.source, "#include \"asis_coef.h\"") == NULL);
+    ck_assert(strstr(u.source, "\n#line 5 \"asis.cu\"\n") != NULL); /* back after line 4 */
+    ck_assert_uint_eq(u.source_len, strlen(u.source));
+    amk__compile_unit_clear(&u);
+    ck_assert_msg(amk__compile_unit_reference(&c, "sm_90", &u, &d) == AMK_OK, "%s", d.msg);
+    ck_assert(has_option(&u, "-Dkernel_tuner=1"));
+    ck_assert(has_option(&u, "-Dtiles=256")); /* the default params: 128 * 2 */
+    ck_assert(strstr(u.source, "#define COEF_N 64") != NULL);
+    amk__compile_unit_clear(&u);
+    amk_spec_free(s);
+    amk_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* A spec that "requires" sm_90a: an sm_90 target compiles it for sm_90a (options and the
  * cache key see the effective arch, so sm_90 and sm_90a share one entry); other archs and
  * the other vendor cannot build it, with a message naming the requirement. */
@@ -1605,6 +1656,7 @@ static Suite *suite(void)
     tcase_add_checked_fixture(tc, load_registry, free_registry);
     tcase_add_test(tc, test_compile_unit_config_options);
     tcase_add_test(tc, test_compile_unit_reference);
+    tcase_add_test(tc, test_compile_unit_defines_and_headers);
     tcase_add_test(tc, test_compile_unit_config_required_arch);
     tcase_add_test(tc, test_arch_vendor);
     suite_add_tcase(s, tc);

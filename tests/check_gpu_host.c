@@ -66,8 +66,8 @@ static void make_job(amk__run_job *j)
             k[w]->launch.shared_bytes = w == 0 ? 65536 : 0;
             k[w]->nargs = 5;
             for (int a = 0; a < 4; a++)
-                k[w]->args[a] = (amk__run_arg){a, 0};
-            k[w]->args[4] = (amk__run_arg){-1, (int32_t)n};
+                k[w]->args[a] = (amk__run_arg){.buf = a};
+            k[w]->args[4] = (amk__run_arg){.buf = -1, .value = (int32_t)n};
         }
     }
 }
@@ -278,6 +278,87 @@ START_TEST(test_ref_key_follows_the_reference_maps_and_cluster)
 }
 END_TEST
 
+/* Constant fills, constant-memory symbols, data and answer files and typed scalars change
+ * what the reference computes (or compares against): each is in the key; a fill value of a
+ * buffer that is not constant-filled is not. */
+START_TEST(test_ref_key_follows_fills_symbols_files_and_scalars)
+{
+    amk__run_job *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+    ck_assert(a && b);
+    make_job(a);
+    for (int change = 0; change < 9; change++) {
+        make_job(b);
+        amk__run_case *rc = &b->cases[0];
+        int same = change == 8;
+        switch (change) {
+        case 0: rc->bufs[0].init = AMK__INIT_CONSTANT; break;
+        case 1: rc->bufs[0].memory = AMK__MEM_CONSTANT; break;
+        case 2: snprintf(rc->bufs[0].symbol, sizeof rc->bufs[0].symbol, "cA"); break;
+        case 3: snprintf(rc->bufs[0].data, sizeof rc->bufs[0].data, "/d/a.npy"); break;
+        case 4: snprintf(rc->bufs[2].answer, sizeof rc->bufs[2].answer, "/d/c.npy"); break;
+        case 5: rc->ref.args[4].bytes = 4; break;
+        case 6: rc->ref.args[4].bytes = 8, rc->ref.args[4].bits = 7; break;
+        case 7: /* two constant fills with different values */
+            a->cases[0].bufs[0].init = rc->bufs[0].init = AMK__INIT_CONSTANT;
+            a->cases[0].bufs[0].fill = 1.0;
+            rc->bufs[0].fill = 2.0;
+            break;
+        case 8: rc->bufs[0].fill = 5.0; break; /* not constant-filled: ignored */
+        }
+        ck_assert_msg(same_key(a, b, 0) == same, "change %d: key %s", change,
+                      same ? "changed" : "kept");
+        make_job(a);
+    }
+    free(a);
+    free(b);
+}
+END_TEST
+
+/* The codec carries the new buffer and argument fields and refuses inconsistent ones. */
+START_TEST(test_run_job_codec_checks_constant_memory_files_and_scalars)
+{
+    amk__run_job *k = malloc(sizeof *k), *j = malloc(sizeof *j);
+    ck_assert(k && j);
+    void *buf;
+    size_t len;
+    make_job(k);
+    amk__run_case *rc = &k->cases[0];
+    rc->bufs[1].memory = AMK__MEM_CONSTANT;
+    snprintf(rc->bufs[1].symbol, sizeof rc->bufs[1].symbol, "cB");
+    rc->bufs[0].init = AMK__INIT_CONSTANT;
+    rc->bufs[0].fill = 0.25;
+    snprintf(rc->bufs[2].answer, sizeof rc->bufs[2].answer, "/x/answer.npy");
+    rc->cand.args[4].bytes = 8;
+    rc->cand.args[4].bits = UINT64_C(0x4000000000000000); /* 2.0 as a double */
+    ck_assert_int_eq(amk__run_job_encode(k, &buf, &len), AMK_OK);
+    ck_assert_int_eq(amk__run_job_decode(buf, len, j), AMK_OK);
+    free(buf);
+    ck_assert_str_eq(j->cases[0].bufs[1].symbol, "cB");
+    ck_assert(j->cases[0].bufs[0].fill == 0.25);
+    ck_assert_str_eq(j->cases[0].bufs[2].answer, "/x/answer.npy");
+    ck_assert_uint_eq(j->cases[0].cand.args[4].bits, UINT64_C(0x4000000000000000));
+    for (int bad = 0; bad < 7; bad++) {
+        make_job(k);
+        rc = &k->cases[0];
+        switch (bad) {
+        case 0: rc->bufs[0].memory = 2; break;
+        case 1: rc->bufs[0].memory = AMK__MEM_CONSTANT; break;        /* no symbol */
+        case 2: rc->bufs[2].memory = AMK__MEM_CONSTANT;               /* an output */
+                snprintf(rc->bufs[2].symbol, sizeof rc->bufs[2].symbol, "c"); break;
+        case 3: snprintf(rc->bufs[2].data, sizeof rc->bufs[2].data, "/d"); break;  /* out */
+        case 4: snprintf(rc->bufs[0].answer, sizeof rc->bufs[0].answer, "/a"); break; /* in */
+        case 5: memset(rc->bufs[0].data, 'p', sizeof rc->bufs[0].data); break;
+        case 6: rc->cand.args[4].bytes = 2; break;
+        }
+        ck_assert_int_eq(amk__run_job_encode(k, &buf, &len), AMK_OK);
+        ck_assert_msg(amk__run_job_decode(buf, len, j) == AMK_EPARSE, "bad %d accepted", bad);
+        free(buf);
+    }
+    free(j);
+    free(k);
+}
+END_TEST
+
 /* The vendor's tensor-map encoder: an element type without an encoding, and (where a
  * driver answers) a stride the driver refuses, come back as -1 with a reason; without a
  * driver (or on AMD) the reason says why nothing was encoded. */
@@ -339,14 +420,16 @@ START_TEST(test_run_job_codec_roundtrip_and_corruption)
     amk__run_case *c = &j->cases[0];
     snprintf(c->label, sizeof c->label, "N=10,dtype=f32");
     c->nbufs = 2;
-    c->bufs[0] = (amk__run_buf){"x", AMK__DT_F32, AMK__ROLE_IN, AMK__INIT_UNIFORM, 10, 1};
-    c->bufs[1] = (amk__run_buf){"y", AMK__DT_F32, AMK__ROLE_OUT, 0, 10, 1};
+    c->bufs[0] = (amk__run_buf){.name = "x", .dtype = AMK__DT_F32, .role = AMK__ROLE_IN,
+                                .init = AMK__INIT_UNIFORM, .count = 10, .reduction = 1};
+    c->bufs[1] = (amk__run_buf){.name = "y", .dtype = AMK__DT_F32, .role = AMK__ROLE_OUT,
+                                .count = 10, .reduction = 1};
     c->cand.code = 0;
     snprintf(c->cand.entry, sizeof c->cand.entry, "k");
     c->cand.nargs = 3;
     c->cand.args[0].buf = 0;
     c->cand.args[1].buf = 1;
-    c->cand.args[2] = (amk__run_arg){-1, 10};
+    c->cand.args[2] = (amk__run_arg){.buf = -1, .value = 10};
     c->ref = c->cand;
     c->ref.code = 1;
     void *buf;
@@ -400,11 +483,13 @@ static Suite *suite(void)
     tcase_add_test(key, test_ref_key_ignores_the_candidate);
     tcase_add_test(key, test_ref_key_changes_with_what_makes_the_reference);
     tcase_add_test(key, test_ref_key_follows_the_reference_maps_and_cluster);
+    tcase_add_test(key, test_ref_key_follows_fills_symbols_files_and_scalars);
 
     suite_add_tcase(s, key);
     TCase *wire = tcase_create("amk__run_job_decode");
     tcase_add_test(wire, test_run_job_codec_carries_tensor_maps_and_cluster);
     tcase_add_test(wire, test_run_job_codec_roundtrip_and_corruption);
+    tcase_add_test(wire, test_run_job_codec_checks_constant_memory_files_and_scalars);
     suite_add_tcase(s, wire);
     TCase *tmap = tcase_create("amk__gpu_tensor_map_encode");
     tcase_set_timeout(tmap, 60); /* the first runtime call may initialise a driver */

@@ -141,6 +141,91 @@ START_TEST(test_check_fill_never_zero_in_any_type)
 }
 END_TEST
 
+/* Init "constant": every element is the value in the buffer's type, zero included
+ * (Kernel Tuner's FillType Constant); int8 saturates like every conversion to it. */
+START_TEST(test_check_fill_value_every_element)
+{
+    float f[1000];
+    amk__check_fill_value(f, AMK__DT_F32, 1000, 3.5);
+    for (int i = 0; i < 1000; i++)
+        ck_assert(f[i] == 3.5f);
+    amk__check_fill_value(f, AMK__DT_F32, 10, 0.0);
+    ck_assert(f[0] == 0.0f && f[9] == 0.0f && f[10] == 3.5f); /* only count elements */
+    uint16_t h[7];
+    amk__check_fill_value(h, AMK__DT_F16, 7, 0.25);
+    for (int i = 0; i < 7; i++)
+        ck_assert_uint_eq(h[i], 0x3400); /* 0.25 in binary16 */
+    signed char c[5];
+    amk__check_fill_value(c, AMK__DT_INT8, 5, 200.0);
+    ck_assert_int_eq(c[4], 127);
+    ck_assert_int_eq(amk__init_from_name("constant"), AMK__INIT_CONSTANT);
+}
+END_TEST
+
+/* An .npy file (version 1 header padded to 64 bytes) for the data-file tests. */
+static void write_npy(const char *path, const char *dict, const void *data, size_t bytes)
+{
+    char hdr[119]; /* 10 + 118 = 128 bytes before the data */
+    size_t hl = sizeof hdr;
+    snprintf(hdr, sizeof hdr, "%-117s\n", dict);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl - 1), 0};
+    fwrite(pre, 1, 10, f);
+    fwrite(hdr, 1, hl - 1, f);
+    fwrite(data, 1, bytes, f);
+    fclose(f);
+}
+
+/* Data files ("data" inputs, "answer" outputs): .npy headers parsed (type, count, offset),
+ * raw files taken as bytes, and a file of another size or item type refused by the read. */
+START_TEST(test_data_probe_and_read)
+{
+    char dir[256], p[512];
+    amk_test_tmpdir_make(dir, sizeof dir, "numeric-data");
+    float six[6] = {1, 2, 3, 4, 5, 6}, got[6] = {0};
+    snprintf(p, sizeof p, "%s/a.npy", dir);
+    write_npy(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", six, sizeof six);
+    amk_data_info in;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_data_probe(p, &in, &d), AMK_OK);
+    ck_assert(in.is_npy && in.kind == 'f' && in.elt_size == 4 && in.count == 6);
+    ck_assert_int_eq(in.offset, 128);
+    ck_assert_int_eq(in.bytes, 24);
+    ck_assert_int_eq(amk_data_read(p, got, 24, 4, &d), AMK_OK);
+    ck_assert(got[0] == 1 && got[5] == 6);
+    ck_assert_int_eq(amk_data_read(p, got, 20, 4, &d), AMK_EPARSE); /* another count */
+    ck_assert_int_eq(amk_data_read(p, got, 24, 2, &d), AMK_EPARSE); /* another item size */
+    ck_assert_msg(strstr(d.msg, "a.npy holds 24 bytes"), "%s", d.msg);
+    snprintf(p, sizeof p, "%s/u8.npy", dir);
+    write_npy(p, "{'descr': '|u1', 'fortran_order': False, 'shape': (6,), }", six, 6);
+    ck_assert_int_eq(amk_data_probe(p, &in, &d), AMK_OK);
+    ck_assert(in.kind == 'u' && in.elt_size == 1 && in.count == 6);
+    static const char *const bad[] = {
+        "{'descr': '>f4', 'fortran_order': False, 'shape': (6,), }",   /* big-endian */
+        "{'descr': '<c8', 'fortran_order': False, 'shape': (3,), }",   /* complex */
+        "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }",  /* Fortran order */
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (7,), }",   /* more than the data */
+        "{'fortran_order': False, 'shape': (6,), }",                   /* no descr */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(p, sizeof p, "%s/bad%zu.npy", dir, i);
+        write_npy(p, bad[i], six, sizeof six);
+        ck_assert_msg(amk_data_probe(p, &in, &d) == AMK_EPARSE, "bad %zu accepted", i);
+    }
+    snprintf(p, sizeof p, "%s/raw.bin", dir);
+    amk_test_write_file(p, "0123456789");
+    ck_assert_int_eq(amk_data_probe(p, &in, &d), AMK_OK);
+    ck_assert(!in.is_npy && in.bytes == 10 && in.offset == 0);
+    char ten[10];
+    ck_assert_int_eq(amk_data_read(p, ten, 10, 1, &d), AMK_OK);
+    ck_assert(ten[9] == '9');
+    snprintf(p, sizeof p, "%s/none", dir);
+    ck_assert_int_eq(amk_data_probe(p, &in, &d), AMK_EIO);
+    amk_test_tmpdir_remove(dir);
+}
+END_TEST
+
 START_TEST(test_check_threads_from_environment)
 {
     setenv("AMK_CHECK_THREADS", "3", 1);
@@ -918,6 +1003,8 @@ static Suite *suite(void)
     tcase_add_test(fill, test_check_fill_prefix_is_shorter_fill);
     tcase_add_test(fill, test_check_fill_never_zero_in_any_type);
     tcase_add_test(fill, test_check_threads_from_environment);
+    tcase_add_test(fill, test_check_fill_value_every_element);
+    tcase_add_test(fill, test_data_probe_and_read);
     tcase_add_test(fill, test_check_threads_for_shares_the_cores);
     suite_add_tcase(s, fill);
     TCase *cmp = tcase_create("amk__check_compare");

@@ -1255,6 +1255,153 @@ static amk_spec *load_json(cJSON *j)
     return s;
 }
 
+/* ---- kernels as written: scalars, defines, headers, constant fills, constant memory,
+ * data and answer files (SPEC.md) ---- */
+
+static cJSON *asis_spec(void)
+{
+    cJSON *j = base_spec();
+    set(j, NULL, "buffers",
+        "[{\"name\": \"A\", \"dtype\": \"f32\", \"count\": \"M * K\", \"role\": \"in\", "
+        "\"init\": \"constant\", \"value\": 0.5}, "
+        "{\"name\": \"B\", \"dtype\": \"f32\", \"count\": \"K * N\", \"role\": \"in\", "
+        "\"memory\": \"constant\", \"symbol\": \"cB\"}, "
+        "{\"name\": \"C\", \"dtype\": \"f32\", \"count\": \"M * N\", \"role\": \"out\"}]");
+    set(j, NULL, "scalars",
+        "{\"alpha\": {\"dtype\": \"f32\", \"value\": 1.5}, "
+        "\"big\": {\"dtype\": \"u64\", \"value\": 18446744073709549568}}");
+    set(j, NULL, "defines", "{\"kernel_tuner\": 1, \"tiles\": \"BM / TM\"}");
+    set(j, NULL, "args", "[\"A\", \"B\", \"C\", \"M\", \"alpha\", \"big\"]");
+    return j;
+}
+
+START_TEST(test_amk_spec_load_asis_fields)
+{
+    amk_spec *s = load_json(asis_spec());
+    amk_spec_buffer b;
+    ck_assert_int_eq(amk_spec_buffer_at(s, 0, &b), AMK_OK);
+    ck_assert_str_eq(b.init, "constant");
+    ck_assert(b.value == 0.5 && !b.constant_memory && b.symbol == NULL && b.data == NULL);
+    ck_assert_int_eq(amk_spec_buffer_at(s, 1, &b), AMK_OK);
+    ck_assert(b.constant_memory == 1);
+    ck_assert_str_eq(b.symbol, "cB");
+    ck_assert_int_eq(amk_spec_n_scalars(s), 2);
+    amk_spec_scalar sc;
+    ck_assert_int_eq(amk_spec_scalar_at(s, 0, &sc), AMK_OK);
+    ck_assert_str_eq(sc.name, "alpha");
+    ck_assert_str_eq(sc.dtype, "f32");
+    ck_assert(sc.value == 1.5);
+    ck_assert_int_eq(amk_spec_scalar_at(s, 1, &sc), AMK_OK);
+    ck_assert((uint64_t)sc.ivalue == UINT64_C(18446744073709549568));
+    ck_assert_int_eq(amk_spec_scalar_at(s, 2, &sc), AMK_EINVAL);
+    ck_assert_int_eq(amk_spec_n_defines(s), 2);
+    const char *name;
+    const amk_expr *e;
+    ck_assert_int_eq(amk_spec_define_at(s, 1, &name, &e), AMK_OK);
+    ck_assert_str_eq(name, "tiles");
+    amk_config c;
+    amk_config_default(s, NULL, &c);
+    int64_t v = 0;
+    ck_assert_int_eq(amk_config_eval_expr(&c, NULL, e, &v, NULL), AMK_OK);
+    ck_assert_int_eq(v, amk_spec_param_value(s, 0, c.choice[0]) /
+                            amk_spec_param_value(s, 3, c.choice[3]));
+    ck_assert_int_eq(amk_spec_n_headers(s), 0);
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_spec_load_asis_errors)
+{
+    static const struct {
+        const char *path, *key, *value, *want;
+    } bad[] = {
+        {NULL, "scalars", "{\"x\": {\"dtype\": \"f16\", \"value\": 1}}", "unknown scalar dtype 'f16'"},
+        {NULL, "scalars", "{\"x\": {\"dtype\": \"i32\", \"value\": 3000000000}}", "is not a i32"},
+        {NULL, "scalars", "{\"x\": {\"dtype\": \"u32\", \"value\": 1.5}}", "is not a u32"},
+        {NULL, "scalars", "{\"BM\": {\"dtype\": \"f32\", \"value\": 1}}", "'BM' is already"},
+        {NULL, "scalars", "{\"x\": {\"dtype\": \"f32\"}}", "scalars.x"},
+        {NULL, "defines", "{\"BM\": 1}", "defines.BM: 'BM' is already"},
+        {NULL, "defines", "{\"AMK_X\": 1}", "outside amk's AMK_ names"},
+        {NULL, "defines", "{\"d\": \"Q + 1\"}", "unknown name 'Q'"},
+        {NULL, "headers", "[\"missing.h\"]", "headers[0]: file 'missing.h' not found"},
+        {"buffers.0", "init", "\"constant\"", "init 'constant' needs a finite number 'value'"},
+        {"buffers.0", "value", "2", "'value' is only for init 'constant'"},
+        {"buffers.0", "memory", "\"texture\"", "texture memory is not supported"},
+        {"buffers.2", "memory", "\"constant\"", "only an input (role in)"},
+        {"buffers.0", "symbol", "\"s\"", "'symbol' is only for memory 'constant'"},
+        {"buffers.2", "data", "\"tgemm.hip\"", "an output buffer has no input data"},
+        {"buffers.0", "answer", "\"tgemm.hip\"", "only outputs have an answer"},
+        {"buffers.0", "data", "\"tgemm.hip\"", "give either 'data' or 'init'"},
+        {"buffers.2", "answer", "\"nope.npy\"", "file 'nope.npy' not found"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cJSON *j = base_spec();
+        if (bad[i].path && !strcmp(bad[i].path, "buffers.0"))
+            set(cJSON_GetArrayItem(at(j, "buffers"), 0), NULL, bad[i].key, bad[i].value);
+        else if (bad[i].path)
+            set(cJSON_GetArrayItem(at(j, "buffers"), 2), NULL, bad[i].key, bad[i].value);
+        else
+            set(j, NULL, bad[i].key, bad[i].value);
+        expect_spec_error(j, AMK_ESPEC, bad[i].want, NULL);
+    }
+}
+END_TEST
+
+/* An .npy data file and an answer load with their item types checked against the buffer;
+ * a header of the folder is listed. */
+START_TEST(test_amk_spec_load_data_files)
+{
+    static const unsigned char npy_f4[] =
+        "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
+    cJSON *j = base_spec();
+    cJSON *bufs = at(j, "buffers");
+    cJSON_DeleteItemFromObject(cJSON_GetArrayItem(bufs, 0), "init");
+    set(cJSON_GetArrayItem(bufs, 0), NULL, "data", "\"a.npy\"");
+    set(cJSON_GetArrayItem(bufs, 2), NULL, "answer", "\"c.bin\"");
+    set(j, NULL, "headers", "[\"util.h\"]");
+    const char *dir = make_dir(j);
+    cJSON_Delete(j);
+    char path[512];
+    snprintf(path, sizeof path, "%s/a.npy", dir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fwrite(npy_f4, 1, 10, f); /* magic, version, header length 0x76 = 118 */
+    char hdr[119];
+    snprintf(hdr, sizeof hdr, "%-117s\n", (const char *)npy_f4 + 10);
+    fwrite(hdr, 1, 118, f);
+    float four[4] = {1, 2, 3, 4};
+    fwrite(four, sizeof four, 1, f);
+    fclose(f);
+    write_text(dir, "c.bin", "0123456789abcdef");
+    write_text(dir, "util.h", "#define UTIL 1\n");
+    amk_spec *s = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_spec_load(dir, &s, &d) == AMK_OK, "%s", d.msg);
+    amk_spec_buffer b;
+    amk_spec_buffer_at(s, 0, &b);
+    ck_assert_str_eq(b.data, "a.npy");
+    amk_spec_buffer_at(s, 2, &b);
+    ck_assert_str_eq(b.answer, "c.bin");
+    ck_assert_int_eq(amk_spec_n_headers(s), 1);
+    ck_assert_str_eq(amk_spec_header(s, 0), "util.h");
+    amk_spec_free(s);
+    /* the same file as an int8 buffer's data: f32 items do not fit */
+    cJSON *k = base_spec();
+    cJSON *b0 = cJSON_GetArrayItem(at(k, "buffers"), 0);
+    cJSON_DeleteItemFromObject(b0, "init");
+    set(b0, NULL, "dtype", "\"int8\"");
+    set(b0, NULL, "data", "\"a.npy\"");
+    char *text = cJSON_Print(k);
+    cJSON_Delete(k);
+    write_text(dir, "spec.json", text);
+    free(text);
+    s = NULL;
+    ck_assert_int_eq(amk_spec_load(dir, &s, &d), AMK_ESPEC);
+    assert_has(d.msg, "'a.npy' holds f32 items, the buffer is int8");
+    amk_test_tmpdir_remove(tmpdir);
+}
+END_TEST
+
 START_TEST(test_amk_spec_load_bad_tensor_maps)
 {
     cJSON *j = tmap_spec();
@@ -2357,6 +2504,8 @@ static Suite *suite(void)
         {"amk_spec_compiled", {test_amk_spec_compiled_kernel_reference_buffers,
                                test_amk_spec_tolerance_defaults_resolved_once}},
         {"amk_config_launch", {test_amk_config_launch_geometry}},
+        {"amk_spec_asis", {test_amk_spec_load_asis_fields, test_amk_spec_load_asis_errors,
+                           test_amk_spec_load_data_files}},
         {"amk_config_tensor_map", {test_amk_spec_load_bad_tensor_maps,
                                    test_amk_config_tensor_map_values,
                                    test_amk_config_check_tensor_map_rules,

@@ -132,10 +132,38 @@ PY
     [ ! -e out_dir ] || fail "'$LAST' wrote out_dir"
 }
 badk 'ks["Language"] = "OpenCL"' "KernelSpecification.Language: 'OpenCL': only CUDA kernels"
-badk 'ks["Arguments"].append({"Name": "alpha", "Type": "float", "MemoryType": "Scalar", "FillValue": 0.5})' \
-    "alpha: a scalar of type 'float' is not supported"
-badk 'ks["Arguments"][1]["MemType"] = "Constant"' "A: MemType 'Constant'"
-badk 'ks["Arguments"][1]["FillType"] = "Constant"' "A: an input filled with a constant"
+badk 'ks["Arguments"].append({"Name": "alpha", "Type": "char*", "MemoryType": "Scalar", "FillValue": 0.5})' \
+    "alpha: a scalar of type 'char*' is not supported"
+badk 'ks["Arguments"][1]["MemType"] = "Texture"' "A: MemType 'Texture' is not supported"
+badk 'ks["Arguments"][1]["FillType"] = "BinaryRaw"' "A: FillType 'BinaryRaw' is not supported"
+badk 'ks["Arguments"][1]["FillType"] = "Constant"; ks["Arguments"][1].pop("FillValue", None)' \
+    "A: FillType Constant needs a numeric FillValue"
+badk 'ks["Arguments"][0]["MemType"] = "Constant"' "C: an output cannot live in constant memory"
+# accepted with --kernel: what Kernel Tuner's T1 reader does with them (SPEC.md)
+okk() { # okk PYTHON-EDIT PYTHON-CHECK-OF-spec.json (d) [EXPECTED-STDERR]
+    python3 - "$MM/matmul.json" "$1" >okk.json <<'PY'
+import json, sys
+t1 = json.load(open(sys.argv[1]))
+ks = t1["KernelSpecification"]
+exec(sys.argv[2])
+json.dump(t1, sys.stdout)
+PY
+    rm -rf okk_dir
+    run import okk.json --kernel "$MM/matmul.cu" -o okk_dir
+    expect_rc 0
+    expect_py okk_dir/spec.json "$2"
+    [ -z "${3:-}" ] || expect_err "$3"
+}
+okk 'ks["Arguments"].append({"Name": "alpha", "Type": "float", "MemoryType": "Scalar", "FillValue": 0.5})' \
+    'd["scalars"] == {"alpha": {"dtype": "f32", "value": 0.5}} and d["args"][-1] == "alpha"'
+okk 'ks["Arguments"].append({"Name": "beta", "Type": "double", "MemoryType": "Scalar", "FillValue": -2.25})' \
+    'd["scalars"]["beta"] == {"dtype": "f64", "value": -2.25}'
+okk 'ks["Arguments"][1]["FillType"] = "Constant"; ks["Arguments"][1]["FillValue"] = 3.5' \
+    'd["buffers"][1]["init"] == "constant" and d["buffers"][1]["value"] == 3.5'
+okk 'ks["Arguments"][1]["MemType"] = "Constant"' \
+    '"memory" not in d["buffers"][1] and d["args"] == ["C", "A", "B"]' \
+    "MemType Constant, but the kernel declares no __constant__ 'A': passed as a kernel argument only"
+expect_py okk_dir/spec.json 'd["defines"] == {"kernel_tuner": 1}'
 badk 'ks["Arguments"][1]["Type"] = "double"' "element type 'double' is not supported"
 badk 'ks["Arguments"][0]["Output"] = 0; ks["Arguments"][0]["FillType"] = "Random"' "no argument has Output set"
 badk 'ks["KernelName"] = "mat<float>"' "KernelSpecification.KernelName: expected the kernel's function name"
@@ -153,6 +181,30 @@ PY
 run import baddef.json -o baddef
 expect_rc 0
 expect_err "the default config is not valid (restriction '(block_size_y * tile_size_y" "searches that start from it start from another config"
+# --- --kernel with what Kernel Tuner kernels use: constant memory, a constant-filled input,
+# float/double scalars, a header of the kernel's folder, an invalid T1 default -------------
+AS="$SRC/tests/fixtures/t1/asis"
+run import "$AS/asis.json" --kernel "$AS/asis.cu" -o as
+expect_rc 0
+expect_err "so tile_size_x moves from 4 to 2"
+expect_py as/spec.json 'd["headers"] == ["asis_coef.h"] and d["defines"] == {"kernel_tuner": 1}'
+expect_py as/spec.json '[b.get("memory") for b in d["buffers"]] == [None, None, None, "constant"]'
+expect_py as/spec.json 'd["buffers"][2]["init"] == "constant" and d["buffers"][2]["value"] == 0.25'
+expect_py as/spec.json 'd["buffers"][0]["role"] == "out" and "init" not in d["buffers"][0]'
+expect_py as/spec.json 'd["scalars"] == {"alpha": {"dtype": "f32", "value": 1.5}, "beta": {"dtype": "f64", "value": -0.5}}'
+expect_py as/spec.json 'd["derived"] == {"n": "100000"} and d["args"] == ["y", "x", "bias", "coef", "alpha", "beta", "n"]'
+expect_py as/spec.json 'd["params"]["tile_size_x"]["default"] == 2'
+cmp -s "$AS/asis_coef.h" as/asis_coef.h || fail "the header was not copied unmodified"
+run compile asis --spec-dir as --random 2 --jobs 1 --cache-dir "$WORK/cc"
+if [ "$RC" -eq 4 ] && grep -qF "hiprtc" "$WORK/err"; then # a HIP build: an AMD arch
+    run compile asis --spec-dir as --random 2 --jobs 1 --cache-dir "$WORK/cc" --arch gfx90a
+fi
+if [ "$RC" -eq 4 ]; then
+    echo "cli_import: no runtime compiler in this build: asis is not compiled"
+else
+    expect_rc 0
+    [ "$(grep -c ' ok ' "$WORK/out")" -eq 4 ] || fail "asis: expected 4 ok units (3 configs + reference)"
+fi
 run import "$MM/matmul.json" --kernel "$WORK/nothing.cu" -o out_dir
 expect_rc 2
 expect_err "nothing.cu"

@@ -38,8 +38,35 @@ static int find_map(const amk__run_case *rc, const char *name)
     return -1;
 }
 
+/* A "scalars" entry as a by-value argument: its bytes and size. 0 when name is no scalar. */
+static int scalar_arg(const amk_spec *sp, const char *name, amk__run_arg *a)
+{
+    for (int i = 0; i < amk_spec_n_scalars(sp); i++) {
+        amk_spec_scalar sc;
+        amk_spec_scalar_at(sp, i, &sc);
+        if (strcmp(sc.name, name) != 0)
+            continue;
+        a->bits = 0;
+        if (!strcmp(sc.dtype, "f32")) {
+            float f = (float)sc.value;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            a->bits = u, a->bytes = 4;
+        } else if (!strcmp(sc.dtype, "f64")) {
+            memcpy(&a->bits, &sc.value, 8);
+            a->bytes = 8;
+        } else if (!strcmp(sc.dtype, "i32") || !strcmp(sc.dtype, "u32")) {
+            a->bits = (uint32_t)sc.ivalue, a->bytes = 4;
+        } else {
+            a->bits = (uint64_t)sc.ivalue, a->bytes = 8;
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* Arguments of a kernel: buffer names become device pointers, tensor-map names the encoded
- * maps (by value), other names int32 values. */
+ * maps (by value), scalars their typed value, other names int32 values. */
 static int build_args(const amk_config *c, const amk_limits *lim, int n,
                       const char *(*arg_at)(const amk_spec *, int), const amk__run_case *rc,
                       amk__run_kernel *k, amk_diag *d)
@@ -53,7 +80,9 @@ static int build_args(const amk_config *c, const amk_limits *lim, int n,
         int b = find_buf(rc, a), m = find_map(rc, a);
         k->args[i].buf = b >= 0 ? b : m >= 0 ? AMK__RUN_ARG_TMAP(m) : -1;
         k->args[i].value = 0;
-        if (b >= 0 || m >= 0)
+        k->args[i].bits = 0;
+        k->args[i].bytes = 0;
+        if (b >= 0 || m >= 0 || scalar_arg(c->spec, a, &k->args[i]))
             continue;
         int64_t v;
         if (amk_config_eval(c, lim, a, &v, d) != AMK_OK)
@@ -62,6 +91,46 @@ static int build_args(const amk_config *c, const amk_limits *lim, int n,
             return amk_diag_set(d, AMK_ECONFIG, "args[%d] '%s' = %lld is outside int32", i, a,
                                 (long long)v);
         k->args[i].value = (int32_t)v;
+    }
+    return AMK_OK;
+}
+
+/* The absolute paths of buffer b's data / answer file. */
+static int data_paths(const amk_spec *sp, const amk_spec_buffer *b, int i, amk__run_buf *rb,
+                      amk_diag *d)
+{
+    const char *rel[2] = {b->data, b->answer};
+    char *dst[2] = {rb->data, rb->answer};
+    for (int k = 0; k < 2; k++) {
+        dst[k][0] = '\0';
+        if (!rel[k])
+            continue;
+        char *dir = realpath(amk_spec_dir(sp), NULL);
+        int n = snprintf(dst[k], AMK__RUN_PATH_MAX, "%s/%s", dir ? dir : amk_spec_dir(sp), rel[k]);
+        free(dir);
+        if (n < 0 || n >= AMK__RUN_PATH_MAX)
+            return amk_diag_set(d, AMK_EUNSUPPORTED, "buffers[%d] %s: the path of '%s' is over %d "
+                                "bytes", i, b->name, rel[k], AMK__RUN_PATH_MAX - 1);
+    }
+    return AMK_OK;
+}
+
+/* A data or answer file must hold the buffer's bytes at this shape (a file fits one shape:
+ * other shapes of the check set are left out). */
+static int data_fits(const amk__run_buf *rb, int i, amk_diag *d)
+{
+    const char *f[2] = {rb->data, rb->answer};
+    for (int k = 0; k < 2; k++) {
+        amk_data_info in;
+        if (!f[k][0])
+            continue;
+        if (amk_data_probe(f[k], &in, d) != AMK_OK)
+            return amk_diag_prefix(d, "buffers[%d] %s", i, rb->name);
+        int64_t want = rb->count * (int64_t)amk__dtype_size(rb->dtype);
+        if (in.bytes != want)
+            return amk_diag_set(d, AMK_ECONFIG, "buffers[%d] %s: %s holds %lld bytes, the "
+                                "buffer needs %lld (%lld elements)", i, rb->name, f[k],
+                                (long long)in.bytes, (long long)want, (long long)rb->count);
     }
     return AMK_OK;
 }
@@ -125,11 +194,18 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
         if (rb->init < 0)
             return amk_diag_set(d, AMK_ESPEC, "buffers[%d] %s: unknown init '%s'", i, rb->name,
                                 b.init);
+        if (data_paths(sp, &b, i, rb, d) != AMK_OK)
+            return d ? d->code : AMK_ESPEC;
+        rb->fill = b.value;
+        rb->memory = b.constant_memory ? AMK__MEM_CONSTANT : AMK__MEM_GLOBAL;
+        snprintf(rb->symbol, sizeof rb->symbol, "%s", b.symbol ? b.symbol : "");
         if (amk_config_eval_expr(c, lim, b.count, &rb->count, d) != AMK_OK)
             return amk_diag_prefix(d, "buffers[%d] %s: count", i, rb->name);
         if (rb->count < 1 || rb->count > ((int64_t)1 << 40) / (int64_t)amk__dtype_size(rb->dtype))
             return amk_diag_set(d, AMK_ECONFIG, "buffers[%d] %s: %lld elements is out of range",
                                 i, rb->name, (long long)rb->count);
+        if (data_fits(rb, i, d) != AMK_OK)
+            return d ? d->code : AMK_ECONFIG;
         int64_t r = red_all;
         if (b.tolerance_reduction &&
             amk_config_eval_expr(c, lim, b.tolerance_reduction, &r, d) != AMK_OK)

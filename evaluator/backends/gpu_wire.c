@@ -69,9 +69,13 @@ static int kernel_ok(const amk__run_kernel *k, int ncodes, int nbufs, int nmaps,
     if (k->code >= ncodes || k->nargs < 0 || k->nargs > AMK__RUN_MAX_ARGS ||
         memchr(k->entry, '\0', sizeof k->entry) == NULL || !k->entry[0])
         return 0;
-    for (int i = 0; i < k->nargs; i++)
-        if (k->args[i].buf >= nbufs || k->args[i].buf < AMK__RUN_ARG_TMAP(nmaps - 1))
+    for (int i = 0; i < k->nargs; i++) {
+        const amk__run_arg *a = &k->args[i];
+        if (a->buf >= nbufs || a->buf < AMK__RUN_ARG_TMAP(nmaps - 1))
             return 0;
+        if (a->buf == -1 && a->bytes != 0 && a->bytes != 4 && a->bytes != 8)
+            return 0;
+    }
     return 1;
 }
 
@@ -117,7 +121,14 @@ int amk__run_job_decode(const void *buf, size_t len, amk__run_job *j)
             const amk__run_buf *rb = &k->bufs[b];
             if (rb->dtype < 0 || rb->dtype >= AMK__DT_COUNT || rb->count < 1 ||
                 rb->role < AMK__ROLE_IN || rb->role > AMK__ROLE_INOUT ||
-                memchr(rb->name, '\0', sizeof rb->name) == NULL)
+                memchr(rb->name, '\0', sizeof rb->name) == NULL ||
+                memchr(rb->symbol, '\0', sizeof rb->symbol) == NULL ||
+                memchr(rb->data, '\0', sizeof rb->data) == NULL ||
+                memchr(rb->answer, '\0', sizeof rb->answer) == NULL ||
+                (rb->data[0] && rb->role == AMK__ROLE_OUT) ||
+                (rb->answer[0] && rb->role == AMK__ROLE_IN) ||
+                (rb->memory != AMK__MEM_GLOBAL && rb->memory != AMK__MEM_CONSTANT) ||
+                (rb->memory == AMK__MEM_CONSTANT && (rb->role != AMK__ROLE_IN || !rb->symbol[0])))
                 return AMK_EPARSE;
         }
         if (k->nmaps < 0 || k->nmaps > AMK__RUN_MAX_TMAPS)
@@ -165,6 +176,8 @@ uint64_t amk__ref_key_make(const amk__run_job *j, int ci, amk__ref_key *key)
     for (int i = 0; i < r->nargs && i < AMK__RUN_MAX_ARGS; i++) {
         key->args[i].buf = r->args[i].buf;
         key->args[i].value = r->args[i].buf == -1 ? r->args[i].value : 0;
+        key->args[i].bits = r->args[i].buf == -1 ? r->args[i].bits : 0;
+        key->args[i].bytes = r->args[i].buf == -1 ? r->args[i].bytes : 0;
         int m = AMK__RUN_ARG_TMAP_INDEX(r->args[i].buf);
         if (m >= 0 && m < c->nmaps && m < AMK__RUN_MAX_TMAPS) {
             const amk__run_tmap *t = &c->maps[m];
@@ -192,6 +205,11 @@ uint64_t amk__ref_key_make(const amk__run_job *j, int ci, amk__ref_key *key)
         key->bufs[b].dtype = rb->dtype;
         key->bufs[b].role = rb->role;
         key->bufs[b].init = rb->init;
+        key->bufs[b].memory = rb->memory;
+        key->bufs[b].fill = rb->init == AMK__INIT_CONSTANT ? rb->fill : 0;
+        snprintf(key->bufs[b].symbol, sizeof key->bufs[b].symbol, "%s", rb->symbol);
+        key->bufs[b].data = rb->data[0] ? amk_hash64(rb->data, strlen(rb->data)) : 0;
+        key->bufs[b].answer = rb->answer[0] ? amk_hash64(rb->answer, strlen(rb->answer)) : 0;
     }
     return amk_hash64(key, sizeof *key);
 }

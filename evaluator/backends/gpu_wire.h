@@ -17,7 +17,8 @@
 #define AMK__RUN_MAX_ARGS 32
 #define AMK__RUN_MAX_CODES 4
 #define AMK__RUN_MAX_CASES 6
-#define AMK__RUN_MAX_TMAPS 16 /* a spec has at most 8; a re-measure carries two configs' */
+#define AMK__RUN_MAX_TMAPS 16
+#define AMK__RUN_PATH_MAX 256 /* absolute path of a data file (SPEC.md "data", "answer") */ /* a spec has at most 8; a re-measure carries two configs' */
 
 enum { AMK__RUN_OP_QUERY = 1, AMK__RUN_OP_EVAL = 2, AMK__RUN_OP_REMEASURE = 3 };
 enum { AMK__ROLE_IN = 1, AMK__ROLE_OUT = 2, AMK__ROLE_INOUT = 3 };
@@ -29,13 +30,23 @@ typedef struct amk__run_buf {
     int init;               /* AMK__INIT_* (inputs) */
     int64_t count;          /* elements, >= 1 */
     double reduction;       /* tolerance reduction length (outputs) */
+    double fill;            /* AMK__INIT_CONSTANT: every element's value */
+    int memory;             /* AMK__MEM_*: constant = also copied into symbol before launches */
+    char symbol[AMK_NAME_MAX]; /* the __constant__ symbol ("" unless AMK__MEM_CONSTANT) */
+    char data[AMK__RUN_PATH_MAX];   /* "": none; else the file the input's bytes come from */
+    char answer[AMK__RUN_PATH_MAX]; /* "": none; else the file of the output's expected bytes,
+                                       which replace the reference's output in the compare */
 } amk__run_buf;
+enum { AMK__MEM_GLOBAL = 0, AMK__MEM_CONSTANT = 1 };
 
 typedef struct amk__run_arg {
-    int buf;                /* >= 0: device pointer of that buffer; -1: the int32 value;
+    int buf;                /* >= 0: device pointer of that buffer; -1: a value (below);
                                <= -2: the case's tensor map AMK__RUN_ARG_TMAP_INDEX(buf), by
                                value (128 bytes) */
-    int32_t value;
+    int32_t value;          /* bytes == 0: the int32 value */
+    uint64_t bits;          /* bytes 4 or 8: the value's bytes (a 4-byte one in the low half) */
+    int32_t bytes;          /* 0 (int32 `value`), 4 or 8 (a scalar: f32, u32, f64, i64, u64) */
+    int32_t reserved;       /* zero: no padding in amk__ref_key */
 } amk__run_arg;
 #define AMK__RUN_ARG_TMAP(m) (-2 - (m))
 #define AMK__RUN_ARG_TMAP_INDEX(buf) (-2 - (buf))
@@ -146,7 +157,8 @@ int amk__run_query_encode(int device, void **out, size_t *len);
 /* Everything that determines the inputs of case ci of an EVAL job and its reference's
  * outputs: the seed and the case's stream, the reference code object (by content: hash and
  * size, not its index in the job), entry, launch and arguments (with the tensor maps they
- * name), and the buffers (name, dtype, role, init, count). Nothing of the candidate, the
+ * name), and the buffers (name, dtype, role, init and fill value, count, constant-memory
+ * symbol). Nothing of the candidate, the
  * label or the tolerance. The run worker keeps a case's host inputs and reference outputs
  * across jobs under this key.
  * Built zeroed field by field, so two keys are equal exactly when memcmp says so. */
@@ -161,7 +173,11 @@ typedef struct amk__ref_key { /* members ordered so that there is no padding */
     struct {
         int64_t count;
         char name[AMK_NAME_MAX];
-        int dtype, role, init, zero;
+        int dtype, role, init, memory;
+        double fill;
+        char symbol[AMK_NAME_MAX];
+        uint64_t data, answer; /* amk_hash64 of the paths (0: none); files do not change
+                                  during a run */
     } bufs[AMK__RUN_MAX_BUFS];
     amk__run_tmap maps[AMK__RUN_MAX_TMAPS]; /* those the reference's args name; others zero */
 } amk__ref_key;

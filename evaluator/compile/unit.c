@@ -146,6 +146,33 @@ static int add_dtype_defines(amk_compile_unit *u, const amk_config *c, amk_diag 
     return add_option(u, opt, d);
 }
 
+/* The spec's "defines" as -DNAME=<value>: evaluated for c (the template) or for the default
+ * params at c's shape (the reference, whose code must not change with the config). */
+static int add_spec_defines(amk_compile_unit *u, const amk_config *c, int at_config,
+                            amk_diag *d)
+{
+    amk_config dc;
+    const amk_config *at = c;
+    if (!at_config) {
+        amk_config_default(c->spec, &c->shape, &dc);
+        at = &dc;
+    }
+    for (int i = 0; i < amk_spec_n_defines(c->spec); i++) {
+        const char *name;
+        const amk_expr *e;
+        int64_t v;
+        char opt[128];
+        amk_spec_define_at(c->spec, i, &name, &e);
+        int rc = amk_config_eval_expr(at, NULL, e, &v, d);
+        if (rc != AMK_OK)
+            return amk_diag_prefix(d, "defines.%s", name);
+        snprintf(opt, sizeof opt, "-D%s=%lld", name, (long long)v);
+        if ((rc = add_option(u, opt, d)) != AMK_OK)
+            return rc;
+    }
+    return AMK_OK;
+}
+
 /* Reads DIR/<file> of a spec, refusing names that leave the folder. */
 static int read_spec_file(const amk_spec *s, const char *file, char **text, size_t *len,
                           amk_diag *d)
@@ -156,6 +183,58 @@ static int read_spec_file(const amk_spec *s, const char *file, char **text, size
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", amk_spec_dir(s), file);
     return amk_fs_read_all(path, text, len, d);
+}
+
+/* Appends text to sb with every line `#include "H"` (H one of the spec's "headers") replaced
+ * by H's text between #line markers, recursively (depth <= 4). */
+static int put_expanded(amk_sb *sb, const amk_spec *s, const char *file, const char *text,
+                        size_t len, int depth, amk_diag *d)
+{
+    const char *p = text, *end = text + len;
+    int line = 1;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *le = nl ? nl : end;
+        const char *q = p;
+        while (q < le && (*q == ' ' || *q == '\t'))
+            q++;
+        const char *hit = NULL;
+        size_t hn = 0;
+        if (q < le && *q == '#' && amk_spec_n_headers(s) > 0) {
+            q++;
+            while (q < le && (*q == ' ' || *q == '\t'))
+                q++;
+            if ((size_t)(le - q) > 9 && !strncmp(q, "include", 7)) {
+                const char *o = memchr(q, '"', (size_t)(le - q));
+                const char *c = o ? memchr(o + 1, '"', (size_t)(le - o - 1)) : NULL;
+                for (int i = 0; c && i < amk_spec_n_headers(s); i++) {
+                    const char *h = amk_spec_header(s, i);
+                    if (strlen(h) == (size_t)(c - o - 1) && !strncmp(o + 1, h, (size_t)(c - o - 1)))
+                        hit = h, hn = strlen(h);
+                }
+            }
+        }
+        if (hit && depth < 4) {
+            char *ht = NULL;
+            size_t hl = 0;
+            int rc = read_spec_file(s, hit, &ht, &hl, d);
+            if (rc != AMK_OK)
+                return rc;
+            amk_sb_printf(sb, "#line 1 \"%.*s\"\n", (int)hn, hit);
+            rc = put_expanded(sb, s, hit, ht, hl, depth + 1, d);
+            free(ht);
+            if (rc != AMK_OK)
+                return rc;
+            amk_sb_printf(sb, "\n#line %d \"%s\"\n", line + 1, file);
+        } else {
+            amk_sb_putn(sb, p, (size_t)(le - p));
+            if (nl)
+                amk_sb_putn(sb, "\n", 1);
+        }
+        p = nl ? nl + 1 : end;
+        line++;
+    }
+    return AMK_OK;
 }
 
 /* Shared body of the config and reference unit builders. */
@@ -184,6 +263,17 @@ static int build_unit(const amk_config *c, const char *arch, const char *name,
     char *text = NULL;
     size_t len = 0;
     rc = read_spec_file(c->spec, file, &text, &len, d);
+    if (rc == AMK_OK && amk_spec_n_headers(c->spec) > 0) {
+        amk_sb sb = {0};
+        rc = put_expanded(&sb, c->spec, file, text, len, 0, d);
+        free(text);
+        text = NULL;
+        if (rc == AMK_OK && sb.oom)
+            rc = amk_diag_set(d, AMK_ENOMEM, "compile unit: out of memory");
+        len = sb.len;
+        text = rc == AMK_OK ? amk_sb_take(&sb) : NULL;
+        amk_sb_free(&sb);
+    }
     if (rc == AMK_OK)
         rc = set_source(u, vendor, file, text, len, d);
     free(text);
@@ -193,6 +283,8 @@ static int build_unit(const amk_config *c, const char *arch, const char *name,
         for (int i = 0; i < n && rc == AMK_OK; i++)
             rc = add_option(u, defs[i], d);
     }
+    if (rc == AMK_OK)
+        rc = add_spec_defines(u, c, with_params, d);
     if (rc == AMK_OK)
         rc = add_dtype_defines(u, c, d);
     if (rc == AMK_OK)

@@ -124,7 +124,8 @@ static void set_args(amk__dev_set *s, int which, const amk__run_kernel *k)
         } else if (k->args[i].buf < -1) {
             s->argv[which][i] = s->tmap[AMK__RUN_ARG_TMAP_INDEX(k->args[i].buf)];
         } else {
-            s->ival[which][i] = k->args[i].value;
+            s->ival[which][i] = k->args[i].bytes ? k->args[i].bits
+                                                 : (uint64_t)(uint32_t)k->args[i].value;
             s->argv[which][i] = &s->ival[which][i];
         }
     }
@@ -295,16 +296,69 @@ out:
     return 0;
 }
 
+/* Copies case c's constant-memory inputs (host copies in[]) into the __constant__ symbols
+ * of kernel k's module, found through the module's global lookup. The symbols belong to the
+ * module, not to a launch or a buffer set, so this runs before the launches of each kernel
+ * (Kernel Tuner's cmem_args). A too small symbol is the config's run error, and so is a
+ * missing one in the candidate (`required`); an independent reference may read the data
+ * through its pointer argument instead and have no such symbol. */
+static int fill_constants(const amk__run_job *j, const amk__run_case *c,
+                          const amk__run_kernel *k, void *const *in, int required,
+                          amk__run_ctx *x)
+{
+    char eb[256];
+    hipModule_t m = NULL;
+    for (int b = 0; b < c->nbufs; b++) {
+        const amk__run_buf *rb = &c->bufs[b];
+        if (rb->memory != AMK__MEM_CONSTANT)
+            continue;
+        hipError_t e = m ? hipSuccess : amk__rw_module(&j->codes[k->code], &m);
+        void *sym = NULL;
+        size_t have = 0;
+        if (e == hipSuccess && (e = hipModuleGetGlobal(&sym, &have, m, rb->symbol)) != hipSuccess) {
+            (void)hipGetLastError();
+            if (!required)
+                continue;
+            amk__rw_fail(x, AMK_STATUS_RUN_ERROR,
+                         "%s: constant memory of buffer %s: the code object of '%s' has no "
+                         "__constant__ symbol '%s': %s",
+                         c->label, rb->name, k->entry, rb->symbol,
+                         amk__rw_errtext(e, eb, sizeof eb));
+            return 0;
+        }
+        if (e == hipSuccess && have < buf_bytes(rb)) {
+            amk__rw_fail(x, AMK_STATUS_RUN_ERROR,
+                         "%s: constant memory of buffer %s: %zu bytes do not fit the "
+                         "__constant__ symbol '%s' of %zu bytes",
+                         c->label, rb->name, buf_bytes(rb), rb->symbol, have);
+            return 0;
+        }
+        if (e == hipSuccess)
+            e = hipMemcpyAsync(sym, in[b], buf_bytes(rb), hipMemcpyHostToDevice, amk__rw.stream);
+        if (e == hipSuccess)
+            e = hipStreamSynchronize(amk__rw.stream);
+        if (e != hipSuccess) {
+            amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: constant memory of buffer %s: %s",
+                         c->label, rb->name, amk__rw_errtext(e, eb, sizeof eb));
+            x->recycle = amk__rw_context_broken();
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static int check_threads(const amk__run_job *j)
 {
     return j->check_threads > 0 ? j->check_threads : amk__check_threads();
 }
 
-/* Host inputs of case c from the job's seed, in the host buffers hb[]; in[b] gets them
- * (NULL for outputs). 0 when out of host memory. */
+/* Host inputs of case c from the job's seed (or their data files), in the host buffers
+ * hb[]; in[b] gets them (NULL for outputs). 0 with the reason in err (out of host memory, a
+ * data file that cannot be read). */
 int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
-                        amk__host_buf *hb, void **in)
+                        amk__host_buf *hb, void **in, char *err, size_t cap)
 {
+    snprintf(err, cap, "out of host memory for the inputs");
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
         in[b] = NULL;
@@ -312,8 +366,18 @@ int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t 
             continue;
         if (!(in[b] = host_ensure(&hb[b], buf_bytes(rb))))
             return 0;
-        amk__check_fill_threads(in[b], rb->dtype, rb->count, rb->init, j->seed,
-                                stream0 + (uint64_t)b, check_threads(j));
+        if (rb->data[0]) {
+            amk_diag dd = {0};
+            if (amk_data_read(rb->data, in[b], (int64_t)buf_bytes(rb),
+                              (int64_t)amk__dtype_size(rb->dtype), &dd) != AMK_OK) {
+                snprintf(err, cap, "buffer %s: %s", rb->name, dd.msg);
+                return 0;
+            }
+        } else if (rb->init == AMK__INIT_CONSTANT)
+            amk__check_fill_value(in[b], rb->dtype, rb->count, rb->fill);
+        else
+            amk__check_fill_threads(in[b], rb->dtype, rb->count, rb->init, j->seed,
+                                    stream0 + (uint64_t)b, check_threads(j));
     }
     return 1;
 }
@@ -335,8 +399,13 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
     if (hit) {
         for (int b = 0; b < c->nbufs; b++)
             in[b] = c->bufs[b].role == AMK__ROLE_OUT ? NULL : e->in[b].p;
-    } else if (!amk__rw_make_inputs(j, c, (uint64_t)ci * AMK__RUN_MAX_BUFS, e->in, in)) {
-        goto oom;
+    } else {
+        char err[600];
+        if (!amk__rw_make_inputs(j, c, (uint64_t)ci * AMK__RUN_MAX_BUFS, e->in, in, err,
+                                 sizeof err)) {
+            amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: %s", c->label, err);
+            return 0;
+        }
     }
     for (int b = 0; b < c->nbufs; b++)
         if (c->bufs[b].role != AMK__ROLE_IN) {
@@ -358,10 +427,22 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
         if (!upload(c, s, in, NULL, x))
             return 0;
         amk__rw_stage(c->label, "reference kernel");
-        if (!run_once(fref, &c->ref, s->argv[0], "reference", c->label, x))
+        if (!fill_constants(j, c, &c->ref, in, 0, x) ||
+            !run_once(fref, &c->ref, s->argv[0], "reference", c->label, x))
             return 0;
         if (!download(c, s, want, x))
             return 0;
+        /* a user-supplied answer replaces the reference's output of that buffer */
+        for (int b = 0; b < c->nbufs; b++) {
+            amk_diag dd = {0};
+            if (c->bufs[b].answer[0] &&
+                amk_data_read(c->bufs[b].answer, want[b], (int64_t)buf_bytes(&c->bufs[b]),
+                              (int64_t)amk__dtype_size(c->bufs[b].dtype), &dd) != AMK_OK) {
+                amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: answer of buffer %s: %s", c->label,
+                             c->bufs[b].name, dd.msg);
+                return 0;
+            }
+        }
         e->valid = 1;
     }
     *cached = hit;
@@ -370,7 +451,8 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
     if (!upload(c, s, in, NULL, x))
         return 0;
     amk__rw_stage(c->label, "candidate kernel");
-    if (!run_once(fcand, &c->cand, s->argv[1], "candidate", c->label, x))
+    if (!fill_constants(j, c, &c->cand, in, 1, x) ||
+        !run_once(fcand, &c->cand, s->argv[1], "candidate", c->label, x))
         return 0;
     if (!download(c, s, got, x))
         return 0;
@@ -445,6 +527,9 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
             amk__rw_note(x, "no memory for an L2 flush buffer");
         }
     }
+    for (int i = 0; i < nk; i++)
+        if (!fill_constants(j, c, ks[i], in, 1, x))
+            goto out;
     amk__bench_kernel bk[2];
     memset(bk, 0, sizeof bk);
     for (int i = 0; i < nk; i++) {

@@ -233,7 +233,7 @@ static int ensure_ready(int dev, amk__run_ctx *x)
 
 /* Loads (or finds) the module of a code object. Unloads the least recently used one when
  * the cache is full. */
-static hipError_t get_module(const amk__run_code *code, hipModule_t *out)
+hipError_t amk__rw_module(const amk__run_code *code, hipModule_t *out)
 {
     for (int i = 0; i < amk__rw.nmods; i++)
         if (amk__rw.mods[i].hash == code->hash && amk__rw.mods[i].size == code->size) {
@@ -290,7 +290,7 @@ static int resolve(const amk__run_job *j, const amk__run_kernel *k, const char *
 {
     char eb[256];
     hipModule_t m;
-    hipError_t e = get_module(&j->codes[k->code], &m);
+    hipError_t e = amk__rw_module(&j->codes[k->code], &m);
     if (e != hipSuccess) {
         amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: loading the code object: %s", what,
                      amk__rw_errtext(e, eb, sizeof eb));
@@ -398,8 +398,9 @@ static void run_job(const amk__run_job *j, amk__run_ctx *x)
     /* REMEASURE: the inputs of case 0, as EVAL makes them. */
     const amk__run_case *bc = &j->cases[0];
     void *in[AMK__RUN_MAX_BUFS];
-    if (!amk__rw_make_inputs(j, bc, 0, amk__rw.host[HOST_MEASURE_IN], in)) {
-        amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "out of host memory");
+    char err[600];
+    if (!amk__rw_make_inputs(j, bc, 0, amk__rw.host[HOST_MEASURE_IN], in, err, sizeof err)) {
+        amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s", err);
         return;
     }
     hipFunction_t fns[2] = {fcand[0], fother};

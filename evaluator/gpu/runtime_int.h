@@ -71,6 +71,8 @@ void amk__rw_fail(amk__run_ctx *x, amk_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void amk__rw_note(amk__run_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void amk__rw_stage(const char *label, const char *what);
+/* The module of a code object of the job, loaded or from the cache. (runtime.c) */
+hipError_t amk__rw_module(const amk__run_code *code, hipModule_t *out);
 /* After an error: is the context still usable? (runtime.c) */
 int amk__rw_context_broken(void);
 /* "message (hipErrorName)" in buf. (runtime.c) */
@@ -79,7 +81,8 @@ const char *amk__rw_errtext(hipError_t e, char *buf, size_t cap);
 /* One set of device buffers and the argument arrays of both kernels over it. (run_eval.c) */
 typedef struct amk__dev_set {
     void *ptr[AMK__RUN_MAX_BUFS];
-    int32_t ival[2][AMK__RUN_MAX_ARGS];
+    uint64_t ival[2][AMK__RUN_MAX_ARGS]; /* by-value arguments (little-endian: a 4-byte
+                                            value in the low half) */
     void *argv[2][AMK__RUN_MAX_ARGS];
     /* The case's tensor maps encoded over ptr[] (encode_maps), passed by value. */
     unsigned long long tmap[AMK__RUN_MAX_TMAPS][16];
@@ -90,7 +93,7 @@ typedef struct amk__dev_set {
  * case checked, then the bench case timed). */
 void amk__rw_host_trim(void);
 int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
-                        amk__host_buf *hb, void **in);
+                        amk__host_buf *hb, void **in, char *err, size_t cap);
 int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction_t *fns,
                        const amk__run_kernel *const *ks, int nk, void *const *in,
                        const amk__dev_set *first, amk__run_ctx *x);

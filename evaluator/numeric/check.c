@@ -365,6 +365,8 @@ int amk__init_from_name(const char *name)
         return AMK__INIT_POSITIVE;
     if (strcmp(name, "zero") == 0) /* workspace (inout) only; the spec loader enforces it */
         return AMK__INIT_ZERO;
+    if (strcmp(name, "constant") == 0) /* the value travels beside it (amk__run_buf.fill) */
+        return AMK__INIT_CONSTANT;
     return -1;
 }
 
@@ -530,6 +532,16 @@ void amk__check_fill_threads(void *dst, int dt, int64_t count, int init, uint64_
         (void)pthread_once(&angle_once, angle_init);
     fill_job f = {dst, dt, init, stream_key(seed, stream)};
     parallel_for(count, threads, fill_part, &f);
+}
+
+void amk__check_fill_value(void *dst, int dt, int64_t count, double value)
+{
+    if (count <= 0 || (unsigned)dt >= AMK__DT_COUNT)
+        return;
+    elt_put(dt, dst, 0, value);
+    size_t sz = amk__dtype_size(dt);
+    for (int64_t i = 1; i < count; i++)
+        memcpy((char *)dst + (size_t)i * sz, dst, sz);
 }
 
 void amk__check_fill(void *dst, int dt, int64_t count, int init, uint64_t seed, uint64_t stream)

@@ -27,7 +27,8 @@ float amk__bf16_to_f32(uint16_t b);
 uint8_t amk__f32_to_fp8e4m3(float f);
 float amk__fp8e4m3_to_f32(uint8_t b);
 
-enum { AMK__INIT_UNIFORM, AMK__INIT_NORMAL, AMK__INIT_POSITIVE, AMK__INIT_ZERO };
+enum { AMK__INIT_UNIFORM, AMK__INIT_NORMAL, AMK__INIT_POSITIVE, AMK__INIT_ZERO,
+       AMK__INIT_CONSTANT };
 int amk__init_from_name(const char *name); /* NULL = uniform; -1 unknown */
 /* Threads the check uses on a large buffer: AMK_CHECK_THREADS when set (1..64), else the
  * cores this process may use, at most 16. Buffers below 64Ki elements use one. */
@@ -44,6 +45,9 @@ void amk__check_fill(void *dst, int dt, int64_t count, int init, uint64_t seed, 
 /* The same with an explicit thread count (tests, benchmarks): identical bytes for any. */
 void amk__check_fill_threads(void *dst, int dt, int64_t count, int init, uint64_t seed,
                              uint64_t stream, int threads);
+/* Init "constant" (a Kernel Tuner input filled with one value): every element is `value`
+ * converted to dt (round to nearest even; fp8 and int8 saturate), zero included. */
+void amk__check_fill_value(void *dst, int dt, int64_t count, double value);
 /* 1 when element i still has the poison pattern (every byte 0xFF: NaN for float types). */
 int amk__check_poisoned(int dt, const void *base, int64_t i);
 

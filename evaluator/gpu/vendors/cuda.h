@@ -94,6 +94,9 @@
 #define hipFunction_t cudaKernel_t
 #define hipModuleUnload cudaLibraryUnload
 #define hipModuleGetFunction cudaLibraryGetKernel
+/* A module's __constant__ / __device__ variable: (void **dptr, size_t *bytes, module, name)
+ * in both APIs. */
+#define hipModuleGetGlobal cudaLibraryGetGlobal
 
 /* hipModuleLoadData(&lib, image): no JIT or library options. */
 static inline cudaError_t amk__cuda_module_load_data(cudaLibrary_t *lib, const void *image)
