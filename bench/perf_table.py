@@ -187,14 +187,24 @@ def render(d, kinds, kernels_dir):
         out.append("Device-copy yardstick of this run: not measured (see the copy section below).")
     out.append("")
     out.append("| kernel | shape | amk best µs | amk rate | % of roofline | % of copy | trials ok/all "
-               "| peer | peer µs | peer rate | ratio (peer/amk) |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+               "| regime, SM MHz, W | peer | peer µs | peer rate | ratio (peer/amk) |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
     notes = []
     for r in res:
         s = r["sec"]
         p = peers.get((s["kernel"], s["shape"]))
         mem = memory_bound(r)
         b = r["best"]
+        # The row's own peer (timed by amk's harness beside it, same regime) wins over the
+        # separate peers.py process, whose clock state is not the row's.
+        if b and b.get("peer_us"):
+            p = {"peer": "%s, same harness" % b["peer"], "us": float(b["peer_us"])}
+        elif p and p.get("us"):
+            p = dict(p, peer="%s, separate process" % p["peer"])
+        state = "—"
+        if b and b.get("clock_regime"):
+            state = "%s, %s, %s" % (b["clock_regime"], fmt(float(b["sm_mhz"])) if b.get("sm_mhz") else "?",
+                                    fmt(float(b["power_w"])) if b.get("power_w") else "?")
         if b:
             us = r["us"]
             kind = "" if b["latency_kind"] == "measured" else " (%s)" % b["latency_kind"]
@@ -229,8 +239,9 @@ def render(d, kinds, kernels_dir):
         else:
             peer_cells = ["—", "—", "—", "—"]
         label = s["label"] if s["label"] == s["kernel"] else "%s (%s)" % (s["kernel"], s["label"])
-        out.append("| %s | %s | %s | %s | %s |" % (
-            label, shape_text(s["shape"]), " | ".join(amk_cells), counts, " | ".join(peer_cells)))
+        out.append("| %s | %s | %s | %s | %s | %s |" % (
+            label, shape_text(s["shape"]), " | ".join(amk_cells), counts, state,
+            " | ".join(peer_cells)))
         why = s.get("note") or ""
         notes.append("- %s %s: %s s wall, exit %s, %s%s%s" % (
             label, shape_text(s["shape"]), s["wall_s"], s["rc"],
@@ -239,7 +250,11 @@ def render(d, kinds, kernels_dir):
         if p and p.get("note"):
             notes[-1] += "; peer: " + p["note"]
     out.append("")
-    out.append("Ratio = peer time / amk time (> 1: amk faster). Rates are the spec's `min_bytes` "
+    out.append("Ratio = peer time / amk time (> 1: amk faster). A peer marked *same harness* was "
+               "timed by amk's run worker interleaved with the best row's config, same buffers, "
+               "same regime (the row's `peer_us`); *separate process* is bench/peers.py, whose "
+               "clock state is not the row's: that ratio is not a like-for-like result. "
+               "Rates are the spec's `min_bytes` "
                "(memory-bound rows) or `flops` over the latency; % of roofline is the row's "
                "`pct_of_roofline`; % of copy is the rate over the copy yardstick above.")
     out.append("")
