@@ -244,6 +244,12 @@ typedef struct amk_tune_opts {
     int ndevices;
     double rank_timeout_s;         /* amk_mpi_opts' */
     void (*done)(const amk_tune_result *r, const amk_device_group *g, void *ud);
+    /* Config ids the search must never propose (amk_loop_opts.exclude), on top of those a
+     * sampled sweep cannot answer: configs a caller's own rule refuses (the Python
+     * tune_kernel's callable restrictions) or already measured elsewhere (its cachefile).
+     * NULL = none; borrowed. */
+    const char (*exclude)[17];
+    size_t n_exclude;
 } amk_tune_opts;
 typedef enum amk_tune_stage {
     AMK_TUNE_ON_SETUP,     /* shape, space, or no config satisfies the spec (AMK_EEMPTY) */

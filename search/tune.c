@@ -74,8 +74,20 @@ static int run_loop(const amk_tune_opts *o, amk_tune_result *r, const amk_space 
     if (e == AMK_OK && n_unrecorded)
         note(o, 1, "note: %s cannot answer %zu valid config(s) of %s at %s; the search covers the "
              "configs it recorded", r->backend, n_unrecorded, amk_spec_name(o->spec), r->shape);
+    /* The caller's exclusions join them (one list: the loop takes one). */
+    if (e == AMK_OK && o->n_exclude && !o->exclude)
+        e = amk_diag_set(d, AMK_EINVAL, "%zu excluded config ids but no list", o->n_exclude);
+    if (e == AMK_OK && o->n_exclude) {
+        char (*all)[17] = realloc(unrecorded, (n_unrecorded + o->n_exclude) * sizeof *all);
+        if (!all)
+            e = amk_diag_set(d, AMK_ENOMEM, "out of memory");
+        else {
+            memcpy(all + n_unrecorded, o->exclude, o->n_exclude * sizeof *all);
+            unrecorded = all;
+        }
+    }
     lo.exclude = (const char (*)[17])unrecorded;
-    lo.n_exclude = n_unrecorded;
+    lo.n_exclude = n_unrecorded + (e == AMK_OK ? o->n_exclude : 0);
     if (e == AMK_OK)
         e = amk_loop_run(&lo, &r->loop, d);
     free(unrecorded);
