@@ -229,7 +229,7 @@ typedef struct amk_tune_opts {
     double time_limit_s;
     int batch;
     double min_gain;               /* fraction; 0 = no margin beyond the measured noise */
-    const char *results_path, *best_path;
+    const char *results_path, *best_path; /* best_path NULL = no best file */
     int resume;
     void (*progress)(const amk_loop_progress *p, void *ud);
     /* What a person should know: warning = 1 when the search covers less than asked for

@@ -174,7 +174,7 @@ static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const c
     one.ev = ev;
     one.best_path = best;
     e = amk_tune(&one, r, d);
-    snprintf(r->best_file, sizeof r->best_file, "%s", best);
+    snprintf(r->best_file, sizeof r->best_file, "%s", best ? best : "");
     if (e == AMK_OK && o->done)
         o->done(r, g, o->ud);
     amk_evaluator_free(ev);
@@ -208,12 +208,12 @@ int amk_tune_groups(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d)
                  "after another", ng, which);
     }
     for (int gi = 0; e == AMK_OK && gi < (ng > 1 ? ng : 1); gi++) {
-        char best[4096];
-        if (ng > 1)
+        char best[4096] = "";
+        if (ng > 1 && o->best_path)
             amk_best_path_for_model(o->best_path, g[gi].name, best, sizeof best);
-        else
+        else if (o->best_path)
             snprintf(best, sizeof best, "%s", o->best_path);
-        e = tune_group(o, &g[gi], best, r, d);
+        e = tune_group(o, &g[gi], o->best_path ? best : NULL, r, d); /* NULL: no best file */
     }
     r->ngroups = ng;
     free(g);

@@ -293,6 +293,30 @@ static void take_group(const amk_tune_result *r, const amk_device_group *g, void
     gs->r = *r;
 }
 
+START_TEST(test_amk_tune_groups_without_a_best_path_writes_no_best_file)
+{
+    amk_tune_opts o = tune_opts(5, 0);
+    o.ev = NULL;
+    o.best_path = NULL;
+    o.done = take_group;
+    groups_seen gs = {0};
+    o.ud = &gs;
+    amk_tune_result r;
+    amk_diag d = {0};
+    char cwd_null[512];
+    ck_assert_msg(amk_tune_groups(&o, &r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(gs.n, 1);
+    ck_assert_str_eq(gs.r.best_file, "");
+    ck_assert(!amk_fs_exists(F.best));
+    ck_assert(!amk_fs_exists("(null)")); /* once, a NULL path was printed as a file name */
+    snprintf(cwd_null, sizeof cwd_null, "%s/(null)", F.dir);
+    ck_assert(!amk_fs_exists(cwd_null));
+    rows rs;
+    read_rows(&rs);
+    ck_assert_uint_eq(rs.n, 5);
+}
+END_TEST
+
 START_TEST(test_amk_tune_groups_runs_one_search_as_amk_tune_does)
 {
     amk_tune_opts o = tune_opts(20, 0);
@@ -756,6 +780,7 @@ static Suite *commands_suite(void)
     tcase_add_test(tc, test_amk_tune_refuses_a_foreign_file_before_appending);
     tcase_add_test(tc, test_amk_tune_empty_space_fails_on_setup_and_writes_nothing);
     tcase_add_test(tc, test_amk_tune_groups_runs_one_search_as_amk_tune_does);
+    tcase_add_test(tc, test_amk_tune_groups_without_a_best_path_writes_no_best_file);
     tcase_add_test(tc, test_amk_tune_groups_backend_failure_is_named_and_nothing_runs);
     tcase_add_test(tc, test_amk_propose_default_then_unseen_with_incumbent);
     tcase_add_test(tc, test_amk_propose_bad_file_fails_on_results);
