@@ -236,8 +236,9 @@ def excluded_by(space, fns, problem_size=None):
 
 
 def cache_path(cache):
+    """Kernel Tuner's cachefile name: NAME.json (a gzipped .json.gz is read as it is)."""
     cache = os.fspath(cache)
-    return cache if cache.endswith(".json") else cache + ".json"
+    return cache if cache.endswith((".json", ".json.gz")) else cache + ".json"
 
 
 def cache_key(tune_params, params):
@@ -489,11 +490,15 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 for g, ax in ((grid_div_x, "x"), (grid_div_y, "y"), (grid_div_z, "z"))]
         ks = kernel_specification(kernel_name, problem_size, args, cmem, grid,
                                   block_size_names, tune_params)
-        kfile = os.path.join(work, kernel_file_name)
-        with open(kfile, "w") as f:
-            f.write(kernel_prelude(tune_params, block_size_names, defines))
-            f.write("#line 1 \"%s\"\n" % kernel_file_name)
-            f.write(src)
+        if simulation_mode:
+            # Replay runs nothing: the space and the problem size are all it needs.
+            ks, kfile = {"ProblemSize": ks["ProblemSize"]}, None
+        else:
+            kfile = os.path.join(work, kernel_file_name)
+            with open(kfile, "w") as f:
+                f.write(kernel_prelude(tune_params, block_size_names, defines))
+                f.write("#line 1 \"%s\"\n" % kernel_file_name)
+                f.write(src)
         folder, remove = _import(kernel_name, tune_params, strs, ks, kfile, args)
         space = Space(folder)
 
@@ -572,7 +577,7 @@ def _import(kernel_name, tune_params, strs, ks, kfile, args):
 def _culprit(message, ks):
     """The Kernel Tuner argument a library message is about (the argument's T1 name)."""
     m = re.search(r"Arguments\[(\d+)\]", message)
-    if m and int(m.group(1)) < len(ks["Arguments"]):
+    if m and int(m.group(1)) < len(ks.get("Arguments", [])):
         a = ks["Arguments"][int(m.group(1))]
         return ("cmem_args[%r]" % a["Name"]) if a.get("MemType") == "Constant" else a["Name"]
     return None
