@@ -527,14 +527,18 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 pass
         budget, time_s = _budget(strategy_options, n_valid)
         results_path = keep_results or os.path.join(work, "results.tsv")
-        summary = _tune(space, backend, STRATEGIES[strategy], seed, budget, time_s,
-                        results_path, exclude + known, device, quiet)
+        if n_valid > 0 and not set(c for c, _ in space.configs(ids=True)) - set(exclude + known):
+            # every config is in the cachefile: nothing to tune (as Kernel Tuner)
+            summary = {"trials": 0, "device": device_name, "backend": backend, "best": None}
+        else:
+            summary = _tune(space, backend, STRATEGIES[strategy], seed, budget, time_s,
+                            results_path, exclude + known, device, quiet)
         rows = rows_of_run(results_path, summary["first_trial"], summary["last_trial"]) \
             if summary["trials"] else []
         results = [cached_to_result(e, tune_params) for e in cached.values()]
         results += [row_to_result(r, tune_params) for r in rows]
         device_name = summary["device"] if device_name is None else device_name
-        if cpath and not simulation_mode:
+        if cpath and not simulation_mode and summary["trials"]:
             entries = dict(cached)
             for r in results[len(cached):]:
                 entries[cache_key(tune_params, r)] = {
