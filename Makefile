@@ -16,7 +16,7 @@ DEPS_EXTRA ?=
 run: build
 	./$(BUILD)/amk loop gemm --budget 200 --backend auto
 
-check: DEPS_EXTRA += python3
+check: DEPS_EXTRA += python3 python3-dev python3-numpy python3-pandas
 check: build
 	ctest --test-dir $(BUILD) --output-on-failure
 
