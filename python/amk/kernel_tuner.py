@@ -13,6 +13,7 @@ is plain Python and is tested without a GPU. docs/PYTHON.md lists every differen
 """
 import datetime
 import json
+import math
 import os
 import re
 import shutil
@@ -157,12 +158,30 @@ def kernel_specification(kernel_name, problem_size, arguments, cmem, grid_div,
     """The T1 KernelSpecification of a tune_kernel call."""
     if callable(problem_size):
         raise _unsupported("problem_size", "a callable")
-    ps = [problem_size] if isinstance(problem_size, (int,)) or hasattr(problem_size, "item") \
+    ps = [problem_size] if isinstance(problem_size, (int, str)) or hasattr(problem_size, "item") \
         else list(problem_size)
-    for p in ps:
-        if isinstance(p, str) or not float(p).is_integer():
-            raise _unsupported("problem_size", "%r: sizes given by expressions" % (p,))
     names = block_size_names or ["block_size_x", "block_size_y", "block_size_z"]
+    grid_div = list(grid_div)
+    for i, p in enumerate(ps):
+        if isinstance(p, str):
+            # A tuning parameter as the size (Kernel Tuner: the grid is its value divided by
+            # the grid divisors). The importer takes integer sizes, so the dim is the lcm L
+            # of the param's values and the divisors gain L // param: cdiv(L, (L // v) * D)
+            # is cdiv(v, D) exactly.
+            if p not in tune_params:
+                raise _unsupported("problem_size", "%r: sizes given by expressions (a "
+                                   "tuning parameter's name is supported)" % p)
+            lcm = 1
+            for v in tune_params[p]:
+                lcm = lcm * v // math.gcd(lcm, v)
+            if i >= 3 or lcm > 2**31 - 1:
+                raise _unsupported("problem_size", "%r: too large a size" % p)
+            div = grid_div[i] if grid_div[i] is not None else (
+                [names[i]] if i < len(names) and names[i] in tune_params else [])
+            grid_div[i] = ["%d // %s" % (lcm, p)] + list(div)
+            ps[i] = lcm
+        elif not float(p).is_integer():
+            raise _unsupported("problem_size", "%r: sizes given by expressions" % (p,))
     if len(names) > 3:
         raise InputError("tune_kernel: block_size_names has more than 3 names")
     ks = {"Language": "CUDA", "KernelName": kernel_name,
@@ -241,6 +260,13 @@ def cache_path(cache):
     return cache if cache.endswith((".json", ".json.gz")) else cache + ".json"
 
 
+def _ps_list(ps):
+    """A problem size as a list: ints, or a tuning parameter's name as it is."""
+    if isinstance(ps, (int, str)) or hasattr(ps, "item"):
+        ps = [ps]
+    return [p if isinstance(p, str) else int(p) for p in ps]
+
+
 def cache_key(tune_params, params):
     return ",".join(str(params[k]) for k in tune_params)
 
@@ -263,9 +289,7 @@ def read_cache(path, kernel_name, problem_size, tune_params, device_name=None):
     if doc.get("kernel_name") != kernel_name:
         raise ValueError("Cannot load cache which contains results for different kernel "
                          "(cache: %s, tuning: %s)" % (doc.get("kernel_name"), kernel_name))
-    ps = [problem_size] if isinstance(problem_size, int) else list(problem_size)
-    if "problem_size" in doc and list(doc["problem_size"] if isinstance(
-            doc["problem_size"], list) else [doc["problem_size"]]) != [int(p) for p in ps]:
+    if "problem_size" in doc and _ps_list(doc["problem_size"]) != _ps_list(problem_size):
         raise ValueError("Cannot load cache which contains results for different problem_size")
     if doc.get("tune_params_keys") != list(tune_params):
         raise ValueError("Cannot load cache which contains results obtained with different "
@@ -279,8 +303,8 @@ def read_cache(path, kernel_name, problem_size, tune_params, device_name=None):
 def write_cache(path, entries, kernel_name, problem_size, tune_params, device_name,
                 objective="time"):
     """Writes a Kernel Tuner cachefile (the benchmark_hub format) atomically."""
-    ps = [problem_size] if isinstance(problem_size, int) else [int(p) for p in problem_size]
-    doc = {"device_name": device_name, "kernel_name": kernel_name, "problem_size": ps,
+    doc = {"device_name": device_name, "kernel_name": kernel_name,
+           "problem_size": _ps_list(problem_size),
            "tune_params_keys": list(tune_params),
            "tune_params": {k: list(v) for k, v in tune_params.items()},
            "objective": objective, "cache": entries}

@@ -84,6 +84,11 @@ class TestArguments(unittest.TestCase):
         self.assertEqual(ks["ProblemSize"], [100, 50])
         ks = kt.kernel_specification("k", 1000, [], [], [None] * 3, None, {"tile": [1]})
         self.assertEqual(ks["LocalSize"], {"X": "256", "Y": "1", "Z": "1"})
+        # a tuning parameter as the problem size: grid = cdiv(value, divisors)
+        ks = kt.kernel_specification("k", "nb", [], [], [[], None, None], None,
+                                     {"nb": [32, 48, 64], "block_size_x": [32]})
+        self.assertEqual(ks["ProblemSize"], [192])
+        self.assertEqual(ks["GridDivX"], ["192 // nb"])
         pre = kt.kernel_prelude({"tile": [1]}, None, {"N": 4})
         self.assertIn("#define block_size_x 256", pre)
         self.assertIn("#define N 4", pre)
@@ -160,11 +165,11 @@ class TestTuneKernel(unittest.TestCase):
         os.chdir(self.old)
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def tune(self, tp, **kw):
+    def tune(self, tp, problem_size_override=None, **kw):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return amk.tune_kernel("vector_add", VECTOR_ADD, self.n, self.args, tp,
-                                   amk_backend="model", quiet=True, **kw)
+            return amk.tune_kernel("vector_add", VECTOR_ADD, problem_size_override or self.n,
+                                   self.args, tp, amk_backend="model", quiet=True, **kw)
 
     def test_brute_force_covers_the_space_and_writes_the_cache(self):
         tp = {"block_size_x": [128 + 64 * i for i in range(15)]}
@@ -192,6 +197,12 @@ class TestTuneKernel(unittest.TestCase):
         self.assertEqual(got, want)
         res, env = self.tune(tp, strategy="random_sample", strategy_options={"max_fevals": 5})
         self.assertEqual(len(res), 5)
+
+    def test_problem_size_named_by_a_parameter_launches_that_many_blocks(self):
+        tp = {"block_size_x": [64, 128], "num_blocks": [32, 48, 64]}
+        res, env = self.tune(tp, problem_size_override="num_blocks", grid_div_x=[])
+        self.assertEqual(len(res), 6)
+        self.assertEqual(env["problem_size"], "num_blocks")
 
     def test_unsupported_arguments_are_named(self):
         tp = {"block_size_x": [128, 256]}
