@@ -361,6 +361,16 @@ def row_to_result(row, tune_params):
     return r
 
 
+def add_metrics(results, metrics):
+    """Kernel Tuner's metrics: functions of a result (its params and "time" in ms), in order,
+    each seeing the ones before; computed for the configs that ran correctly."""
+    for r in results:
+        if not isinstance(r.get("time"), float):
+            continue
+        for name, fn in (metrics or {}).items():
+            r[name] = fn(r)
+
+
 def cached_to_result(entry, tune_params):
     r = dict(entry)
     r.setdefault("amk_status", "cached")
@@ -398,8 +408,10 @@ def _check_unsupported(o):
         raise _unsupported("smem_args", "dynamic shared memory sizes from Python")
     if o["texmem_args"]:
         raise _unsupported("texmem_args", "texture memory")
-    if o["metrics"]:
-        raise _unsupported("metrics", "user metrics (amk records latency_us)")
+    for k, f in (o["metrics"] or {}).items():
+        if not callable(f):
+            raise _unsupported("metrics[%r]" % k, "a metric that is not a function of the "
+                               "result (amk measures time only)")
     if o["observers"]:
         raise _unsupported("observers", "observers (amk measures time only)")
     if o["objective"] not in (None, "time"):
@@ -523,7 +535,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 f.write(kernel_prelude(tune_params, block_size_names, defines))
                 f.write("#line 1 \"%s\"\n" % kernel_file_name)
                 f.write(src)
-        folder, remove = _import(kernel_name, tune_params, strs, ks, kfile, args)
+        default = None if simulation_mode else reference_config(
+            kernel_name, tune_params, strs, fns, ks["ProblemSize"], block_size_names)
+        folder, remove = _import(kernel_name, tune_params, strs, ks, kfile, args, default)
         space = Space(folder)
 
         cpath = cache_path(cache) if cache else None
@@ -532,7 +546,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 raise InputError("tune_kernel: simulation_mode needs an existing cache file "
                                  "(cache=%r)" % cache)
             backend = "sim:" + cpath
-        backend = backend or "gpu"
+        # AMK_TUNE_KERNEL_BACKEND: run unchanged scripts on another backend ("model": no GPU)
+        backend = backend or os.environ.get("AMK_TUNE_KERNEL_BACKEND") or "gpu"
         device_name = None
         if backend == "gpu":
             from . import devices
@@ -561,6 +576,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             if summary["trials"] else []
         results = [cached_to_result(e, tune_params) for e in cached.values()]
         results += [row_to_result(r, tune_params) for r in rows]
+        add_metrics(results[len(cached):], metrics)
         device_name = summary["device"] if device_name is None else device_name
         if cpath and not simulation_mode and summary["trials"]:
             entries = dict(cached)
@@ -581,12 +597,31 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _import(kernel_name, tune_params, strs, ks, kfile, args):
+def reference_config(kernel_name, tune_params, strs, fns, problem_size, block_size_names):
+    """The config amk checks the others against (the imported kernel's default): the first
+    valid one, in amk's order, that the callable restrictions accept and whose block has at
+    most 1024 threads. Kernel Tuner has no default; the first values need not be valid."""
+    folder, remove = build_folder(kernel_name, tune_params, strs, None,
+                                  {"ProblemSize": problem_size})
+    try:
+        names = block_size_names or ["block_size_x", "block_size_y", "block_size_z"]
+        for params in Space(folder).configs():
+            threads = 1
+            for n in names:
+                threads *= params.get(n, 1)
+            if threads <= 1024 and all(_call_restriction(f, params) for f in fns):
+                return params
+    finally:
+        remove()
+    raise InputError("tune_kernel: no config of tune_params satisfies the restrictions")
+
+
+def _import(kernel_name, tune_params, strs, ks, kfile, args, default=None):
     """The kernel folder of the call (the library's importer). Input data the library cannot
     take yet (its message names the FillType) falls back to amk's random fill with a warning
     naming the argument; every other refusal is an UnsupportedError naming what it refused."""
     try:
-        return build_folder(kernel_name, tune_params, strs, None, ks, kfile)
+        return build_folder(kernel_name, tune_params, strs, default, ks, kfile)
     except AmkError as e:
         if "BinaryRaw" in e.message and any(a.get("FillType") == "BinaryRaw" and
                                             a.get("MemType") != "Constant" for a in args):
@@ -597,7 +632,7 @@ def _import(kernel_name, tune_params, strs, ks, kfile, args):
                                   "type and size" % a["Name"], stacklevel=3)
                     a["FillType"] = "Random"
                     a.pop("DataSource", None)
-            return _import(kernel_name, tune_params, strs, ks, kfile, args)
+            return _import(kernel_name, tune_params, strs, ks, kfile, args, default)
         raise UnsupportedError("tune_kernel: %s" % e.message, argument=_culprit(e.message, ks),
                                code=e.code, name=e.name) from None
 

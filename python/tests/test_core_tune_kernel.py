@@ -150,6 +150,10 @@ class TestRestrictionsAndCache(unittest.TestCase):
         self.assertEqual(kt.row_to_result(row, {"bx": [64]})["time"], "RuntimeFailedConfig")
 
 
+def kt_best(results):
+    return min(r["time"] for r in results if isinstance(r["time"], float))
+
+
 @unittest.skipIf(np is None, "numpy is not installed (Debian: python3-numpy)")
 class TestTuneKernel(unittest.TestCase):
     def setUp(self):
@@ -187,6 +191,28 @@ class TestTuneKernel(unittest.TestCase):
         self.assertEqual(env2["amk_trials"], 0)
         self.assertEqual(sorted(r["block_size_x"] for r in res2), tp["block_size_x"])
 
+    def test_metrics_are_computed_from_each_result(self):
+        tp = {"block_size_x": [128, 256]}
+        m = {"GB/s": lambda p: 3 * 4 * self.n / 1e9 / (p["time"] / 1e3),
+             "twice": lambda p: 2 * p["GB/s"]}
+        res, _ = self.tune(tp, metrics=m)
+        for r in res:
+            self.assertAlmostEqual(r["GB/s"], 3 * 4 * self.n / 1e9 / (r["time"] / 1e3))
+            self.assertAlmostEqual(r["twice"], 2 * r["GB/s"])
+
+    def test_file_utils_t4_output_replays_in_amk_s_sim_backend(self):
+        from amk.file_utils import store_output_file, store_metadata_file
+        tp = {"block_size_x": [128, 192, 256, 320]}
+        res, _ = self.tune(tp)
+        store_output_file("out.json", res, tp)
+        store_metadata_file("meta")
+        self.assertTrue(os.path.exists("meta.json"))
+        # the T4 file replays: the same best through amk's sim backend
+        sp = amk.Space(params=tp, name="vector_add")
+        s = amk.loop(sp, backend="sim:out.json", strategy="exhaustive", budget=0,
+                     results="r.tsv", best=None, progress=False)
+        self.assertAlmostEqual(s["best"]["latency_us"] / 1000.0, kt_best(res), places=6)
+
     def test_restrictions_strings_and_callables_and_a_budget(self):
         tp = {"block_size_x": [32, 64, 128, 256, 512, 1024], "tile": [1, 2, 4]}
         res, _ = self.tune(tp, restrictions=["block_size_x * tile <= 1024",
@@ -204,10 +230,23 @@ class TestTuneKernel(unittest.TestCase):
         self.assertEqual(len(res), 6)
         self.assertEqual(env["problem_size"], "num_blocks")
 
+    def test_the_reference_is_a_valid_config_when_the_first_values_are_not(self):
+        # Kernel Tuner's matmul: block_size_x == block_size_y * tile_size_y rules out the
+        # first values; the reference must satisfy it (and the callable restriction)
+        tp = {"block_size_x": [16, 32, 64], "block_size_y": [1, 2, 4, 8],
+              "tile_size_y": [1, 2, 4, 8]}
+        r = ["block_size_x == block_size_y * tile_size_y"]
+        ref = kt.reference_config("k", tp, r, [lambda p: p["block_size_y"] > 1], [64], None)
+        self.assertEqual(ref["block_size_x"], ref["block_size_y"] * ref["tile_size_y"])
+        self.assertGreater(ref["block_size_y"], 1)
+        res, _ = self.tune(tp, restrictions=r)
+        self.assertEqual(len(res), sum(1 for x in tp["block_size_x"] for y in tp["block_size_y"]
+                                       for t in tp["tile_size_y"] if x == y * t))
+
     def test_unsupported_arguments_are_named(self):
         tp = {"block_size_x": [128, 256]}
         for kw, name in ((dict(texmem_args={"t": self.args[1]}), "texmem_args"),
-                         (dict(metrics={"x": 1}), "metrics"),
+                         (dict(metrics={"x": 1}), "metrics['x']"),
                          (dict(objective="GFLOP/s"), "objective"),
                          (dict(lang="OpenCL"), "lang"),
                          (dict(strategy="bayes_opt_xyz"), "strategy"),
