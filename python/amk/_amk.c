@@ -672,7 +672,136 @@ static PyObject *kernel_propose(kernel_obj *k, PyObject *args, PyObject *kw)
     return o;
 }
 
+/* plan(params, shape=None, arch=None): what a launch of the config needs, for amk.torch:
+ * {"source": {text, options, entry, arch}, "launch": {grid, block, shared_bytes, cluster},
+ *  "buffers": [{name, dtype, role, count}], "tensor_maps": [{name, buffer, dtype, dims,
+ *  strides, box, swizzle, l2_promotion}], "args": [{name, kind: buffer|tensor_map|value,
+ *  value}]} (values: 32-bit ints, as the gpu backend passes them). */
+static PyObject *kernel_plan(kernel_obj *k, PyObject *args, PyObject *kw)
+{
+    static char *kwlist[] = {"params", "shape", "arch", NULL};
+    PyObject *params;
+    const char *shape = NULL, *arch = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|zz", kwlist, &params, &shape, &arch))
+        return NULL;
+    amk_config c;
+    if (config_from(k, params, shape, &c))
+        return NULL;
+    const amk_spec *s = k->spec;
+    const amk_limits *lim = &k->target.limits;
+    amk_diag d = {0};
+    int e = amk_config_check(&c, lim, &d);
+    if (e)
+        return raise_diag(e, &d, -1, "config");
+    amk_launch l;
+    if ((e = amk_config_launch(&c, lim, &l, &d)))
+        return raise_diag(e, &d, -1, "launch");
+    amk_compile_source src;
+    if ((e = amk_compile_source_get(&c, arch ? arch : k->target.arch, &src, &d)))
+        return raise_diag(e, &d, -1, "source");
+    const char *dt = amk_spec_dtype_name(s, c.shape.dtype);
+    PyObject *o = NULL, *opts = PyList_New(0), *bufs = PyList_New(0), *maps = PyList_New(0),
+             *al = PyList_New(0);
+    if (!opts || !bufs || !maps || !al)
+        goto done;
+    for (int i = 0; i < src.n_options; i++) {
+        PyObject *t = PyUnicode_FromString(src.options[i]);
+        if (!t || PyList_Append(opts, t)) {
+            Py_XDECREF(t);
+            goto done;
+        }
+        Py_DECREF(t);
+    }
+    for (int i = 0; i < amk_spec_n_buffers(s); i++) {
+        amk_spec_buffer b;
+        int64_t n = 0;
+        if (amk_spec_buffer_at(s, i, &b) || (e = amk_config_eval_expr(&c, lim, b.count, &n, &d)))
+            goto fail_diag;
+        static const char *const roles[] = {"in", "out", "inout"};
+        PyObject *x = Py_BuildValue("{s:s,s:s,s:s,s:L}", "name", b.name, "dtype",
+                                    strcmp(b.dtype, "input") ? b.dtype : dt, "role",
+                                    roles[b.role], "count", (long long)n);
+        if (!x || PyList_Append(bufs, x)) {
+            Py_XDECREF(x);
+            goto done;
+        }
+        Py_DECREF(x);
+    }
+    for (int i = 0; i < amk_spec_n_tensor_maps(s); i++) {
+        amk_tensor_map t;
+        if ((e = amk_config_tensor_map(&c, lim, i, &t, &d)))
+            goto fail_diag;
+        PyObject *dims = PyList_New(0), *st = PyList_New(0), *box = PyList_New(0);
+        for (int r = 0; dims && st && box && r < t.rank; r++) {
+            PyObject *a = PyLong_FromLongLong((long long)t.dims[r]);
+            PyObject *b2 = PyLong_FromLongLong((long long)t.box[r]);
+            PyObject *c2 = r + 1 < t.rank ? PyLong_FromLongLong((long long)t.strides[r]) : NULL;
+            if (!a || !b2 || PyList_Append(dims, a) || PyList_Append(box, b2) ||
+                (r + 1 < t.rank && (!c2 || PyList_Append(st, c2))))
+                Py_CLEAR(dims);
+            Py_XDECREF(a);
+            Py_XDECREF(b2);
+            Py_XDECREF(c2);
+        }
+        PyObject *x = dims && st && box
+                          ? Py_BuildValue("{s:s,s:s,s:s,s:O,s:O,s:O,s:i,s:i}", "name", t.name,
+                                          "buffer", t.buffer, "dtype", t.dtype, "dims", dims,
+                                          "strides", st, "box", box, "swizzle", t.swizzle,
+                                          "l2_promotion", t.l2_promotion)
+                          : NULL;
+        Py_XDECREF(dims);
+        Py_XDECREF(st);
+        Py_XDECREF(box);
+        if (!x || PyList_Append(maps, x)) {
+            Py_XDECREF(x);
+            goto done;
+        }
+        Py_DECREF(x);
+    }
+    for (int i = 0; i < amk_spec_n_args(s); i++) {
+        const char *name = amk_spec_arg(s, i);
+        const char *kind = "value";
+        int64_t v = 0;
+        for (int b = 0; b < amk_spec_n_buffers(s); b++) {
+            amk_spec_buffer sb;
+            if (!amk_spec_buffer_at(s, b, &sb) && !strcmp(sb.name, name))
+                kind = "buffer";
+        }
+        for (int m = 0; m < amk_spec_n_tensor_maps(s); m++)
+            if (!strcmp(amk_spec_tensor_map_name(s, m), name))
+                kind = "tensor_map";
+        if (!strcmp(kind, "value") && (e = amk_config_eval(&c, lim, name, &v, &d)))
+            goto fail_diag;
+        PyObject *x = Py_BuildValue("{s:s,s:s,s:L}", "name", name, "kind", kind, "value",
+                                    (long long)v);
+        if (!x || PyList_Append(al, x)) {
+            Py_XDECREF(x);
+            goto done;
+        }
+        Py_DECREF(x);
+    }
+    o = Py_BuildValue(
+        "{s:{s:s,s:O,s:s,s:s},s:{s:(LLL),s:(LLL),s:L,s:(LLL)},s:O,s:O,s:O,s:s}", "source",
+        "text", src.text, "options", opts, "entry", src.entry, "arch", src.arch, "launch",
+        "grid", (long long)l.grid[0], (long long)l.grid[1], (long long)l.grid[2], "block",
+        (long long)l.block[0], (long long)l.block[1], (long long)l.block[2], "shared_bytes",
+        (long long)l.shared_bytes, "cluster", (long long)l.cluster[0], (long long)l.cluster[1],
+        (long long)l.cluster[2], "buffers", bufs, "tensor_maps", maps, "args", al, "dtype", dt);
+    goto done;
+fail_diag:
+    raise_diag(e ? e : AMK_ESPEC, &d, -1, "plan");
+done:
+    amk_compile_source_clear(&src);
+    Py_XDECREF(opts);
+    Py_XDECREF(bufs);
+    Py_XDECREF(maps);
+    Py_XDECREF(al);
+    return o;
+}
+
 static PyMethodDef kernel_methods[] = {
+    {"plan", (PyCFunction)(void (*)(void))kernel_plan, METH_VARARGS | METH_KEYWORDS,
+     "what a launch of a config needs"},
     {"info", (PyCFunction)kernel_info, METH_NOARGS, "the spec as a dict"},
     {"size", (PyCFunction)(void (*)(void))kernel_size, METH_VARARGS | METH_KEYWORDS,
      "raw, valid and feasible counts at a shape"},

@@ -157,6 +157,13 @@ class Space:
         with translate:
             return json.loads(self._k.config_json(params, shape=self._shape(shape)))
 
+    def plan(self, params, shape=None, arch=None):
+        """What a launch of the config needs (amk.torch uses it): the source and compiler
+        options amk compiles (arch: the target's), the launch, buffers, tensor maps and
+        argument list."""
+        with translate:
+            return self._k.plan(params, shape=self._shape(shape), arch=arch)
+
     def __repr__(self):
         return "amk.Space(%r: %d params, target %s)" % (self.name, len(self._info["params"]),
                                                         self.target)

@@ -88,6 +88,41 @@ class TestSpace(Tmp):
         self.assertIn("gemm", str(cm.exception))
 
 
+class TestPlan(Tmp):
+    """What amk.torch launches (no GPU needed to build the plan)."""
+
+    def test_plan_is_the_spec_s_launch_source_and_args(self):
+        k = amk.Space("rmsnorm")
+        p = k.plan({"THREADS": 256, "VEC": 4, "ROWS": 2}, "M=1000,N=512,dtype=f16")
+        self.assertEqual(p["launch"]["grid"], (500, 1, 1))
+        self.assertEqual(p["launch"]["block"], (256, 1, 1))
+        self.assertIn("-DTHREADS=256", p["source"]["options"])
+        self.assertIn("-DROWS=2", p["source"]["options"])
+        self.assertEqual(p["source"]["entry"], "rmsnorm_kernel")
+        self.assertIn("rmsnorm_kernel", p["source"]["text"])
+        self.assertEqual([(a["name"], a["kind"], a["value"]) for a in p["args"]],
+                         [("x", "buffer", 0), ("w", "buffer", 0), ("y", "buffer", 0),
+                          ("M", "value", 1000), ("N", "value", 512)])
+        self.assertEqual({b["name"]: (b["dtype"], b["count"]) for b in p["buffers"]},
+                         {"x": ("f16", 512000), "w": ("f16", 512), "y": ("f16", 512000)})
+        # a config the restrictions refuse has no plan
+        g = amk.Space("gemm")
+        bad = next(dict(zip(g.params, v)) for v in itertools.product(*g.params.values())
+                   if g.check(dict(zip(g.params, v))) is not None)
+        with self.assertRaises(amk.InputError):
+            g.plan(bad)
+
+    def test_plan_of_gemm_hopper_has_its_tensor_maps(self):
+        sp = amk.Space("gemm_hopper")
+        p = sp.plan(sp.defaults, "M=4096,N=2048,K=1024,dtype=bf16")
+        self.assertEqual(p["source"]["arch"], "sm_90a")
+        maps = {m["name"]: m for m in p["tensor_maps"]}
+        self.assertEqual(sorted(maps), ["tmA", "tmB", "tmC"])
+        self.assertEqual(maps["tmA"]["dims"], [1024, 4096])
+        self.assertEqual(maps["tmA"]["strides"], [1024 * 2])
+        self.assertEqual(maps["tmB"]["dims"], [2048, 1024])
+
+
 class TestCommands(Tmp):
     def test_loop_logs_budget_rows_and_its_best_is_the_file_s(self):
         seen = []
