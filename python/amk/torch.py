@@ -281,10 +281,12 @@ def _config(kernel, name, shape, dtype, device):
     if _state["db"]:
         try:
             ans = _lookup(_state["db"], name, device, shape, dtype)
-            params = ans["config"]["params"]
+            params = ans["config"]
             m = ans.get("matched", {})
-            if m.get("nearest") or m.get("level") not in (None, "shape", "exact"):
-                why = "using the config tuned for %s (%s)" % (m.get("shape"), m.get("level"))
+            if m.get("nearest") or m.get("level") != "device":
+                why = "using the config tuned for %s on %s (%s level of the database)" % (
+                    m.get("shape"), m.get("device") or m.get("arch") or "any device",
+                    m.get("level"))
         except Exception as e:  # noqa: BLE001: the default config is the answer then
             why = "no tuned config (%s); using the default config" % e
     else:
