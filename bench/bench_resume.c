@@ -1,5 +1,5 @@
 /* bench_resume: how long `--resume` takes on a big record. Writes a results.tsv of N rows
- * (default 10^6) with the real appender into a temp dir, then times amk_resume_load on it
+ * (default 10^6) with the real appender into a temp dir, then times amk_history_load on it
  * (target: <= 3 s for 10^6 rows), a bare amk_tsv_read pass and amk_report_build.
  * Usage: bench_resume [ROWS] [--keep] | bench_resume --file RESULTS.TSV (time an existing file) */
 #ifndef _GNU_SOURCE
@@ -105,19 +105,20 @@ static int time_reads(const char *path)
     size_t n = ts.rows;
 
     /* The measured operation: what `amk loop --resume` does first. */
-    amk_resume *r = NULL;
+    amk_history *r = NULL;
+    amk_history_opts ho = {.kernel = "gemm", .shape = shapes[0], .device = devices[0]};
     t0 = amk_now_s();
-    if (amk_resume_load(path, "gemm", shapes[0], devices[0], &amk_history_rule, &r, &d) != AMK_OK) {
+    if (amk_history_load(path, &ho, &r, &d) != AMK_OK) {
         fprintf(stderr, "bench_resume: resume: %s\n", d.msg);
         return 1;
     }
     double t_resume = amk_now_s() - t0;
-    const amk_row *inc = amk_resume_incumbent(r);
-    printf("amk_resume_load: rows %zu  seconds %.3f  rows/s %.0f  (key rows %zu, last trial "
+    const amk_row *inc = amk_history_best(r, NULL);
+    printf("amk_history_load: rows %zu  seconds %.3f  rows/s %.0f  (key rows %zu, last trial "
            "%lld, incumbent trial %lld)\n",
-           n, t_resume, (double)n / t_resume, amk_resume_rows(r),
-           (long long)amk_resume_last_trial(r), inc ? (long long)inc->trial : -1LL);
-    amk_resume_free(r);
+           n, t_resume, (double)n / t_resume, amk_history_rows(r),
+           (long long)amk_history_last_trial(r), inc ? (long long)inc->trial : -1LL);
+    amk_history_free(r);
     printf("amk_tsv_read (parse only, cold first pass): %zu rows in %.3f s (%.0f rows/s)\n", n,
            t_read, (double)n / t_read);
 
@@ -127,7 +128,7 @@ static int time_reads(const char *path)
     if (amk_report_build(paths, 1, &amk_history_rule, &rep, &d) == AMK_OK)
         printf("amk_report_build: %.3f s\n", amk_now_s() - t0);
     amk_report_free(rep);
-    printf("target: amk_resume_load <= 3 s per 10^6 rows: %s\n",
+    printf("target: amk_history_load <= 3 s per 10^6 rows: %s\n",
            t_resume * 1e6 / (double)(n ? n : 1) <= 3.0 ? "met" : "MISSED");
     return 0;
 }

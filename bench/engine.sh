@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The engine's own speed (issue 2), on any machine, no GPU:
 #   enumerate  a 10^7-point raw space with 3 restrictions        (target <= 2 s)
-#   resume     amk_resume_load over a 10^6-row results.tsv         (target <= 3 s)
+#   resume     amk_history_load over a 10^6-row results.tsv        (target <= 3 s)
 #   overhead   engine cost per trial, model backend, 20000 trials  (target <= 100 us)
 # usage: bench/engine.sh [BUILD_DIR]     (default build/, configured RelWithDebInfo by default)
 set -euo pipefail

@@ -39,7 +39,7 @@ if [ -n "${PRELUDE:-}" ]; then # made elsewhere: the GPU machine has no cJSON he
 else
     printf '#include <stdio.h>\nconst char *amk_prelude(const char *vendor);\nint main(void) { fputs(amk_prelude("nvidia"), stdout); return 0; }\n' >"$tmp/prelude_main.c"
     cc -std=c11 -I"$SRC/evaluator" -I"$SRC/common" -I"$SRC/cost_model" -I"$SRC/space_defs" \
-        -I"$SRC/results" -I"$SRC/search" "$tmp/prelude_main.c" "$SRC/evaluator/prelude.c" \
+        -I"$SRC/results" -I"$SRC/search" "$tmp/prelude_main.c" "$SRC/evaluator/compile/prelude.c" \
         -o "$tmp/prelude"
     "$tmp/prelude" >"$tmp/prelude.h"
     [ -n "${SAVE_PRELUDE:-}" ] && cp "$tmp/prelude.h" "$SAVE_PRELUDE"

@@ -37,11 +37,11 @@ done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/quant_phases.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-# amk's NVIDIA prelude, as the run-time compiler sees it (evaluator/prelude.c, built here).
+# amk's NVIDIA prelude, as the run-time compiler sees it (evaluator/compile/prelude.c, built here).
 SRC=$HERE/..
 printf '#include <stdio.h>\nconst char *amk_prelude(const char *vendor);\nint main(void) { fputs(amk_prelude("nvidia"), stdout); return 0; }\n' >"$tmp/prelude_main.c"
 cc -std=c11 -I"$SRC/evaluator" -I"$SRC/common" -I"$SRC/cost_model" -I"$SRC/space_defs" \
-    -I"$SRC/results" -I"$SRC/search" "$tmp/prelude_main.c" "$SRC/evaluator/prelude.c" \
+    -I"$SRC/results" -I"$SRC/search" "$tmp/prelude_main.c" "$SRC/evaluator/compile/prelude.c" \
     -o "$tmp/prelude"
 "$tmp/prelude" >"$tmp/prelude.h"
 "$NVCC" -std=c++17 -O3 -arch="$ARCH" -I"$tmp" -D"$dt" "${defs[@]}" \

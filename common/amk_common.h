@@ -11,6 +11,15 @@
 
 #define AMK_VERSION "0.1.0"
 
+/* Marks each function and object of the installed headers: libamk.so is built with hidden
+ * visibility by default (CMake C_VISIBILITY_PRESET), so these are all it exports; the
+ * amk__* internals stay inside it (tests reach them through the static library). */
+#if defined(__GNUC__) || defined(__clang__)
+#define AMK_API __attribute__((visibility("default")))
+#else
+#define AMK_API
+#endif
+
 /* Library error codes: 0 is success, every error is negative. A config that fails to
  * compile or run is NOT an error of the call: it is an amk_status in a verdict. */
 #define AMK_ERRNO_MAP(XX)                                               \
@@ -42,14 +51,14 @@ typedef enum amk_errno {
 #undef AMK__ERR_ENUM
 } amk_errno;
 
-const char *amk_strerror(int code); /* "out of memory"; "unknown error" for others */
-const char *amk_err_name(int code); /* "AMK_ENOMEM" */
+AMK_API const char *amk_strerror(int code); /* "out of memory"; "unknown error" for others */
+AMK_API const char *amk_err_name(int code); /* "AMK_ENOMEM" */
 /* The process exit code amk's commands give a failure of `code` when the step that failed
  * says nothing more (README "Exit codes"): 0 for AMK_OK; 5 internal (out of memory, a
  * backend or worker that broke, a timeout); 3 a results file (AMK_ETSV, AMK_EIO); 4 no
  * device (AMK_ENODEV, AMK_EUNSUPPORTED); 2 bad input for every other code. Bindings (the
  * Python package) classify errors by it. */
-int amk_err_exit_code(int code);
+AMK_API int amk_err_exit_code(int code);
 
 /* Diagnostic filled by a failing call: the code and a message naming the culprit,
  * e.g. "kernels/gemm/spec.json: params.BM.values[2]: not an integer". Callers own it
@@ -60,11 +69,12 @@ typedef struct amk_diag {
 } amk_diag;
 
 /* Sets d->code and formats d->msg; returns code so callers can `return amk_diag_set(...)`. */
-int amk_diag_set(amk_diag *d, int code, const char *fmt, ...)
+AMK_API int amk_diag_set(amk_diag *d, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Prefixes the existing message with "prefix: " (used to add a file name or field path). */
-int amk_diag_prefix(amk_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void amk_diag_clear(amk_diag *d);
+AMK_API int amk_diag_prefix(amk_diag *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+AMK_API void amk_diag_clear(amk_diag *d);
 
 /* Outcome of one trial. Order is part of the TSV contract only through the names. */
 #define AMK_STATUS_MAP(XX)                                                              \
@@ -93,9 +103,9 @@ typedef enum amk_status {
     AMK_STATUS_COUNT
 } amk_status;
 
-const char *amk_status_name(amk_status s);       /* "compile_error" */
-const char *amk_status_doc(amk_status s);        /* one sentence */
-int amk_status_parse(const char *name, amk_status *out); /* AMK_OK or AMK_EPARSE */
+AMK_API const char *amk_status_name(amk_status s);       /* "compile_error" */
+AMK_API const char *amk_status_doc(amk_status s);        /* one sentence */
+AMK_API int amk_status_parse(const char *name, amk_status *out); /* AMK_OK or AMK_EPARSE */
 
 /* Where a latency came from. NONE prints as an empty TSV field and JSON null. */
 typedef enum amk_latency_kind {
@@ -105,20 +115,20 @@ typedef enum amk_latency_kind {
     AMK_LAT_REPLAYED
 } amk_latency_kind;
 
-const char *amk_latency_kind_name(amk_latency_kind k); /* "" for NONE */
-int amk_latency_kind_parse(const char *name, amk_latency_kind *out);
+AMK_API const char *amk_latency_kind_name(amk_latency_kind k); /* "" for NONE */
+AMK_API int amk_latency_kind_parse(const char *name, amk_latency_kind *out);
 
 /* Logging to stderr. Level from AMK_LOG (error|warn|info|debug), default warn. */
 enum { AMK_LOG_ERROR = 0, AMK_LOG_WARN, AMK_LOG_INFO, AMK_LOG_DEBUG };
-void amk_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-int amk_log_level(void);
+AMK_API void amk_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+AMK_API int amk_log_level(void);
 
 /* FNV-1a 64-bit. config_id = amk_hash64 of the canonical config JSON, as 16 lowercase hex
  * digits. Stable across runs, machines and endianness (it hashes bytes). */
-uint64_t amk_hash64(const void *data, size_t len);
-uint64_t amk_hash64_update(uint64_t h, const void *data, size_t len);
+AMK_API uint64_t amk_hash64(const void *data, size_t len);
+AMK_API uint64_t amk_hash64_update(uint64_t h, const void *data, size_t len);
 #define AMK_HASH64_INIT UINT64_C(0xcbf29ce484222325)
-void amk_hash_hex(uint64_t h, char out[17]);
+AMK_API void amk_hash_hex(uint64_t h, char out[17]);
 
 /* Growable NUL-terminated string. Zero-initialise (amk_sb sb = {0}); amk_sb_free releases.
  * On allocation failure the builder sets oom and stops growing; check it once at the end. */
@@ -127,16 +137,17 @@ typedef struct amk_sb {
     size_t len, cap;
     int oom;
 } amk_sb;
-void amk_sb_printf(amk_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void amk_sb_vprintf(amk_sb *sb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-void amk_sb_putn(amk_sb *sb, const char *s, size_t n);
-void amk_sb_free(amk_sb *sb);
+AMK_API void amk_sb_printf(amk_sb *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+AMK_API void amk_sb_vprintf(amk_sb *sb, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+AMK_API void amk_sb_putn(amk_sb *sb, const char *s, size_t n);
+AMK_API void amk_sb_free(amk_sb *sb);
 /* Returns the string and leaves sb empty; NULL on oom. Caller frees. */
-char *amk_sb_take(amk_sb *sb);
+AMK_API char *amk_sb_take(amk_sb *sb);
 
 /* Time. */
-double amk_now_s(void);                 /* monotonic seconds */
-void amk_time_iso(char out[32]);        /* UTC "2026-11-22T10:12:04Z" */
+AMK_API double amk_now_s(void);                 /* monotonic seconds */
+AMK_API void amk_time_iso(char out[32]);        /* UTC "2026-11-22T10:12:04Z" */
 
 /* Files. All return AMK_OK or a negative code with detail in d. */
 /* Most bytes amk reads from one input file or stream (configs, specs, databases, sources). */
@@ -144,29 +155,29 @@ void amk_time_iso(char out[32]);        /* UTC "2026-11-22T10:12:04Z" */
 /* Whole file, NUL-terminated. Only regular files: a FIFO, device or directory is AMK_EINVAL
  * ("not a regular file"), before anything is read; a file over AMK_FS_READ_MAX is AMK_EINVAL
  * too. A missing file is AMK_ENOENT. */
-int amk_fs_read_all(const char *path, char **data, size_t *len, amk_diag *d);
+AMK_API int amk_fs_read_all(const char *path, char **data, size_t *len, amk_diag *d);
 /* Reads fd (a pipe, stdin: anything) to its end, NUL-terminated, reading at most
  * AMK_FS_READ_MAX + 1 bytes: past the cap it stops with AMK_EINVAL naming `name`. */
-int amk_fs_read_fd(int fd, const char *name, char **data, size_t *len, amk_diag *d);
+AMK_API int amk_fs_read_fd(int fd, const char *name, char **data, size_t *len, amk_diag *d);
 /* Writes to PATH.tmp.PID, fsyncs, renames over path, fsyncs the directory. */
-int amk_fs_write_atomic(const char *path, const void *data, size_t len, amk_diag *d);
+AMK_API int amk_fs_write_atomic(const char *path, const void *data, size_t len, amk_diag *d);
 /* O_APPEND + flock(LOCK_EX) + write all + fsync + unlock, on an open fd. */
-int amk_fs_append_locked(int fd, const void *data, size_t len, amk_diag *d);
-int amk_fs_mkdir_p(const char *path, amk_diag *d);
-int amk_fs_exists(const char *path);
+AMK_API int amk_fs_append_locked(int fd, const void *data, size_t len, amk_diag *d);
+AMK_API int amk_fs_mkdir_p(const char *path, amk_diag *d);
+AMK_API int amk_fs_exists(const char *path);
 /* amk's shared folder NAME ("kernels" or "data"), first next to the running executable
  * (EXE/../share/amk/NAME, an installed tree; EXE/<source>/space_defs/NAME, a build tree in or
  * beside its source tree), so a moved or copied tree finds its own; then the configure-time
  * install path, then the configure-time source path. AMK_OK with an existing directory in
  * out, else AMK_ENOENT with the last candidate in out. (AMK_KERNELS_DIR and AMK_DATA_DIR are
  * the callers' to honour first.) */
-int amk_fs_share_dir(const char *name, char *out, size_t cap);
+AMK_API int amk_fs_share_dir(const char *name, char *out, size_t cap);
 /* $XDG_CACHE_HOME/amk or ~/.cache/amk (AMK_CACHE_DIR overrides). Writes into out. */
-int amk_fs_cache_dir(char *out, size_t cap);
+AMK_API int amk_fs_cache_dir(char *out, size_t cap);
 
 /* Parses "10m", "90s", "1h", "250ms", "42" (seconds) into seconds. */
-int amk_parse_duration(const char *text, double *seconds);
+AMK_API int amk_parse_duration(const char *text, double *seconds);
 /* Strict decimal int64 parse of the whole string; AMK_EPARSE or AMK_EOVERFLOW. */
-int amk_parse_i64(const char *text, int64_t *out);
+AMK_API int amk_parse_i64(const char *text, int64_t *out);
 
 #endif

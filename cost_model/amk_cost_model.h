@@ -16,8 +16,8 @@ typedef enum amk_unit {
 #undef AMK__UNIT_ENUM
     AMK_UNIT_COUNT
 } amk_unit;
-int amk_unit_parse(const char *name, amk_unit *out);
-const char *amk_unit_name(amk_unit u);
+AMK_API int amk_unit_parse(const char *name, amk_unit *out);
+AMK_API const char *amk_unit_name(amk_unit u);
 
 typedef struct amk_target {
     char name[64];      /* "H100 SXM 80GB" */
@@ -37,17 +37,17 @@ typedef struct amk_target {
     double sector_bytes;    /* smallest memory transaction: a shorter access still pays it */
 } amk_target;
 
-int amk_target_count(void);
-const amk_target *amk_target_at(int i);
+AMK_API int amk_target_count(void);
+AMK_API const amk_target *amk_target_at(int i);
 /* Finds by key ("h100"), arch ("sm_90": first match) or a device name as the runtime
  * reports it ("NVIDIA H100 80GB HBM3"): case-insensitive substring match on keys. */
-const amk_target *amk_target_find(const char *name);
+AMK_API const amk_target *amk_target_find(const char *name);
 /* The target used when none is named: $AMK_TARGET, else "h100". */
-const amk_target *amk_target_default(void);
+AMK_API const amk_target *amk_target_default(void);
 /* The target a command runs for: name (its --target), else $AMK_TARGET, else "h100". An
  * unknown name is AMK_ENOENT with "unknown target 'x' (known: ...)", saying "from
  * $AMK_TARGET" when that is where it came from. */
-int amk_target_resolve(const char *name, const amk_target **out, amk_diag *d);
+AMK_API int amk_target_resolve(const char *name, const amk_target **out, amk_diag *d);
 /* Measured ceilings files (amk_ceilings_load, _save, _path, amk_target_with_ceilings) are
  * read and written by evaluator/ (amk_evaluator.h): JSON stays out of the cost model. */
 
@@ -55,7 +55,7 @@ int amk_target_resolve(const char *name, const amk_target **out, amk_diag *d);
  * threads per block, dynamic shared memory (incl. stages) per block,
  * estimated registers per block and per thread, grid limits, resident blocks per SM.
  * AMK_OK or AMK_ERESTRICT with a reason naming the resource and both numbers. */
-int amk_cost_feasible(const amk_config *c, const amk_target *t, amk_diag *d);
+AMK_API int amk_cost_feasible(const amk_config *c, const amk_target *t, amk_diag *d);
 
 /* The size of sp on target t (`amk space`): raw points, valid configs (restrictions and
  * launch limits) and feasible ones (amk_cost_feasible too). Enumerated when exact or when
@@ -70,8 +70,8 @@ typedef struct amk_space_counts {
     int default_ok;                /* the default config is valid and feasible */
     char default_reason[1024];     /* why not */
 } amk_space_counts;
-int amk_space_size_on(const amk_space *sp, const amk_target *t, int exact, amk_space_counts *out,
-                      amk_diag *d);
+AMK_API int amk_space_size_on(const amk_space *sp, const amk_target *t, int exact,
+                              amk_space_counts *out, amk_diag *d);
 
 typedef struct amk_estimate {
     double bound_us;      /* roofline floor: never above the true time of a correct kernel */
@@ -88,10 +88,10 @@ typedef struct amk_estimate {
 /* Floor and prediction for one config on one target. The floor uses the larger of
  * datasheet and measured ceilings (so it stays a lower bound); the prediction uses measured
  * ceilings when present. */
-int amk_cost_estimate(const amk_config *c, const amk_target *t, amk_estimate *out,
-                      amk_diag *d);
+AMK_API int amk_cost_estimate(const amk_config *c, const amk_target *t, amk_estimate *out,
+                              amk_diag *d);
 /* 100 * bound / latency (how close to the roofline a measured latency is). */
-double amk_cost_pct_of_roofline(double bound_us, double latency_us);
+AMK_API double amk_cost_pct_of_roofline(double bound_us, double latency_us);
 
 /* Calibration: least-squares fit (GSL multifit) of measured = c0 + c1*compute + c2*memory
  * over trials, plus the Spearman rank correlation of predicted vs measured before and after. */
@@ -101,8 +101,31 @@ typedef struct amk_calibration {
     double chisq, r2;
     double spearman_before, spearman_after;
 } amk_calibration;
-int amk_cost_calibrate(const double *compute_us, const double *memory_us,
-                       const double *predicted_us, const double *measured_us, size_t n,
-                       amk_calibration *out, amk_diag *d);
+AMK_API int amk_cost_calibrate(const double *compute_us, const double *memory_us,
+                               const double *predicted_us, const double *measured_us, size_t n,
+                               amk_calibration *out, amk_diag *d);
+
+/* Fits the cost model (amk_cost_calibrate) to the measured `ok` rows of results files
+ * (cost_model/calibrate.c, which reads them through amk_tsv_read):
+ * each row's config is rebuilt from kernel/shape/params through the registry and estimated
+ * on target t. kernel NULL = every kernel. Rows whose kernel is unknown or whose config no
+ * longer parses are counted in *skipped (may be NULL), not fatal. */
+AMK_API int amk_calibrate_fit(const amk_registry *reg, const char *const *paths, size_t n_paths,
+                              const char *kernel, const amk_target *t, amk_calibration *out,
+                              size_t *skipped, amk_diag *d);
+
+/* ---------- measured ceilings files (the JSON edge of cost_model's targets) ------------- */
+/* Overrides measured ceilings from a calibration file written by amk_ceilings_save. */
+AMK_API int amk_ceilings_load(amk_target *t, const char *path, amk_diag *d);
+AMK_API int amk_ceilings_save(const amk_target *t, const char *path, amk_diag *d);
+/* Default per-device ceilings path: <cache dir>/ceilings/<key>.json. */
+AMK_API void amk_ceilings_path(const amk_target *t, char *out, size_t cap);
+/* Copies t into out and applies the ceilings stored at amk_ceilings_path when that file
+ * exists. A malformed file is logged as a warning and ignored (out keeps t's numbers). */
+AMK_API void amk_target_with_ceilings(const amk_target *t, amk_target *out);
+/* A target as `amk devices` lists it, as JSON text (malloc'd; NULL when out of memory):
+ * {key, name, vendor, arch, limits, bandwidth_gbps, bandwidth_measured_gbps, peak_tflops,
+ * measured_tflops, launch_overhead_us, calibrated_here}. */
+AMK_API char *amk_target_json(const amk_target *t, int calibrated);
 
 #endif

@@ -1,13 +1,14 @@
 /* evaluator: the pipeline validate -> feasibility -> roofline screen -> backend
  * (compile -> correctness -> benchmark -> floor guard), producing one verdict per config.
  * Backends are type objects behind one vtable: `model` (cost model only, latency_kind
- * predicted), `sim` (replays a results.tsv, latency_kind replayed), `gpu` (evaluator/gpu/,
- * real hardware, latency_kind measured). The search loop only sees this header. */
+ * predicted), `sim` (replays a results.tsv, latency_kind replayed), `gpu` (real hardware,
+ * latency_kind measured: evaluator/backends/gpu_backend.c over the GPU layer in
+ * evaluator/gpu/). The search loop only sees this header; the results record is not in it
+ * (a verdict's row: amk_verdict_to_row in amk_search.h). */
 #ifndef AMK_EVALUATOR_H
 #define AMK_EVALUATOR_H
 
 #include "amk_cost_model.h"
-#include "amk_results.h"
 #include "amk_space_defs.h"
 
 typedef struct amk_verdict {
@@ -36,19 +37,10 @@ typedef struct amk_verdict {
 
 /* Sets every field to its "nothing known" value (NAN numbers, correct and cache_hit -1,
  * status not_recorded, valid 0, empty text). */
-void amk_verdict_init(amk_verdict *v);
+AMK_API void amk_verdict_init(amk_verdict *v);
 /* JSON text per space_defs/schema/verdict.schema.json (unformatted). Caller frees with
  * free(); NULL when out of memory. */
-char *amk_verdict_to_json(const amk_verdict *v);
-/* The results.tsv row of one trial of config c: every verdict field, plus the trial number,
- * shape text, who proposed it (source), the device and whether it became the incumbent.
- * The note joins the verdict's reason and notes. AMK_ENOMEM when params cannot be built. */
-int amk_verdict_to_row(const amk_verdict *v, const amk_config *c, int64_t trial,
-                       const char *shape, const char *source, const char *device, int kept,
-                       amk_row *out, amk_diag *d);
-/* The verdict a results row records (for strategies and keep/revert replaying history). */
-void amk_verdict_from_row(const amk_row *r, amk_verdict *out);
-
+AMK_API char *amk_verdict_to_json(const amk_verdict *v);
 typedef struct amk_backend_opts {
     const char *target;        /* target key/name for model & sim ("h100"); NULL = default */
     const char *sim_path;      /* sim: file to replay: a results.tsv, or a Kernel Tuner
@@ -126,20 +118,20 @@ typedef struct amk_backend_type {
     int (*devices)(amk_gpu_device *out, int cap, int *n, amk_diag *d);
 } amk_backend_type;
 
-extern const amk_backend_type *const amk_backends[]; /* NULL-terminated */
+AMK_API extern const amk_backend_type *const amk_backends[]; /* NULL-terminated */
 
 /* AMK_OK when name is a backend spelling: model, sim:FILE, gpu (even in a build without
  * it: creating the evaluator says why it cannot run), auto; else AMK_EINVAL saying what
  * is wrong. */
-int amk_backend_check_name(const char *name, amk_diag *d);
+AMK_API int amk_backend_check_name(const char *name, amk_diag *d);
 /* How long one config may take on backend `name` ("gpu", "sim", "model", a backend type's
  * name) with these options: its slot_seconds, else the default (see amk_backend_type). */
-double amk_backend_slot_seconds(const char *name, const amk_backend_opts *opts);
+AMK_API double amk_backend_slot_seconds(const char *name, const amk_backend_opts *opts);
 /* Every visible GPU that answers, in index order, each asked by a run worker of its own (in
  * parallel; this process never loads the driver). Fills min(cap, *n) entries; *n = how many
  * answer. AMK_ENODEV when none does (d says why, in the words `amk_evaluator_create("gpu")`
  * would use), AMK_EUNSUPPORTED in a build without a GPU vendor layer. */
-int amk_gpu_devices(amk_gpu_device *out, int cap, int *n, amk_diag *d);
+AMK_API int amk_gpu_devices(amk_gpu_device *out, int cap, int *n, amk_diag *d);
 
 /* GPUs of one model: one search each (the model is the results key). */
 #define AMK_MAX_DEVICES 64
@@ -152,15 +144,15 @@ typedef struct amk_device_group {
  * for the gpu and auto backends; g has room for AMK_MAX_DEVICES groups. *ng = 0 when there is
  * nothing to split (a backend without devices, or none answers: creating the evaluator
  * then says why). "auto" groups the devices of the first backend that has any. AMK_EINVAL naming the device when a listed one does not answer. */
-int amk_device_groups(const char *backend, const int *want, int nwant, amk_device_group *g,
-                      int *ng, amk_diag *d);
+AMK_API int amk_device_groups(const char *backend, const int *want, int nwant, amk_device_group *g,
+                              int *ng, amk_diag *d);
 /* A list of devices as --devices takes it: "all" (*n = 0: every visible GPU) or distinct
  * indices "0,1,3" (0..1023, at most AMK_MAX_DEVICES, into out). AMK_EINVAL saying what is
  * wrong with the text. */
-int amk_devices_parse(const char *text, int *out, int *n, amk_diag *d);
+AMK_API int amk_devices_parse(const char *text, int *out, int *n, amk_diag *d);
 /* The groups for a message: "devices 0,1: NAME; device 2: NAME2" (cut at cap). */
-void amk_device_groups_describe(const amk_device_group *g, int ng, char *out, size_t cap);
-const amk_backend_type *amk_backend_find(const char *name);
+AMK_API void amk_device_groups_describe(const amk_device_group *g, int ng, char *out, size_t cap);
+AMK_API const amk_backend_type *amk_backend_find(const char *name);
 /* The GPU side of this build as `amk devices` reports it: vendor built ("cuda", "hip" or
  * NULL), the GPUs that answer with the target the gpu backend tunes each for, or why none
  * does (n = 0, reason set). AMK_ENOMEM only; "no GPU" is an answer, not an error. */
@@ -171,26 +163,26 @@ typedef struct amk_gpu_status_info {
     const amk_target *targets[AMK_MAX_DEVICES];
     char reason[1100];
 } amk_gpu_status_info;
-int amk_gpu_status(amk_gpu_status_info *out);
+AMK_API int amk_gpu_status(amk_gpu_status_info *out);
 
 typedef struct amk_evaluator amk_evaluator;
 
 /* The file part of a "sim:FILE" backend string (empty for "sim:"), NULL when backend is
  * not one: the one place that reads the "sim:" spelling. */
-const char *amk_backend_sim_file(const char *backend);
+AMK_API const char *amk_backend_sim_file(const char *backend);
 /* For a sim:FILE backend: AMK_OK when FILE records kernel at shape (or cannot be read: the
  * backend reports that when it opens it), else AMK_EINVAL naming the shapes it covers.
  * AMK_OK for any other backend. */
-int amk_sim_check_shape(const char *backend, const char *kernel, const char *shape,
-                        amk_diag *d);
+AMK_API int amk_sim_check_shape(const char *backend, const char *kernel, const char *shape,
+                                amk_diag *d);
 
 /* backend: "model", "sim:FILE", "gpu", or "auto" (gpu when a device answers; else sim when
  * a recorded sweep for kernel+shape exists in space_defs/data; else model; it logs which and
  * why). For "auto", kernel/shape pick the recorded sweep and may be NULL. */
-int amk_evaluator_create(const char *backend, const amk_backend_opts *opts,
-                         const amk_spec *kernel, const amk_shape *shape, amk_evaluator **out,
-                         amk_diag *d);
-void amk_evaluator_free(amk_evaluator *ev);
+AMK_API int amk_evaluator_create(const char *backend, const amk_backend_opts *opts,
+                                 const amk_spec *kernel, const amk_shape *shape,
+                                 amk_evaluator **out, amk_diag *d);
+AMK_API void amk_evaluator_free(amk_evaluator *ev);
 
 /* `amk loop`'s evaluator in whichever place of an MPI job this process is (evaluator/ranks.c;
  * amk_mpi.h has the MPI side). backend..shape as for amk_evaluator_create; rank_timeout_s is
@@ -214,21 +206,21 @@ typedef enum amk_rank_role {
  * message "rank N: why" for a warning. In an AMK_MPI build the first call also registers
  * amk_mpi_finalize to run at exit with the exit status (on_exit), after rank 0 has freed
  * its evaluator, which stops the workers. */
-int amk_evaluator_create_ranked(const amk_mpi_opts *o, amk_evaluator **out,
-                                amk_rank_role *role, amk_diag *d);
+AMK_API int amk_evaluator_create_ranked(const amk_mpi_opts *o, amk_evaluator **out,
+                                        amk_rank_role *role, amk_diag *d);
 /* Ranks of the MPI job this process belongs to: 1 outside an MPI launcher, when MPI fails
  * to start, or in a build without MPI. */
-int amk_evaluator_world_size(void);
-const char *amk_evaluator_backend(const amk_evaluator *ev); /* name actually in use */
-const amk_target *amk_evaluator_target(const amk_evaluator *ev);
-const char *amk_evaluator_device(const amk_evaluator *ev);
-int amk_evaluator_parallelism(const amk_evaluator *ev); /* backend's, >= 1 */
+AMK_API int amk_evaluator_world_size(void);
+AMK_API const char *amk_evaluator_backend(const amk_evaluator *ev); /* name actually in use */
+AMK_API const amk_target *amk_evaluator_target(const amk_evaluator *ev);
+AMK_API const char *amk_evaluator_device(const amk_evaluator *ev);
+AMK_API int amk_evaluator_parallelism(const amk_evaluator *ev); /* backend's, >= 1 */
 /* 1 when the backend can answer config_id (see amk_backend_type.recorded); 1 for backends
  * that evaluate anything. amk_evaluator_restricted: 1 when some configs may be unanswerable. */
-int amk_evaluator_recorded(const amk_evaluator *ev, const char *config_id);
-int amk_evaluator_restricted(const amk_evaluator *ev);
+AMK_API int amk_evaluator_recorded(const amk_evaluator *ev, const char *config_id);
+AMK_API int amk_evaluator_restricted(const amk_evaluator *ev);
 /* 1 when the verdicts of ev carry recorded trial costs (see amk_backend_type.simulated_clock). */
-int amk_evaluator_simulated_clock(const amk_evaluator *ev);
+AMK_API int amk_evaluator_simulated_clock(const amk_evaluator *ev);
 
 /* Runs the pipeline on n configs of one space. incumbent_us is the latency to beat (NAN when
  * there is none): a config whose floor exceeds it by more than screen_margin is `screened`;
@@ -236,27 +228,19 @@ int amk_evaluator_simulated_clock(const amk_evaluator *ev);
  * Every out[i] is filled; failures are statuses, not errors. Returns AMK_OK, AMK_EINVAL, or
  * the backend's error when the backend itself broke: the configs it was handed then read
  * not_recorded with the reason (rejected/screened ones are still decided). */
-int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_config *const *cfgs,
-                      size_t n, double incumbent_us, amk_verdict *out);
+AMK_API int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_config *const *cfgs,
+                              size_t n, double incumbent_us, amk_verdict *out);
 /* Interleaved re-measure of a and b through the backend (see amk_backend_type.remeasure).
  * AMK_EUNSUPPORTED when the backend has none (its latencies are not measurements). */
-int amk_evaluator_remeasure(amk_evaluator *ev, const amk_config *a, const amk_config *b,
-                            double lat_us[2], double spread[2], amk_diag *d);
+AMK_API int amk_evaluator_remeasure(amk_evaluator *ev, const amk_config *a, const amk_config *b,
+                                    double lat_us[2], double spread[2], amk_diag *d);
 /* Screen margin (fraction, default 0.02): floor > incumbent * (1 + margin) is screened. */
-void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin);
-
-/* Fits the cost model (amk_cost_calibrate) to the measured `ok` rows of results files:
- * each row's config is rebuilt from kernel/shape/params through the registry and estimated
- * on target t. kernel NULL = every kernel. Rows whose kernel is unknown or whose config no
- * longer parses are counted in *skipped (may be NULL), not fatal. */
-int amk_calibrate_fit(const amk_registry *reg, const char *const *paths, size_t n_paths,
-                      const char *kernel, const amk_target *t, amk_calibration *out,
-                      size_t *skipped, amk_diag *d);
+AMK_API void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin);
 
 /* Source text prepended to every template and reference kernel for a vendor ("nvidia" or
  * "amd"): amk_f16/amk_bf16 types, amk_to_float / amk_from_float conversions, AMK_WARP,
  * AMK_KERNEL. Independent of any GPU header so compile checks run anywhere. */
-const char *amk_prelude(const char *vendor);
+AMK_API const char *amk_prelude(const char *vendor);
 
 /* Built-in host references (tests without a GPU, and cross-checks): compute every output
  * buffer from the inputs in double precision, writing the output dtype. */
@@ -268,7 +252,7 @@ typedef struct amk_host_buffer {
 } amk_host_buffer;
 typedef int (*amk_host_ref_fn)(const amk_config *c, amk_host_buffer *bufs, int nbufs,
                                amk_diag *d);
-amk_host_ref_fn amk_host_ref_find(const char *name); /* spec reference.host; NULL if none */
+AMK_API amk_host_ref_fn amk_host_ref_find(const char *name); /* spec reference.host; NULL if none */
 
 /* Compile without running (`amk compile`): each config's template (vendor prelude + template
  * with the config's -D defines) is compiled for arch ("sm_90", "gfx90a"; NULL = the arch of
@@ -287,13 +271,13 @@ typedef struct amk_compile_result {
 
 /* AMK_OK with every out[i] filled; AMK_EUNSUPPORTED in a build without a GPU vendor layer
  * (or for an arch of the other vendor); AMK_EWORKER when no compile worker can start. */
-int amk_compile_batch(const amk_config *const *cfgs, size_t n, const char *arch,
-                      const amk_backend_opts *opts, amk_compile_result *out, amk_diag *d);
+AMK_API int amk_compile_batch(const amk_config *const *cfgs, size_t n, const char *arch,
+                              const amk_backend_opts *opts, amk_compile_result *out, amk_diag *d);
 /* The spec's reference kernel for each config's dtype, compiled the same way (out[i].config_id
  * is cfgs[i]'s). */
-int amk_compile_references(const amk_config *const *cfgs, size_t n, const char *arch,
-                           const amk_backend_opts *opts, amk_compile_result *out,
-                           amk_diag *d);
+AMK_API int amk_compile_references(const amk_config *const *cfgs, size_t n, const char *arch,
+                                   const amk_backend_opts *opts, amk_compile_result *out,
+                                   amk_diag *d);
 
 /* The source text and compiler options amk compiles for c on arch (NULL = the default
  * target's arch), for a runtime of another process to build the same kernel (the Python
@@ -309,11 +293,12 @@ typedef struct amk_compile_source {
     char **options;            /* malloc'd, n_options malloc'd strings */
     int n_options;
 } amk_compile_source;
-int amk_compile_source_get(const amk_config *c, const char *arch, amk_compile_source *out,
-                           amk_diag *d);
-void amk_compile_source_clear(amk_compile_source *s); /* frees and zeroes; accepts zeroed */
+AMK_API int amk_compile_source_get(const amk_config *c, const char *arch,
+                                   amk_compile_source *out, amk_diag *d);
+AMK_API void amk_compile_source_clear(amk_compile_source *s); /* frees and zeroes; accepts
+                                                                  zeroed */
 
-/* `amk compile`'s plan (evaluator/compile_plan.c): units to compile without running them.
+/* `amk compile`'s plan (evaluator/compile/plan.c): units to compile without running them.
  * plan_kernel adds the default config of s at sh (a note through note, warning = 1, when it
  * is not valid on the target) and `random` distinct seeded random valid configs (a warning
  * when fewer are found); plan_config adds
@@ -328,10 +313,10 @@ typedef struct amk_compile_job {
     amk_compile_result res;
 } amk_compile_job;
 typedef struct amk_compile_plan amk_compile_plan;
-amk_compile_plan *amk_compile_plan_create(const amk_target *t, uint64_t seed,
-                                          void (*note)(const char *msg, int warning, void *ud),
-                                          void *ud);
-void amk_compile_plan_free(amk_compile_plan *p);
+AMK_API amk_compile_plan *amk_compile_plan_create(
+    const amk_target *t, uint64_t seed, void (*note)(const char *msg, int warning, void *ud),
+    void *ud);
+AMK_API void amk_compile_plan_free(amk_compile_plan *p);
 /* The whole plan of one `amk compile` command line in one call. The target whose limits
  * decide validity: target (--target), else the target of arch, else (a note, warning = 0)
  * the default's; without arch, $AMK_TARGET or the default (amk_target_resolve), measured
@@ -360,30 +345,16 @@ typedef enum amk_compile_plan_stage {
     AMK_COMPILE_PLAN_ON_UNITS,     /* adding units (out of memory) */
     AMK_COMPILE_PLAN_DONE
 } amk_compile_plan_stage;
-int amk_compile_plan_build(const amk_compile_plan_opts *o, amk_compile_plan **out,
-                           amk_compile_plan_stage *failed_on, amk_diag *d);
+AMK_API int amk_compile_plan_build(const amk_compile_plan_opts *o, amk_compile_plan **out,
+                                   amk_compile_plan_stage *failed_on, amk_diag *d);
 /* The arch a built plan compiles for: its opts' arch, else its target's. */
-const char *amk_compile_plan_arch(const amk_compile_plan *p);
-int amk_compile_plan_kernel(amk_compile_plan *p, const amk_spec *s, const amk_shape *sh,
-                            long random, amk_diag *d);
-int amk_compile_plan_config(amk_compile_plan *p, const amk_config *c, amk_diag *d);
-int amk_compile_plan_references(amk_compile_plan *p, amk_diag *d);
-int amk_compile_plan_run(amk_compile_plan *p, const char *arch, const amk_backend_opts *opts,
-                         amk_diag *d);
-const amk_compile_job *amk_compile_plan_units(const amk_compile_plan *p, size_t *n);
-
-/* ---------- measured ceilings files (the JSON edge of cost_model's targets) ------------- */
-/* Overrides measured ceilings from a calibration file written by amk_ceilings_save. */
-int amk_ceilings_load(amk_target *t, const char *path, amk_diag *d);
-int amk_ceilings_save(const amk_target *t, const char *path, amk_diag *d);
-/* Default per-device ceilings path: <cache dir>/ceilings/<key>.json. */
-void amk_ceilings_path(const amk_target *t, char *out, size_t cap);
-/* Copies t into out and applies the ceilings stored at amk_ceilings_path when that file
- * exists. A malformed file is logged as a warning and ignored (out keeps t's numbers). */
-void amk_target_with_ceilings(const amk_target *t, amk_target *out);
-/* A target as `amk devices` lists it, as JSON text (malloc'd; NULL when out of memory):
- * {key, name, vendor, arch, limits, bandwidth_gbps, bandwidth_measured_gbps, peak_tflops,
- * measured_tflops, launch_overhead_us, calibrated_here}. */
-char *amk_target_json(const amk_target *t, int calibrated);
+AMK_API const char *amk_compile_plan_arch(const amk_compile_plan *p);
+AMK_API int amk_compile_plan_kernel(amk_compile_plan *p, const amk_spec *s, const amk_shape *sh,
+                                    long random, amk_diag *d);
+AMK_API int amk_compile_plan_config(amk_compile_plan *p, const amk_config *c, amk_diag *d);
+AMK_API int amk_compile_plan_references(amk_compile_plan *p, amk_diag *d);
+AMK_API int amk_compile_plan_run(amk_compile_plan *p, const char *arch,
+                                 const amk_backend_opts *opts, amk_diag *d);
+AMK_API const amk_compile_job *amk_compile_plan_units(const amk_compile_plan *p, size_t *n);
 
 #endif

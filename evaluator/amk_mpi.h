@@ -15,24 +15,24 @@
 /* Joins the MPI job when the process was started by an MPI launcher (mpirun, srun: its
  * environment says so); otherwise nothing is initialised and *rank = 0, *size = 1, so a
  * plain `amk loop` runs as it always did. AMK_EBACKEND when MPI_Init fails. */
-int amk_mpi_init(int *rank, int *size, amk_diag *d);
+AMK_API int amk_mpi_init(int *rank, int *size, amk_diag *d);
 /* MPI_Finalize when amk_mpi_init started MPI; safe to call more than once. exit_status is
  * the process's: if MPI_Finalize has not returned after AMK_MPI_FINALIZE_WAIT_S (Open MPI
  * can wait forever on a rank that died), the process ends with it without finalising. */
 #define AMK_MPI_FINALIZE_WAIT_S 20
-void amk_mpi_finalize(int exit_status);
+AMK_API void amk_mpi_finalize(int exit_status);
 
 /* Worker ranks (rank > 0): creates the evaluator, answers rank 0's handshake (device,
  * target, parallelism, a fingerprint of kernel and shape) and evaluates the chunks it is sent
  * until rank 0 says stop. A rank whose evaluator cannot be created reports why in the
  * handshake, waits for stop and returns that error (rank 0 excludes it and goes on). */
-int amk_mpi_serve(const amk_mpi_opts *o, amk_diag *d);
+AMK_API int amk_mpi_serve(const amk_mpi_opts *o, amk_diag *d);
 
 /* Rank 0: creates the `mpi` evaluator after the handshake with every worker rank. Ranks
  * that fail to start, report another device, or another kernel/shape are excluded with a
  * warning naming them. device/target are the first live worker's, parallelism the sum over
  * live workers. With no usable worker (or a world of size 1) rank 0 evaluates locally with
  * the same backend and says so. Freeing the evaluator tells every worker to stop. */
-int amk_mpi_evaluator_create(const amk_mpi_opts *o, amk_evaluator **out, amk_diag *d);
+AMK_API int amk_mpi_evaluator_create(const amk_mpi_opts *o, amk_evaluator **out, amk_diag *d);
 
 #endif

@@ -3,8 +3,6 @@
  * guard, which turns every config into exactly one verdict. */
 #include "evaluator_int.h"
 
-#include "amk_results.h"
-
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -320,61 +318,6 @@ void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin)
 {
     if (ev && isfinite(margin) && margin >= 0)
         ev->margin = margin;
-}
-
-/* ---------- recorded sweeps ------------------------------------------------------------ */
-
-void amk__data_dir(char *out, size_t cap)
-{
-    const char *env = getenv("AMK_DATA_DIR");
-    if (env && *env)
-        snprintf(out, cap, "%s", env);
-    else
-        amk_fs_share_dir("data", out, cap); /* next to the executable first */
-}
-
-typedef struct sweep_scan {
-    const char *kernel, *shape;
-    int found;
-} sweep_scan;
-
-static int scan_row(const amk_row *r, void *ud)
-{
-    sweep_scan *s = ud;
-    if (r->status == AMK_STATUS_OK && r->latency_kind == AMK_LAT_MEASURED &&
-        isfinite(r->latency_us) && strcmp(r->kernel, s->kernel) == 0 &&
-        strcmp(r->shape, s->shape) == 0) {
-        s->found = 1;
-        return 1;
-    }
-    return 0;
-}
-
-int amk__sim_sweep_find(const char *kernel, const char *shape, char *path, size_t cap,
-                        char *why, size_t why_cap)
-{
-    char dir[4096], dummy[8];
-    if (!why) {
-        why = dummy;
-        why_cap = sizeof dummy;
-    }
-    amk__data_dir(dir, sizeof dir);
-    snprintf(path, cap, "%s/%s.tsv", dir, kernel);
-    if (!amk_fs_exists(path)) {
-        snprintf(why, why_cap, "no file %s", path);
-        return 0;
-    }
-    sweep_scan s = {kernel, shape, 0};
-    amk_diag d = {0};
-    if (amk_tsv_read(path, scan_row, &s, NULL, &d) != AMK_OK) {
-        snprintf(why, why_cap, "%s", d.msg);
-        return 0;
-    }
-    if (!s.found) {
-        snprintf(why, why_cap, "%s has no measured ok trial of %s at %s", path, kernel, shape);
-        return 0;
-    }
-    return 1;
 }
 
 /* ---------- the pipeline --------------------------------------------------------------- */

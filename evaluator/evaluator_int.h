@@ -1,7 +1,7 @@
 /* evaluator internals shared by the pipeline (evaluator.c), the built-in backends
- * (backend_model.c, backend_sim.c) and the tests: the backend type objects, creation of an
- * evaluator around any backend type (tests register a fake one), auto selection over an
- * explicit backend table, and the recorded-sweep lookup used by `auto`. */
+ * (backends/) and the tests: the backend type objects, creation of an evaluator around any
+ * backend type (tests register a fake one), auto selection over an explicit backend table,
+ * and the recorded-sweep lookup used by `auto` (backends/sim_shapes.c). */
 #ifndef AMK_EVALUATOR_INT_H
 #define AMK_EVALUATOR_INT_H
 
@@ -13,8 +13,9 @@
  * with cJSON_Delete. */
 cJSON *amk_verdict_json(const amk_verdict *v);
 
-/* Built-in backend types. The gpu one lives in evaluator/gpu/ and exists only in builds
- * with a GPU vendor layer. */
+/* Built-in backend types (evaluator/backends/). The gpu one is defined in
+ * backends/gpu_backend.c, the parent's side of the GPU layer in evaluator/gpu/, and exists
+ * only in builds with a GPU vendor layer. */
 extern const amk_backend_type amk_backend_model;
 extern const amk_backend_type amk_backend_sim;
 #ifdef AMK_HAVE_GPU

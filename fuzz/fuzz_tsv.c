@@ -1,5 +1,5 @@
 /* libFuzzer target for the results reader: the bytes go to amk_row_parse as one line, then
- * through amk_tsv_read, amk_resume_load and amk_report_build as a whole file (once raw, once
+ * through amk_tsv_read, amk_history_load and amk_report_build as a whole file (once raw, once
  * behind a valid v1 header so the row parser is reached). Any row that parses must format
  * and parse back to the same line. Build: cmake -DAMK_FUZZ=ON -DCMAKE_C_COMPILER=clang. */
 #ifndef _GNU_SOURCE
@@ -46,16 +46,17 @@ static void read_all_ways(void)
     int rc = amk_tsv_read(path, on_row, &n, &st, &d);
     if (rc == AMK_OK && n != st.rows)
         abort();
-    amk_resume *r = NULL;
+    amk_history *r = NULL;
     int64_t last = -1;
-    if (amk_resume_load(path, "gemm", NULL, NULL, &amk_history_rule, &r, &d) == AMK_OK) {
-        const amk_row *inc = amk_resume_incumbent(r);
+    amk_history_opts ho = {.kernel = "gemm"};
+    if (amk_history_load(path, &ho, &r, &d) == AMK_OK) {
+        const amk_row *inc = amk_history_best(r, NULL);
         /* The history rule's incumbent: ok with a latency, kept=1 when the file records one. */
         if (inc && (inc->status != AMK_STATUS_OK || !isfinite(inc->latency_us) ||
                     inc->latency_us <= 0))
             abort();
-        last = amk_resume_last_trial(r);
-        amk_resume_free(r);
+        last = amk_history_last_trial(r);
+        amk_history_free(r);
     }
     /* The next trial number, taken under the append lock: after every trial the reader saw
      * (never wrapped past INT64_MAX: refused instead), or nothing written. */

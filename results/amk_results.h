@@ -1,5 +1,6 @@
 /* results: the record. results.tsv (append-only, versioned header, locked durable appends,
- * torn-last-line tolerant streaming reader), resume state, best.json, and the report. */
+ * torn-last-line tolerant streaming reader), best.json, the report and the export. A
+ * search's resume state is search/'s amk_history, which reads results files through this API. */
 #ifndef AMK_RESULTS_H
 #define AMK_RESULTS_H
 
@@ -33,7 +34,7 @@ typedef struct amk_row {
     char note[512];
 } amk_row;
 
-void amk_row_init(amk_row *r); /* NANs, -1 cache_hit, empty strings */
+AMK_API void amk_row_init(amk_row *r); /* NANs, -1 cache_hit, empty strings */
 
 typedef struct amk_tsv amk_tsv;
 
@@ -42,17 +43,17 @@ typedef struct amk_tsv amk_tsv;
  * newline (a torn last row), a newline is appended first so the torn row stays isolated.
  * AMK_EIO naming the path when it cannot be created or opened (a missing directory too) or
  * is not a regular file (a FIFO, a device, a directory: refused before any read). */
-int amk_tsv_open(const char *path, amk_tsv **out, amk_diag *d);
+AMK_API int amk_tsv_open(const char *path, amk_tsv **out, amk_diag *d);
 /* Appends rows atomically with respect to other processes (one locked write + fsync). */
-int amk_tsv_append(amk_tsv *t, const amk_row *rows, size_t n, amk_diag *d);
+AMK_API int amk_tsv_append(amk_tsv *t, const amk_row *rows, size_t n, amk_diag *d);
 /* As amk_tsv_append, but numbers the rows first: rows[i].trial becomes the highest trial
  * number in the file (read under the same lock as the append, so concurrent writers never
  * share a number and numbers increase through the file across runs) plus 1 + i. AMK_ETSV,
  * with nothing written, when the numbers would pass INT64_MAX. */
-int amk_tsv_append_next(amk_tsv *t, amk_row *rows, size_t n, amk_diag *d);
-void amk_tsv_close(amk_tsv *t);
+AMK_API int amk_tsv_append_next(amk_tsv *t, amk_row *rows, size_t n, amk_diag *d);
+AMK_API void amk_tsv_close(amk_tsv *t);
 /* Formats one row as a TSV line with the trailing newline. */
-void amk_row_format(const amk_row *r, amk_sb *out);
+AMK_API void amk_row_format(const amk_row *r, amk_sb *out);
 
 typedef struct amk_tsv_stats {
     size_t rows;          /* rows delivered */
@@ -67,13 +68,13 @@ typedef struct amk_tsv_stats {
  * writer, isolated by the newline the next writer put after it. Any other malformed line is
  * AMK_ETSV with "FILE:LINE: column latency_us: 'abc' is not a number". A missing file is
  * AMK_ENOENT; an empty file has no rows; a path that is not a regular file is AMK_EIO. */
-int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *ud,
-                 amk_tsv_stats *st, amk_diag *d);
+AMK_API int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *ud,
+                         amk_tsv_stats *st, amk_diag *d);
 /* Parses one line (no newline) into r; used by the reader and the fuzz target. */
-int amk_row_parse(const char *line, size_t len, amk_row *r, amk_diag *d);
+AMK_API int amk_row_parse(const char *line, size_t len, amk_row *r, amk_diag *d);
 
-/* How a group's best row is chosen. results/ holds no rule of its own: resume, the report
- * and the export are handed the one rule (search/'s amk_history_rule, HARNESS.md "Best") and
+/* How a group's best row is chosen. results/ holds no rule of its own: the report and the
+ * export are handed the one rule (search/'s amk_history_rule, HARNESS.md "Best") and
  * feed it the rows of one group (kernel, shape, device), file by file in the order given,
  * each file's rows in the order they stand (trial order in every file amk writes: numbers
  * are taken under the append lock). */
@@ -86,62 +87,45 @@ typedef struct amk_best_rule {
     const amk_row *(*best)(const void *state, size_t *file);
 } amk_best_rule;
 
-/* Resume state of one (kernel, shape, device) in a results file. A NULL kernel, shape or
- * device matches any. rule picks the incumbent (NULL: none is tracked). A missing file gives
- * an empty state (AMK_OK). */
-typedef struct amk_resume amk_resume;
-int amk_resume_load(const char *path, const char *kernel, const char *shape,
-                    const char *device, const amk_best_rule *rule, amk_resume **out,
-                    amk_diag *d);
-void amk_resume_free(amk_resume *r);
-int64_t amk_resume_last_trial(const amk_resume *r);   /* highest trial in the file, 0 if none */
-size_t amk_resume_rows(const amk_resume *r);          /* rows of this kernel/shape/device */
-int amk_resume_seen(const amk_resume *r, const char *config_id);
-/* The incumbent: the rule's best row of the matching rows; NULL if none (or no rule). */
-const amk_row *amk_resume_incumbent(const amk_resume *r);
-/* Hands the set of seen config ids to the caller (who frees it with amk_idset_free); the
- * resume state then has an empty set. NULL when r is NULL or on allocation failure. */
-struct amk_idset *amk_resume_take_seen(amk_resume *r);
-
 /* Hash set of config ids (also used by the loop for dedupe). */
 typedef struct amk_idset amk_idset;
-amk_idset *amk_idset_create(void);
+AMK_API amk_idset *amk_idset_create(void);
 /* 1 added, 0 present, AMK_ENOMEM, or AMK_EINVAL when config_id is not 16 hex digits. */
-int amk_idset_add(amk_idset *s, const char *config_id);
-int amk_idset_has(const amk_idset *s, const char *config_id);
-size_t amk_idset_size(const amk_idset *s);
-void amk_idset_free(amk_idset *s);
+AMK_API int amk_idset_add(amk_idset *s, const char *config_id);
+AMK_API int amk_idset_has(const amk_idset *s, const char *config_id);
+AMK_API size_t amk_idset_size(const amk_idset *s);
+AMK_API void amk_idset_free(amk_idset *s);
 
 /* best.json: {kernel, shape, device, config (the config JSON), config_id, latency_us,
  * latency_kind, spread, trial, time}. Written atomically (temp + rename). config_json is
  * the config's JSON text (NULL: {kernel, shape, params} rebuilt from the row); AMK_EINVAL
  * when it is not JSON. */
-int amk_best_write(const char *path, const amk_row *best, const char *config_json,
-                   amk_diag *d);
+AMK_API int amk_best_write(const char *path, const amk_row *best, const char *config_json,
+                           amk_diag *d);
 /* The best file of one GPU model when a run spans several: best.json ->
  * best.nvidia-h100-80gb-hbm3.json (the model's name as a lower-case slug before the
  * extension). Truncated to cap. */
-void amk_best_path_for_model(const char *best, const char *model, char *out, size_t cap);
+AMK_API void amk_best_path_for_model(const char *best, const char *model, char *out, size_t cap);
 
 /* Report over one or more results files: best per kernel/shape/device (chosen by rule, which
  * is required), counts by status. */
 typedef struct amk_report amk_report;
-int amk_report_build(const char *const *paths, size_t n, const amk_best_rule *rule,
-                     amk_report **out, amk_diag *d);
+AMK_API int amk_report_build(const char *const *paths, size_t n, const amk_best_rule *rule,
+                             amk_report **out, amk_diag *d);
 /* The report as compact JSON text (docs/RESULTS.md); the caller frees it. NULL on ENOMEM. */
-char *amk_report_json(const amk_report *r);
-void amk_report_print(const amk_report *r, FILE *f); /* human table */
-void amk_report_free(amk_report *r);
+AMK_API char *amk_report_json(const amk_report *r);
+AMK_API void amk_report_print(const amk_report *r, FILE *f); /* human table */
+AMK_API void amk_report_free(amk_report *r);
 /* The groups, in order of first appearance: kernel, shape and device of group g (borrowed,
  * valid until amk_report_free; any out pointer may be NULL). AMK_EINVAL when out of range. */
-size_t amk_report_ngroups(const amk_report *r);
-int amk_report_group(const amk_report *r, size_t g, const char **kernel, const char **shape,
-                     const char **device);
+AMK_API size_t amk_report_ngroups(const amk_report *r);
+AMK_API int amk_report_group(const amk_report *r, size_t g, const char **kernel, const char **shape,
+                             const char **device);
 /* The spec's default config of group g (its config_id, 16 hex digits) for the speedup over
  * the default ("vs_default"); config_id NULL says there is none, with why (e.g. "kernel
  * not in the registry"). The report itself never reads specs: the caller looks it up.
  * AMK_EINVAL when g is out of range or config_id is malformed. */
-int amk_report_set_default(amk_report *r, size_t g, const char *config_id, const char *why);
+AMK_API int amk_report_set_default(amk_report *r, size_t g, const char *config_id, const char *why);
 /* Writes three standalone SVG plots per group into dir (created when missing), named
  * KERNEL-SHAPE[-DEVICE]-{progress,model,status}.svg (characters other than [A-Za-z0-9._-]
  * become '_'): best-so-far latency against trial (one line per file), measured against
@@ -151,8 +135,8 @@ typedef struct amk_report_written {
     void (*fn)(const char *path, void *ud);
     void *ud;
 } amk_report_written;
-int amk_report_svg(const amk_report *r, const char *dir, const amk_report_written *written,
-                   amk_diag *d);
+AMK_API int amk_report_svg(const amk_report *r, const char *dir, const amk_report_written *written,
+                           amk_diag *d);
 
 /* ---------- export database and lookup (docs/EXPORT.md) ----------------------------------
  * A JSON database of the best config per vendor → arch → device → kernel → shape, built from
@@ -179,34 +163,35 @@ typedef struct amk_export_db amk_export_db;
  * results files. Errors: reading a file (as amk_tsv_read: AMK_ENOENT, AMK_ETSV, AMK_EIO),
  * AMK_ENOENT when opts->kernel has no row, AMK_EEMPTY when no row is eligible, AMK_ENOMEM.
  * On success *out is a new database the caller frees. */
-int amk_export_db_build(const char *const *paths, size_t n, const amk_export_opts *opts,
-                        amk_export_db **out, amk_diag *d);
+AMK_API int amk_export_db_build(const char *const *paths, size_t n, const amk_export_opts *opts,
+                                amk_export_db **out, amk_diag *d);
 /* Parses len bytes of JSON text (name labels messages) into *out. The text is not checked
  * against the database format here: check, c_header and lookup do that. AMK_EPARSE
  * (malformed JSON) or AMK_ENOMEM. */
-int amk_export_db_parse(const char *name, const char *text, size_t len, amk_export_db **out,
-                        amk_diag *d);
+AMK_API int amk_export_db_parse(const char *name, const char *text, size_t len, amk_export_db **out,
+                                amk_diag *d);
 /* Reads the database file at path (named in messages): amk_fs_read_all's errors, AMK_EPARSE
  * naming the line and column of malformed JSON, or AMK_ENOMEM. */
-int amk_export_db_read(const char *path, amk_export_db **out, amk_diag *d);
-void amk_export_db_free(amk_export_db *db);
+AMK_API int amk_export_db_read(const char *path, amk_export_db **out, amk_diag *d);
+AMK_API void amk_export_db_free(amk_export_db *db);
 /* The database as indented JSON text (no trailing newline), malloc'd; NULL when out of
  * memory. */
-char *amk_export_db_json(const amk_export_db *db);
+AMK_API char *amk_export_db_json(const amk_export_db *db);
 /* Checks that db is a well-formed database of this version: AMK_OK or AMK_EPARSE naming the
  * member at fault. */
-int amk_export_db_check(const amk_export_db *db, amk_diag *d);
+AMK_API int amk_export_db_check(const amk_export_db *db, amk_diag *d);
 /* Writes the self-contained C header of every kernel of db (or only `kernel`) into out.
  * AMK_EPARSE (malformed db), AMK_ENOENT (unknown kernel) or AMK_ENOMEM. */
-int amk_export_db_c_header(const amk_export_db *db, const char *kernel, amk_sb *out,
-                           amk_diag *d);
+AMK_API int amk_export_db_c_header(const amk_export_db *db, const char *kernel, amk_sb *out,
+                                   amk_diag *d);
 /* Answers KERNEL on device_name at shape ("M=4096,N=4096[,dtype=f16]"; dtype, when not
  * NULL, overrides the shape's) with the export's rules. *json_out gets the answer as JSON
  * text (malloc'd, indented): {kernel, device, query, matched: {vendor, arch, device, shape,
  * level, nearest, distance, tuned: {latency_us, ...}}, config}. AMK_EPARSE (malformed db),
  * AMK_ENOENT (kernel not in db), AMK_EINVAL (shape: unknown or missing dimension,
  * non-integer value), AMK_ENOMEM. */
-int amk_export_db_lookup(const amk_export_db *db, const char *kernel, const char *device_name,
-                         const char *shape, const char *dtype, char **json_out, amk_diag *d);
+AMK_API int amk_export_db_lookup(const amk_export_db *db, const char *kernel,
+                                 const char *device_name, const char *shape, const char *dtype,
+                                 char **json_out, amk_diag *d);
 
 #endif

@@ -1,7 +1,7 @@
 /* The export database's public face: an opaque handle over its JSON tree, so callers speak
  * amk types and text, never cJSON. The work is in export_build/check/lookup/c.c. */
 #include "export_int.h"
-#include "space_json_int.h"
+#include "json_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,12 +2,26 @@
 # Checks that the Debian packages amk needs are installed, and installs the missing ones
 # when allowed: running as root or with passwordless sudo, and AMK_NO_INSTALL unset.
 # Otherwise prints exactly which packages are needed and the command, and fails.
-#   scripts/deps.sh [EXTRA_PACKAGE...]     (make run / make check call it)
+#   scripts/deps.sh [EXTRA_PACKAGE...] [--optional PACKAGE...]   (make run / make check)
+# Optional packages (make check: pandas and a headless browser, for tests that skip without
+# them) are installed the same way when the rest can be; where they cannot (not root, not
+# packaged here, no network) deps.sh says so and succeeds: those tests then skip, with the
+# reason, in the list at the end of `make check`.
 set -euo pipefail
 
 # Build: CMake, a C11 compiler, pkg-config, GSL, cJSON, zlib; Check for the test suites (the
 # default build compiles them). Callers add more (make check adds python3).
-packages=(cmake gcc make pkg-config libgsl-dev libcjson-dev zlib1g-dev check "$@")
+packages=(cmake gcc make pkg-config libgsl-dev libcjson-dev zlib1g-dev check)
+optional=()
+while [ $# -gt 0 ]; do
+    if [ "$1" = --optional ]; then
+        shift
+        optional+=("$@")
+        break
+    fi
+    packages+=("$1")
+    shift
+done
 
 installed() {
     dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
@@ -34,11 +48,15 @@ missing=()
 for p in "${packages[@]}"; do
     installed "$p" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
+missing_opt=()
+for p in ${optional[@]+"${optional[@]}"}; do
+    installed "$p" || missing_opt+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ] && [ ${#missing_opt[@]} -eq 0 ]; then
     exit 0
 fi
 
-cmd="apt-get update && apt-get install -y ${missing[*]}"
+cmd="apt-get update && apt-get install -y ${missing[*]}${missing_opt[*]:+ ${missing_opt[*]}}"
 sudo=""
 if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
@@ -50,16 +68,37 @@ fi
 if [ -n "${AMK_NO_INSTALL:-}" ] || [ "$sudo" = none ]; then
     why="AMK_NO_INSTALL is set"
     [ "$sudo" = none ] && why="not root and no passwordless sudo"
+    if [ ${#missing[@]} -eq 0 ]; then
+        echo "deps: optional packages not installed ($why): ${missing_opt[*]}; the tests" \
+             "that need them will skip (apt-get install ${missing_opt[*]})" >&2
+        exit 0
+    fi
     echo "deps: missing packages: ${missing[*]}" >&2
     echo "deps: not installing them ($why); run as root:" >&2
     echo "    $cmd" >&2
     exit 1
 fi
 
-echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -q
-$sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-for p in "${missing[@]}"; do
-    installed "$p" || { echo "deps: $p is still not installed" >&2; exit 1; }
+if ! $sudo apt-get update -q && [ ${#missing[@]} -eq 0 ]; then
+    echo "deps: apt-get update failed; optional packages not installed: ${missing_opt[*]}" >&2
+    exit 0
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "deps: installing ${missing[*]}" >&2
+    $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+    for p in "${missing[@]}"; do
+        installed "$p" || { echo "deps: $p is still not installed" >&2; exit 1; }
+    done
+fi
+# Optional: only what this distribution packages (Ubuntu's chromium is a snap wrapper, some
+# releases lack it); a failure is reported, never fatal.
+for p in ${missing_opt[@]+"${missing_opt[@]}"}; do
+    if ! apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [^(]'; then
+        echo "deps: optional package $p is not packaged here; the tests that need it will skip" >&2
+        continue
+    fi
+    echo "deps: installing optional $p" >&2
+    $sudo apt-get install -y -q --no-install-recommends "$p" ||
+        echo "deps: optional package $p failed to install; the tests that need it will skip" >&2
 done

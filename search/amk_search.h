@@ -39,8 +39,8 @@ typedef struct amk_strategy_type {
     void (*clear)(void *state);
 } amk_strategy_type;
 
-extern const amk_strategy_type *const amk_strategies[]; /* NULL-terminated */
-const amk_strategy_type *amk_strategy_find(const char *name);
+AMK_API extern const amk_strategy_type *const amk_strategies[]; /* NULL-terminated */
+AMK_API const amk_strategy_type *amk_strategy_find(const char *name);
 
 /* Keep/revert (DESIGN §3): a correct candidate replaces the incumbent only when faster by more
  * than max(min_gain, noise), noise = the larger measured spread of the two. When both are
@@ -53,14 +53,58 @@ typedef struct amk_incumbent {
     amk_latency_kind kind;
     int64_t trial;
 } amk_incumbent;
-int amk_keep_decide(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
-                    double min_gain);
+AMK_API int amk_keep_decide(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
+                            double min_gain);
 
 /* The one definition of "best" (HARNESS.md "Best"; search/history.c says how): the rule that
  * loop resume, `amk evaluate`, propose, report, export and best.json all use. Its replay
  * of rows without a recorded decision uses the loop's default margin. */
 #define AMK_HISTORY_MIN_GAIN 0.01
-extern const amk_best_rule amk_history_rule;
+AMK_API extern const amk_best_rule amk_history_rule;
+
+/* The history of one search (kernel, shape, device) in a results file: the config ids seen,
+ * the trial numbering, the keep rule's incumbent and the one best, built by one streaming
+ * read and updated per trial. The loop (--resume), `amk propose` and `amk evaluate
+ * --results` all ask it. */
+typedef struct amk_history amk_history;
+typedef struct amk_history_opts {
+    const char *kernel;            /* NULL: the spec's name (or any kernel without a spec) */
+    const char *shape;             /* NULL: spec's shape text of `at` (or any without a spec) */
+    const char *device;            /* NULL: every device's rows are seen and heard; the
+                                      incumbent is that of the device of the latest row */
+    const amk_spec *spec;          /* optional: configs are rebuilt from rows' params */
+    const amk_shape *at;           /* with spec: the shape configs are rebuilt at */
+    const amk_limits *limits;      /* the keep rule's tie-break (NULL: default target's) */
+    double min_gain;               /* the keep rule's margin (fraction; 0 = none) */
+    /* Hears every matching row, in file order, with its config (NULL without a spec or
+     * when its params do not fit the spec). May be NULL. */
+    void (*each)(const amk_row *r, const amk_config *c, void *ud);
+    void *ud;
+} amk_history_opts;
+/* Reads path once (NULL or a missing file: an empty history). Errors are amk_tsv_read's,
+ * naming the file, or AMK_ENOMEM. */
+AMK_API int amk_history_load(const char *path, const amk_history_opts *o, amk_history **out,
+                             amk_diag *d);
+AMK_API void amk_history_free(amk_history *h);
+AMK_API int64_t amk_history_last_trial(const amk_history *h); /* over every row of the file */
+AMK_API size_t amk_history_rows(const amk_history *h);        /* rows of this search */
+AMK_API size_t amk_history_skipped(const amk_history *h);     /* of those, params not fitting */
+/* The config ids evaluated (or excluded); strategies avoid them. */
+AMK_API const amk_idset *amk_history_seen(const amk_history *h);
+/* Marks an id seen: 1 new, 0 already seen, AMK_ENOMEM or AMK_EINVAL (not an id). */
+AMK_API int amk_history_see(amk_history *h, const char *config_id);
+/* The keep rule's incumbent (has = 0 when none): what a candidate must beat. */
+AMK_API const amk_incumbent *amk_history_incumbent(const amk_history *h);
+/* The keep rule on cfg's verdict against the incumbent; 1 = keep: cfg becomes the
+ * incumbent (its trial is 0 until amk_history_record numbers it). */
+AMK_API int amk_history_decide(amk_history *h, const amk_config *cfg, const amk_verdict *v);
+/* Records rows appended (numbered) for this search, cfgs[i] the config of rows[i] (may be
+ * NULL). Returns 1 when the best changed, else 0. */
+AMK_API int amk_history_record(amk_history *h, const amk_row *rows, const amk_config *const *cfgs,
+                               size_t n);
+/* The one best: its row (NULL when none) and, when out is not NULL, it as an incumbent
+ * (out->has = 0 when its config could not be rebuilt). */
+AMK_API const amk_row *amk_history_best(const amk_history *h, amk_incumbent *out);
 
 typedef struct amk_loop_progress {
     int64_t trial, budget;         /* budget 0 = none */
@@ -97,8 +141,8 @@ typedef struct amk_loop_opts {
  * malloc'd list for amk_loop_opts.exclude: searching only what was recorded is honest (no
  * number is invented) and keeps the trial budget for configs that give an answer. *n = 0
  * and *out = NULL when ev answers everything. AMK_ENOMEM, or the space's enumeration error. */
-int amk_loop_unrecorded(const amk_space *sp, const amk_evaluator *ev, char (**out)[17],
-                        size_t *n, amk_diag *d);
+AMK_API int amk_loop_unrecorded(const amk_space *sp, const amk_evaluator *ev, char (**out)[17],
+                                size_t *n, amk_diag *d);
 
 typedef struct amk_loop_result {
     int64_t trials;                /* rows written by this run */
@@ -110,7 +154,7 @@ typedef struct amk_loop_result {
     double elapsed_s;              /* on the clock the time limit used */
 } amk_loop_result;
 
-int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d);
+AMK_API int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d);
 
 /* The loop summary's vs_default: the spec's default config at sp's shape, its fastest
  * measured (or replayed) row of this kernel/shape/device in results (a sim evaluator is
@@ -124,13 +168,24 @@ typedef struct amk_vs_default {
     double speedup;            /* default_us / best; NAN when not comparable */
     char reason[200];          /* why speedup is NAN */
 } amk_vs_default;
-void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space *sp,
-                         const char *device, const amk_incumbent *best, amk_vs_default *out);
+AMK_API void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space *sp,
+                                 const char *device, const amk_incumbent *best, amk_vs_default *out)
+    ;
 /* The report's speedup over the default: the spec's default config of each group of rep,
  * from reg (the results library never reads specs). A group whose kernel is unknown, whose
  * shape does not parse, or all of them when reg is NULL (reg_error: why the specs did not
  * load) get the reason instead. */
-void amk_report_defaults(amk_report *rep, const amk_registry *reg, const char *reg_error);
+AMK_API void amk_report_defaults(amk_report *rep, const amk_registry *reg, const char *reg_error);
+
+/* The results.tsv row of one trial of config c (search/verdict_row.c): every verdict field,
+ * plus the trial number, shape text, who proposed it (source), the device and whether it
+ * became the incumbent. The note joins the verdict's reason and notes. AMK_ENOMEM when
+ * params cannot be built. */
+AMK_API int amk_verdict_to_row(const amk_verdict *v, const amk_config *c, int64_t trial,
+                               const char *shape, const char *source, const char *device, int kept,
+                               amk_row *out, amk_diag *d);
+/* The verdict a results row records (for strategies and keep/revert replaying history). */
+AMK_API void amk_verdict_from_row(const amk_row *r, amk_verdict *out);
 
 /* `amk evaluate --results`: a user trial appended to a results file. Open reads the file's
  * history of cfg's kernel/shape on device first (a foreign or malformed file is refused
@@ -138,11 +193,11 @@ void amk_report_defaults(amk_report *rep, const amk_registry *reg, const char *r
  * when it beats the file's best by the history rule's margin. Results-file errors name the
  * file; amk_verdict_to_row errors come back as they are. */
 typedef struct amk_trial_log amk_trial_log;
-int amk_trial_log_open(const char *path, const amk_config *cfg, const char *device,
-                       amk_trial_log **out, amk_diag *d);
-int amk_trial_log_append(amk_trial_log *lg, const amk_config *cfg, const char *device,
-                         const amk_verdict *v, amk_row *row, amk_diag *d);
-void amk_trial_log_close(amk_trial_log *lg);
+AMK_API int amk_trial_log_open(const char *path, const amk_config *cfg, const char *device,
+                               amk_trial_log **out, amk_diag *d);
+AMK_API int amk_trial_log_append(amk_trial_log *lg, const amk_config *cfg, const char *device,
+                                 const amk_verdict *v, amk_row *row, amk_diag *d);
+AMK_API void amk_trial_log_close(amk_trial_log *lg);
 
 /* `amk evaluate` (search/evaluate_one.c): cfg through the pipeline on `backend` (as for
  * amk_evaluator_create; target: the limits when the evaluator names no target), and with
@@ -171,7 +226,7 @@ typedef struct amk_evaluate_result {
     char shape[256];
     amk_evaluate_stage failed_on;
 } amk_evaluate_result;
-int amk_evaluate_one(const amk_evaluate_opts *o, amk_evaluate_result *r, amk_diag *d);
+AMK_API int amk_evaluate_one(const amk_evaluate_opts *o, amk_evaluate_result *r, amk_diag *d);
 
 /* `amk calibrate` (no --fit): measures the ceilings of the device `backend` runs on by tuning
  * the built-in `copy` (device-copy bandwidth) and `fma` (f32 FMA rate) kernels exhaustively
@@ -201,14 +256,14 @@ typedef struct amk_calibration_run {
     amk_ceiling_measure copy, fma;
     amk_calibrate_stage stage;
 } amk_calibration_run;
-int amk_calibrate_measure(const amk_registry *reg, const char *backend,
-                          const amk_backend_opts *opts, const char *results,
-                          amk_calibration_run *out, amk_diag *d);
+AMK_API int amk_calibrate_measure(const amk_registry *reg, const char *backend,
+                                  const amk_backend_opts *opts, const char *results,
+                                  amk_calibration_run *out, amk_diag *d);
 
 /* `amk export` (search/export_tuned.c): amk_export_db_build over results files with the
  * history rule and the cost model's device table (amk_target_at); its errors. */
-int amk_export_tuned(const char *const *paths, size_t n, const char *kernel,
-                     int include_replayed, amk_export_db **out, amk_diag *d);
+AMK_API int amk_export_tuned(const char *const *paths, size_t n, const char *kernel,
+                             int include_replayed, amk_export_db **out, amk_diag *d);
 
 /* One search as `amk loop` runs it (search/tune.c): the space on the evaluator's target
  * (the sim backend must record the shape), the results file checked before anything is
@@ -273,7 +328,7 @@ struct amk_tune_result {
     int ngroups;                   /* amk_tune_groups: device models (0: the backend picks) */
     char best_file[4096];          /* amk_tune_groups: this search's best file */
 };
-int amk_tune(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
+AMK_API int amk_tune(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
 /* `amk loop`'s whole plan: o->devices split by model (amk_device_groups), then one amk_tune
  * per model, one after another, each on an evaluator of its own (amk_evaluator_create_ranked;
  * freed after o->done) and, with several models, its own best file (amk_best_path_for_model;
@@ -282,7 +337,7 @@ int amk_tune(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
  * failure: *r is the last search's, failed_on says which step failed. An MPI worker rank
  * serves rank 0 and returns AMK_OK without calling done (a rank that could not serve: a
  * warning note). */
-int amk_tune_groups(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
+AMK_API int amk_tune_groups(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d);
 
 /* `amk propose` (search/propose.c): the next config to try for spec at shape on target.
  * Every recorded trial of the kernel/shape in results_path (NULL or a missing file: no
@@ -315,6 +370,6 @@ typedef struct amk_proposal_result {
     amk_config incumbent_config;
     amk_propose_stage failed_on;
 } amk_proposal_result;
-int amk_propose(const amk_propose_opts *o, amk_proposal_result *r, amk_diag *d);
+AMK_API int amk_propose(const amk_propose_opts *o, amk_proposal_result *r, amk_diag *d);
 
 #endif

@@ -1,6 +1,8 @@
-/* The one definition of "best" (HARNESS.md "Best"): the incumbent the keep rule yields when a
- * group's rows (one kernel, shape and device) are replayed in the order they were recorded.
+/* The history of a search and the one definition of "best" (HARNESS.md "Best").
  *
+ * The rule (amk_history_rule, which the report and the export are handed): the incumbent
+ * the keep rule yields when a group's rows (one kernel, shape and device) are replayed in
+ * the order they were recorded.
  * - Evidence first: a measured latency (or one replayed from a recorded measurement)
  *   outranks a prediction; each kind is decided on its own rows and the better kind
  *   present answers.
@@ -8,15 +10,23 @@
  *   interleaved re-measure that the row cannot show), so a recorded decision is honoured:
  *   the last ok row with kept=1 is the incumbent.
  * - Rows without a recorded kept=1 (recorded sweeps, imports, bench files) replay the keep
- *   rule on what the rows show: a later row replaces the incumbent only when faster by more
- *   than max(min_gain, either spread); otherwise the earlier trial stays. Rows alone carry no
- *   spec, so the "simpler config" tie-break of a live loop does not apply.
+ *   rule (search/keep.c) on what the rows show; inside the margin the earlier trial stays
+ *   (rows alone carry no spec for the "simpler config" tie-break of a live loop).
  * - Several files: each file's incumbent, then the same replay across files in the order
- *   they were given (a higher kind of evidence always wins). */
-#include "amk_search.h"
+ *   they were given (a higher kind of evidence always wins).
+ *
+ * The history object (amk_history) applies that rule to one search of one results file,
+ * read once, and carries it on trial by trial: the seen set, the trial numbering, the keep
+ * rule's incumbent (the loop's and `amk evaluate`'s) and the best. */
+#include "search_int.h"
+
+#include "amk_cost_model.h"
 
 #include <math.h>
-#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the rule over rows ---------------------------------------------------------------- */
 
 enum { TIER_MEASURED, TIER_PREDICTED, NTIERS }; /* measured includes replayed */
 
@@ -46,20 +56,17 @@ static int tier_of(const amk_row *r)
     }
 }
 
-static double spread_of(const amk_row *r)
-{
-    return isfinite(r->spread) && r->spread > 0 ? r->spread : 0;
-}
-
 /* The keep rule on two rows: does cand replace inc? A better kind of evidence always does;
- * within one kind only a gain above max(AMK_HISTORY_MIN_GAIN, either spread). */
+ * within one kind the keep rule with the history's margin, the earlier row winning ties. */
 static int replaces(const amk_row *inc, const amk_row *cand)
 {
     int ti = tier_of(inc), tc = tier_of(cand);
     if (ti != tc)
         return tc < ti;
-    double margin = fmax(AMK_HISTORY_MIN_GAIN, fmax(spread_of(inc), spread_of(cand)));
-    return (inc->latency_us - cand->latency_us) / inc->latency_us > margin;
+    double noise = fmax(amk__noise(inc->latency_kind, inc->spread),
+                        amk__noise(cand->latency_kind, cand->spread));
+    return amk__keep_rule(inc->latency_us, cand->latency_us, noise, AMK_HISTORY_MIN_GAIN) ==
+           AMK__KEEP_FASTER;
 }
 
 /* The current file's incumbent: its best kind present, recorded decision first. */
@@ -123,3 +130,288 @@ static const amk_row *history_best(const void *state, size_t *file)
 }
 
 const amk_best_rule amk_history_rule = {1, sizeof(history_state), history_add, history_best};
+
+/* ---- the history of one search ----------------------------------------------------------- */
+
+/* The rule's state per device: one for a search on a device, several when every device's
+ * rows are heard (`amk propose`; further devices than HISTORY_MAX_DEVICES only inform). */
+#define HISTORY_MAX_DEVICES 64
+
+typedef struct device_state {
+    char name[64];
+    history_state rule;
+} device_state;
+
+struct amk_history {
+    amk_history_opts o;
+    char kernel[64], shape[256], device[64];
+    const amk_limits *limits;
+    amk_idset *seen;
+    int64_t last_trial;
+    size_t rows, skipped;
+    device_state *dev;
+    int ndev, last_dev;
+    amk_incumbent inc;      /* the keep rule's */
+    amk_incumbent best;     /* the best's config, when it could be rebuilt */
+    int64_t best_trial;     /* the row best describes (0: none yet) */
+};
+
+static int matches(const amk_history *h, const amk_row *r)
+{
+    return (!h->kernel[0] || !strcmp(r->kernel, h->kernel)) &&
+           (!h->shape[0] || !strcmp(r->shape, h->shape)) &&
+           (!h->device[0] || !strcmp(r->device, h->device));
+}
+
+/* The rule state of device `name`, created on first sight; NULL past HISTORY_MAX_DEVICES
+ * or out of memory (*oom set). */
+static history_state *device_rule(amk_history *h, const char *name, int *oom)
+{
+    for (int i = 0; i < h->ndev; i++)
+        if (!strcmp(h->dev[i].name, name)) {
+            h->last_dev = i;
+            return &h->dev[i].rule;
+        }
+    if (h->ndev == HISTORY_MAX_DEVICES)
+        return NULL;
+    device_state *p = realloc(h->dev, (size_t)(h->ndev + 1) * sizeof *p);
+    if (!p) {
+        *oom = 1;
+        return NULL;
+    }
+    h->dev = p;
+    memset(&p[h->ndev], 0, sizeof *p);
+    snprintf(p[h->ndev].name, sizeof p[h->ndev].name, "%s", name);
+    h->last_dev = h->ndev++;
+    return &p[h->last_dev].rule;
+}
+
+/* Feeds one row of this search to the seen set and the rule; AMK_ENOMEM or AMK_OK. */
+static int add_row(amk_history *h, const amk_row *r)
+{
+    int oom = 0;
+    history_state *rs = device_rule(h, r->device, &oom);
+    if (oom || (r->config_id[0] && amk_idset_add(h->seen, r->config_id) < 0))
+        return AMK_ENOMEM;
+    if (rs)
+        history_add(rs, r, 0);
+    h->rows++;
+    return AMK_OK;
+}
+
+/* The config of a row's params at the history's spec and shape; 0 when none. */
+static int row_config(const amk_history *h, const amk_row *r, amk_config *c)
+{
+    return h->o.spec && amk_config_from_params_json(h->o.spec, h->o.at, r->params, c,
+                                                    NULL) == AMK_OK;
+}
+
+typedef struct load_ctx {
+    amk_history *h;
+    const char *path;
+    amk_diag *d;
+} load_ctx;
+
+static int load_row(const amk_row *r, void *ud)
+{
+    load_ctx *c = ud;
+    amk_history *h = c->h;
+    if (r->trial > h->last_trial)
+        h->last_trial = r->trial;
+    if (!matches(h, r))
+        return 0;
+    if (add_row(h, r) != AMK_OK)
+        return amk_diag_set(c->d, AMK_ENOMEM, "%s: out of memory", c->path);
+    amk_config cfg;
+    int has = row_config(h, r, &cfg);
+    if (h->o.spec && !has)
+        h->skipped++; /* recorded with another version of the spec */
+    if (h->o.each)
+        h->o.each(r, has ? &cfg : NULL, h->o.ud);
+    return 0;
+}
+
+static const amk_row *rule_best(const amk_history *h)
+{
+    return h->ndev ? history_best(&h->dev[h->last_dev].rule, NULL) : NULL;
+}
+
+/* An incumbent from a row: its config rebuilt (has = 0 when its params no longer fit). */
+static void incumbent_of(const amk_history *h, const amk_row *r, amk_incumbent *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!r || !row_config(h, r, &out->config))
+        return;
+    out->has = 1;
+    out->latency_us = r->latency_us;
+    out->spread = r->spread;
+    out->kind = r->latency_kind;
+    out->trial = r->trial;
+}
+
+/* After the read: the keep rule's incumbent and the best, from the rule's choice. A row
+ * whose params no longer parse (the spec changed) is no incumbent; a warning says so. */
+static void restore(amk_history *h)
+{
+    const amk_row *r = rule_best(h);
+    if (!r)
+        return;
+    incumbent_of(h, r, &h->inc);
+    h->best = h->inc;
+    h->best_trial = r->trial;
+    if (!h->o.spec)
+        return;
+    if (!h->inc.has) {
+        amk_log(AMK_LOG_WARN, "history: trial %lld: incumbent not restored: its params do "
+                "not fit %s now", (long long)r->trial, amk_spec_name(h->o.spec));
+        return;
+    }
+    char id[17];
+    amk_config_id(&h->inc.config, id);
+    if (strcmp(id, r->config_id) != 0)
+        amk_log(AMK_LOG_WARN, "history: trial %lld: config_id %s recomputes as %s",
+                (long long)r->trial, r->config_id, id);
+}
+
+static void set_key(amk_history *h, const amk_history_opts *o)
+{
+    const char *k = o->kernel ? o->kernel : o->spec ? amk_spec_name(o->spec) : "";
+    snprintf(h->kernel, sizeof h->kernel, "%s", k);
+    if (o->shape)
+        snprintf(h->shape, sizeof h->shape, "%s", o->shape);
+    else if (o->spec && o->at)
+        amk_shape_format(o->spec, o->at, h->shape, sizeof h->shape);
+    snprintf(h->device, sizeof h->device, "%s", o->device ? o->device : "");
+    const amk_target *t = amk_target_default();
+    h->limits = o->limits ? o->limits : t ? &t->limits : NULL;
+}
+
+int amk_history_load(const char *path, const amk_history_opts *o, amk_history **out,
+                     amk_diag *d)
+{
+    if (!o || !out || (o->spec && !o->at))
+        return amk_diag_set(d, AMK_EINVAL, "amk_history_load: NULL argument");
+    *out = NULL;
+    amk_history *h = calloc(1, sizeof *h);
+    if (!h || !(h->seen = amk_idset_create())) {
+        free(h);
+        return amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path ? path : "history");
+    }
+    h->o = *o;
+    set_key(h, o);
+    int rc = AMK_OK;
+    if (path) {
+        load_ctx c = {h, path, d};
+        rc = amk_tsv_read(path, load_row, &c, NULL, d);
+        if (rc == AMK_ENOENT) { /* nothing recorded yet: an empty history */
+            amk_diag_clear(d);
+            rc = AMK_OK;
+        } else if (rc != AMK_OK && !strstr(d->msg, path)) {
+            amk_diag_prefix(d, "%s", path);
+        }
+    }
+    if (rc != AMK_OK) {
+        amk_history_free(h);
+        return rc;
+    }
+    restore(h);
+    *out = h;
+    return AMK_OK;
+}
+
+void amk_history_free(amk_history *h)
+{
+    if (!h)
+        return;
+    amk_idset_free(h->seen);
+    free(h->dev);
+    free(h);
+}
+
+int64_t amk_history_last_trial(const amk_history *h)
+{
+    return h ? h->last_trial : 0;
+}
+
+size_t amk_history_rows(const amk_history *h)
+{
+    return h ? h->rows : 0;
+}
+
+size_t amk_history_skipped(const amk_history *h)
+{
+    return h ? h->skipped : 0;
+}
+
+const amk_idset *amk_history_seen(const amk_history *h)
+{
+    return h ? h->seen : NULL;
+}
+
+int amk_history_see(amk_history *h, const char *config_id)
+{
+    return amk_idset_add(h->seen, config_id);
+}
+
+const amk_incumbent *amk_history_incumbent(const amk_history *h)
+{
+    return &h->inc;
+}
+
+amk_incumbent *amk__history_incumbent(amk_history *h)
+{
+    return &h->inc;
+}
+
+int amk_history_decide(amk_history *h, const amk_config *cfg, const amk_verdict *v)
+{
+    if (!amk__keep_decide_lim(&h->inc, cfg, v, h->o.min_gain, h->limits))
+        return 0;
+    h->inc.has = 1;
+    h->inc.config = *cfg;
+    h->inc.latency_us = v->latency_us;
+    h->inc.spread = v->spread;
+    h->inc.kind = v->latency_kind;
+    h->inc.trial = 0; /* numbered when its row is recorded */
+    return 1;
+}
+
+int amk_history_record(amk_history *h, const amk_row *rows, const amk_config *const *cfgs,
+                       size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const amk_row *r = &rows[i];
+        if (r->trial > h->last_trial)
+            h->last_trial = r->trial;
+        if (!matches(h, r) || add_row(h, r) != AMK_OK)
+            continue; /* out of memory: the id is not remembered, nothing else is lost */
+        if (r->kept == 1 && h->inc.has && h->inc.trial == 0 &&
+            (!cfgs || !cfgs[i] || amk_config_equal(cfgs[i], &h->inc.config)))
+            h->inc.trial = r->trial;
+    }
+    const amk_row *b = rule_best(h);
+    if (!b || b->trial == h->best_trial)
+        return 0;
+    h->best_trial = b->trial;
+    memset(&h->best, 0, sizeof h->best);
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].trial == b->trial && cfgs && cfgs[i]) {
+            h->best = (amk_incumbent){1, *cfgs[i], b->latency_us, b->spread, b->latency_kind,
+                                      b->trial};
+            return 1;
+        }
+    incumbent_of(h, b, &h->best);
+    return 1;
+}
+
+const amk_row *amk_history_best(const amk_history *h, amk_incumbent *out)
+{
+    const amk_row *b = h ? rule_best(h) : NULL;
+    if (out) {
+        if (b && h->best_trial == b->trial)
+            *out = h->best;
+        else
+            memset(out, 0, sizeof *out);
+    }
+    return b;
+}

@@ -1,5 +1,6 @@
-/* Keep/revert (DESIGN §3): a correct candidate replaces the incumbent only when it is faster
- * by more than max(min_gain, noise); inside that margin the simpler config wins. */
+/* Keep/revert (DESIGN §3): the one keep rule. amk__keep_rule is a pure function of the two
+ * latencies, the noise of their comparison and the margin asked for; everything that keeps
+ * or replays an incumbent (the loop, `amk evaluate`, the history rule) goes through it. */
 #include "search_int.h"
 
 #include "amk_cost_model.h"
@@ -33,18 +34,42 @@ int amk__config_simpler(const amk_config *a, const amk_config *b, const amk_limi
     return 0;
 }
 
-/* A spread as a noise fraction: NAN, negative or infinite count as 0. */
-static double noise_of(double spread)
+double amk__noise(amk_latency_kind kind, double spread)
 {
+    (void)kind;
     return isfinite(spread) && spread > 0 ? spread : 0;
 }
 
-/* The margin a gain must clear: max(min_gain, the larger measured spread). */
-static double keep_margin(const amk_incumbent *inc, const amk_verdict *v, double min_gain)
+double amk__keep_margin(double noise, double min_gain)
 {
-    double margin = isfinite(min_gain) && min_gain > 0 ? min_gain : 0;
-    double noise = fmax(noise_of(inc->spread), noise_of(v->spread));
-    return noise > margin ? noise : margin;
+    double g = isfinite(min_gain) && min_gain > 0 ? min_gain : 0;
+    return noise > g ? noise : g;
+}
+
+int amk__keep_rule(double inc_us, double cand_us, double noise, double min_gain)
+{
+    if (!isfinite(cand_us) || cand_us <= 0)
+        return AMK__KEEP_REVERT; /* "ok" without a usable latency is never trusted */
+    if (!isfinite(inc_us) || inc_us <= 0)
+        return AMK__KEEP_FASTER; /* an incumbent without a latency loses to any measured one */
+    double margin = amk__keep_margin(noise, min_gain);
+    double gain = (inc_us - cand_us) / inc_us; /* >0: the candidate is faster */
+    if (gain > margin)
+        return AMK__KEEP_FASTER;
+    if (gain < -margin)
+        return AMK__KEEP_REVERT;
+    /* Inside the noise the simpler config wins, but not one measured slower by more than
+     * min_gain: with wide spreads (a noisy interleaved re-measure, 9% IQR seen with
+     * gemm_hopper on the H100) that walked the incumbent uphill, 183 -> 233 us in 72 trials. */
+    if (gain < -(isfinite(min_gain) && min_gain > 0 ? min_gain : 0))
+        return AMK__KEEP_REVERT;
+    return AMK__KEEP_TIE;
+}
+
+/* The noise of comparing a candidate's verdict with the incumbent: the larger of the two. */
+static double pair_noise(const amk_incumbent *inc, const amk_verdict *v)
+{
+    return fmax(amk__noise(inc->kind, inc->spread), amk__noise(v->latency_kind, v->spread));
 }
 
 int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
@@ -55,7 +80,7 @@ int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_
         !(inc->latency_us > 0) || !(v->latency_us > 0) || amk_config_equal(&inc->config, cand))
         return 0;
     double gain = (inc->latency_us - v->latency_us) / inc->latency_us;
-    return fabs(gain) <= 2 * keep_margin(inc, v, min_gain);
+    return fabs(gain) <= 2 * amk__keep_margin(pair_noise(inc, v), min_gain);
 }
 
 int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
@@ -63,26 +88,14 @@ int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
 {
     if (!cand || !v || v->status != AMK_STATUS_OK)
         return 0;
-    if (!isfinite(v->latency_us) || v->latency_us <= 0)
-        return 0; /* "ok" without a usable latency is never trusted */
     if (!inc || !inc->has)
-        return 1;
+        return isfinite(v->latency_us) && v->latency_us > 0;
     if (amk_config_equal(&inc->config, cand))
         return 0;
-    if (!isfinite(inc->latency_us) || inc->latency_us <= 0)
-        return 1; /* an incumbent without a latency loses to any measured one */
-    double margin = keep_margin(inc, v, min_gain);
-    double gain = (inc->latency_us - v->latency_us) / inc->latency_us; /* >0: faster */
-    if (gain > margin)
-        return 1;
-    if (gain < -margin)
-        return 0;
-    /* Inside the noise the simpler config wins, but not one measured slower by more than
-     * min_gain: with wide spreads (a noisy interleaved re-measure, 9% IQR seen with
-     * gemm_hopper on the H100) that walked the incumbent uphill, 183 -> 233 us in 72 trials. */
-    if (gain < -(isfinite(min_gain) && min_gain > 0 ? min_gain : 0))
-        return 0;
-    return amk__config_simpler(cand, &inc->config, lim) < 0;
+    int k = amk__keep_rule(inc->latency_us, v->latency_us, pair_noise(inc, v), min_gain);
+    if (k == AMK__KEEP_TIE)
+        return amk__config_simpler(cand, &inc->config, lim) < 0;
+    return k == AMK__KEEP_FASTER;
 }
 
 int amk_keep_decide(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,

@@ -10,63 +10,31 @@
 #define LOOP_MAX_BATCH 65536
 #define LOOP_MAX_REPEATS 100000 /* consecutive already-seen proposals before giving up */
 
-typedef struct loop_key {
-    char kernel[64];
-    char shape[160];
-    char device[64];
-    amk_idset *seen;
-    int oom;
-} loop_key;
+/* One run of the loop: its options, the strategy, the history and the batch's buffers. */
+typedef struct loop_run {
+    const amk_loop_opts *o;
+    const amk_strategy_type *st;
+    amk_loop_result *out;
+    const amk_space *sp;
+    char shape[160], device[64];
+    int batch, simulated;
+    double t0, sim_s, min_gain;
+    amk_tsv *tsv;
+    amk_history *h;
+    void *state;
+    int state_ok;
+    amk_proposal *props;
+    amk_verdict *verdicts;
+    amk_row *rows;
+    const amk_config **cfgs;
+    char (*ids)[17];
+} loop_run;
 
-/* Pre-fills `seen` with the config ids of this kernel/shape/device in the results file. */
-static int seen_row(const amk_row *r, void *ud)
-{
-    loop_key *k = ud;
-    if (strcmp(r->kernel, k->kernel) != 0 || strcmp(r->shape, k->shape) != 0 ||
-        strcmp(r->device, k->device) != 0 || !r->config_id[0])
-        return 0;
-    if (amk_idset_add(k->seen, r->config_id) < 0) {
-        k->oom = 1;
-        return 1;
-    }
-    return 0;
-}
-
-/* Restores the incumbent from a resume state: the config is rebuilt from the row's params.
- * A row whose params no longer parse (the spec changed) is ignored with a warning. */
-static void restore_incumbent(const amk_resume *rs, const amk_space *sp, amk_incumbent *inc,
-                              amk_row *inc_row)
-{
-    const amk_row *r = amk_resume_incumbent(rs);
-    if (!r)
-        return;
-    amk_diag d = {0};
-    amk_config c;
-    if (amk_config_from_params_json(amk_space_spec(sp), amk_space_shape(sp), r->params, &c,
-                                    &d) != AMK_OK) {
-        amk_log(AMK_LOG_WARN, "resume: trial %lld: incumbent not restored: %s",
-                (long long)r->trial, d.msg);
-        return;
-    }
-    char id[17];
-    amk_config_id(&c, id);
-    if (strcmp(id, r->config_id) != 0)
-        amk_log(AMK_LOG_WARN, "resume: trial %lld: config_id %s recomputes as %s",
-                (long long)r->trial, r->config_id, id);
-    inc->has = 1;
-    inc->config = c;
-    inc->latency_us = r->latency_us;
-    inc->spread = r->spread;
-    inc->kind = r->latency_kind;
-    inc->trial = r->trial;
-    *inc_row = *r;
-}
-
-static int write_best(const char *path, const amk_row *row, const amk_incumbent *inc,
+static int write_best(const char *path, const amk_row *row, const amk_incumbent *best,
                       amk_diag *d)
 {
-    char *text = amk_config_canonical(&inc->config);
-    if (!text)
+    char *text = best->has ? amk_config_canonical(&best->config) : NULL;
+    if (best->has && !text)
         return amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path);
     int rc = amk_best_write(path, row, text, d);
     free(text);
@@ -106,7 +74,9 @@ static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_con
     decide->spread = spread[1];
 }
 
-int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
+/* The options, and the strategy they name. */
+static int check_opts(const amk_loop_opts *o, amk_loop_result *out,
+                      const amk_strategy_type **st, amk_diag *d)
 {
     if (!o || !o->space || !o->ev || !o->results_path || !out)
         return amk_diag_set(d, AMK_EINVAL, "loop: space, evaluator, results path and "
@@ -120,243 +90,261 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
         return amk_diag_set(d, AMK_EINVAL, "loop: %zu excluded config ids but no list",
                             o->n_exclude);
     const char *sname = o->strategy ? o->strategy : "hillclimb";
-    const amk_strategy_type *st = amk_strategy_find(sname);
-    if (!st) {
-        amk_sb names = {0};
-        for (int i = 0; amk_strategies[i]; i++)
-            amk_sb_printf(&names, "%s%s", i ? ", " : "", amk_strategies[i]->name);
-        amk_diag_set(d, AMK_EINVAL, "unknown strategy '%s' (known: %s)", sname,
-                     names.p ? names.p : "");
-        amk_sb_free(&names);
-        return AMK_EINVAL;
-    }
+    if ((*st = amk_strategy_find(sname)))
+        return AMK_OK;
+    amk_sb names = {0};
+    for (int i = 0; amk_strategies[i]; i++)
+        amk_sb_printf(&names, "%s%s", i ? ", " : "", amk_strategies[i]->name);
+    amk_diag_set(d, AMK_EINVAL, "unknown strategy '%s' (known: %s)", sname,
+                 names.p ? names.p : "");
+    amk_sb_free(&names);
+    return AMK_EINVAL;
+}
 
-    memset(out, 0, sizeof *out);
-    const double t0 = amk_now_s();
-    /* A replay of recorded trial costs runs the time limit on a simulated clock: the sum of
-     * what the trials cost when recorded (the strategy's own time is not added, so that a
-     * seed gives the same trials on any machine). Otherwise the wall clock. */
-    const int simulated = amk_evaluator_simulated_clock(o->ev);
-    double sim_s = 0;
-    const amk_space *sp = o->space;
-    const amk_spec *spec = amk_space_spec(sp);
-    /* Default batch: twice what the backend evaluates at once, so every device stays busy
-     * while the slowest of a batch finishes. */
-    const int par = amk_evaluator_parallelism(o->ev);
-    const int batch = o->batch > 0 ? o->batch : par > 1 ? 2 * par : 1;
-    const double min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? 0 : AMK_HISTORY_MIN_GAIN;
-    const amk_limits *lim = amk_space_limits(sp);
+/* A resumed run's strategy hears every recorded row of the search, as `amk propose`'s does. */
+static void observe_row(const amk_row *r, const amk_config *c, void *ud)
+{
+    loop_run *L = ud;
+    if (!c)
+        return;
+    amk_verdict v;
+    amk_verdict_from_row(r, &v);
+    L->st->observe(L->state, c, &v, r->kept == 1);
+}
 
-    loop_key key = {0};
-    snprintf(key.kernel, sizeof key.kernel, "%s", amk_spec_name(spec));
-    amk_shape_format(spec, amk_space_shape(sp), key.shape, sizeof key.shape);
-    const char *dev = amk_evaluator_device(o->ev);
-    snprintf(key.device, sizeof key.device, "%s", dev ? dev : "");
-
-    amk_tsv *tsv = NULL;
-    amk_resume *rs = NULL;
-    void *state = NULL;
-    int state_ok = 0;
-    amk_proposal *props = NULL;
-    amk_verdict *verdicts = NULL;
-    amk_row *rows = NULL;
-    const amk_config **cfgs = NULL;
-    char (*ids)[17] = NULL;
-    amk_incumbent inc = {0};
-    amk_row inc_row;
-    amk_row_init(&inc_row);
-    int rc;
-
-    key.seen = amk_idset_create();
-    props = calloc((size_t)batch, sizeof *props);
-    verdicts = calloc((size_t)batch, sizeof *verdicts);
-    rows = calloc((size_t)batch, sizeof *rows);
-    cfgs = calloc((size_t)batch, sizeof *cfgs);
-    ids = calloc((size_t)batch, sizeof *ids);
-    state = calloc(1, st->state_size ? st->state_size : 1);
-    if (!key.seen || !props || !verdicts || !rows || !cfgs || !ids || !state) {
-        rc = amk_diag_set(d, AMK_ENOMEM, "loop: out of memory");
-        goto done;
-    }
-
-    rc = amk_tsv_open(o->results_path, &tsv, d);
-    if (rc < 0)
-        goto done;
-
-    if (o->resume) {
-        rc = amk_resume_load(o->results_path, key.kernel, key.shape, key.device,
-                             &amk_history_rule, &rs, d);
-        if (rc < 0)
-            goto done;
-        rc = amk_tsv_read(o->results_path, seen_row, &key, NULL, d);
-        if (key.oom)
-            rc = amk_diag_set(d, AMK_ENOMEM, "loop: out of memory reading seen configs");
-        if (rc < 0)
-            goto done;
-        restore_incumbent(rs, sp, &inc, &inc_row);
-        amk_log(AMK_LOG_INFO, "resume: %s: %zu rows for %s %s on %s, %zu configs seen, "
-                "last trial %lld, incumbent %s", o->results_path, amk_resume_rows(rs),
-                key.kernel, key.shape, key.device, amk_idset_size(key.seen),
-                (long long)amk_resume_last_trial(rs), inc.has ? inc_row.config_id : "none");
-    }
-
-    for (size_t i = 0; i < o->n_exclude; i++) {
-        rc = amk_idset_add(key.seen, o->exclude[i]);
-        if (rc < 0) {
-            amk_diag_set(d, rc, "loop: excluded config id %zu (\"%.16s\"): %s", i,
-                         o->exclude[i], amk_strerror(rc));
-            goto done;
-        }
-    }
-
+/* The strategy, then the history (the results file on --resume, read once, every row heard
+ * by the strategy; empty otherwise) and the excluded ids. */
+static int start_search(loop_run *L, amk_diag *d)
+{
+    const amk_loop_opts *o = L->o;
     amk_strategy_opts sopts = o->strategy_opts;
     if (!sopts.target)
         sopts.target = amk_evaluator_target(o->ev);
-    rc = st->init(state, sp, &sopts);
-    if (rc < 0) {
-        amk_diag_set(d, rc, "strategy %s: init failed: %s", st->name, amk_strerror(rc));
-        goto done;
+    int rc = L->st->init(L->state, L->sp, &sopts);
+    if (rc < 0)
+        return amk_diag_set(d, rc, "strategy %s: init failed: %s", L->st->name,
+                            amk_strerror(rc));
+    L->state_ok = 1;
+    const amk_spec *spec = amk_space_spec(L->sp);
+    amk_history_opts ho = {.shape = L->shape, .device = L->device, .spec = spec,
+                           .at = amk_space_shape(L->sp), .limits = amk_space_limits(L->sp),
+                           .min_gain = L->min_gain, .each = observe_row, .ud = L};
+    rc = amk_history_load(o->resume ? o->results_path : NULL, &ho, &L->h, d);
+    if (rc < 0)
+        return rc;
+    if (o->resume) {
+        const amk_incumbent *inc = amk_history_incumbent(L->h);
+        amk_log(AMK_LOG_INFO, "resume: %s: %zu rows for %s %s on %s, %zu configs seen, "
+                "last trial %lld, incumbent trial %lld", o->results_path,
+                amk_history_rows(L->h), amk_spec_name(spec), L->shape, L->device,
+                amk_idset_size(amk_history_seen(L->h)),
+                (long long)amk_history_last_trial(L->h), (long long)inc->trial);
     }
-    state_ok = 1;
-    if (inc.has) {
-        amk_verdict v;
-        amk_verdict_from_row(&inc_row, &v);
-        st->observe(state, &inc.config, &v, 1);
-    }
+    for (size_t i = 0; i < o->n_exclude; i++)
+        if ((rc = amk_history_see(L->h, o->exclude[i])) < 0)
+            return amk_diag_set(d, rc, "loop: excluded config id %zu (\"%.16s\"): %s", i,
+                                o->exclude[i], amk_strerror(rc));
+    return AMK_OK;
+}
 
-    out->first_trial = out->last_trial = 0;
-    for (;;) {
-        if (o->budget > 0 && out->trials >= o->budget)
-            break;
-        double elapsed = simulated ? sim_s : amk_now_s() - t0;
-        if (o->time_limit_s > 0 && elapsed >= o->time_limit_s)
-            break;
-        int want = batch;
-        if (o->budget > 0 && o->budget - out->trials < want)
-            want = (int)(o->budget - out->trials);
+static int open_run(loop_run *L, const amk_loop_opts *o, const amk_strategy_type *st,
+                    amk_loop_result *out, amk_diag *d)
+{
+    memset(L, 0, sizeof *L);
+    memset(out, 0, sizeof *out);
+    L->o = o;
+    L->st = st;
+    L->out = out;
+    L->sp = o->space;
+    L->t0 = amk_now_s();
+    /* A replay of recorded trial costs runs the time limit on a simulated clock: the sum of
+     * what the trials cost when recorded (the strategy's own time is not added, so that a
+     * seed gives the same trials on any machine). Otherwise the wall clock. */
+    L->simulated = amk_evaluator_simulated_clock(o->ev);
+    /* Default batch: twice what the backend evaluates at once, so every device stays busy
+     * while the slowest of a batch finishes. */
+    const int par = amk_evaluator_parallelism(o->ev);
+    L->batch = o->batch > 0 ? o->batch : par > 1 ? 2 * par : 1;
+    L->min_gain = o->min_gain > 0 ? o->min_gain : o->min_gain < 0 ? 0 : AMK_HISTORY_MIN_GAIN;
+    const amk_spec *spec = amk_space_spec(L->sp);
+    amk_shape_format(spec, amk_space_shape(L->sp), L->shape, sizeof L->shape);
+    const char *dev = amk_evaluator_device(o->ev);
+    snprintf(L->device, sizeof L->device, "%s", dev ? dev : "");
+    size_t b = (size_t)L->batch;
+    L->props = calloc(b, sizeof *L->props);
+    L->verdicts = calloc(b, sizeof *L->verdicts);
+    L->rows = calloc(b, sizeof *L->rows);
+    L->cfgs = calloc(b, sizeof *L->cfgs);
+    L->ids = calloc(b, sizeof *L->ids);
+    L->state = calloc(1, st->state_size ? st->state_size : 1);
+    if (!L->props || !L->verdicts || !L->rows || !L->cfgs || !L->ids || !L->state)
+        return amk_diag_set(d, AMK_ENOMEM, "loop: out of memory");
+    int rc = amk_tsv_open(o->results_path, &L->tsv, d);
+    return rc < 0 ? rc : start_search(L, d);
+}
 
-        /* Proposals: drop repeats (the strategy should not make them), mark the rest seen
-         * right away so the strategy avoids them within this batch too. */
-        int n = 0;
-        long repeats = 0;
-        while (n < want) {
-            rc = st->next(state, key.seen, &props[n]);
-            if (rc < 0) {
-                amk_diag_set(d, rc, "strategy %s: %s", st->name, amk_strerror(rc));
-                goto done;
-            }
-            if (rc == 0) {
-                out->exhausted = 1;
+static double elapsed(const loop_run *L)
+{
+    return L->simulated ? L->sim_s : amk_now_s() - L->t0;
+}
+
+/* How many proposals the next batch may hold: 0 once the budget or the time is spent. */
+static int batch_room(const loop_run *L)
+{
+    const amk_loop_opts *o = L->o;
+    if (o->budget > 0 && L->out->trials >= o->budget)
+        return 0;
+    if (o->time_limit_s > 0 && elapsed(L) >= o->time_limit_s)
+        return 0;
+    if (o->budget > 0 && o->budget - L->out->trials < L->batch)
+        return (int)(o->budget - L->out->trials);
+    return L->batch;
+}
+
+/* Proposals: repeats are dropped (the strategy should not make them), the rest marked seen
+ * right away so the strategy avoids them within this batch too. */
+static int propose_batch(loop_run *L, int want, int *n, amk_diag *d)
+{
+    long repeats = 0;
+    *n = 0;
+    while (*n < want) {
+        amk_proposal *p = &L->props[*n];
+        int rc = L->st->next(L->state, amk_history_seen(L->h), p);
+        if (rc < 0)
+            return amk_diag_set(d, rc, "strategy %s: %s", L->st->name, amk_strerror(rc));
+        if (rc == 0) {
+            L->out->exhausted = 1;
+            break;
+        }
+        amk_config_id(&p->config, L->ids[*n]);
+        int added = amk_history_see(L->h, L->ids[*n]);
+        if (added < 0)
+            return amk_diag_set(d, AMK_ENOMEM, "loop: out of memory");
+        if (added == 0) {
+            if (++repeats > LOOP_MAX_REPEATS) {
+                amk_log(AMK_LOG_WARN, "strategy %s proposed %d seen configs in a row; "
+                        "treating the space as exhausted", L->st->name, LOOP_MAX_REPEATS);
+                L->out->exhausted = 1;
                 break;
             }
-            amk_config_id(&props[n].config, ids[n]);
-            int added = amk_idset_add(key.seen, ids[n]);
-            if (added < 0) {
-                rc = amk_diag_set(d, AMK_ENOMEM, "loop: out of memory");
-                goto done;
-            }
-            if (added == 0) {
-                if (++repeats > LOOP_MAX_REPEATS) {
-                    amk_log(AMK_LOG_WARN, "strategy %s proposed %d seen configs in a row; "
-                            "treating the space as exhausted", st->name, LOOP_MAX_REPEATS);
-                    out->exhausted = 1;
-                    break;
-                }
-                continue;
-            }
-            repeats = 0;
-            cfgs[n] = &props[n].config;
-            n++;
+            continue;
         }
-        if (n == 0)
-            break;
+        repeats = 0;
+        L->cfgs[*n] = &p->config;
+        (*n)++;
+    }
+    return AMK_OK;
+}
 
-        rc = amk_evaluator_run(o->ev, sp, cfgs, (size_t)n,
-                               inc.has ? inc.latency_us : NAN, verdicts);
-        if (rc < 0) {
-            amk_diag_set(d, rc, "evaluator %s: %s", amk_evaluator_backend(o->ev),
-                         amk_strerror(rc));
-            goto done;
-        }
-        for (int i = 0; simulated && i < n; i++)
-            if (isfinite(verdicts[i].cost_s))
-                sim_s += verdicts[i].cost_s;
+static int evaluate_batch(loop_run *L, int n, amk_diag *d)
+{
+    const amk_incumbent *inc = amk_history_incumbent(L->h);
+    int rc = amk_evaluator_run(L->o->ev, L->sp, L->cfgs, (size_t)n,
+                               inc->has ? inc->latency_us : NAN, L->verdicts);
+    if (rc < 0)
+        return amk_diag_set(d, rc, "evaluator %s: %s", amk_evaluator_backend(L->o->ev),
+                            amk_strerror(rc));
+    for (int i = 0; L->simulated && i < n; i++)
+        if (isfinite(L->verdicts[i].cost_s))
+            L->sim_s += L->verdicts[i].cost_s;
+    return AMK_OK;
+}
 
-        /* Keep/revert in proposal order; the batch's rows go out in one durable append
-         * before best.json, so best.json never names a trial the log does not hold. */
-        int changed = 0, kept_at = -1;
-        for (int i = 0; i < n; i++) {
-            amk_verdict decide = verdicts[i]; /* what keep/revert judges (maybe re-measured) */
-            if (amk__keep_close(&inc, &props[i].config, &decide, min_gain))
-                remeasure_close(o->ev, &inc, &props[i].config, &decide, &verdicts[i]);
-            int keep = amk__keep_decide_lim(&inc, &props[i].config, &decide, min_gain, lim);
-            rc = amk_verdict_to_row(&verdicts[i], &props[i].config, 0, key.shape,
-                                    props[i].source, key.device, keep, &rows[i], d);
-            if (rc < 0)
-                goto done;
-            if (keep) {
-                inc.has = 1;
-                inc.config = props[i].config;
-                inc.latency_us = decide.latency_us;
-                inc.spread = decide.spread;
-                inc.kind = verdicts[i].latency_kind;
-                inc.trial = 0; /* numbered by the append below */
-                kept_at = i;
-                changed = 1;
-            }
-        }
-        /* Trial numbers are taken under the append's lock: they continue the file, and a
-         * concurrent writer never gets the same ones. */
-        rc = amk_tsv_append_next(tsv, rows, (size_t)n, d);
+/* Keep/revert in proposal order (a close call re-measured first), each decision in its row. */
+static int keep_batch(loop_run *L, int n, amk_diag *d)
+{
+    for (int i = 0; i < n; i++) {
+        amk_verdict decide = L->verdicts[i]; /* what keep/revert judges (maybe re-measured) */
+        amk_incumbent *inc = amk__history_incumbent(L->h);
+        if (amk__keep_close(inc, &L->props[i].config, &decide, L->min_gain))
+            remeasure_close(L->o->ev, inc, &L->props[i].config, &decide, &L->verdicts[i]);
+        int keep = amk_history_decide(L->h, &L->props[i].config, &decide);
+        int rc = amk_verdict_to_row(&L->verdicts[i], &L->props[i].config, 0, L->shape,
+                                    L->props[i].source, L->device, keep, &L->rows[i], d);
         if (rc < 0)
-            goto done;
-        if (kept_at >= 0) {
-            inc.trial = rows[kept_at].trial;
-            inc_row = rows[kept_at];
-        }
-        if (out->trials == 0)
-            out->first_trial = rows[0].trial;
-        out->last_trial = rows[n - 1].trial;
-        out->trials += n;
-        if (changed && o->best_path) {
-            rc = write_best(o->best_path, &inc_row, &inc, d);
-            if (rc < 0)
-                goto done;
-        }
-        for (int i = 0; i < n; i++) {
-            st->observe(state, &props[i].config, &verdicts[i], rows[i].kept);
-            if (o->progress) {
-                amk_loop_progress p = {
-                    .trial = rows[i].trial,
-                    .budget = o->budget,
-                    .elapsed_s = simulated ? sim_s : amk_now_s() - t0,
-                    .time_limit_s = o->time_limit_s,
-                    .last = &verdicts[i],
-                    .best = &inc,
-                };
-                o->progress(&p, o->progress_ud);
-            }
-        }
+            return rc;
+    }
+    return AMK_OK;
+}
+
+/* The batch's rows go out in one durable append, numbered under its lock (they continue
+ * the file; a concurrent writer never gets the same numbers), before best.json, so best.json
+ * never names a trial the log does not hold. */
+static int log_batch(loop_run *L, int n, amk_diag *d)
+{
+    int rc = amk_tsv_append_next(L->tsv, L->rows, (size_t)n, d);
+    if (rc < 0)
+        return rc;
+    if (L->out->trials == 0)
+        L->out->first_trial = L->rows[0].trial;
+    L->out->last_trial = L->rows[n - 1].trial;
+    L->out->trials += n;
+    if (!amk_history_record(L->h, L->rows, L->cfgs, (size_t)n) || !L->o->best_path)
+        return AMK_OK;
+    amk_incumbent best;
+    const amk_row *row = amk_history_best(L->h, &best);
+    return write_best(L->o->best_path, row, &best, d);
+}
+
+static void observe_batch(loop_run *L, int n)
+{
+    amk_incumbent best;
+    amk_history_best(L->h, &best);
+    for (int i = 0; i < n; i++) {
+        L->st->observe(L->state, &L->props[i].config, &L->verdicts[i], L->rows[i].kept);
+        if (!L->o->progress)
+            continue;
+        amk_loop_progress p = {
+            .trial = L->rows[i].trial,
+            .budget = L->o->budget,
+            .elapsed_s = elapsed(L),
+            .time_limit_s = L->o->time_limit_s,
+            .last = &L->verdicts[i],
+            .best = &best,
+        };
+        L->o->progress(&p, L->o->progress_ud);
+    }
+}
+
+static void close_run(loop_run *L)
+{
+    if (L->h)
+        amk_history_best(L->h, &L->out->best);
+    L->out->elapsed_s = elapsed(L);
+    if (L->state_ok && L->st->clear)
+        L->st->clear(L->state);
+    free(L->state);
+    free(L->ids);
+    free(L->cfgs);
+    free(L->rows);
+    free(L->verdicts);
+    free(L->props);
+    amk_history_free(L->h);
+    amk_tsv_close(L->tsv);
+}
+
+int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
+{
+    const amk_strategy_type *st = NULL;
+    int rc = check_opts(o, out, &st, d);
+    if (rc < 0)
+        return rc;
+    loop_run L;
+    rc = open_run(&L, o, st, out, d);
+    for (int want; rc == AMK_OK && (want = batch_room(&L)) > 0;) {
+        int n;
+        rc = propose_batch(&L, want, &n, d);
+        if (rc < 0 || n == 0)
+            break;
+        if ((rc = evaluate_batch(&L, n, d)) < 0 || (rc = keep_batch(&L, n, d)) < 0 ||
+            (rc = log_batch(&L, n, d)) < 0)
+            break;
+        observe_batch(&L, n);
         if (out->exhausted)
             break;
     }
-    rc = AMK_OK;
-
-done:
-    out->best = inc;
-    out->elapsed_s = simulated ? sim_s : amk_now_s() - t0;
-    if (state_ok && st->clear)
-        st->clear(state);
-    free(state);
-    free(ids);
-    free(cfgs);
-    free(rows);
-    free(verdicts);
-    free(props);
-    amk_resume_free(rs);
-    amk_tsv_close(tsv);
-    amk_idset_free(key.seen);
-    return rc;
+    close_run(&L);
+    return rc < 0 ? rc : AMK_OK;
 }
 
 typedef struct unrecorded_ctx {

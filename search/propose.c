@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Devices with a rule state of their own; rows of further devices only inform the strategy. */
-#define PROPOSE_MAX_DEVICES 64
 /* Proposals of already seen configs tolerated before the strategy counts as exhausted. */
 #define PROPOSE_TRIES 10000
 
@@ -18,91 +16,41 @@ typedef struct replay_state {
     char shape[256];
     const amk_strategy_type *st;
     void *st_state;
-    amk_idset *seen;
+    amk_history *h;
     amk_proposal_result *r;
-    struct {
-        char name[64];
-        void *rule_state;
-    } dev[PROPOSE_MAX_DEVICES];
-    int ndev, last_dev;
-    int oom;
 } replay_state;
 
-/* The rule state of r's device, created on first sight; NULL when out of memory or past
- * PROPOSE_MAX_DEVICES devices. */
-static void *device_state(replay_state *rs, const amk_row *r)
-{
-    for (int i = 0; i < rs->ndev; i++)
-        if (!strcmp(rs->dev[i].name, r->device)) {
-            rs->last_dev = i;
-            return rs->dev[i].rule_state;
-        }
-    if (rs->ndev == PROPOSE_MAX_DEVICES)
-        return NULL;
-    void *st = calloc(1, amk_history_rule.state_size);
-    if (!st) {
-        rs->oom = 1;
-        return NULL;
-    }
-    snprintf(rs->dev[rs->ndev].name, sizeof rs->dev[rs->ndev].name, "%s", r->device);
-    rs->dev[rs->ndev].rule_state = st;
-    rs->last_dev = rs->ndev++;
-    return st;
-}
-
-static int replay_cb(const amk_row *r, void *ud)
+/* Every recorded row of the kernel/shape (any device) informs the strategy. */
+static void observe_row(const amk_row *r, const amk_config *c, void *ud)
 {
     replay_state *rs = ud;
-    const amk_spec *s = rs->o->spec;
-    if (strcmp(r->kernel, amk_spec_name(s)) != 0 || strcmp(r->shape, rs->shape) != 0)
-        return 0;
-    void *rule_state = device_state(rs, r);
-    if (rs->oom)
-        return 1;
-    if (rule_state)
-        amk_history_rule.add(rule_state, r, 0);
-    amk_config c;
-    if (amk_config_from_params_json(s, &rs->o->shape, r->params, &c, NULL) != AMK_OK) {
-        rs->r->skipped++; /* recorded with another version of the spec */
-        return 0;
-    }
-    rs->r->history_rows++;
-    if (amk_idset_add(rs->seen, r->config_id) < 0) {
-        rs->oom = 1;
-        return 1;
-    }
+    if (!c)
+        return;
     amk_verdict v;
     amk_verdict_from_row(r, &v);
-    rs->st->observe(rs->st_state, &c, &v, r->kept == 1);
-    return 0;
+    rs->st->observe(rs->st_state, c, &v, r->kept == 1);
 }
 
-/* Replays the results file (when there is one) and takes the incumbent. */
+/* Reads the results file (when there is one) into the history and takes its best. */
 static int replay_file(replay_state *rs, amk_diag *d)
 {
     const char *path = rs->o->results_path;
-    if (!path)
-        return AMK_OK;
-    if (!amk_fs_exists(path)) {
-        rs->r->no_file = 1;
-        return AMK_OK;
-    }
-    amk_tsv_stats stats;
-    int e = amk_tsv_read(path, replay_cb, rs, &stats, d);
-    if (rs->oom)
-        e = AMK_ENOMEM;
-    if (e != AMK_OK) {
-        if (!d->msg[0] || e == AMK_ENOMEM)
-            amk_diag_set(d, e, "%s: %s", path, amk_strerror(e));
-        return e;
-    }
-    if (!rs->ndev)
-        return AMK_OK;
-    const amk_row *b = amk_history_rule.best(rs->dev[rs->last_dev].rule_state, NULL);
     amk_proposal_result *r = rs->r;
-    if (b && amk_config_from_params_json(rs->o->spec, &rs->o->shape, b->params,
-                                         &r->incumbent_config, NULL) == AMK_OK) {
+    if (path && !amk_fs_exists(path))
+        r->no_file = 1;
+    amk_history_opts ho = {.shape = rs->shape, .spec = rs->o->spec, .at = &rs->o->shape,
+                           .limits = &rs->o->target->limits,
+                           .min_gain = AMK_HISTORY_MIN_GAIN, .each = observe_row, .ud = rs};
+    int e = amk_history_load(r->no_file ? NULL : path, &ho, &rs->h, d);
+    if (e != AMK_OK)
+        return e;
+    r->skipped = amk_history_skipped(rs->h);
+    r->history_rows = amk_history_rows(rs->h) - r->skipped;
+    amk_incumbent best;
+    const amk_row *b = amk_history_best(rs->h, &best);
+    if (b && best.has) {
         r->incumbent = *b;
+        r->incumbent_config = best.config;
         r->has_incumbent = 1;
     }
     return AMK_OK;
@@ -123,7 +71,7 @@ static int choose(replay_state *rs, const amk_space *sp, amk_diag *d)
     for (int tries = 0; tries < PROPOSE_TRIES; tries++) {
         amk_proposal p;
         memset(&p, 0, sizeof p);
-        int e = rs->st->next(rs->st_state, rs->seen, &p);
+        int e = rs->st->next(rs->st_state, amk_history_seen(rs->h), &p);
         if (e < 0)
             return amk_diag_set(d, e, "kernel %s at %s: strategy %s failed: %s",
                                 amk_spec_name(o->spec), rs->shape, rs->st->name, amk_strerror(e));
@@ -131,7 +79,7 @@ static int choose(replay_state *rs, const amk_space *sp, amk_diag *d)
             break;
         char id[17];
         amk_config_id(&p.config, id);
-        if (amk_idset_has(rs->seen, id))
+        if (amk_idset_has(amk_history_seen(rs->h), id))
             continue;
         r->config = p.config;
         snprintf(r->source, sizeof r->source, "%s", p.source[0] ? p.source : rs->st->name);
@@ -163,15 +111,15 @@ int amk_propose(const amk_propose_opts *o, amk_proposal_result *r, amk_diag *d)
     int e = amk_space_create(o->spec, &o->shape, &o->target->limits, &sp, d);
     if (e != AMK_OK)
         return e;
-    rs.seen = amk_idset_create();
     rs.st_state = calloc(1, rs.st->state_size ? rs.st->state_size : 1);
-    if (!rs.seen || !rs.st_state) {
+    if (!rs.st_state) {
         e = amk_diag_set(d, AMK_ENOMEM, "out of memory");
         goto out;
     }
     amk_strategy_opts so;
     memset(&so, 0, sizeof so);
     so.seed = o->seed;
+    so.target = o->target; /* as a loop on this target gives its strategy */
     if ((e = rs.st->init(rs.st_state, sp, &so)) != AMK_OK) {
         amk_diag_set(d, e, "kernel %s at %s: strategy %s cannot start: %s",
                      amk_spec_name(o->spec), rs.shape, rs.st->name, amk_strerror(e));
@@ -188,9 +136,7 @@ out:
     if (st_ready && rs.st->clear)
         rs.st->clear(rs.st_state);
     free(rs.st_state);
-    for (int i = 0; i < rs.ndev; i++)
-        free(rs.dev[i].rule_state);
-    amk_idset_free(rs.seen);
+    amk_history_free(rs.h);
     amk_space_free(sp);
     return e;
 }

@@ -73,9 +73,6 @@ void amk__sampler_clear(amk__sampler *s);
 int amk__jump(const amk_space *sp, gsl_rng *rng, const amk_config *from, int k,
               amk__visited *vis, const amk_idset *seen, int tries, amk_config *out);
 
-/* Fisher-Yates shuffle of n configs with rng. */
-void amk__shuffle_configs(gsl_rng *rng, amk_config *v, int n);
-
 /* What the observed latencies say about each param value, read as if params acted
  * independently: the mean log latency of the ok configs holding that value, shrunk toward
  * the mean of all of them. Cheap, and enough to try first the moves that the evidence so
@@ -126,14 +123,29 @@ int amk__near_next(amk__near *nr, const amk_space *sp, gsl_rng *rng, const amk_c
  * skips the first two criteria. */
 int amk__config_simpler(const amk_config *a, const amk_config *b, const amk_limits *lim);
 
-/* amk_keep_decide with the limits used to evaluate launch geometry (the loop passes its
- * space's limits; the public function uses the default target's). */
+/* The keep rule (search/keep.c), a pure function of numbers so that it has one home and
+ * is easy to extend. The noise of one latency: its measured spread (0 when absent). The
+ * margin a gain must clear: max(min_gain, noise). amk__keep_rule says whether a candidate
+ * of cand_us replaces an incumbent of inc_us, noise being that of their comparison (the
+ * larger of the two): AMK__KEEP_FASTER (faster by more than the margin), AMK__KEEP_REVERT,
+ * or AMK__KEEP_TIE: inside the margin and not slower by more than min_gain, where the
+ * caller's tie-break decides (the loop: the simpler config; a replay of rows: the earlier
+ * trial stays). */
+enum { AMK__KEEP_REVERT = 0, AMK__KEEP_FASTER = 1, AMK__KEEP_TIE = 2 };
+double amk__noise(amk_latency_kind kind, double spread);
+double amk__keep_margin(double noise, double min_gain);
+int amk__keep_rule(double inc_us, double cand_us, double noise, double min_gain);
 /* 1 when candidate and incumbent are both measured and their gap is within twice the keep
  * margin: close enough that separate measurements may have decided it by drift, so the
  * loop re-measures both interleaved before deciding. */
 int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
                     double min_gain);
+/* amk_keep_decide with the limits used to evaluate launch geometry (the loop passes its
+ * space's limits; the public function uses the default target's). */
 int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
                          const amk_verdict *v, double min_gain, const amk_limits *lim);
+/* The history's incumbent, for the loop's interleaved re-measure (which refreshes its
+ * latency and spread). */
+amk_incumbent *amk__history_incumbent(amk_history *h);
 
 #endif

@@ -66,16 +66,6 @@ void amk__proposal_set(amk_proposal *p, const amk_config *c, const char *source)
     snprintf(p->source, sizeof p->source, "%s", source);
 }
 
-void amk__shuffle_configs(gsl_rng *rng, amk_config *v, int n)
-{
-    for (int i = n - 1; i > 0; i--) {
-        int j = (int)gsl_rng_uniform_int(rng, (unsigned long)i + 1);
-        amk_config t = v[i];
-        v[i] = v[j];
-        v[j] = t;
-    }
-}
-
 /* ---- visited memo ----------------------------------------------------------------------- */
 
 #define VISITED_MAX_POINTS (UINT64_C(1) << 27) /* 16 MiB of bits at most */

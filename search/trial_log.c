@@ -11,7 +11,7 @@
 struct amk_trial_log {
     char *path;
     amk_tsv *tsv;
-    amk_resume *history;
+    amk_history *history;
 };
 
 /* Every error names the file once. */
@@ -33,33 +33,17 @@ int amk_trial_log_open(const char *path, const amk_config *cfg, const char *devi
         free(lg);
         return amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path);
     }
-    char shape[256];
-    amk_shape_format(cfg->spec, &cfg->shape, shape, sizeof shape);
+    amk_history_opts ho = {.device = device, .spec = cfg->spec, .at = &cfg->shape,
+                           .min_gain = AMK_HISTORY_MIN_GAIN};
     int e = amk_tsv_open(path, &lg->tsv, d);
     if (e == AMK_OK)
-        e = amk_resume_load(path, amk_spec_name(cfg->spec), shape, device, &amk_history_rule,
-                            &lg->history, d);
+        e = amk_history_load(path, &ho, &lg->history, d);
     if (e != AMK_OK) {
         amk_trial_log_close(lg);
         return file_error(e, path, d);
     }
     *out = lg;
     return AMK_OK;
-}
-
-/* The file's best as an incumbent, when its params still fit the spec. */
-static void file_incumbent(const amk_trial_log *lg, const amk_config *cfg, amk_incumbent *ic)
-{
-    memset(ic, 0, sizeof *ic);
-    const amk_row *inc = amk_resume_incumbent(lg->history);
-    if (inc && amk_config_from_params_json(cfg->spec, &cfg->shape, inc->params, &ic->config,
-                                           NULL) == AMK_OK) {
-        ic->has = 1;
-        ic->latency_us = inc->latency_us;
-        ic->spread = inc->spread;
-        ic->kind = inc->latency_kind;
-        ic->trial = inc->trial;
-    }
 }
 
 int amk_trial_log_append(amk_trial_log *lg, const amk_config *cfg, const char *device,
@@ -70,21 +54,20 @@ int amk_trial_log_append(amk_trial_log *lg, const amk_config *cfg, const char *d
     int e = amk_verdict_to_row(v, cfg, 0, shape, "user", device, 0, row, d);
     if (e != AMK_OK)
         return e;
-    row->kept = 0;
-    if (v->status == AMK_STATUS_OK) {
-        amk_incumbent ic;
-        file_incumbent(lg, cfg, &ic);
-        row->kept = amk_keep_decide(&ic, cfg, v, AMK_HISTORY_MIN_GAIN) == 1;
-    }
+    row->kept = amk_history_decide(lg->history, cfg, v);
     e = amk_tsv_append_next(lg->tsv, row, 1, d); /* numbered under the append's lock */
-    return e == AMK_OK ? AMK_OK : file_error(e, lg->path, d);
+    if (e != AMK_OK)
+        return file_error(e, lg->path, d);
+    const amk_config *cp = cfg;
+    amk_history_record(lg->history, row, &cp, 1);
+    return AMK_OK;
 }
 
 void amk_trial_log_close(amk_trial_log *lg)
 {
     if (!lg)
         return;
-    amk_resume_free(lg->history);
+    amk_history_free(lg->history);
     amk_tsv_close(lg->tsv);
     free(lg->path);
     free(lg);

@@ -31,8 +31,9 @@ static int check_fresh_file(const amk_tune_opts *o, const amk_tune_result *r, am
     if (o->resume || !amk_fs_exists(o->results_path))
         return AMK_OK;
     const char *kernel = amk_spec_name(o->spec);
-    amk_resume *prev = NULL;
-    int e = amk_resume_load(o->results_path, kernel, r->shape, r->device, NULL, &prev, d);
+    amk_history *prev = NULL;
+    amk_history_opts ho = {.kernel = kernel, .shape = r->shape, .device = r->device};
+    int e = amk_history_load(o->results_path, &ho, &prev, d);
     if (e != AMK_OK) {
         if (!d->msg[0])
             amk_diag_set(d, e, "%s: %s", o->results_path, amk_strerror(e));
@@ -40,11 +41,11 @@ static int check_fresh_file(const amk_tune_opts *o, const amk_tune_result *r, am
             amk_diag_prefix(d, "%s", o->results_path);
         return e;
     }
-    if (amk_resume_rows(prev) > 0)
+    if (amk_history_rows(prev) > 0)
         note(o, 0, "note: %s already holds %zu trial(s) of %s at %s on %s; they are kept, but this "
              "run starts a fresh search (use --resume to continue it)", o->results_path,
-             amk_resume_rows(prev), kernel, r->shape, r->device);
-    amk_resume_free(prev);
+             amk_history_rows(prev), kernel, r->shape, r->device);
+    amk_history_free(prev);
     return AMK_OK;
 }
 

@@ -29,14 +29,14 @@ typedef struct amk_expr amk_expr;
 /* Resolves a name to a slot index >= 0, or returns -1 if unknown. */
 typedef int (*amk_name_resolver)(void *ud, const char *name, size_t len);
 
-int amk_expr_parse(const char *src, amk_name_resolver resolve, void *ud, amk_expr **out,
-                   amk_diag *d);
+AMK_API int amk_expr_parse(const char *src, amk_name_resolver resolve, void *ud, amk_expr **out,
+                           amk_diag *d);
 /* Evaluates with slot values; AMK_EDIVZERO / AMK_EOVERFLOW / AMK_EEXPR on failure. */
-int amk_expr_eval(const amk_expr *e, const int64_t *slots, int64_t *out, amk_diag *d);
+AMK_API int amk_expr_eval(const amk_expr *e, const int64_t *slots, int64_t *out, amk_diag *d);
 /* Marks in `used` (length nslots) every slot the expression reads. */
-void amk_expr_slots(const amk_expr *e, unsigned char *used, int nslots);
-const char *amk_expr_source(const amk_expr *e);
-void amk_expr_free(amk_expr *e);
+AMK_API void amk_expr_slots(const amk_expr *e, unsigned char *used, int nslots);
+AMK_API const char *amk_expr_source(const amk_expr *e);
+AMK_API void amk_expr_free(amk_expr *e);
 
 /* ---------- device limits (named values usable in spec expressions) --------------------- */
 #define AMK_LIMITS_MAP(XX)                                                           \
@@ -67,26 +67,26 @@ typedef struct amk_spec amk_spec;
  * declared names), derived-value cycles, defaults among choices, default config valid on the
  * default shape for at least one built-in target is NOT checked here (no targets here).
  * Errors read "DIR/spec.json: params.BM.values[2]: not an integer". */
-int amk_spec_load(const char *dir, amk_spec **out, amk_diag *d);
-void amk_spec_free(amk_spec *s);
+AMK_API int amk_spec_load(const char *dir, amk_spec **out, amk_diag *d);
+AMK_API void amk_spec_free(amk_spec *s);
 
-const char *amk_spec_name(const amk_spec *s);
-const char *amk_spec_description(const amk_spec *s);
-const char *amk_spec_dir(const amk_spec *s);
+AMK_API const char *amk_spec_name(const amk_spec *s);
+AMK_API const char *amk_spec_description(const amk_spec *s);
+AMK_API const char *amk_spec_dir(const amk_spec *s);
 /* spec.json as it was parsed, printed as compact JSON (a digest of the spec's meaning: the
  * MPI backend compares it across ranks). Borrowed. */
-const char *amk_spec_text(const amk_spec *s);
+AMK_API const char *amk_spec_text(const amk_spec *s);
 
-int amk_spec_n_params(const amk_spec *s);
-const char *amk_spec_param_name(const amk_spec *s, int i);
-int amk_spec_param_index(const amk_spec *s, const char *name); /* -1 if unknown */
-int amk_spec_param_n_choices(const amk_spec *s, int i);
-double amk_spec_raw_size(const amk_spec *s); /* product of the params' choice counts */
-int64_t amk_spec_param_value(const amk_spec *s, int i, int choice); /* the -D value */
+AMK_API int amk_spec_n_params(const amk_spec *s);
+AMK_API const char *amk_spec_param_name(const amk_spec *s, int i);
+AMK_API int amk_spec_param_index(const amk_spec *s, const char *name); /* -1 if unknown */
+AMK_API int amk_spec_param_n_choices(const amk_spec *s, int i);
+AMK_API double amk_spec_raw_size(const amk_spec *s); /* product of the params' choice counts */
+AMK_API int64_t amk_spec_param_value(const amk_spec *s, int i, int choice); /* the -D value */
 /* For enum params (declared with strings) the label of a choice, else NULL. */
-const char *amk_spec_param_label(const amk_spec *s, int i, int choice);
-int amk_spec_param_default(const amk_spec *s, int i); /* default choice index */
-const char *amk_spec_param_doc(const amk_spec *s, int i); /* the "doc" text, or NULL */
+AMK_API const char *amk_spec_param_label(const amk_spec *s, int i, int choice);
+AMK_API int amk_spec_param_default(const amk_spec *s, int i); /* default choice index */
+AMK_API const char *amk_spec_param_doc(const amk_spec *s, int i); /* the "doc" text, or NULL */
 
 /* Derived values (declaration order) and restrictions, as compiled. written_as_number: the
  * spec gave an integer literal rather than an expression string (echoed back as a number). */
@@ -95,24 +95,25 @@ typedef struct amk_spec_named_expr {
     const amk_expr *expr;
     int written_as_number;
 } amk_spec_named_expr;
-int amk_spec_n_derived(const amk_spec *s);
-int amk_spec_derived(const amk_spec *s, int i, amk_spec_named_expr *out); /* AMK_EINVAL: i */
-int amk_spec_n_restrictions(const amk_spec *s);
-int amk_spec_restriction(const amk_spec *s, int i, amk_spec_named_expr *out);
+AMK_API int amk_spec_n_derived(const amk_spec *s);
+/* AMK_EINVAL: i */
+AMK_API int amk_spec_derived(const amk_spec *s, int i, amk_spec_named_expr *out);
+AMK_API int amk_spec_n_restrictions(const amk_spec *s);
+AMK_API int amk_spec_restriction(const amk_spec *s, int i, amk_spec_named_expr *out);
 
 /* The arch to compile s for on a target of `vendor` ("nvidia" | "amd") and `arch` ("sm_90",
  * "gfx942"), from the spec's optional "requires" field. Without one: arch itself. With one:
  * the vendor must be listed and arch must be the required arch, or on NVIDIA its base (an
  * sm_90 device runs sm_90a code, which is what is compiled then). AMK_OK with the arch in
  * out; AMK_EUNSUPPORTED with a message naming the requirement; AMK_EINVAL (cap too small). */
-int amk_spec_compile_arch(const amk_spec *s, const char *vendor, const char *arch, char *out,
-                          size_t cap, amk_diag *d);
+AMK_API int amk_spec_compile_arch(const amk_spec *s, const char *vendor, const char *arch,
+                                  char *out, size_t cap, amk_diag *d);
 
-int amk_spec_n_dims(const amk_spec *s);
-const char *amk_spec_dim_name(const amk_spec *s, int i);
-int amk_spec_n_dtypes(const amk_spec *s);
-const char *amk_spec_dtype_name(const amk_spec *s, int i); /* "f32" "f16" "bf16" ... */
-int amk_dtype_size(const char *dtype);                     /* bytes; 0 if unknown */
+AMK_API int amk_spec_n_dims(const amk_spec *s);
+AMK_API const char *amk_spec_dim_name(const amk_spec *s, int i);
+AMK_API int amk_spec_n_dtypes(const amk_spec *s);
+AMK_API const char *amk_spec_dtype_name(const amk_spec *s, int i); /* "f32" "f16" "bf16" ... */
+AMK_API int amk_dtype_size(const char *dtype);                     /* bytes; 0 if unknown */
 
 /* ---------- shapes ----------------------------------------------------------------------- */
 typedef struct amk_shape {
@@ -120,14 +121,14 @@ typedef struct amk_shape {
     int dtype;                  /* index into the spec's dtypes */
 } amk_shape;
 
-int amk_spec_n_shapes(const amk_spec *s); /* named shapes; index 0 is the default */
-const char *amk_spec_shape_name(const amk_spec *s, int i);
-void amk_spec_shape(const amk_spec *s, int i, amk_shape *out);
+AMK_API int amk_spec_n_shapes(const amk_spec *s); /* named shapes; index 0 is the default */
+AMK_API const char *amk_spec_shape_name(const amk_spec *s, int i);
+AMK_API void amk_spec_shape(const amk_spec *s, int i, amk_shape *out);
 /* "M=4096,N=4096,K=4096,dtype=bf16": unspecified dims/dtype come from the default shape;
  * a shape name ("decode") is accepted too. Unknown dim, non-integer, value < 1 → error. */
-int amk_shape_parse(const amk_spec *s, const char *text, amk_shape *out, amk_diag *d);
+AMK_API int amk_shape_parse(const amk_spec *s, const char *text, amk_shape *out, amk_diag *d);
 /* Canonical text: dims in spec order, then dtype: "M=4096,N=4096,K=4096,dtype=f32". */
-void amk_shape_format(const amk_spec *s, const amk_shape *sh, char *out, size_t cap);
+AMK_API void amk_shape_format(const amk_spec *s, const amk_shape *sh, char *out, size_t cap);
 
 /* ---------- configs ---------------------------------------------------------------------- */
 /* A point of the space: spec + shape + one choice index per param. Plain value type:
@@ -138,33 +139,33 @@ typedef struct amk_config {
     uint8_t choice[AMK_MAX_PARAMS];
 } amk_config;
 
-void amk_config_default(const amk_spec *s, const amk_shape *sh, amk_config *out);
-int64_t amk_config_param(const amk_config *c, int i); /* value of param i */
-int amk_config_equal(const amk_config *a, const amk_config *b);
+AMK_API void amk_config_default(const amk_spec *s, const amk_shape *sh, amk_config *out);
+AMK_API int64_t amk_config_param(const amk_config *c, int i); /* value of param i */
+AMK_API int amk_config_equal(const amk_config *a, const amk_config *b);
 typedef struct amk_registry amk_registry;
 /* A config from its JSON text, {"kernel":..,"shape":{..},"params":{..}}: every param present,
  * known, an integer (or enum label) among its declared choices; "64 -DEVIL" is rejected.
  * (cJSON trees in and out, in-tree: space_json_int.h.) */
-int amk_config_parse(const amk_registry *r, const char *text, amk_config *out, amk_diag *d);
+AMK_API int amk_config_parse(const amk_registry *r, const char *text, amk_config *out, amk_diag *d);
 /* The configs of a file (path "-": stdin), as `amk evaluate` and `amk compile --config` read
  * them: a config object, or the whole output of `amk propose` (its "config" member is
  * used), or with many != 0 also an array of those. *out is malloc'd (*n entries). Errors
  * name the file (and "config I" in an array): AMK_ENOENT for a missing file or an unknown
  * kernel, AMK_EPARSE for malformed JSON, AMK_ECONFIG and the amk_config_from_json codes. */
-int amk_configs_read(const amk_registry *r, const char *path, int many, amk_config **out,
-                     size_t *n, amk_diag *d);
+AMK_API int amk_configs_read(const amk_registry *r, const char *path, int many, amk_config **out,
+                             size_t *n, amk_diag *d);
 /* Canonical form: compact JSON, keys sorted at every level, integers only (enum params by
  * label). Caller frees. config_id = amk_hash_hex(amk_hash64(canonical)). */
-char *amk_config_canonical(const amk_config *c);
-void amk_config_id(const amk_config *c, char out[17]);
+AMK_API char *amk_config_canonical(const amk_config *c);
+AMK_API void amk_config_id(const amk_config *c, char out[17]);
 /* Compact JSON of the params only, keys sorted: {"BK":8,"BM":128,...}. Caller frees. */
-char *amk_config_params_json(const amk_config *c);
+AMK_API char *amk_config_params_json(const amk_config *c);
 /* Parses amk_config_params_json output back (used when replaying results.tsv rows). */
-int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const char *json,
-                                amk_config *out, amk_diag *d);
+AMK_API int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const char *json,
+                                        amk_config *out, amk_diag *d);
 /* Compiler defines: n strings "-DNAME=<int>" written into out[i] (each < 96 bytes), one per
  * param, built only from declared integer choices. Returns the count. */
-int amk_config_defines(const amk_config *c, char out[][96], int cap);
+AMK_API int amk_config_defines(const amk_config *c, char out[][96], int cap);
 
 /* ---------- evaluation of a config ------------------------------------------------------- */
 typedef struct amk_launch {
@@ -202,42 +203,44 @@ typedef struct amk_cost_terms {
  * AMK_ERESTRICT with d->msg = "restriction 'BM % TM == 0' is false" (the spec's text),
  * "tensor map 'tmA': box[0] = 512 is outside 1..256", or an expression error.
  * In this function and the three below, lim may be NULL: generous H100-like limits are used. */
-int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d);
+AMK_API int amk_config_check(const amk_config *c, const amk_limits *lim, amk_diag *d);
 /* Value of any named thing (dim, param, derived, limit, elt) or of an expression text. */
-int amk_config_eval(const amk_config *c, const amk_limits *lim, const char *expr, int64_t *out,
-                    amk_diag *d);
-int amk_config_launch(const amk_config *c, const amk_limits *lim, amk_launch *out, amk_diag *d);
-int amk_config_cost(const amk_config *c, const amk_limits *lim, amk_cost_terms *out,
-                    amk_diag *d);
+AMK_API int amk_config_eval(const amk_config *c, const amk_limits *lim, const char *expr,
+                            int64_t *out, amk_diag *d);
+AMK_API int amk_config_launch(const amk_config *c, const amk_limits *lim, amk_launch *out,
+                              amk_diag *d);
+AMK_API int amk_config_cost(const amk_config *c, const amk_limits *lim, amk_cost_terms *out,
+                            amk_diag *d);
 /* Tensor maps of the spec (by declaration order; args name them). */
-int amk_spec_n_tensor_maps(const amk_spec *s);
-const char *amk_spec_tensor_map_name(const amk_spec *s, int i);
+AMK_API int amk_spec_n_tensor_maps(const amk_spec *s);
+AMK_API const char *amk_spec_tensor_map_name(const amk_spec *s, int i);
 /* Evaluates tensor map i for c and checks what cuTensorMapEncodeTiled demands (dims 1..2^32,
  * strides multiples of 16 below 2^40, box 1..256 with box[0]*elt a multiple of 16 and at most
  * the swizzle span, the map inside its buffer). AMK_ERESTRICT naming the map and the rule. */
-int amk_config_tensor_map(const amk_config *c, const amk_limits *lim, int i,
-                          amk_tensor_map *out, amk_diag *d);
+AMK_API int amk_config_tensor_map(const amk_config *c, const amk_limits *lim, int i,
+                                  amk_tensor_map *out, amk_diag *d);
 
 /* ---------- the compiled kernel, reference, buffers, tolerance and cost terms -----------
  * Everything below is resolved once by amk_spec_load (defaults included); the evaluator and
  * the cost model read it here, never spec.json. Strings are borrowed from the spec. */
-const char *amk_spec_source(const amk_spec *s); /* "source": template path, relative to dir */
-const char *amk_spec_entry(const amk_spec *s);  /* "entry": the kernel's function name */
-int amk_spec_n_args(const amk_spec *s);         /* "args": buffer, tensor map or value names */
-const char *amk_spec_arg(const amk_spec *s, int i);
+/* "source": template path, relative to dir */
+AMK_API const char *amk_spec_source(const amk_spec *s);
+AMK_API const char *amk_spec_entry(const amk_spec *s);  /* "entry": the kernel's function name */
+AMK_API int amk_spec_n_args(const amk_spec *s); /* "args": buffer, tensor map or value names */
+AMK_API const char *amk_spec_arg(const amk_spec *s, int i);
 
 typedef struct amk_spec_reference {
     const char *source, *entry;
     const char *host;   /* built-in host reference name, or NULL */
     int default_config; /* 1: the reference is the template at its default config */
 } amk_spec_reference;
-void amk_spec_get_reference(const amk_spec *s, amk_spec_reference *out);
-int amk_spec_n_reference_args(const amk_spec *s);
-const char *amk_spec_reference_arg(const amk_spec *s, int i);
+AMK_API void amk_spec_get_reference(const amk_spec *s, amk_spec_reference *out);
+AMK_API int amk_spec_n_reference_args(const amk_spec *s);
+AMK_API const char *amk_spec_reference_arg(const amk_spec *s, int i);
 /* The reference's launch for c (no limit checks: it is the reference). Errors are prefixed
  * "reference.launch". */
-int amk_config_reference_launch(const amk_config *c, const amk_limits *lim, amk_launch *out,
-                                amk_diag *d);
+AMK_API int amk_config_reference_launch(const amk_config *c, const amk_limits *lim, amk_launch *out,
+                                        amk_diag *d);
 
 typedef enum amk_buffer_role { AMK_BUFFER_IN, AMK_BUFFER_OUT, AMK_BUFFER_INOUT } amk_buffer_role;
 typedef struct amk_spec_buffer {
@@ -248,8 +251,8 @@ typedef struct amk_spec_buffer {
     const amk_expr *count;
     const amk_expr *tolerance_reduction; /* NULL: the spec's tolerance.reduction */
 } amk_spec_buffer;
-int amk_spec_n_buffers(const amk_spec *s);
-int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out); /* AMK_EINVAL: i */
+AMK_API int amk_spec_n_buffers(const amk_spec *s);
+AMK_API int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out); /* AMK_EINVAL: i */
 
 /* "tolerance": defaults resolved here and only here (SPEC.md). */
 typedef struct amk_spec_tolerance {
@@ -257,7 +260,7 @@ typedef struct amk_spec_tolerance {
     double rtol_scale; /* 1 when not given */
     double atol;       /* NAN when not given: the check derives it from max|ref| */
 } amk_spec_tolerance;
-void amk_spec_get_tolerance(const amk_spec *s, amk_spec_tolerance *out);
+AMK_API void amk_spec_get_tolerance(const amk_spec *s, amk_spec_tolerance *out);
 
 /* The optional memory terms of "cost" (SPEC.md), in this order. */
 typedef enum amk_memory_term {
@@ -265,14 +268,14 @@ typedef enum amk_memory_term {
     AMK_MEM_BLOCK_FOOTPRINT, AMK_MEM_SEGMENT_BYTES
 } amk_memory_term;
 #define AMK_MEMORY_TERMS 6
-const char *amk_memory_term_name(amk_memory_term t); /* "inflight_bytes", ... */
+AMK_API const char *amk_memory_term_name(amk_memory_term t); /* "inflight_bytes", ... */
 /* The compiled expression of a cost field by its spec.json name ("flops", "min_bytes",
  * "traffic_bytes", "regs", "uniform_blocks" or a memory term), or NULL when absent. */
-const amk_expr *amk_spec_cost_expr(const amk_spec *s, const char *field);
+AMK_API const amk_expr *amk_spec_cost_expr(const amk_spec *s, const char *field);
 
 /* Value of a compiled expression of c's spec (from the accessors above) for c. */
-int amk_config_eval_expr(const amk_config *c, const amk_limits *lim, const amk_expr *e,
-                         int64_t *out, amk_diag *d);
+AMK_API int amk_config_eval_expr(const amk_config *c, const amk_limits *lim, const amk_expr *e,
+                                 int64_t *out, amk_diag *d);
 
 /* ---------- the space of one spec at one shape on one device ---------------------------- */
 /* Random choices for sampling come from the caller's generator, so a search keeps one
@@ -286,27 +289,30 @@ typedef struct amk_rng {
 typedef struct amk_space amk_space;
 
 /* sh NULL = the default shape; lim NULL = generous H100-like limits. The space borrows s. */
-int amk_space_create(const amk_spec *s, const amk_shape *sh, const amk_limits *lim,
-                     amk_space **out, amk_diag *d);
-void amk_space_free(amk_space *sp);
-const amk_spec *amk_space_spec(const amk_space *sp);
-const amk_shape *amk_space_shape(const amk_space *sp);
-const amk_limits *amk_space_limits(const amk_space *sp);
-double amk_space_raw_size(const amk_space *sp); /* product of choice counts */
-int amk_space_valid(const amk_space *sp, const amk_config *c, amk_diag *d);
+AMK_API int amk_space_create(const amk_spec *s, const amk_shape *sh, const amk_limits *lim,
+                             amk_space **out, amk_diag *d);
+AMK_API void amk_space_free(amk_space *sp);
+AMK_API const amk_spec *amk_space_spec(const amk_space *sp);
+AMK_API const amk_shape *amk_space_shape(const amk_space *sp);
+AMK_API const amk_limits *amk_space_limits(const amk_space *sp);
+AMK_API double amk_space_raw_size(const amk_space *sp); /* product of choice counts */
+AMK_API int amk_space_valid(const amk_space *sp, const amk_config *c, amk_diag *d);
 /* Calls cb on every valid config in odometer order (last param fastest); cb returns nonzero
  * to stop early. Returns AMK_OK or an error. Fast: 10^7 raw points in seconds. */
-int amk_space_enumerate(const amk_space *sp, int (*cb)(const amk_config *c, void *ud), void *ud);
-int64_t amk_space_count(const amk_space *sp); /* valid configs (enumerates); <0 on error */
+AMK_API int amk_space_enumerate(const amk_space *sp, int (*cb)(const amk_config *c, void *ud),
+                                void *ud);
+AMK_API int64_t amk_space_count(const amk_space *sp); /* valid configs (enumerates); <0 on error */
 /* Uniform among valid configs by rejection from the raw product (no enumeration).
  * AMK_EEMPTY when max_tries draws found none. */
-int amk_space_sample(const amk_space *sp, const amk_rng *rng, amk_config *out, long max_tries);
+AMK_API int amk_space_sample(const amk_space *sp, const amk_rng *rng, amk_config *out,
+                             long max_tries);
 /* Valid neighbours: one param moved to an adjacent choice index. Returns count (<= cap). */
-int amk_space_neighbours(const amk_space *sp, const amk_config *c, amk_config *out, int cap);
+AMK_API int amk_space_neighbours(const amk_space *sp, const amk_config *c, amk_config *out, int cap)
+    ;
 /* Nearest valid config to a point of [0,1)^n_params (used for Sobol designs): maps u to
  * choice indices, then searches outward by neighbour moves. AMK_EEMPTY if none found. */
-int amk_space_from_unit(const amk_space *sp, const double *u, const amk_rng *rng,
-                        amk_config *out);
+AMK_API int amk_space_from_unit(const amk_space *sp, const double *u, const amk_rng *rng,
+                                amk_config *out);
 
 /* ---------- import of the tuning community's T1 spaces (import_t1.c) --------------------- */
 typedef struct amk_import_opts {
@@ -324,27 +330,27 @@ typedef struct amk_import_opts {
  * the file, launch from LocalSize / GridDiv / ProblemSize, buffers and int scalars from the
  * Arguments) and the reference is the kernel at the default config (SPEC.md: weaker than an
  * independent reference). opts may be NULL. */
-int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opts *opts,
-                  amk_diag *d);
+AMK_API int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opts *opts,
+                          amk_diag *d);
 
 /* ---------- the registry of known kernels ------------------------------------------------ */
 /* Loads the built-in kernels: $AMK_KERNELS_DIR if set, else amk_fs_share_dir("kernels"):
  * next to the executable (installed share/amk/kernels, or a build tree's source
  * space_defs/kernels), then the configure-time install and source paths. */
-int amk_registry_create(amk_registry **out, amk_diag *d);
+AMK_API int amk_registry_create(amk_registry **out, amk_diag *d);
 /* Adds DIR: either one kernel folder (has spec.json) or a folder of kernel folders.
  * A user kernel with a built-in's name replaces it (a warning is logged). */
-int amk_registry_add_dir(amk_registry *r, const char *dir, amk_diag *d);
+AMK_API int amk_registry_add_dir(amk_registry *r, const char *dir, amk_diag *d);
 /* The built-in kernels plus each of dirs[0..n-1] (a command's --spec-dir options, and so
  * named in messages): "--spec-dir DIR: no such directory", or the load error naming DIR.
  * AMK_ENOMEM, AMK_ENOENT or the spec's error; *out is NULL on error. */
-int amk_registry_open(const char *const *dirs, int n, amk_registry **out, amk_diag *d);
+AMK_API int amk_registry_open(const char *const *dirs, int n, amk_registry **out, amk_diag *d);
 /* The kernel called name, or AMK_ENOENT with "unknown kernel 'x' (known: a, b; ...)". */
-int amk_registry_lookup(const amk_registry *r, const char *name, const amk_spec **out,
-                        amk_diag *d);
-const amk_spec *amk_registry_find(const amk_registry *r, const char *name);
-int amk_registry_count(const amk_registry *r);
-const amk_spec *amk_registry_at(const amk_registry *r, int i); /* sorted by name */
-void amk_registry_free(amk_registry *r);
+AMK_API int amk_registry_lookup(const amk_registry *r, const char *name, const amk_spec **out,
+                                amk_diag *d);
+AMK_API const amk_spec *amk_registry_find(const amk_registry *r, const char *name);
+AMK_API int amk_registry_count(const amk_registry *r);
+AMK_API const amk_spec *amk_registry_at(const amk_registry *r, int i); /* sorted by name */
+AMK_API void amk_registry_free(amk_registry *r);
 
 #endif

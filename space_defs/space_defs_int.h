@@ -177,8 +177,6 @@ int amk__spec_resolve(void *spec, const char *name, size_t len);
 /* Fills the base slots: dims, dtype, elt, limits and param values. */
 void amk__slots_base(const amk_spec *s, const amk_shape *sh, const amk_limits *lim,
                      int64_t *slots);
-/* Computes all derived values in evaluation order; on error d names the derived value. */
-int amk__slots_derived(const amk_spec *s, int64_t *slots, amk_diag *d);
 /* The launch limits that follow from the spec, on filled slots: every grid and block
  * dimension >= 1, the block's threads <= max_threads, the grid within max_grid_x /
  * max_grid_yz, 0 <= shared_bytes <= max_smem_optin. AMK_OK, AMK_ERESTRICT naming the limit,

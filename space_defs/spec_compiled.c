@@ -96,21 +96,6 @@ void amk__slots_base(const amk_spec *s, const amk_shape *sh, const amk_limits *l
     (void)k;
 }
 
-int amk__slots_derived(const amk_spec *s, int64_t *slots, amk_diag *d)
-{
-    for (int k = 0; k < s->nderived; k++) {
-        const amk__derived *dv = &s->derived[s->dorder[k]];
-        int pc = 0;
-        int rc = amk__expr_run(dv->e, slots, &slots[dv->slot], &pc);
-        if (rc) {
-            amk__expr_error(dv->e, slots, rc, pc, d);
-            amk_diag_prefix(d, "derived value '%s'", dv->name);
-            return rc;
-        }
-    }
-    return AMK_OK;
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* accessors */
 

@@ -419,6 +419,30 @@ START_TEST(test_amk_propose_default_then_unseen_with_incumbent)
 }
 END_TEST
 
+/* A resumed loop and amk_propose give the strategy the same view of a file (every row
+ * observed), so the next config the loop tries is the one propose names. */
+START_TEST(test_amk_propose_names_what_a_resumed_loop_tries_next)
+{
+    amk_tune_opts o = tune_opts(25, 0);
+    amk_tune_result r;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tune(&o, &r, &d) == AMK_OK, "%s", d.msg);
+    amk_propose_opts po = {F.spec, F.shape, F.target, amk_strategy_find("hillclimb"), o.seed,
+                           F.results};
+    amk_proposal_result p;
+    ck_assert_msg(amk_propose(&po, &p, &d) == AMK_OK, "%s", d.msg);
+    char id[17];
+    amk_config_id(&p.config, id);
+    o = tune_opts(1, 1);
+    ck_assert_msg(amk_tune(&o, &r, &d) == AMK_OK, "%s", d.msg);
+    rows rs;
+    read_rows(&rs);
+    ck_assert_uint_eq(rs.n, 26);
+    ck_assert_str_eq(rs.v[25].config_id, id);
+    ck_assert_str_eq(rs.v[25].source, p.source);
+}
+END_TEST
+
 START_TEST(test_amk_propose_bad_file_fails_on_results)
 {
     amk_test_write_file(F.results, "not\ta\tresults\tfile\n");
@@ -783,6 +807,7 @@ static Suite *commands_suite(void)
     tcase_add_test(tc, test_amk_tune_groups_without_a_best_path_writes_no_best_file);
     tcase_add_test(tc, test_amk_tune_groups_backend_failure_is_named_and_nothing_runs);
     tcase_add_test(tc, test_amk_propose_default_then_unseen_with_incumbent);
+    tcase_add_test(tc, test_amk_propose_names_what_a_resumed_loop_tries_next);
     tcase_add_test(tc, test_amk_propose_bad_file_fails_on_results);
     tcase_add_test(tc, test_amk_trial_log_numbers_and_keeps_by_the_history_rule);
     tcase_add_test(tc, test_amk_evaluate_one_logs_a_row_and_refuses_a_foreign_file_first);

@@ -4,8 +4,8 @@
  * hipRTC (HIP build) with injected and real compiler crashes, hangs and syntax errors.
  * Needs no GPU: runtime compilers work without one. Fixtures: tests/fixtures/compile. */
 #include "amk_test.h"
-#include "compile_int.h"
-#include "worker_int.h"
+#include "compile/compile_int.h"
+#include "service/worker_int.h"
 
 #include <check.h>
 #include <errno.h>

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* a=0 b=1 c=2 big=3 (INT64_MIN) neg=4 */
 static const char *const names[] = {"a", "b", "c", "big", "neg", NULL};
@@ -326,9 +328,29 @@ START_TEST(test_amk_expr_source_returns_text)
 }
 END_TEST
 
+/* In a child of its own, so that a crash is this case's failure even where Check does not
+ * fork (CK_FORK=no); the child then parses, evaluates and frees as usual. */
 START_TEST(test_amk_expr_free_accepts_null)
 {
-    amk_expr_free(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        amk_expr_free(NULL);
+        amk_expr *e = NULL;
+        amk_diag d = {0};
+        int64_t v = 0;
+        int ok = amk_expr_parse("b * c", resolve, NULL, &e, &d) == AMK_OK &&
+                 amk_expr_eval(e, slots, &v, &d) == AMK_OK && v == 35;
+        amk_expr_free(e);
+        amk_expr_free(NULL);
+        _exit(ok ? 0 : 3);
+    }
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(!WIFSIGNALED(status), "amk_expr_free(NULL) killed the process (signal %d)",
+                  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "after amk_expr_free(NULL), parsing and evaluating b * c failed");
 }
 END_TEST
 

@@ -1,6 +1,6 @@
 /* Check suite for the pure host functions of the GPU layer: the run worker's reference-cache
- * key and the run-job codec (gpu_wire.c), the tensor-map encoder's refusals (gpu/) and the
- * gpu backend's parallelism (gpu_backend.c). No GPU needed (none of these makes a GPU call);
+ * key and the run-job codec (gpu_wire.c), the tensor-map encoder's refusals (gpu/), the
+ * gpu backend's parallelism and its refusal of bad device lists (gpu_backend.c). No GPU needed (none of these makes a GPU call);
  * a build without a GPU layer lacks them and skips (exit 77). The check's and the
  * benchmark's host numerics are tested in check_numeric.c. */
 #ifndef AMK_HAVE_GPU
@@ -12,8 +12,9 @@ int main(void)
     return 77;
 }
 #else
+#include "amk_evaluator.h" /* amk_evaluator_create */
 #include "amk_test.h"
-#include "gpu_backend_int.h" /* amk__gpu_parallelism_for */
+#include "backends/gpu_backend_int.h" /* amk__gpu_parallelism_for */
 #include "gpu_int.h"         /* amk__gpu_tensor_map_encode; the wire format */
 
 #include <check.h>
@@ -325,6 +326,73 @@ START_TEST(test_gpu_parallelism_for_overlaps_compiles)
 }
 END_TEST
 
+START_TEST(test_run_job_codec_roundtrip_and_corruption)
+{
+    amk__run_job *j = calloc(1, sizeof *j), *k = calloc(1, sizeof *k);
+    static const char img0[] = "code object zero", img1[] = "another one";
+    j->op = AMK__RUN_OP_EVAL;
+    j->seed = 1234;
+    j->ncodes = 2;
+    j->codes[0] = (amk__run_code){img0, sizeof img0, 7};
+    j->codes[1] = (amk__run_code){img1, sizeof img1, 8};
+    j->ncases = 1;
+    amk__run_case *c = &j->cases[0];
+    snprintf(c->label, sizeof c->label, "N=10,dtype=f32");
+    c->nbufs = 2;
+    c->bufs[0] = (amk__run_buf){"x", AMK__DT_F32, AMK__ROLE_IN, AMK__INIT_UNIFORM, 10, 1};
+    c->bufs[1] = (amk__run_buf){"y", AMK__DT_F32, AMK__ROLE_OUT, 0, 10, 1};
+    c->cand.code = 0;
+    snprintf(c->cand.entry, sizeof c->cand.entry, "k");
+    c->cand.nargs = 3;
+    c->cand.args[0].buf = 0;
+    c->cand.args[1].buf = 1;
+    c->cand.args[2] = (amk__run_arg){-1, 10};
+    c->ref = c->cand;
+    c->ref.code = 1;
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(amk__run_job_encode(j, &buf, &len), AMK_OK);
+    ck_assert_int_eq(amk__run_job_decode(buf, len, k), AMK_OK);
+    ck_assert_uint_eq(k->seed, 1234);
+    ck_assert_mem_eq(k->codes[1].image, img1, sizeof img1);
+    ck_assert_int_eq(k->cases[0].cand.args[2].value, 10);
+    /* truncated, trailing garbage, bad index: all refused */
+    ck_assert_int_eq(amk__run_job_decode(buf, len - 1, k), AMK_EPARSE);
+    unsigned char *bigger = malloc(len + 1);
+    memcpy(bigger, buf, len);
+    ck_assert_int_eq(amk__run_job_decode(bigger, len + 1, k), AMK_EPARSE);
+    free(bigger);
+    free(buf);
+    c->cand.args[1].buf = 5; /* only 2 buffers */
+    ck_assert_int_eq(amk__run_job_encode(j, &buf, &len), AMK_OK);
+    ck_assert_int_eq(amk__run_job_decode(buf, len, k), AMK_EPARSE);
+    free(buf);
+    free(j);
+    free(k);
+}
+END_TEST
+
+/* A device list that names a device twice or a negative index is refused before any device
+ * is asked (so this runs without a GPU). */
+START_TEST(test_gpu_init_rejects_bad_device_lists)
+{
+    static const int twice[] = {1, 0, 1}, negative[] = {-1};
+    amk_evaluator *ev = NULL;
+    amk_diag d = {0};
+    amk_backend_opts o = {0};
+    o.jobs = 1;
+    o.devices = twice;
+    o.ndevices = 3;
+    ck_assert_int_eq(amk_evaluator_create("gpu", &o, NULL, NULL, &ev, &d), AMK_EINVAL);
+    ck_assert_msg(strstr(d.msg, "device 1 is listed twice"), "%s", d.msg);
+    ck_assert_ptr_null(ev);
+    o.devices = negative;
+    o.ndevices = 1;
+    ck_assert_int_eq(amk_evaluator_create("gpu", &o, NULL, NULL, &ev, &d), AMK_EINVAL);
+    ck_assert_msg(strstr(d.msg, "negative"), "%s", d.msg);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("gpu_host");
@@ -336,6 +404,7 @@ static Suite *suite(void)
     suite_add_tcase(s, key);
     TCase *wire = tcase_create("amk__run_job_decode");
     tcase_add_test(wire, test_run_job_codec_carries_tensor_maps_and_cluster);
+    tcase_add_test(wire, test_run_job_codec_roundtrip_and_corruption);
     suite_add_tcase(s, wire);
     TCase *tmap = tcase_create("amk__gpu_tensor_map_encode");
     tcase_set_timeout(tmap, 60); /* the first runtime call may initialise a driver */
@@ -344,6 +413,9 @@ static Suite *suite(void)
     TCase *par = tcase_create("amk__gpu_parallelism_for");
     tcase_add_test(par, test_gpu_parallelism_for_overlaps_compiles);
     suite_add_tcase(s, par);
+    TCase *init = tcase_create("amk_evaluator_create gpu");
+    tcase_add_test(init, test_gpu_init_rejects_bad_device_lists);
+    suite_add_tcase(s, init);
     return s;
 }
 

@@ -7,7 +7,9 @@
  *   confidence interval, the reps cap, chunk sizes, the merge that keeps samples sorted, and
  *   whole timings replayed on synthetic samples the way amk__bench_run drives them: tight
  *   samples stop at the minimums, noisy ones run to the window, a clearly slower config
- *   stops as beaten, ci_rel = 0 keeps the fixed window. */
+ *   stops as beaten, ci_rel = 0 keeps the fixed window.
+ * - the element types' conversions, fill and comparison on small buffers, the tolerance's
+ *   scaling, the median/IQR summary and the L2 rotation sets. */
 #include "amk_test.h"
 #include "numeric/numeric_int.h"
 
@@ -620,6 +622,220 @@ START_TEST(test_bench_stop_note_words)
 }
 END_TEST
 
+/* ---------- element types --------------------------------------------------------- */
+
+START_TEST(test_dtype_conversions_round_to_nearest_even)
+{
+    ck_assert_uint_eq(amk__f32_to_f16(1.0f), 0x3c00);
+    ck_assert_uint_eq(amk__f32_to_f16(-2.0f), 0xc000);
+    ck_assert_uint_eq(amk__f32_to_f16(65504.0f), 0x7bff);
+    ck_assert_uint_eq(amk__f32_to_f16(65520.0f), 0x7c00);             /* rounds up to inf */
+    ck_assert_uint_eq(amk__f32_to_f16(1.0f + 0x1p-11f), 0x3c00);      /* tie -> even */
+    ck_assert_uint_eq(amk__f32_to_f16(1.0f + 3 * 0x1p-11f), 0x3c02);  /* tie -> even (up) */
+    ck_assert_uint_eq(amk__f32_to_f16(0x1p-24f), 0x0001);             /* smallest subnormal */
+    ck_assert_uint_eq(amk__f32_to_f16(0x1p-26f), 0x0000);
+    ck_assert(amk__f16_to_f32(0x0001) == 0x1p-24f);
+    ck_assert(amk__f16_to_f32(0x3555) == 0x1.554p-2f);
+    ck_assert(isnan(amk__f16_to_f32(0xffff)));
+    ck_assert_uint_eq(amk__f32_to_bf16(1.0f), 0x3f80);
+    ck_assert_uint_eq(amk__f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);      /* tie -> even */
+    ck_assert_uint_eq(amk__f32_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);
+    ck_assert(isnan(amk__bf16_to_f32(0xffff)));
+    ck_assert_uint_eq(amk__f32_to_fp8e4m3(1.0f), 0x38);
+    ck_assert_uint_eq(amk__f32_to_fp8e4m3(448.0f), 0x7e);
+    ck_assert_uint_eq(amk__f32_to_fp8e4m3(1000.0f), 0x7e);            /* saturates */
+    ck_assert_uint_eq(amk__f32_to_fp8e4m3(0x1p-9f), 0x01);
+    ck_assert_uint_eq(amk__f32_to_fp8e4m3(-1.125f), 0xb9);
+    ck_assert(isnan(amk__fp8e4m3_to_f32(0xff)));
+    for (int b = 0; b < 256; b++) { /* every finite fp8 value survives a round trip */
+        float f = amk__fp8e4m3_to_f32((uint8_t)b);
+        if (!isnan(f) && !(f == 0 && b == 0x80))
+            ck_assert_uint_eq(amk__f32_to_fp8e4m3(f), (unsigned)b);
+    }
+    ck_assert_int_eq(amk__dtype_from_name("bf16"), AMK__DT_BF16);
+    ck_assert_int_eq(amk__dtype_from_name("f13"), -1);
+}
+END_TEST
+
+START_TEST(test_check_fill_deterministic_never_zero)
+{
+    /* 20000 draws: the mean bound below is still about 5 sigma, and the suite stays fast
+     * under sanitizers. */
+    enum { N = 20000 };
+    static const int types[] = {AMK__DT_F32, AMK__DT_F16, AMK__DT_BF16, AMK__DT_FP8E4M3,
+                                AMK__DT_INT8};
+    static unsigned char a[N * 4], b[N * 4];
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+        for (int init = AMK__INIT_UNIFORM; init <= AMK__INIT_POSITIVE; init++) {
+            int dt = types[t];
+            amk__check_fill(a, dt, N, init, 42, 3);
+            amk__check_fill(b, dt, N, init, 42, 3);
+            ck_assert_mem_eq(a, b, N * amk__dtype_size(dt));
+            double lo = INFINITY, hi = -INFINITY, sum = 0;
+            for (int i = 0; i < N; i++) {
+                double v = amk__dtype_get(dt, a, i);
+                ck_assert_msg(v != 0.0 && isfinite(v), "%s init %d: element %d is %g",
+                              amk__dtype_name(dt), init, i, v);
+                lo = fmin(lo, v);
+                hi = fmax(hi, v);
+                sum += v;
+            }
+            if (init == AMK__INIT_POSITIVE && amk__dtype_is_float(dt)) {
+                ck_assert(lo >= 0.5 && hi <= 1.5);
+            } else if (init == AMK__INIT_UNIFORM && amk__dtype_is_float(dt)) {
+                ck_assert(lo >= -1.0 && hi <= 1.0 && lo < -0.9 && hi > 0.9);
+                ck_assert(fabs(sum / N) < 0.02);
+            }
+            amk__check_fill(b, dt, N, init, 43, 3); /* another seed: other data */
+            ck_assert(memcmp(a, b, N * amk__dtype_size(dt)) != 0);
+            amk__check_fill(b, dt, N, init, 42, 4); /* another buffer: other data */
+            ck_assert(memcmp(a, b, N * amk__dtype_size(dt)) != 0);
+        }
+}
+END_TEST
+
+/* ---------- comparison ------------------------------------------------------------ */
+
+START_TEST(test_check_compare_detects_each_failure)
+{
+    enum { N = 1000 };
+    float want[N], got[N];
+    amk__compare c;
+    char text[400];
+    for (int i = 0; i < N; i++)
+        want[i] = got[i] = (float)(i % 17) - 8.5f;
+    ck_assert(amk__check_compare(AMK__DT_F32, got, want, N, 64, 1.0, NAN, &c));
+    ck_assert_int_eq(c.bad, 0);
+    ck_assert_int_eq(c.worst, -1);
+
+    /* within tolerance: off by a tenth of the bound */
+    amk__tolerance tol;
+    amk__tolerance_for(AMK__DT_F32, 64, 1.0, NAN, 8.5, &tol);
+    got[10] = want[10] + (float)(0.1 * (tol.atol + tol.rtol * fabs(want[10])));
+    ck_assert(amk__check_compare(AMK__DT_F32, got, want, N, 64, 1.0, NAN, &c));
+
+    /* beyond: two elements, the worse one is reported */
+    got[20] = want[20] + 1e-3f;
+    got[30] = want[30] + 1e-2f;
+    ck_assert(!amk__check_compare(AMK__DT_F32, got, want, N, 64, 1.0, NAN, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_MISMATCH);
+    ck_assert_int_eq(c.bad, 2);
+    ck_assert_int_eq(c.worst, 30);
+    amk__compare_describe(&c, "C", text, sizeof text);
+    ck_assert_msg(strstr(text, "C[30]") && strstr(text, "2 of 1000"), "%s", text);
+
+    /* NaN that is not the poison pattern beats a numeric mismatch */
+    uint32_t nan_bits = 0x7fc00001;
+    memcpy(&got[40], &nan_bits, 4);
+    ck_assert(!amk__check_compare(AMK__DT_F32, got, want, N, 64, 1.0, NAN, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_NONFINITE);
+    ck_assert_int_eq(c.worst, 40);
+
+    /* an unwritten element (still 0xFF poison) beats everything */
+    memset(&got[50], 0xff, 4 * 5);
+    ck_assert(!amk__check_compare(AMK__DT_F32, got, want, N, 64, 1.0, NAN, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_UNWRITTEN);
+    ck_assert_int_eq(c.worst, 50);
+    ck_assert_int_eq(c.unwritten, 5);
+    amk__compare_describe(&c, "y", text, sizeof text);
+    ck_assert_msg(strstr(text, "unwritten"), "%s", text);
+
+    /* Inf never passes, even with a huge explicit atol */
+    for (int i = 0; i < N; i++)
+        got[i] = want[i];
+    got[7] = INFINITY;
+    ck_assert(!amk__check_compare(AMK__DT_F32, got, want, N, 1, 1.0, 1e30, &c));
+
+    /* a reference that is not finite cannot certify anything */
+    got[7] = want[7];
+    want[3] = NAN;
+    ck_assert(!amk__check_compare(AMK__DT_F32, got, want, N, 1, 1.0, NAN, &c));
+    ck_assert_int_eq(c.kind, AMK__CMP_REF_NONFINITE);
+}
+END_TEST
+
+START_TEST(test_check_compare_bf16_and_explicit_atol)
+{
+    enum { N = 64 };
+    uint16_t want[N], got[N];
+    for (int i = 0; i < N; i++)
+        want[i] = got[i] = amk__f32_to_bf16(1.0f + i / 64.0f);
+    /* one bf16 ulp at 1.x (2^-7) passes: two roundings are allowed */
+    got[5] = (uint16_t)(want[5] + 1);
+    amk__compare c;
+    ck_assert(amk__check_compare(AMK__DT_BF16, got, want, N, 1, 1.0, NAN, &c));
+    /* eight ulps do not */
+    got[5] = (uint16_t)(want[5] + 8);
+    ck_assert(!amk__check_compare(AMK__DT_BF16, got, want, N, 1, 1.0, NAN, &c));
+
+    /* explicit atol: 1.25 x atol fails, 0.75 x atol passes (the faultmatrix offtol case) */
+    float fw[N], fg[N];
+    for (int i = 0; i < N; i++)
+        fw[i] = fg[i] = 2.0f * (i / 64.0f) - 1.0f + 1.0f;
+    fg[9] = fw[9] + 0.75e-3f;
+    ck_assert(amk__check_compare(AMK__DT_F32, fg, fw, N, 1, 1.0, 1e-3, &c));
+    fg[9] = fw[9] + 1.25e-3f;
+    ck_assert(!amk__check_compare(AMK__DT_F32, fg, fw, N, 1, 1.0, 1e-3, &c));
+    ck_assert_int_eq(c.worst, 9);
+}
+END_TEST
+
+START_TEST(test_tolerance_for_scales_with_reduction)
+{
+    amk__tolerance a, b, c;
+    amk__tolerance_for(AMK__DT_F32, 1, 1.0, NAN, 10.0, &a);
+    amk__tolerance_for(AMK__DT_F32, 4096, 1.0, NAN, 10.0, &b);
+    amk__tolerance_for(AMK__DT_F32, 4096, 2.0, NAN, 10.0, &c);
+    ck_assert(b.rtol > a.rtol * 20 && b.rtol < a.rtol * 100);
+    ck_assert(fabs(c.rtol - 2 * b.rtol) < 1e-15);
+    ck_assert(fabs(b.atol - 10.0 * (0x1p-23 + 4 * 0x1p-23 * 64)) < 1e-12);
+    amk__tolerance_for(AMK__DT_BF16, 4096, 1.0, NAN, 1.0, &a);
+    ck_assert(a.rtol > 2 * 0x1p-7 && a.rtol < 3 * 0x1p-7);
+    amk__tolerance_for(AMK__DT_INT8, 4096, 1.0, NAN, 1.0, &a);
+    ck_assert(a.rtol == 0 && a.atol == 0);
+}
+END_TEST
+
+/* ---------- statistics and rotation ----------------------------------------------- */
+
+START_TEST(test_bench_summarize_median_iqr)
+{
+    double s[] = {9, 1, 5, 3, 7, 100, 2, 4, 6, 8, 10}; /* one outlier */
+    amk__bench_stats st;
+    amk__bench_summarize(s, 11, &st);
+    ck_assert_int_eq(st.reps, 11);
+    ck_assert(st.median_us == 6);
+    ck_assert(st.q1_us == 3.5 && st.q3_us == 8.5);
+    ck_assert(fabs(st.spread - 5.0 / 6.0) < 1e-12);
+    ck_assert(st.min_us == 1 && st.max_us == 100);
+    amk__bench_summarize(s, 0, &st);
+    ck_assert(isnan(st.median_us) && isnan(st.spread));
+}
+END_TEST
+
+START_TEST(test_bench_sets_rotation_exceeds_l2)
+{
+    int flush;
+    int64_t l2 = 50 << 20;
+    /* 192 MiB per set (gemm 4096^3 f32): two sets, no flush */
+    ck_assert_int_eq(amk__bench_sets((int64_t)192 << 20, l2, (int64_t)4 << 30, &flush), 2);
+    ck_assert_int_eq(flush, 0);
+    /* 64 MiB (rmsnorm 4096^2 bf16): 1 + ceil(100/64) = 3 */
+    ck_assert_int_eq(amk__bench_sets((int64_t)64 << 20, l2, (int64_t)4 << 30, &flush), 3);
+    ck_assert_int_eq(flush, 0);
+    /* 8 MiB: 14 sets rotate 104 MiB >= 2 x L2 */
+    int n = amk__bench_sets((int64_t)8 << 20, l2, (int64_t)4 << 30, &flush);
+    ck_assert_int_eq(n, 14);
+    ck_assert((n - 1) * ((int64_t)8 << 20) >= 2 * l2 && !flush);
+    /* 8 KiB: the 64-set cap cannot cover the L2: flush */
+    ck_assert_int_eq(amk__bench_sets(8192, l2, (int64_t)4 << 30, &flush), 64);
+    ck_assert_int_eq(flush, 1);
+    /* not enough memory for the rotation: flush */
+    ck_assert_int_eq(amk__bench_sets((int64_t)64 << 20, l2, (int64_t)100 << 20, &flush), 1);
+    ck_assert_int_eq(flush, 1);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("numeric");
@@ -653,6 +869,16 @@ static Suite *suite(void)
     tcase_add_test(stop, test_bench_opts_default_environment);
     tcase_add_test(stop, test_bench_stop_note_words);
     suite_add_tcase(s, stop);
+    TCase *host = tcase_create("types, tolerance, rotation");
+    tcase_set_timeout(host, 60); /* input generation over large buffers: slow under sanitizers */
+    tcase_add_test(host, test_dtype_conversions_round_to_nearest_even);
+    tcase_add_test(host, test_check_fill_deterministic_never_zero);
+    tcase_add_test(host, test_check_compare_detects_each_failure);
+    tcase_add_test(host, test_check_compare_bf16_and_explicit_atol);
+    tcase_add_test(host, test_tolerance_for_scales_with_reduction);
+    tcase_add_test(host, test_bench_summarize_median_iqr);
+    tcase_add_test(host, test_bench_sets_rotation_exceeds_l2);
+    suite_add_tcase(s, host);
     return s;
 }
 

@@ -1,5 +1,5 @@
 /* Check suite of the results module: the TSV codec, appender and reader (header, torn rows,
- * concurrent appends, pandas), resume state, the id set, best.json and the report. */
+ * concurrent appends, pandas), the history of a search over a file (amk_history_load), the id set, best.json and the report. */
 #include "amk_results.h"
 #include "amk_search.h" /* amk_history_rule */
 #include "amk_test.h"
@@ -885,7 +885,7 @@ START_TEST(test_amk_tsv_read_pandas_reads_writer_output)
 }
 END_TEST
 
-/* ---- amk_resume_load --------------------------------------------------------------- */
+/* ---- amk_history_load --------------------------------------------------------------- */
 
 static const char *resume_file(void)
 {
@@ -915,85 +915,90 @@ static const char *id_of(int64_t trial)
     return out;
 }
 
-START_TEST(test_amk_resume_load_restores_incumbent_seen_and_last_trial)
+/* The history of one search (search/history.c) over a results file: one read. */
+static amk_history *history_of(const char *p, const char *shape, const char *device)
 {
-    const char *p = resume_file();
-    amk_resume *r = NULL;
+    amk_history *h = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_resume_load(p, "gemm", "s1", "devA",
-                                  &amk_history_rule, &r, &d) == AMK_OK, "%s", d.msg);
-    ck_assert_int_eq(amk_resume_last_trial(r), 42); /* over every key */
-    ck_assert_int_eq(amk_resume_rows(r), 5);        /* trials 1, 2, 5, 6, 7 */
-    const amk_row *inc = amk_resume_incumbent(r);
+    amk_history_opts o = {.kernel = "gemm", .shape = shape, .device = device};
+    ck_assert_msg(amk_history_load(p, &o, &h, &d) == AMK_OK, "%s", d.msg);
+    return h;
+}
+
+START_TEST(test_amk_history_load_restores_best_seen_and_last_trial)
+{
+    amk_history *h = history_of(resume_file(), "s1", "devA");
+    ck_assert_int_eq(amk_history_last_trial(h), 42); /* over every key */
+    ck_assert_int_eq(amk_history_rows(h), 5);        /* trials 1, 2, 5, 6, 7 */
+    const amk_row *inc = amk_history_best(h, NULL);
     ck_assert_ptr_nonnull(inc);
     ck_assert_int_eq(inc->trial, 5); /* trial 6 is kept=1 but not ok */
     ck_assert(inc->latency_us == 9);
     ck_assert_str_eq(inc->config_id, id_of(5));
-    ck_assert(amk_resume_seen(r, id_of(1)));
-    ck_assert(amk_resume_seen(r, id_of(2)));
-    ck_assert(amk_resume_seen(r, id_of(6)));
-    ck_assert(!amk_resume_seen(r, id_of(3)));  /* other device */
-    ck_assert(!amk_resume_seen(r, id_of(4)));  /* other shape */
-    ck_assert(!amk_resume_seen(r, id_of(42))); /* other kernel */
-    ck_assert(!amk_resume_seen(r, id_of(7)));  /* no id recorded */
-    amk_idset *seen = amk_resume_take_seen(r);
+    const amk_idset *seen = amk_history_seen(h);
+    ck_assert(amk_idset_has(seen, id_of(1)));
+    ck_assert(amk_idset_has(seen, id_of(2)));
+    ck_assert(amk_idset_has(seen, id_of(6)));
+    ck_assert(!amk_idset_has(seen, id_of(3)));  /* other device */
+    ck_assert(!amk_idset_has(seen, id_of(4)));  /* other shape */
+    ck_assert(!amk_idset_has(seen, id_of(42))); /* other kernel */
+    ck_assert(!amk_idset_has(seen, id_of(7)));  /* no id recorded */
     ck_assert_int_eq(amk_idset_size(seen), 4);
-    ck_assert(!amk_resume_seen(r, id_of(1)));
-    amk_idset_free(seen);
-    amk_resume_free(r);
+    /* Updated per trial: a new id is seen once, the numbering follows what is recorded. */
+    ck_assert_int_eq(amk_history_see(h, id_of(77)), 1);
+    ck_assert_int_eq(amk_history_see(h, id_of(77)), 0);
+    amk_row r = key_row(50, "gemm", "s1", "devA", AMK_STATUS_OK, AMK_LAT_MEASURED, 4, 1);
+    ck_assert_int_eq(amk_history_record(h, &r, NULL, 1), 1); /* the best changed */
+    ck_assert_int_eq(amk_history_last_trial(h), 50);
+    ck_assert_int_eq(amk_history_best(h, NULL)->trial, 50);
+    amk_history_free(h);
 }
 END_TEST
 
-START_TEST(test_amk_resume_load_filters_by_device)
+START_TEST(test_amk_history_load_filters_by_device)
 {
     const char *p = resume_file();
-    amk_resume *r = NULL;
-    amk_diag d = {0};
-    ck_assert_msg(amk_resume_load(p, "gemm", "s1", "devB",
-                                  &amk_history_rule, &r, &d) == AMK_OK, "%s", d.msg);
-    ck_assert_int_eq(amk_resume_rows(r), 2);
-    ck_assert_int_eq(amk_resume_incumbent(r)->trial, 8);
-    ck_assert(!amk_resume_seen(r, id_of(1)));
-    amk_resume_free(r);
-    ck_assert_msg(amk_resume_load(p, "gemm", "s1", NULL,
-                                  &amk_history_rule, &r, &d) == AMK_OK, "%s", d.msg);
-    ck_assert_int_eq(amk_resume_rows(r), 7);
-    ck_assert_int_eq(amk_resume_incumbent(r)->trial, 8); /* the last kept ok row of any device */
-    ck_assert(amk_resume_seen(r, id_of(1)) && amk_resume_seen(r, id_of(3)));
-    amk_resume_free(r);
-    ck_assert_msg(amk_resume_load(p, "gemm", "s9", NULL,
-                                  &amk_history_rule, &r, &d) == AMK_OK, "%s", d.msg);
-    ck_assert_int_eq(amk_resume_rows(r), 0);
-    ck_assert_ptr_null(amk_resume_incumbent(r));
-    ck_assert_int_eq(amk_resume_last_trial(r), 42);
-    amk_resume_free(r);
+    amk_history *h = history_of(p, "s1", "devB");
+    ck_assert_int_eq(amk_history_rows(h), 2);
+    ck_assert_int_eq(amk_history_best(h, NULL)->trial, 8);
+    ck_assert(!amk_idset_has(amk_history_seen(h), id_of(1)));
+    amk_history_free(h);
+    h = history_of(p, "s1", NULL);
+    ck_assert_int_eq(amk_history_rows(h), 7);
+    ck_assert_int_eq(amk_history_best(h, NULL)->trial, 8); /* on the latest row's device */
+    ck_assert(amk_idset_has(amk_history_seen(h), id_of(1)) &&
+              amk_idset_has(amk_history_seen(h), id_of(3)));
+    amk_history_free(h);
+    h = history_of(p, "s9", NULL);
+    ck_assert_int_eq(amk_history_rows(h), 0);
+    ck_assert_ptr_null(amk_history_best(h, NULL));
+    ck_assert_int_eq(amk_history_last_trial(h), 42);
+    amk_history_free(h);
 }
 END_TEST
 
-START_TEST(test_amk_resume_load_missing_file_is_empty)
+START_TEST(test_amk_history_load_missing_file_is_empty)
 {
-    amk_resume *r = NULL;
-    amk_diag d = {0};
-    ck_assert_int_eq(amk_resume_load(tpath("none.tsv"), "gemm", "s1", NULL,
-                                     &amk_history_rule, &r, &d), AMK_OK);
-    ck_assert_int_eq(amk_resume_last_trial(r), 0);
-    ck_assert_int_eq(amk_resume_rows(r), 0);
-    ck_assert_ptr_null(amk_resume_incumbent(r));
-    amk_resume_free(r);
+    amk_history *h = history_of(tpath("none.tsv"), "s1", NULL);
+    ck_assert_int_eq(amk_history_last_trial(h), 0);
+    ck_assert_int_eq(amk_history_rows(h), 0);
+    ck_assert_ptr_null(amk_history_best(h, NULL));
+    ck_assert(!amk_history_incumbent(h)->has);
+    amk_history_free(h);
 }
 END_TEST
 
-START_TEST(test_amk_resume_load_reports_malformed_file)
+START_TEST(test_amk_history_load_reports_malformed_file)
 {
     const char *p = file_with("rbad.tsv", "1\tx\n2\t\t\t\t\t\t\tok\t\t\t\t\t\t\t\t\t0\t\t\n", 0);
-    amk_resume *r = (amk_resume *)&r;
+    amk_history *h = (amk_history *)&h;
     amk_diag d = {0};
-    ck_assert_int_eq(amk_resume_load(p, "gemm", "s1", NULL,
-                                     &amk_history_rule, &r, &d), AMK_OK); /* 1 torn row */
-    amk_resume_free(r);
+    amk_history_opts o = {.kernel = "gemm", .shape = "s1"};
+    ck_assert_int_eq(amk_history_load(p, &o, &h, &d), AMK_OK); /* 1 torn row */
+    amk_history_free(h);
     p = file_with("rbad2.tsv", "1\tx\tgemm\ts1\tBAD\t{}\n3\t\t\t\t\t\t\tok\t\t\t\t\t\t\t\t\t0\t\t\n", 0);
-    ck_assert_int_eq(amk_resume_load(p, "gemm", "s1", NULL, &amk_history_rule, &r, &d), AMK_ETSV);
-    ck_assert_ptr_null(r);
+    ck_assert_int_eq(amk_history_load(p, &o, &h, &d), AMK_ETSV);
+    ck_assert_ptr_null(h);
     ck_assert_msg(strstr(d.msg, ":3: column config_id: 'BAD'"), "%s", d.msg);
 }
 END_TEST
@@ -1379,11 +1384,11 @@ static Suite *results_suite(void)
     t = tc(s, "amk_tsv_read_pandas");
     tcase_set_tags(t, "pandas");
     tcase_add_test(t, test_amk_tsv_read_pandas_reads_writer_output);
-    t = tc(s, "amk_resume_load");
-    tcase_add_test(t, test_amk_resume_load_restores_incumbent_seen_and_last_trial);
-    tcase_add_test(t, test_amk_resume_load_filters_by_device);
-    tcase_add_test(t, test_amk_resume_load_missing_file_is_empty);
-    tcase_add_test(t, test_amk_resume_load_reports_malformed_file);
+    t = tc(s, "amk_history_load");
+    tcase_add_test(t, test_amk_history_load_restores_best_seen_and_last_trial);
+    tcase_add_test(t, test_amk_history_load_filters_by_device);
+    tcase_add_test(t, test_amk_history_load_missing_file_is_empty);
+    tcase_add_test(t, test_amk_history_load_reports_malformed_file);
     t = tc(s, "amk_idset");
     tcase_add_test(t, test_amk_idset_add_grows_and_keeps_every_member);
     tcase_add_test(t, test_amk_idset_add_handles_zero_and_case);

@@ -96,57 +96,79 @@ if [ -z "$CHROMIUM" ]; then
     echo "cli_report_svg: SKIP: chromium is not installed, so the plots cannot be rendered (Debian: apt-get install chromium); $CHECKS checks passed before" >&2
     exit 77
 fi
+# Chromium starts once for all the measurements and once for all the pictures (a start costs
+# seconds): each plot is its own document, in an iframe of the one page.
+# page OUT SVG...: an HTML page of 900 x 500 frames, one per plot, stacked top to bottom.
+page() {
+    python3 - "$@" <<'PY'
+import html, re, sys
+out, files = sys.argv[1], sys.argv[2:]
+frames = []
+for f in files:
+    svg = re.sub(r"<\?xml[^>]*\?>", "", open(f).read())
+    doc = "<!DOCTYPE html><html><body style='margin:0;overflow:hidden'>" + svg + "</body></html>"
+    frames.append(f"<iframe data-file='{html.escape(f)}' scrolling='no' width='900' height='500'"
+                  f" style='display:block;border:0' srcdoc=\"{html.escape(doc)}\"></iframe>")
+script = """<script>
+window.addEventListener("load", () => {
+  const all = {};
+  for (const fr of document.querySelectorAll("iframe")) {
+    const out = [];
+    for (const e of fr.contentDocument.querySelectorAll("svg text")) {
+      const b = e.getBBox();
+      out.push({t: e.textContent, x: b.x, y: b.y, w: b.width, h: b.height,
+                cls: e.getAttribute("class") || "", rot: !!e.getAttribute("transform"),
+                tick: !!e.closest("g.ticks"), anchor: e.getAttribute("text-anchor")});
+    }
+    all[fr.dataset.file] = out;
+  }
+  document.body.setAttribute("data-measure", JSON.stringify(all));
+});
+</script>"""
+open(out, "w").write("<!DOCTYPE html><html><body style='margin:0'>" + "".join(frames) +
+                     script + "</body></html>")
+PY
+}
 # Measured in the browser: every text's box (as Chromium lays it out) lies inside the 900 x
 # 500 canvas (titles are never clipped), and the lowest y tick sits at the bottom of the
 # plot area (y = 420) with its label: the lowest value drawn is always between two labels.
-measure() {  # measure SVG: prints one JSON list of {t, x, y, w, h, cls, rot, tick}
-    python3 - "$1" > "$WORK/measure.html" <<'PY'
-import re, sys
-svg = re.sub(r"<\?xml[^>]*\?>", "", open(sys.argv[1]).read())
-print("<!DOCTYPE html><html><body style='margin:0'>" + svg + """<script>
-const out = [];
-for (const e of document.querySelectorAll("svg text")) {
-  const b = e.getBBox();
-  out.push({t: e.textContent, x: b.x, y: b.y, w: b.width, h: b.height,
-            cls: e.getAttribute("class") || "", rot: !!e.getAttribute("transform"),
-            tick: !!e.closest("g.ticks"), anchor: e.getAttribute("text-anchor")});
-}
-document.body.setAttribute("data-measure", JSON.stringify(out));
-</script></body></html>""")
-PY
-    timeout 120 "$CHROMIUM" --headless --disable-gpu --no-sandbox --dump-dom \
-        "file://$WORK/measure.html" 2>/dev/null | python3 -c '
+measured=(plots/*.svg real/*.svg kinds_sim/*.svg kinds_model/*.svg)
+page "$WORK/measure.html" "${measured[@]}"
+timeout 120 "$CHROMIUM" --headless --disable-gpu --no-sandbox --dump-dom \
+    "file://$WORK/measure.html" 2>/dev/null | python3 -c '
 import html, re, sys
 m = re.search(r"data-measure=\"([^\"]*)\"", sys.stdin.read())
-print(html.unescape(m.group(1)) if m else "")'
-}
-for f in plots/*.svg real/*.svg kinds_sim/*.svg kinds_model/*.svg; do
-    measure "$f" > measure.json
-    [ -s measure.json ] || fail "chromium did not lay out $f"
-    python3 - "$f" measure.json <<'PY' || fail "$f: text outside the canvas or lowest tick unlabelled (see above)"
+print(html.unescape(m.group(1)) if m else "")' > measure.json
+[ -s measure.json ] || fail "chromium did not lay out the plots"
+python3 - measure.json "${measured[@]}" <<'PY' || fail "text outside the canvas or lowest tick unlabelled (see above)"
 import json, sys
-f, texts = sys.argv[1], json.load(open(sys.argv[2]))
-titles = [t for t in texts if "title" in t["cls"]]
-assert titles, f"{f}: no title"
-for t in texts:
-    if t["rot"]:
-        continue
-    assert t["x"] >= 0 and t["x"] + t["w"] <= 900.5 and t["y"] >= 0 and t["y"] + t["h"] <= 500.5, \
-        f"{f}: '{t['t'][:60]}' spans x {t['x']:.0f}..{t['x'] + t['w']:.0f} (canvas 0..900)"
-yticks = [t for t in texts if t["tick"] and t["anchor"] == "end"]
-if yticks:
-    low = max(yticks, key=lambda t: t["y"])
-    centre = low["y"] + low["h"] / 2
-    assert abs(centre - 420) <= 6 and low["t"].strip(), \
-        f"{f}: lowest y tick label '{low['t']}' at {centre:.0f}, not at the bottom (420)"
+laid_out = json.load(open(sys.argv[1]))
+for f in sys.argv[2:]:
+    texts = laid_out.get(f)
+    assert texts, f"{f}: chromium laid out no text"
+    titles = [t for t in texts if "title" in t["cls"]]
+    assert titles, f"{f}: no title"
+    for t in texts:
+        if t["rot"]:
+            continue
+        assert t["x"] >= 0 and t["x"] + t["w"] <= 900.5 and t["y"] >= 0 and t["y"] + t["h"] <= 500.5, \
+            f"{f}: '{t['t'][:60]}' spans x {t['x']:.0f}..{t['x'] + t['w']:.0f} (canvas 0..900)"
+    yticks = [t for t in texts if t["tick"] and t["anchor"] == "end"]
+    if yticks:
+        low = max(yticks, key=lambda t: t["y"])
+        centre = low["y"] + low["h"] / 2
+        assert abs(centre - 420) <= 6 and low["t"].strip(), \
+            f"{f}: lowest y tick label '{low['t']}' at {centre:.0f}, not at the bottom (420)"
+print(f"laid out in chromium: {len(sys.argv) - 2} plots")
 PY
-done
 pass
-# A PNG is not blank when it has several colours and enough non-white pixels. Decoded with
-# zlib in pure Python (no PIL needed).
+# One picture of all the plots, cut into 900 x 500 tiles: a tile is not blank when it has
+# several colours and enough non-white pixels, and a plot with data shows the first series'
+# colour. Decoded with zlib in pure Python (no PIL needed).
 cat > notblank.py <<'PY'
 import sys, zlib, struct
 data = open(sys.argv[1], "rb").read()
+files = sys.argv[2:]
 assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
 pos, idat, w = 8, b"", 0
 while pos < len(data):
@@ -159,10 +181,12 @@ while pos < len(data):
     elif typ == b"IDAT":
         idat += body
     pos += 12 + n
+assert w == 900 and h == 500 * len(files), f"picture {w}x{h}, expected 900x{500 * len(files)}"
 raw = zlib.decompress(idat)
 stride = w * bpp
 prev = bytearray(stride)
-colours, nonwhite = set(), 0
+colours = [set() for _ in files]
+nonwhite = [0] * len(files)
 for y in range(h):
     f = raw[y * (stride + 1)]
     line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
@@ -176,25 +200,29 @@ for y in range(h):
         elif f == 4:
             p = a + b - c; pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
             line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+    tile = y // 500
     for x in range(0, stride, bpp):
         px = bytes(line[x:x + 3])
-        colours.add(px)
-        nonwhite += px != b"\xff\xff\xff"
+        colours[tile].add(px)
+        nonwhite[tile] += px != b"\xff\xff\xff"
     prev = line
-frac = nonwhite / (w * h)
-assert len(colours) >= 8 and frac > 0.01, f"blank: {len(colours)} colours, {frac:.4f} non-white"
-if len(sys.argv) > 2:  # the data are drawn: a pixel of the first series' colour #1f77b4
-    assert any(abs(c[0] - 31) + abs(c[1] - 119) + abs(c[2] - 180) < 30 for c in colours), "no data drawn"
-print(f"{sys.argv[1]}: {w}x{h}, {len(colours)} colours, {100 * frac:.1f}% non-white")
+for i, name in enumerate(files):
+    with_data = not (name.startswith("plots/k2-") and "model" in name)
+    frac = nonwhite[i] / (900 * 500)
+    assert len(colours[i]) >= 8 and frac > 0.01, \
+        f"{name} renders blank: {len(colours[i])} colours, {frac:.4f} non-white"
+    if with_data:  # the data are drawn: a pixel of the first series' colour #1f77b4
+        assert any(abs(c[0] - 31) + abs(c[1] - 119) + abs(c[2] - 180) < 30 for c in colours[i]), \
+            f"{name}: no data drawn"
+    print(f"{name}: {len(colours[i])} colours, {100 * frac:.1f}% non-white")
 PY
-for f in plots/*.svg real/*.svg; do
-    png="${f%.svg}.png"
-    timeout 120 "$CHROMIUM" --headless --disable-gpu --no-sandbox --hide-scrollbars \
-        --screenshot="$WORK/$png" --window-size=900,500 "file://$WORK/$f" >chromium.log 2>&1 ||
-        { cat chromium.log >&2; fail "chromium could not render $f"; }
-    [ -s "$png" ] || { cat chromium.log >&2; fail "chromium wrote no picture of $f"; }
-    case "$f" in plots/k2-*model*) data= ;; *) data=data ;; esac
-    python3 notblank.py "$png" $data || fail "$f renders blank"
-done
+pictured=(plots/*.svg real/*.svg)
+page "$WORK/picture.html" "${pictured[@]}"
+timeout 120 "$CHROMIUM" --headless --disable-gpu --no-sandbox --hide-scrollbars \
+    --screenshot="$WORK/plots.png" --window-size=900,$((500 * ${#pictured[@]})) \
+    "file://$WORK/picture.html" >chromium.log 2>&1 ||
+    { cat chromium.log >&2; fail "chromium could not render the plots"; }
+[ -s plots.png ] || { cat chromium.log >&2; fail "chromium wrote no picture of the plots"; }
+python3 notblank.py plots.png "${pictured[@]}" || fail "a plot renders blank (see above)"
 pass
 echo "cli_report_svg: $CHECKS checks passed"

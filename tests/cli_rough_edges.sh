@@ -360,17 +360,20 @@ fi
 # A build+source tree copied elsewhere (the binary at the same place relative to the source)
 # and an installed tree (bin/amk + share/amk/...), each with an extra kernel (toy) and a toy
 # sweep that only they hold: the copy must use its own, not the configure-time paths.
-bindir=$(cd "$(dirname "$AMK")" && pwd)
-rel=$(python3 -c 'import os, sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' "$bindir" "$SRC")
-case $rel in ../*) root="$WORK/moved/a/b/c/d/src" ;; *) root="$WORK/moved/src" ;; esac
-mkdir -p "$root/space_defs" "$root/$rel" inst/bin inst/share/amk
+# The copy mirrors both absolute paths under moved/, so the binary sits where it sat relative
+# to the source whether the build folder is inside the source tree or anywhere else
+# (cmake -B /tmp/x: the binary looks in ../../<source>/space_defs).
+bindir=$(cd "$(dirname "$AMK")" && pwd -P)
+srcdir=$(cd "$SRC" && pwd -P)
+root="$WORK/moved$srcdir"
+mkdir -p "$root/space_defs" "$WORK/moved$bindir" inst/bin inst/share/amk
 cp -r "$SRC/space_defs/kernels" "$SRC/space_defs/data" "$root/space_defs/"
 cp -r "$TOY" "$root/space_defs/kernels/toy"
 cp sweep.tsv "$root/space_defs/data/toy.tsv"
-cp "$AMK" "$root/$rel/amk"
+cp "$AMK" "$WORK/moved$bindir/amk"
 cp -r "$root/space_defs/kernels" "$root/space_defs/data" inst/share/amk/
 cp "$AMK" inst/bin/amk
-for exe in "$root/$rel/amk" inst/bin/amk; do
+for exe in "$WORK/moved$bindir/amk" inst/bin/amk; do
     LAST="$exe list"
     "$exe" list > moved_list.json 2>"$WORK/err" || fail "$exe list failed"
     python3 -c 'import json, sys; sys.exit(0 if "toy" in [k["name"] for k in json.load(open(sys.argv[1]))] else 1)' moved_list.json ||

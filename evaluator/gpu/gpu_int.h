@@ -7,10 +7,10 @@
 #define AMK_GPU_INT_H
 
 /* From evaluator/: only the contracts this layer implements, and the numeric leaf. */
-#include "gpu_layer.h"           /* the runtime compiler (amk__rtc_*) */
-#include "gpu_wire.h"            /* run jobs and results, the run worker's handler */
-#include "worker_int.h"          /* the run worker is a worker-pool handler */
-#include "numeric/numeric_int.h" /* element types, check, timing statistics */
+#include "gpu_layer.h"            /* the runtime compiler (amk__rtc_*) */
+#include "backends/gpu_wire.h"    /* run jobs and results, the run worker's handler */
+#include "service/worker_int.h"   /* the run worker is a worker-pool handler */
+#include "numeric/numeric_int.h"  /* element types, check, timing statistics */
 
 #if defined(AMK_GPU_CUDA)
 #include "vendors/cuda.h"
@@ -23,8 +23,8 @@
 
 /* ======================================================================================
  * Compile (owner: compile) — evaluator/gpu/compile.c
- * The amk__rtc_* functions a compile worker runs are declared in evaluator/gpu_layer.h,
- * included above; the compile service (amk_code, ...) stays in evaluator/compile_int.h,
+ * The amk__rtc_* functions a compile worker runs are declared in evaluator/gpu/gpu_layer.h,
+ * included above; the compile service (amk_code, ...) stays in evaluator/compile/compile_int.h,
  * which this layer does not include; the run worker loads a code object with
  * hipModuleLoadData.
  * ====================================================================================== */

@@ -1,15 +1,15 @@
-/* Internal header of the `gpu` backend's parent side, shared by evaluator/gpu_backend.c
- * (devices: run workers, their threads and queue, the job protocol, init) and
- * evaluator/gpu_pipeline.c (run cases from the compiled spec, batches through the compile
- * pool and the devices, verdicts, re-measure). No GPU header is included: the parent never
+/* Internal header of the `gpu` backend's parent side, shared by gpu_backend.c (devices: run
+ * workers, their threads and queue, the job protocol, init) and gpu_pipeline.c (run cases
+ * from the compiled spec, batches through the compile pool and the devices, verdicts,
+ * re-measure), both in evaluator/backends/. No GPU header is included: the parent never
  * calls the GPU runtime nor the runtime compiler. The run worker (evaluator/gpu/) does not
  * include this: it sees the parent only through gpu_wire.h. */
 #ifndef AMK_GPU_BACKEND_INT_H
 #define AMK_GPU_BACKEND_INT_H
 
-#include "compile_int.h"
+#include "compile/compile_int.h"
 #include "gpu_wire.h"
-#include "worker_int.h"
+#include "service/worker_int.h"
 
 #include <pthread.h>
 #include <stddef.h>

@@ -4,10 +4,10 @@
  * then starts the shared compile pool. The device threads take run jobs from the backend's
  * queue and send them to their run worker; hangs, crashes and sticky errors come back as
  * run_timeout / run_error and that worker is respawned. Building the jobs, batching through
- * the compile pool and the verdicts are in evaluator/gpu_pipeline.c.
+ * the compile pool and the verdicts are in evaluator/backends/gpu_pipeline.c.
  * This process never calls the GPU runtime nor the runtime compiler, and includes no GPU
  * header: the run worker (evaluator/gpu/) does both. */
-#include "compile_int.h"
+#include "compile/compile_int.h"
 #include "evaluator_int.h"
 #include "gpu_backend_int.h"
 

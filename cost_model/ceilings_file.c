@@ -1,6 +1,6 @@
 /* The JSON edge of cost_model's targets: measured ceilings files (`amk calibrate`) and a
  * target as `amk devices` lists it. The cost model itself reads only amk_target. */
-#include "amk_evaluator.h"
+#include "amk_cost_model.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -2,7 +2,7 @@
  * bytes for the pipe between the parent and a run worker (encode, and decode with every count
  * and index validated), and the reference-cache key of a case. Built with the GPU layer. */
 #include "gpu_wire.h"
-#include "worker_int.h"
+#include "service/worker_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * column), a NUL byte or a \u0000 escape (cJSON would cut the string there), nesting deeper
  * than amk's documents ever go, and, for number nodes, whether they were written as integers
  * (64) or with a fraction or exponent part (64.0, 1.28e2), which cJSON's double hides. */
-#include "space_json_int.h"
+#include "json_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -180,19 +180,6 @@ int amk_json_parse(const char *name, const char *text, size_t len, cJSON **out, 
     }
     *out = j;
     return AMK_OK;
-}
-
-int amk_json_read(const char *path, cJSON **out, amk_diag *d)
-{
-    char *text = NULL;
-    size_t len = 0;
-    *out = NULL;
-    int rc = amk_fs_read_all(path, &text, &len, d);
-    if (rc)
-        return rc;
-    rc = amk_json_parse(path, text, len, out, d);
-    free(text);
-    return rc;
 }
 
 int amk_json_integer_text(const cJSON *v)

@@ -1,12 +1,12 @@
 /* The run worker's contract (evaluator/gpu/runtime.c implements the handler): the run-job
- * and device-query wire format between the parent (evaluator/gpu_backend.c,
- * evaluator/gpu_pipeline.c) and a run worker, encoded and decoded by gpu_wire.c, and the
+ * and device-query wire format between the parent (gpu_backend.c, gpu_pipeline.c, here in
+ * evaluator/backends/) and a run worker, encoded and decoded by gpu_wire.c, and the
  * reference-cache key. No GPU header; nothing of the evaluator's own internals. */
 #ifndef AMK_GPU_WIRE_H
 #define AMK_GPU_WIRE_H
 
 #include "amk_space_defs.h"      /* amk_launch, AMK_NAME_MAX, AMK_TMAP_MAX_RANK */
-#include "gpu_layer.h"           /* AMK__ENTRY_MAX */
+#include "gpu/gpu_layer.h"       /* AMK__ENTRY_MAX */
 #include "numeric/numeric_int.h" /* AMK__DT_*, amk__bench_opts, amk__bench_stats */
 
 #include <stddef.h>

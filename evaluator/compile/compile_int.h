@@ -7,8 +7,8 @@
 #define AMK_COMPILE_INT_H
 
 #include "amk_evaluator.h"
-#include "gpu_layer.h"
-#include "worker_int.h"
+#include "gpu/gpu_layer.h"
+#include "service/worker_int.h"
 
 #include <stddef.h>
 #include <stdint.h>
