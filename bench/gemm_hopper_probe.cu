@@ -3,7 +3,12 @@
  * reference kernel on fresh random inputs and timed against cuBLAS (cublasGemmEx, same
  * dtypes, f32 compute) in the same process. bench/gemm_hopper_probe.sh builds and runs it;
  * it exists to see the kernel's own speed and correctness without the search around it.
- * usage: gemm_hopper_probe M N K   (prints one line: status, us, TFLOP/s, cuBLAS us, ratio) */
+ * usage: gemm_hopper_probe M N K [REGIME]
+ *   prints one line: status, us, TFLOP/s, cuBLAS us, ratio. With REGIME (sustained | burst)
+ *   the two are timed interleaved, launch by launch, with identical code: sustained = 2 s of
+ *   alternating launches first, then 200 timed pairs; burst = 25 rounds of (300 ms idle, then
+ *   3 pairs, the order flipped every round). This is the independent check of amk's own
+ *   peer rows (bench/regimes.sh compares the two). */
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -13,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <algorithm>
+#include <thread>
+#include <chrono>
 #include <vector>
 
 #include "prelude.h"
@@ -53,6 +60,16 @@ static amk_tensor_map tmap(void *p, int rows, int cols, int box_cols, int box_ro
         exit(1);
     }
     return m;
+}
+
+/* Holds the stream for about `cycles` SM clocks, so that the launch queued behind it (and
+ * its host-side cost, cuBLAS's included) is in the queue before the start event runs: the
+ * events then time the device work only. */
+__global__ void spin(long long cycles)
+{
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles)
+        ;
 }
 
 static unsigned short to16(float f)
@@ -166,14 +183,58 @@ int main(int argc, char **argv)
         std::sort(t.begin(), t.end());
         return t[t.size() / 2];
     };
-    float us = time_it([&]() { CK(launch()); });
     cublasHandle_t h;
     cublasCreate(&h);
     const float alpha = 1.0f, beta = 0.0f;
-    float cb = time_it([&]() {
+    auto blas = [&]() {
         cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CB_DT, N, A, CB_DT, K, &beta,
                      R, CB_DT, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    });
+    };
+    float us, cb;
+    const char *regime = argc > 4 ? argv[4] : "plain";
+    if (strcmp(regime, "plain") == 0) {
+        us = time_it([&]() { CK(launch()); });
+        cb = time_it(blas);
+    } else {
+        /* Interleaved, identical timing for both: each launch between its own two events. */
+        std::vector<float> tk, tb;
+        auto one = [&](int which) {
+            spin<<<1, 1>>>(400000); /* ~200 us at 1.98 GHz: covers the host's launch cost */
+            CK(cudaEventRecord(e0));
+            if (which == 0) CK(launch()); else blas();
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            (which == 0 ? tk : tb).push_back(ms * 1000.0f);
+        };
+        if (strcmp(regime, "sustained") == 0) {
+            auto t0 = std::chrono::steady_clock::now();
+            while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2)) {
+                CK(launch());
+                blas();
+                CK(cudaStreamSynchronize(0));
+            }
+            for (int i = 0; i < 200; i++) {
+                one(0);
+                one(1);
+            }
+        } else {
+            for (int r = 0; r < 25; r++) {
+                CK(cudaDeviceSynchronize());
+                std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                for (int i = 0; i < 3; i++) {
+                    one(r & 1);
+                    one(!(r & 1));
+                }
+            }
+        }
+        std::sort(tk.begin(), tk.end());
+        std::sort(tb.begin(), tb.end());
+        us = tk[tk.size() / 2];
+        cb = tb[tb.size() / 2];
+        printf("%s: ", regime);
+    }
     CK(cudaDeviceSynchronize());
     const double fl = 2.0 * M * N * K;
     printf("%s M=%d N=%d K=%d grid=%d smem=%zu: %.1f us %.1f TFLOP/s | cuBLAS %.1f us %.1f "

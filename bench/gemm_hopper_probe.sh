@@ -10,7 +10,11 @@
 # env: SHAPES ("MxNxK ..."; default 4096x4096x4096 8192x8192x8192 257x520x200 3x136x72),
 #      DTYPE (bf16 | f16, default bf16), NVCC, BUILD_ONLY=1 (build, do not run: the CPU test),
 #      SAVE_PRELUDE=FILE (keep amk's prelude), PRELUDE=FILE (use it: the GPU machine has no
-#      cJSON headers to build it; make it here with SAVE_PRELUDE and carry it)
+#      cJSON headers to build it; make it here with SAVE_PRELUDE and carry it),
+#      REGIMES ("plain" by default: each side timed alone, back to back; "sustained burst":
+#      both sides interleaved with identical timing in that clock/power regime),
+#      KEEP=DIR (leave the built probes there: build here, carry DIR, run with PROBES=DIR),
+#      PROBES=DIR (run probes built earlier instead of building)
 # Device command:
 #   export LD_LIBRARY_PATH=$PWD/.device-libs/lib:/usr/local/cuda/lib64:$LD_LIBRARY_PATH; bench/gemm_hopper_probe.sh
 set -eu
@@ -34,7 +38,9 @@ names=(BM BN BK STAGES CONSUMERS REGS CLUSTER_M CLUSTER_N PERSISTENT GROUP_M EPI
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gemm_hopper_probe.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-if [ -n "${PRELUDE:-}" ]; then # made elsewhere: the GPU machine has no cJSON headers
+if [ -n "${PROBES:-}" ]; then
+    : # built earlier (KEEP=DIR): nothing to build
+elif [ -n "${PRELUDE:-}" ]; then # made elsewhere: the GPU machine has no cJSON headers
     cp "$PRELUDE" "$tmp/prelude.h"
 else
     printf '#include <stdio.h>\nconst char *amk_prelude(const char *vendor);\nint main(void) { fputs(amk_prelude("nvidia"), stdout); return 0; }\n' >"$tmp/prelude_main.c"
@@ -46,7 +52,9 @@ else
 fi
 
 i=0
+[ -n "${PROBES:-}" ] && { i=${#configs[@]}; tmp_bin=$PROBES; } || tmp_bin=$tmp
 for c in "${configs[@]}"; do
+    [ -n "${PROBES:-}" ] && break
     read -r -a v <<<"$c"
     [ ${#v[@]} -eq 11 ] || { echo "gemm_hopper_probe: config '$c' needs 11 numbers (${names[*]})" >&2; exit 1; }
     defs=()
@@ -58,6 +66,9 @@ for c in "${configs[@]}"; do
     i=$((i + 1))
 done
 wait
+if [ -n "${KEEP:-}" ] && [ -z "${PROBES:-}" ]; then
+    mkdir -p "$KEEP" && cp "$tmp"/probe[0-9]* "$KEEP"/ 2>/dev/null || true
+fi
 if [ "${BUILD_ONLY:-0}" = 1 ]; then
     for ((j = 0; j < i; j++)); do [ -x "$tmp/probe$j" ] || exit 1; done
     echo "gemm_hopper_probe: built ${#configs[@]} configs ($DTYPE)"
@@ -66,9 +77,11 @@ fi
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || true
 for ((j = 0; j < i; j++)); do
     echo "== config: ${configs[$j]} ($DTYPE)"
-    [ -x "$tmp/probe$j" ] || { echo "   (not built)"; continue; }
+    [ -x "$tmp_bin/probe$j" ] || { echo "   (not built)"; continue; }
     for s in $SHAPES; do
         IFS=x read -r m n k <<<"$s"
-        timeout 30 "$tmp/probe$j" "$m" "$n" "$k" || echo "   exit $? at $s"
+        for r in ${REGIMES:-plain}; do
+            timeout 60 "$tmp_bin/probe$j" "$m" "$n" "$k" "$r" || echo "   exit $? at $s ($r)"
+        done
     done
 done

@@ -171,6 +171,8 @@ int cli_resolve_target(cli_ctx *ctx, const amk_target **out);
 int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, amk_shape *out);
 /* Checks a --backend value: model, auto, gpu or sim:FILE (usage error otherwise). */
 int cli_check_backend(cli_ctx *ctx, const char *backend);
+/* CLI_EXIT_OK when --regime names a regime (or was not given), else the usage error. */
+int cli_check_regime(cli_ctx *ctx, const char *regime);
 /* The message and exit code of a failed amk_evaluator_create(backend) (rc, d). */
 int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d);
 

@@ -24,20 +24,21 @@ static int evaluate_fail(cli_ctx *ctx, const char *backend, int e, const amk_eva
 int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
 {
     int rc;
-    const char *input = NULL, *backend = "model", *results = NULL;
+    const char *input = NULL, *backend = "model", *results = NULL, *regime = NULL;
     /* One config runs on one device: device 0 unless --devices says otherwise. */
     cli_devices devs = {.idx = {0}, .n = 1};
     cli_opt opts[] = {
         CLI_STR("--backend", &backend),
         CLI_STR("--results", &results),
         CLI_DEVICES("--devices", &devs),
+        CLI_STR("--regime", &regime),
         CLI_END,
     };
     cli_pos pos = {&input, 1, NULL, "unexpected argument '%s' (one CONFIG.json or -)",
                    "missing CONFIG.json (a file, or - for stdin)"};
     if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
-    if ((rc = cli_check_backend(ctx, backend)) != 0)
+    if ((rc = cli_check_backend(ctx, backend)) != 0 || (rc = cli_check_regime(ctx, regime)))
         return rc;
 
     amk_config cfg, *one = NULL;
@@ -52,7 +53,7 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
 
     /* --devices all (n = 0): every device of device 0's model. */
     amk_backend_opts bo = {.target = t->key, .devices = devs.n ? devs.idx : NULL,
-                           .ndevices = devs.n};
+                           .ndevices = devs.n, .regime = regime};
     amk_evaluate_opts eo = {&cfg, backend, &bo, t, results};
     amk_evaluate_result r;
     amk_diag d;

@@ -101,7 +101,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
 {
     int rc, resume = 0;
     const char *kernel = NULL, *shape_txt = NULL, *strategy = "hillclimb", *backend = "auto";
-    const char *results = "results.tsv", *best_path = "best.json";
+    const char *results = "results.tsv", *best_path = "best.json", *regime = NULL;
     int64_t budget = -1, seed = 1, batch = 0, jobs = 0;
     cli_devices devs = {.n = 0};
     double time_limit = 0, min_gain = 0.01, rank_timeout = 0;
@@ -116,6 +116,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         CLI_INT("--seed", &seed, 0, INT64_MAX),
         CLI_INT("--batch", &batch, 1, 4096),
         CLI_INT("--jobs", &jobs, 0, 1024),
+        CLI_STR("--regime", &regime),
         CLI_DEVICES("--devices", &devs),
         CLI_DURATION("--time", &time_limit, "90s, 10m, 1h"),
         CLI_FRACTION("--min-gain", &min_gain),
@@ -127,7 +128,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         return rc;
     if (!cli_strategy(ctx, strategy))
         return CLI_EXIT_USAGE;
-    if ((rc = cli_check_backend(ctx, backend)) != 0)
+    if ((rc = cli_check_backend(ctx, backend)) != 0 || (rc = cli_check_regime(ctx, regime)))
         return rc;
     if (budget < 0)
         budget = time_limit > 0 ? 0 : LOOP_DEFAULT_BUDGET;
@@ -146,7 +147,8 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
                        .strategy = strategy, .seed = (uint64_t)seed, .budget = budget,
                        .time_limit_s = time_limit, .batch = (int)batch, .min_gain = min_gain,
                        .results_path = results, .best_path = best_path, .resume = resume,
-                       .jobs = (int)jobs, .devices = devs.idx, .ndevices = devs.n,
+                       .jobs = (int)jobs, .regime = regime, .devices = devs.idx,
+                       .ndevices = devs.n,
                        .rank_timeout_s = rank_timeout, .done = add_summary};
     cJSON *all = cJSON_CreateObject();
     summaries sum = {&o, cJSON_AddArrayToObject(all, "groups")};

@@ -176,6 +176,13 @@ int cli_check_backend(cli_ctx *ctx, const char *b)
                                                    : cli_fail_diag(ctx, CLI_EXIT_USAGE, &d);
 }
 
+int cli_check_regime(cli_ctx *ctx, const char *regime)
+{
+    amk_diag d = {0};
+    return amk_regime_check_name(regime, &d) == AMK_OK ? CLI_EXIT_OK
+                                                        : cli_fail_diag(ctx, CLI_EXIT_USAGE, &d);
+}
+
 int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d)
 {
     int code;

@@ -33,6 +33,15 @@ typedef struct amk_verdict {
     double cost_s;             /* sim replaying a Kernel Tuner file: seconds the trial cost
                                   when it was recorded (compile + verification + benchmark +
                                   framework); NAN otherwise. The loop's simulated clock. */
+    /* The device while it was measured (gpu backend; NAN/"" when not observed) and the
+     * vendor-library peer timed in the same job. */
+    char clock_regime[16];     /* "sustained" | "burst" | "" */
+    double sm_mhz, sm_mhz_min, sm_mhz_max, mem_mhz; /* SM clock mean/min/max, memory clock */
+    double power_w, temp_c;    /* mean power over the timed chunks, highest temperature */
+    char throttle[96];         /* clock-event reasons seen, "" none */
+    double energy_uj;          /* per launch: mean power x median latency */
+    char peer[32];             /* "" when no peer was timed */
+    double peer_us, vs_peer;   /* the peer's median; peer_us / latency_us */
 } amk_verdict;
 
 /* Sets every field to its "nothing known" value (NAN numbers, correct and cache_hit -1,
@@ -61,6 +70,8 @@ typedef struct amk_backend_opts {
     const char *cache_dir;     /* gpu: compile cache (NULL = default) */
     uint64_t seed;             /* gpu: seed of the correctness checks' inputs (0 = from the
                                   clock and pid); one per backend instance */
+    const char *regime;        /* gpu: the clock/power regime of every timing, "sustained"
+                                  or "burst"; NULL = $AMK_BENCH_REGIME, else sustained */
 } amk_backend_opts;
 
 /* A GPU as the gpu backend sees it. Devices of one model (same name and arch) share one
@@ -124,6 +135,9 @@ AMK_API extern const amk_backend_type *const amk_backends[]; /* NULL-terminated 
  * it: creating the evaluator says why it cannot run), auto; else AMK_EINVAL saying what
  * is wrong. */
 AMK_API int amk_backend_check_name(const char *name, amk_diag *d);
+/* AMK_OK when name is a measurement regime ("sustained", "burst") or NULL (the default),
+ * else AMK_EINVAL naming it and the choices. */
+AMK_API int amk_regime_check_name(const char *name, amk_diag *d);
 /* How long one config may take on backend `name` ("gpu", "sim", "model", a backend type's
  * name) with these options: its slot_seconds, else the default (see amk_backend_type). */
 AMK_API double amk_backend_slot_seconds(const char *name, const amk_backend_opts *opts);

@@ -3,6 +3,8 @@
  * guard, which turns every config into exactly one verdict. */
 #include "evaluator_int.h"
 
+#include "numeric/numeric_int.h" /* the regime names */
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -53,6 +55,13 @@ static const amk_backend_type *find_in(const amk_backend_type *const *table, con
 const amk_backend_type *amk_backend_find(const char *name)
 {
     return find_in(amk_backends, name);
+}
+
+int amk_regime_check_name(const char *name, amk_diag *d)
+{
+    if (!name || amk__regime_from_name(name) >= 0)
+        return AMK_OK;
+    return amk_diag_set(d, AMK_EINVAL, "unknown regime '%s' (sustained or burst)", name);
 }
 
 int amk_backend_check_name(const char *name, amk_diag *d)

@@ -17,6 +17,8 @@ void amk_verdict_init(amk_verdict *v)
     v->latency_us = NAN;
     v->latency_kind = AMK_LAT_NONE;
     v->spread = NAN;
+    v->sm_mhz = v->sm_mhz_min = v->sm_mhz_max = v->mem_mhz = NAN;
+    v->power_w = v->temp_c = v->energy_uj = v->peer_us = v->vs_peer = NAN;
     v->predicted_us = NAN;
     v->bound_us = NAN;
     v->pct_of_roofline = NAN;
@@ -91,6 +93,18 @@ cJSON *amk_verdict_json(const amk_verdict *v)
     ok = ok && add_str(o, "config_id", v->config_id, sizeof v->config_id, 0);
     ok = ok && add_str(o, "device", v->device, sizeof v->device, 0);
     ok = ok && add_str(o, "regime", v->regime, sizeof v->regime, 0);
+    ok = ok && add_str(o, "clock_regime", v->clock_regime, sizeof v->clock_regime, 0);
+    ok = ok && add_num(o, "sm_mhz", v->sm_mhz);
+    ok = ok && add_num(o, "sm_mhz_min", v->sm_mhz_min);
+    ok = ok && add_num(o, "sm_mhz_max", v->sm_mhz_max);
+    ok = ok && add_num(o, "mem_mhz", v->mem_mhz);
+    ok = ok && add_num(o, "power_w", v->power_w);
+    ok = ok && add_num(o, "temp_c", v->temp_c);
+    ok = ok && add_str(o, "throttle", v->throttle, sizeof v->throttle, 0);
+    ok = ok && add_num(o, "energy_uj", v->energy_uj);
+    ok = ok && add_str(o, "peer", v->peer, sizeof v->peer, 0);
+    ok = ok && add_num(o, "peer_us", v->peer_us);
+    ok = ok && add_num(o, "vs_peer", v->vs_peer);
     ok = ok && add_str(o, "notes", v->notes, sizeof v->notes, 0);
     if (!ok) {
         cJSON_Delete(o);

@@ -7,12 +7,15 @@
 #include "amk_common.h"
 
 
-#define AMK_TSV_HEADER "# amk results v1"
+#define AMK_TSV_HEADER "# amk results v2"
+#define AMK_TSV_HEADER_V1 "# amk results v1" /* still read: its first 19 columns */
 /* Column order of v1. Every row has exactly these, tab-separated; empty field = none. */
 #define AMK_TSV_COLUMNS(XX)                                                                \
     XX(trial) XX(time) XX(kernel) XX(shape) XX(config_id) XX(params) XX(source) XX(status) \
     XX(latency_us) XX(latency_kind) XX(spread) XX(predicted_us) XX(bound_us)               \
-    XX(pct_of_roofline) XX(compile_ms) XX(cache_hit) XX(kept) XX(device) XX(note)
+    XX(pct_of_roofline) XX(compile_ms) XX(cache_hit) XX(kept) XX(device) XX(note)         \
+    XX(clock_regime) XX(sm_mhz) XX(sm_mhz_min) XX(sm_mhz_max) XX(mem_mhz) XX(power_w)      \
+    XX(temp_c) XX(throttle) XX(energy_uj) XX(peer) XX(peer_us) XX(vs_peer)
 
 /* One trial. Doubles are NAN when absent. Strings are NUL-terminated, never contain tabs
  * or newlines (the writer replaces them with spaces). */
@@ -32,6 +35,15 @@ typedef struct amk_row {
     int kept;                  /* 1 when this trial became the incumbent */
     char device[64];
     char note[512];
+    /* v2: the device during the measurement (empty/NAN when not observed: no management
+     * library, or not a measured row) and the vendor-library peer timed beside it. */
+    char clock_regime[16];     /* "sustained" | "burst" */
+    double sm_mhz, sm_mhz_min, sm_mhz_max, mem_mhz; /* observed clocks (mean, min, max) */
+    double power_w, temp_c;    /* mean power, highest temperature */
+    char throttle[96];         /* clock-event reasons seen ("sw_power_cap,..."), "" none */
+    double energy_uj;          /* per launch: mean power x median latency */
+    char peer[32];             /* the peer timed in the same job ("cublas"), "" none */
+    double peer_us, vs_peer;   /* its median latency; peer_us / latency_us */
 } amk_row;
 
 AMK_API void amk_row_init(amk_row *r); /* NANs, -1 cache_hit, empty strings */

@@ -16,6 +16,7 @@ struct amk_tsv {
     char *path;
     off_t scanned;     /* bytes of the file already searched for trial numbers */
     int64_t max_trial; /* highest trial number in those bytes (0: none) */
+    int ncols;         /* the file's columns: a v1 file gets v1 rows */
 };
 
 static int lock_ex(amk_tsv *t, amk_diag *d)
@@ -58,6 +59,7 @@ static int prefix_needed(amk_tsv *t, int check_head, const char **pre, size_t *p
     if (st.st_size == 0) {
         *pre = hb;
         *pre_len = hb_len;
+        t->ncols = AMK__TSV_NCOLS;
         return AMK_OK;
     }
     if (check_head) {
@@ -68,11 +70,13 @@ static int prefix_needed(amk_tsv *t, int check_head, const char **pre, size_t *p
         if ((size_t)n < hb_len && n == st.st_size && memcmp(head, hb, (size_t)n) == 0) {
             *pre = hb + n; /* a header cut short while the file was created */
             *pre_len = hb_len - (size_t)n;
+            t->ncols = AMK__TSV_NCOLS;
             return AMK_OK;
         }
         const char *nl1 = memchr(head, '\n', (size_t)n);
         int rc = amk__tsv_check_header_line(t->path, 1, head,
-                                            nl1 ? (size_t)(nl1 - head) : (size_t)n, d);
+                                            nl1 ? (size_t)(nl1 - head) : (size_t)n,
+                                            &t->ncols, d);
         if (rc)
             return rc;
         if (!nl1)
@@ -81,9 +85,13 @@ static int prefix_needed(amk_tsv *t, int check_head, const char **pre, size_t *p
         if (!nl2)
             return amk_diag_set(d, AMK_ETSV, "%s:2: column-name line missing or truncated",
                                 t->path);
-        rc = amk__tsv_check_header_line(t->path, 2, l2, (size_t)(nl2 - l2), d);
+        rc = amk__tsv_check_header_line(t->path, 2, l2, (size_t)(nl2 - l2), &t->ncols, d);
         if (rc)
             return rc;
+        if (t->ncols < AMK__TSV_NCOLS)
+            amk_log(AMK_LOG_WARN, "%s: a v1 results file: new rows keep its columns, without "
+                    "the device observations and peer timings (start a new file for them)",
+                    t->path);
     }
     char last;
     if (pread_all(t->fd, &last, 1, st.st_size - 1) != 1)
@@ -150,7 +158,7 @@ static int scan_trials(amk_tsv *t, amk_diag *d)
         for (ssize_t i = 0; i < r; i++) {
             char c = buf[i];
             if (c == '\n') {
-                if (!bad && ndig > 0 && tabs == AMK__TSV_NCOLS - 1 && (int64_t)v > t->max_trial)
+                if (!bad && ndig > 0 && tabs == t->ncols - 1 && (int64_t)v > t->max_trial)
                     t->max_trial = (int64_t)v;
                 ndig = tabs = bad = plus = 0;
                 v = 0;
@@ -259,7 +267,7 @@ int amk_tsv_append(amk_tsv *t, const amk_row *rows, size_t n, amk_diag *d)
             amk_diag_prefix(d, "%s: row %zu (trial %" PRId64 ")", t->path, i, rows[i].trial);
             return rc;
         }
-        amk_row_format(&rows[i], &body);
+        amk__row_format_cols(&rows[i], t->ncols, &body);
     }
     if (body.oom) {
         amk_sb_free(&body);

@@ -100,7 +100,7 @@ int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *
     const char *hb = amk__tsv_header_block();
     size_t hb_len = strlen(hb), hb_seen = 0, lineno = 0, len;
     const char *line;
-    int has_nl, got, rc = AMK_OK;
+    int has_nl, got, rc = AMK_OK, ncols = AMK__TSV_NCOLS;
     while ((got = lr_next(&lr, &line, &len, &has_nl)) == 1) {
         lineno++;
         st->lines++;
@@ -111,7 +111,7 @@ int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *
                 st->torn++;
                 break;
             }
-            if ((rc = amk__tsv_check_header_line(path, (int)lineno, line, len, d)))
+            if ((rc = amk__tsv_check_header_line(path, (int)lineno, line, len, &ncols, d)))
                 break;
             hb_seen += len + 1;
             continue;
@@ -123,7 +123,7 @@ int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *
         }
         if (len == 0 || line[0] == '#')
             continue; /* blank and comment lines, as pandas skips them */
-        int pr = amk__row_parse(line, len, row, 1, d);
+        int pr = amk__row_parse(line, len, row, 1, ncols, d);
         if (pr < 0) {
             rc = pr;
             amk_diag_prefix(d, "%s:%zu", path, lineno);

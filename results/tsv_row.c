@@ -55,6 +55,18 @@ typedef struct col_def {
 #define COLDEF_kept {"kept", COL_KEPT, offsetof(amk_row, kept), sizeof(int), 0}
 #define COLDEF_device C_STR(device)
 #define COLDEF_note C_STR(note)
+#define COLDEF_clock_regime C_STR(clock_regime)
+#define COLDEF_sm_mhz C_DBL(sm_mhz, 6)
+#define COLDEF_sm_mhz_min C_DBL(sm_mhz_min, 6)
+#define COLDEF_sm_mhz_max C_DBL(sm_mhz_max, 6)
+#define COLDEF_mem_mhz C_DBL(mem_mhz, 6)
+#define COLDEF_power_w C_DBL(power_w, 6)
+#define COLDEF_temp_c C_DBL(temp_c, 4)
+#define COLDEF_throttle C_STR(throttle)
+#define COLDEF_energy_uj C_DBL(energy_uj, 6)
+#define COLDEF_peer C_STR(peer)
+#define COLDEF_peer_us C_DBL(peer_us, 9)
+#define COLDEF_vs_peer C_DBL(vs_peer, 6)
 
 static const col_def cols[AMK__TSV_NCOLS] = {
 #define XX(c) COLDEF_##c,
@@ -116,6 +128,8 @@ void amk_row_init(amk_row *r)
     r->status = AMK_STATUS_OK;
     r->latency_us = r->spread = r->predicted_us = r->bound_us = NAN;
     r->pct_of_roofline = r->compile_ms = NAN;
+    r->sm_mhz = r->sm_mhz_min = r->sm_mhz_max = r->mem_mhz = NAN;
+    r->power_w = r->temp_c = r->energy_uj = r->peer_us = r->vs_peer = NAN;
     r->latency_kind = AMK_LAT_NONE;
     r->cache_hit = -1;
 }
@@ -153,10 +167,15 @@ static void put_double(amk_sb *out, double v, int prec)
 
 void amk_row_format(const amk_row *r, amk_sb *out)
 {
+    amk__row_format_cols(r, AMK__TSV_NCOLS, out);
+}
+
+void amk__row_format_cols(const amk_row *r, int ncols, amk_sb *out)
+{
     locale_t loc = c_locale(), old = loc ? uselocale(loc) : (locale_t)0;
     char buf[32];
     int n;
-    for (int i = 0; i < AMK__TSV_NCOLS; i++) {
+    for (int i = 0; i < ncols && i < AMK__TSV_NCOLS; i++) {
         const col_def *c = &cols[i];
         if (i)
             amk_sb_putn(out, "\t", 1);
@@ -464,7 +483,8 @@ static int parse_col(const col_def *c, const char *p, size_t n, amk_row *r, int 
     return amk_diag_set(d, AMK_ETSV, "column %s: unknown column type", c->name);
 }
 
-int amk__row_parse(const char *line, size_t len, amk_row *r, int allow_torn, amk_diag *d)
+int amk__row_parse(const char *line, size_t len, amk_row *r, int allow_torn, int ncols,
+                   amk_diag *d)
 {
     const char *fp[AMK__TSV_NCOLS];
     size_t fl[AMK__TSV_NCOLS], nf = 0;
@@ -476,7 +496,7 @@ int amk__row_parse(const char *line, size_t len, amk_row *r, int allow_torn, amk
     for (;;) {
         const char *tab = p < end ? memchr(p, '\t', (size_t)(end - p)) : NULL;
         const char *fe = tab ? tab : end;
-        if (nf < AMK__TSV_NCOLS) {
+        if (nf < (size_t)ncols) {
             fp[nf] = p;
             fl[nf] = (size_t)(fe - p);
         }
@@ -486,43 +506,50 @@ int amk__row_parse(const char *line, size_t len, amk_row *r, int allow_torn, amk
         p = tab + 1;
     }
     /* A full row sets every member; a short one leaves the rest at their defaults. */
-    if (nf != AMK__TSV_NCOLS)
+    if (ncols < 1 || ncols > AMK__TSV_NCOLS)
+        ncols = AMK__TSV_NCOLS;
+    if (nf != (size_t)AMK__TSV_NCOLS)
         amk_row_init(r);
-    if (nf > AMK__TSV_NCOLS)
-        return amk_diag_set(d, AMK_ETSV, "%zu fields, expected %d", nf, AMK__TSV_NCOLS);
+    if (nf > (size_t)ncols)
+        return amk_diag_set(d, AMK_ETSV, "%zu fields, expected %d", nf, ncols);
     /* A torn row: its last field may be cut anywhere, the ones before it must be intact. */
-    size_t complete = nf < AMK__TSV_NCOLS ? nf - 1 : nf;
+    size_t complete = nf < (size_t)ncols ? nf - 1 : nf;
     int check_bytes = len && (memchr(line, '\0', len) || memchr(line, '\n', len));
     for (size_t i = 0; i < complete; i++) {
         int rc = parse_col(&cols[i], fp[i], fl[i], r, check_bytes, d);
         if (rc)
             return rc;
     }
-    if (nf < AMK__TSV_NCOLS) {
+    if (nf < (size_t)ncols) {
         if (allow_torn)
             return AMK__ROW_TORN;
-        return amk_diag_set(d, AMK_ETSV, "%zu fields, expected %d (a torn row?)", nf,
-                            AMK__TSV_NCOLS);
+        return amk_diag_set(d, AMK_ETSV, "%zu fields, expected %d (a torn row?)", nf, ncols);
     }
     return AMK_OK;
 }
 
 int amk_row_parse(const char *line, size_t len, amk_row *r, amk_diag *d)
 {
-    return amk__row_parse(line, len, r, 0, d);
+    return amk__row_parse(line, len, r, 0, AMK__TSV_NCOLS, d);
 }
 
 /* ---- header ------------------------------------------------------------------------ */
 
 int amk__tsv_check_header_line(const char *path, int lineno, const char *line, size_t len,
-                               amk_diag *d)
+                               int *ncols, amk_diag *d)
 {
     char q[64];
     if (lineno == 1) {
-        static const char h[] = AMK_TSV_HEADER;
+        static const char h[] = AMK_TSV_HEADER, h1[] = AMK_TSV_HEADER_V1;
         static const char v[] = "# amk results v";
-        if (len == sizeof h - 1 && memcmp(line, h, len) == 0)
+        if (len == sizeof h - 1 && memcmp(line, h, len) == 0) {
+            *ncols = AMK__TSV_NCOLS;
             return AMK_OK;
+        }
+        if (len == sizeof h1 - 1 && memcmp(line, h1, len) == 0) {
+            *ncols = AMK__TSV_NCOLS_V1;
+            return AMK_OK;
+        }
         if (len >= sizeof v - 1 && memcmp(line, v, sizeof v - 1) == 0)
             return amk_diag_set(d, AMK_ETSV,
                                 "%s:1: unsupported format '%s' (this amk reads '%s')", path,
@@ -537,14 +564,15 @@ int amk__tsv_check_header_line(const char *path, int lineno, const char *line, s
         const char *tab = p < end ? memchr(p, '\t', (size_t)(end - p)) : NULL;
         const char *fe = tab ? tab : end;
         size_t n = (size_t)(fe - p);
-        if (i >= AMK__TSV_NCOLS)
-            return amk_diag_set(d, AMK_ETSV, "%s:2: unexpected column %d '%s' (v1 has %d)",
-                                path, i + 1, show(q, p, n), AMK__TSV_NCOLS);
+        if (i >= *ncols)
+            return amk_diag_set(d, AMK_ETSV, "%s:2: unexpected column %d '%s' (v%d has %d)",
+                                path, i + 1, show(q, p, n), *ncols == AMK__TSV_NCOLS ? 2 : 1,
+                                *ncols);
         if (strlen(cols[i].name) != n || memcmp(cols[i].name, p, n) != 0)
             return amk_diag_set(d, AMK_ETSV, "%s:2: column %d is '%s', expected '%s'", path,
                                 i + 1, show(q, p, n), cols[i].name);
         if (!tab) {
-            if (i + 1 < AMK__TSV_NCOLS)
+            if (i + 1 < *ncols)
                 return amk_diag_set(d, AMK_ETSV, "%s:2: column %d '%s' is missing", path,
                                     i + 2, cols[i + 1].name);
             return AMK_OK;

@@ -295,6 +295,7 @@ typedef struct amk_tune_opts {
     /* amk_tune_groups only (amk_tune ignores them): the evaluators' options, and where each
      * search's result goes; g is the devices it ran on (g->n = 0: the backend's choice). */
     int jobs;
+    const char *regime;            /* --regime: amk_backend_opts' */
     const int *devices;            /* as --devices: NULL/0 = every visible GPU */
     int ndevices;
     double rank_timeout_s;         /* amk_mpi_opts' */

@@ -150,6 +150,7 @@ static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const c
     memset(&bo, 0, sizeof bo);
     bo.target = o->target->key;
     bo.jobs = o->jobs;
+    bo.regime = o->regime;
     bo.seed = o->seed;
     bo.devices = g->n ? g->idx : NULL;
     bo.ndevices = g->n;

@@ -42,6 +42,18 @@ int amk_verdict_to_row(const amk_verdict *v, const amk_config *c, int64_t trial,
     snprintf(r->device, sizeof r->device, "%s", device);
     snprintf(r->note, sizeof r->note, "%s%s%s", v->reason, v->reason[0] && v->notes[0] ? "; " : "",
              v->notes);
+    snprintf(r->clock_regime, sizeof r->clock_regime, "%s", v->clock_regime);
+    r->sm_mhz = v->sm_mhz;
+    r->sm_mhz_min = v->sm_mhz_min;
+    r->sm_mhz_max = v->sm_mhz_max;
+    r->mem_mhz = v->mem_mhz;
+    r->power_w = v->power_w;
+    r->temp_c = v->temp_c;
+    snprintf(r->throttle, sizeof r->throttle, "%s", v->throttle);
+    r->energy_uj = v->energy_uj;
+    snprintf(r->peer, sizeof r->peer, "%s", v->peer);
+    r->peer_us = v->peer_us;
+    r->vs_peer = v->vs_peer;
     return AMK_OK;
 }
 
@@ -65,4 +77,16 @@ void amk_verdict_from_row(const amk_row *r, amk_verdict *v)
     v->cache_hit = r->cache_hit;
     snprintf(v->device, sizeof v->device, "%s", r->device);
     snprintf(v->notes, sizeof v->notes, "%s", r->note);
+    snprintf(v->clock_regime, sizeof v->clock_regime, "%s", r->clock_regime);
+    v->sm_mhz = r->sm_mhz;
+    v->sm_mhz_min = r->sm_mhz_min;
+    v->sm_mhz_max = r->sm_mhz_max;
+    v->mem_mhz = r->mem_mhz;
+    v->power_w = r->power_w;
+    v->temp_c = r->temp_c;
+    snprintf(v->throttle, sizeof v->throttle, "%s", r->throttle);
+    v->energy_uj = r->energy_uj;
+    snprintf(v->peer, sizeof v->peer, "%s", r->peer);
+    v->peer_us = r->peer_us;
+    v->vs_peer = r->vs_peer;
 }

@@ -242,6 +242,20 @@ AMK_API const char *amk_spec_reference_arg(const amk_spec *s, int i);
 AMK_API int amk_config_reference_launch(const amk_config *c, const amk_limits *lim, amk_launch *out,
                                         amk_diag *d);
 
+/* "peer": a vendor-library operation amk times beside the kernel, on the same buffers, with
+ * the same timing loop (results' vs_peer). gemm: C[m,n] = A[m,k] B[k,n], row-major, one
+ * dtype (cuBLAS on NVIDIA); copy: a device-to-device copy of the source buffer's bytes into
+ * the destination (the memory-bound kernels' ceiling). */
+typedef enum amk_peer_op { AMK_PEER_NONE, AMK_PEER_GEMM, AMK_PEER_COPY } amk_peer_op;
+typedef struct amk_spec_peer {
+    amk_peer_op op;
+    int a, b, c;              /* buffer indices: gemm A, B, C; copy: a source, c destination;
+                                 -1 unused */
+    const amk_expr *m, *n, *k; /* gemm dims; NULL otherwise */
+} amk_spec_peer;
+AMK_API void amk_spec_get_peer(const amk_spec *s, amk_spec_peer *out);
+AMK_API const char *amk_peer_op_name(amk_peer_op op); /* "", "gemm", "copy" */
+
 typedef enum amk_buffer_role { AMK_BUFFER_IN, AMK_BUFFER_OUT, AMK_BUFFER_INOUT } amk_buffer_role;
 typedef struct amk_spec_buffer {
     const char *name;

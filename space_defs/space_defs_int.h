@@ -154,6 +154,11 @@ struct amk_spec {
     amk_expr *tol_reduction;
     double rtol_scale, atol; /* atol NAN when not given: derived from max|ref| */
 
+    /* "peer": the vendor-library operation timed beside the kernel (AMK_PEER_NONE when
+     * absent): buffer indices and, for gemm, the dims. */
+    int peer_op, peer_a, peer_b, peer_c;
+    amk_expr *peer_m, *peer_n, *peer_k;
+
     /* "requires": the exact compile arch per vendor ("" = that vendor is not supported);
      * has_requires = 0 when the spec states no requirement (every vendor, any arch). */
     int has_requires;

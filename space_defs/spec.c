@@ -653,7 +653,7 @@ static int load_root(loader *L, const cJSON *root)
     static const char *const allowed[] = {
         "amk_spec", "name", "description", "dims", "dtypes", "shapes", "params", "derived",
         "restrictions", "buffers", "args", "source", "entry", "launch", "cost", "reference",
-        "tolerance", "requires", "tensor_maps", NULL};
+        "tolerance", "requires", "tensor_maps", "peer", NULL};
     static const char *const required[] = {
         "amk_spec", "name", "dims", "dtypes", "shapes", "params", "buffers", "args", "source",
         "entry", "launch", "cost", "reference", "tolerance", NULL};
@@ -716,7 +716,7 @@ static int load_root(loader *L, const cJSON *root)
     if (amk__ld_load_launch(L, cJSON_GetObjectItemCaseSensitive(root, "launch"), "launch",
                             &s->launch) ||
         amk__ld_load_cost(L, root) || amk__ld_load_reference(L, root) ||
-        amk__ld_load_tolerance(L, root) ||
+        amk__ld_load_tolerance(L, root) || amk__ld_load_peer(L, root) ||
         amk__ld_load_requires(L, root))
         return L->err;
     return check_default(L);
@@ -809,6 +809,9 @@ void amk_spec_free(amk_spec *s)
     amk_expr_free(s->regs);
     amk_expr_free(s->uniform_blocks);
     amk_expr_free(s->tol_reduction);
+    amk_expr_free(s->peer_m);
+    amk_expr_free(s->peer_n);
+    amk_expr_free(s->peer_k);
     free(s->source);
     free(s->entry);
     free(s->ref_source);

@@ -261,6 +261,22 @@ const char *amk_spec_arg(const amk_spec *s, int i)
     return i >= 0 && i < s->nargs ? s->args[i] : NULL;
 }
 
+void amk_spec_get_peer(const amk_spec *s, amk_spec_peer *out)
+{
+    out->op = (amk_peer_op)s->peer_op;
+    out->a = s->peer_a;
+    out->b = s->peer_b;
+    out->c = s->peer_c;
+    out->m = s->peer_m;
+    out->n = s->peer_n;
+    out->k = s->peer_k;
+}
+
+const char *amk_peer_op_name(amk_peer_op op)
+{
+    return op == AMK_PEER_GEMM ? "gemm" : op == AMK_PEER_COPY ? "copy" : "";
+}
+
 void amk_spec_get_reference(const amk_spec *s, amk_spec_reference *out)
 {
     out->source = s->ref_source;

@@ -421,6 +421,62 @@ int amk__ld_load_reference(loader *L, const cJSON *root)
                                &s->ref_launch);
 }
 
+/* Index of the buffer that member `key` of the peer object names; -1 (L->err set) when it
+ * is missing or names no buffer. */
+static int peer_buffer(loader *L, const cJSON *p, const char *key)
+{
+    char path[32];
+    snprintf(path, sizeof path, "peer.%s", key);
+    const char *name = amk__ld_get_string(L, p, key, "peer", 1);
+    if (!name)
+        return -1;
+    for (int i = 0; i < L->s->nbuffers; i++)
+        if (strcmp(L->s->buffers[i].name, name) == 0)
+            return i;
+    amk__ld_fail(L, AMK_ESPEC, path, "'%s' is not one of the spec's buffers", name);
+    return -1;
+}
+
+int amk__ld_load_peer(loader *L, const cJSON *root)
+{
+    amk_spec *s = L->s;
+    s->peer_op = AMK_PEER_NONE;
+    s->peer_a = s->peer_b = s->peer_c = -1;
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(root, "peer");
+    if (!p)
+        return AMK_OK;
+    if (!cJSON_IsObject(p))
+        return amk__ld_fail(L, AMK_ESPEC, "peer", "expected an object, got %s",
+                            amk__ld_json_type(p));
+    const char *op = amk__ld_get_string(L, p, "op", "peer", 1);
+    if (!op)
+        return L->err;
+    if (strcmp(op, "gemm") == 0) {
+        static const char *const keys[] = {"op", "a", "b", "c", "m", "n", "k", NULL};
+        if (amk__ld_check_keys(L, p, "peer", keys, keys))
+            return L->err;
+        s->peer_op = AMK_PEER_GEMM;
+        if ((s->peer_a = peer_buffer(L, p, "a")) < 0 || (s->peer_b = peer_buffer(L, p, "b")) < 0 ||
+            (s->peer_c = peer_buffer(L, p, "c")) < 0)
+            return L->err;
+        if (!(s->peer_m = amk__ld_get_expr(L, cJSON_GetObjectItemCaseSensitive(p, "m"), "peer.m")) ||
+            !(s->peer_n = amk__ld_get_expr(L, cJSON_GetObjectItemCaseSensitive(p, "n"), "peer.n")) ||
+            !(s->peer_k = amk__ld_get_expr(L, cJSON_GetObjectItemCaseSensitive(p, "k"), "peer.k")))
+            return L->err;
+        return AMK_OK;
+    }
+    if (strcmp(op, "copy") == 0) {
+        static const char *const keys[] = {"op", "src", "dst", NULL};
+        if (amk__ld_check_keys(L, p, "peer", keys, keys))
+            return L->err;
+        s->peer_op = AMK_PEER_COPY;
+        if ((s->peer_a = peer_buffer(L, p, "src")) < 0 || (s->peer_c = peer_buffer(L, p, "dst")) < 0)
+            return L->err;
+        return AMK_OK;
+    }
+    return amk__ld_fail(L, AMK_ESPEC, "peer.op", "unknown peer '%s' (gemm or copy)", op);
+}
+
 int amk__ld_load_tolerance(loader *L, const cJSON *root)
 {
     amk_spec *s = L->s;

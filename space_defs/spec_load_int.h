@@ -37,6 +37,7 @@ int amk__ld_load_tensor_maps(loader *L, const cJSON *root);
 int amk__ld_load_cost(loader *L, const cJSON *root);
 int amk__ld_load_reference(loader *L, const cJSON *root);
 int amk__ld_load_tolerance(loader *L, const cJSON *root);
+int amk__ld_load_peer(loader *L, const cJSON *root);
 int amk__ld_load_requires(loader *L, const cJSON *root);
 int amk__ld_load_args(loader *L, const cJSON *arr, const char *path, char (*out)[AMK_NAME_MAX],
                       int *nout);

@@ -598,6 +598,79 @@ START_TEST(test_bench_opts_default_environment)
 }
 END_TEST
 
+/* Readings around timed chunks fold into means, extremes, every throttle reason, and the
+ * energy counter's advance inside the chunks only (idle gaps between them do not count). */
+START_TEST(test_obs_add_span_folds_readings)
+{
+    amk__obs o;
+    amk__obs_init(&o);
+    ck_assert(isnan(amk__obs_mean_power(&o)) && o.samples == 0);
+    amk__obs_sample a = {10.0, 1980, 2619, 300, 40, 1000.0, 0};
+    amk__obs_sample b = {10.6, 1800, 2619, 650, 55, 1420.0, 0x4};  /* 420 J in 0.6 s */
+    amk__obs_sample c = {12.0, 1700, 2619, 90, 50, 1500.0, 0x1};   /* after an idle gap */
+    amk__obs_sample e = {12.6, 1600, 2619, 640, 58, 1920.0, 0x40}; /* 420 J in 0.6 s */
+    amk__obs_add_span(&o, &a, &b);
+    amk__obs_add_span(&o, &c, &e);
+    ck_assert_int_eq(o.samples, 2);
+    ck_assert(o.sm_mhz == 1700 && o.sm_mhz_min == 1600 && o.sm_mhz_max == 1800);
+    ck_assert(o.temp_c == 58 && o.throttle == (0x4 | 0x40));
+    /* 1.2 s of the config's own load in two spans (the idle gap between them not counted) */
+    ck_assert_msg(fabs(amk__obs_mean_power(&o) - 700) < 1e-6, "%g", amk__obs_mean_power(&o));
+    char t[64];
+    amk__obs_throttle_text(o.throttle | 0x1, t, sizeof t);
+    ck_assert_str_eq(t, "sw_power_cap,hw_thermal"); /* idle is not a throttle */
+    /* No energy counter: the last power reading. */
+    amk__obs_init(&o);
+    amk__obs_sample n1 = {1, NAN, NAN, 500, NAN, NAN, 0}, n2 = {2, NAN, NAN, 600, NAN, NAN, 0};
+    amk__obs_add_span(&o, &n1, &n2);
+    amk__obs_add_span(&o, &n2, &n1);
+    ck_assert(fabs(amk__obs_mean_power(&o) - 500) < 1e-9 && isnan(o.sm_mhz));
+    ck_assert(fabs(o.power_w - 550) < 1e-9);
+    /* Nothing read: nothing counted. */
+    amk__obs_sample none = {3, NAN, NAN, NAN, NAN, NAN, 0};
+    amk__obs_add(&o, &none);
+    ck_assert_int_eq(o.samples, 2);
+}
+END_TEST
+
+START_TEST(test_obs_settled_needs_load_time_and_steady_chunks)
+{
+    /* The clock coming down under a power cap: 3% per 100 ms, then flat. */
+    double us[] = {100, 103, 106, 109, 112, 114, 115, 115.2, 115.1, 115.3, 115.2, 115.2};
+    ck_assert(!amk__obs_settled(us, 5, 5.0, 1.0, 0.005));  /* fewer than 6 chunks */
+    ck_assert(!amk__obs_settled(us, 6, 5.0, 1.0, 0.005));  /* still slowing */
+    ck_assert(!amk__obs_settled(us, 12, 0.5, 1.0, 0.005)); /* steady, but loaded 0.5 s only */
+    ck_assert(amk__obs_settled(us, 12, 1.0, 1.0, 0.005));
+    double zero[] = {0, 0, 0, 0, 0, 0};
+    ck_assert(!amk__obs_settled(zero, 6, 2.0, 1.0, 0.005));
+    /* Power: the counter over >= 1 s of load, else the last reading (a moving average). */
+    amk__obs o;
+    amk__obs_init(&o);
+    amk__obs_sample a = {0.0, 1980, 2619, 150, 50, 100.0, 0};
+    amk__obs_sample b = {1.2, 1400, 2619, 640, 66, 940.0, 0x4}; /* 840 J over 1.2 s */
+    amk__obs_add_span(&o, &a, &b);
+    ck_assert(fabs(amk__obs_mean_power(&o) - 700) < 1e-9);
+    amk__obs_init(&o);
+    amk__obs_sample c = {0.0, 1980, 2619, 300, 50, 100.0, 0};
+    amk__obs_sample e = {0.3, 1700, 2619, 500, 55, 300.0, 0}; /* 0.3 s: the reading */
+    amk__obs_add_span(&o, &c, &e);
+    ck_assert(fabs(amk__obs_mean_power(&o) - 500) < 1e-9);
+    ck_assert_int_eq(amk__regime_from_name("burst"), AMK__REGIME_BURST);
+    ck_assert_int_eq(amk__regime_from_name("sustained"), AMK__REGIME_SUSTAINED);
+    ck_assert_int_eq(amk__regime_from_name("hot"), -1);
+    ck_assert_str_eq(amk__regime_name(AMK__REGIME_BURST), "burst");
+    amk__bench_opts bo;
+    setenv("AMK_BENCH_REGIME", "burst", 1);
+    setenv("AMK_BENCH_BURST_GAP_MS", "50", 1);
+    amk__bench_opts_default(&bo);
+    ck_assert(bo.regime == AMK__REGIME_BURST && fabs(bo.burst_gap_s - 0.05) < 1e-12);
+    unsetenv("AMK_BENCH_REGIME");
+    unsetenv("AMK_BENCH_BURST_GAP_MS");
+    amk__bench_opts_default(&bo);
+    ck_assert(bo.regime == AMK__REGIME_SUSTAINED && bo.settle_max_s == 2.0 && bo.sustain_s == 1.0);
+}
+END_TEST
+
 START_TEST(test_bench_stop_note_words)
 {
     amk__bench_opts o;
@@ -879,6 +952,10 @@ static Suite *suite(void)
     tcase_add_test(host, test_bench_summarize_median_iqr);
     tcase_add_test(host, test_bench_sets_rotation_exceeds_l2);
     suite_add_tcase(s, host);
+    TCase *obs = tcase_create("amk__obs");
+    tcase_add_test(obs, test_obs_add_span_folds_readings);
+    tcase_add_test(obs, test_obs_settled_needs_load_time_and_steady_chunks);
+    suite_add_tcase(s, obs);
     return s;
 }
 

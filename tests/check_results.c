@@ -70,6 +70,18 @@ static amk_row full_row(int64_t trial)
     r.kept = 1;
     snprintf(r.device, sizeof r.device, "NVIDIA H100 80GB HBM3");
     snprintf(r.note, sizeof r.note, "cold_l2");
+    snprintf(r.clock_regime, sizeof r.clock_regime, "sustained");
+    r.sm_mhz = 1755.5;
+    r.sm_mhz_min = 1740;
+    r.sm_mhz_max = 1770;
+    r.mem_mhz = 2619;
+    r.power_w = 688.25;
+    r.temp_c = 61;
+    snprintf(r.throttle, sizeof r.throttle, "sw_power_cap");
+    r.energy_uj = 84.968;
+    snprintf(r.peer, sizeof r.peer, "cublas");
+    r.peer_us = 130.5;
+    r.vs_peer = 1.0571;
     return r;
 }
 
@@ -122,10 +134,14 @@ static void assert_rows_equal(const amk_row *a, const amk_row *b)
     ck_assert_int_eq(a->status, b->status);
     ck_assert_int_eq(a->latency_kind, b->latency_kind);
     const double *da[] = {&a->latency_us, &a->spread, &a->predicted_us, &a->bound_us,
-                          &a->pct_of_roofline, &a->compile_ms};
+                          &a->pct_of_roofline, &a->compile_ms, &a->sm_mhz, &a->sm_mhz_min,
+                          &a->sm_mhz_max, &a->mem_mhz, &a->power_w, &a->temp_c,
+                          &a->energy_uj, &a->peer_us, &a->vs_peer};
     const double *db[] = {&b->latency_us, &b->spread, &b->predicted_us, &b->bound_us,
-                          &b->pct_of_roofline, &b->compile_ms};
-    for (int i = 0; i < 6; i++) {
+                          &b->pct_of_roofline, &b->compile_ms, &b->sm_mhz, &b->sm_mhz_min,
+                          &b->sm_mhz_max, &b->mem_mhz, &b->power_w, &b->temp_c,
+                          &b->energy_uj, &b->peer_us, &b->vs_peer};
+    for (int i = 0; i < (int)(sizeof da / sizeof da[0]); i++) {
         if (isnan(*da[i]))
             ck_assert_msg(isnan(*db[i]), "double %d: NAN became %.17g", i, *db[i]);
         else
@@ -135,6 +151,9 @@ static void assert_rows_equal(const amk_row *a, const amk_row *b)
     ck_assert_int_eq(a->kept, b->kept);
     ck_assert_str_eq(a->device, b->device);
     ck_assert_str_eq(a->note, b->note);
+    ck_assert_str_eq(a->clock_regime, b->clock_regime);
+    ck_assert_str_eq(a->throttle, b->throttle);
+    ck_assert_str_eq(a->peer, b->peer);
 }
 
 /* ---- amk_row_format / amk_row_parse ------------------------------------------------ */
@@ -167,7 +186,8 @@ START_TEST(test_amk_row_parse_round_trips_empty_fields)
     r.status = AMK_STATUS_COMPILE_ERROR;
     char *line = format_line(&r);
     /* trial, 17 empty-or-fixed fields: status and kept are the only non-empty ones. */
-    ck_assert_str_eq(line, "3\t\t\t\t\t\t\tcompile_error\t\t\t\t\t\t\t\t\t0\t\t\n");
+    ck_assert_str_eq(line, "3\t\t\t\t\t\t\tcompile_error\t\t\t\t\t\t\t\t\t0\t\t"
+                           "\t\t\t\t\t\t\t\t\t\t\t\t\n");
     ck_assert_msg(amk_row_parse(line, strlen(line) - 1, &back, &d) == AMK_OK, "%s", d.msg);
     assert_rows_equal(&r, &back);
     ck_assert(isnan(back.latency_us));
@@ -205,9 +225,12 @@ START_TEST(test_amk_row_format_columns_follow_header_macro)
         ck_assert_str_eq(amk__tsv_column_name(i), want[i]);
     ck_assert_ptr_null(amk__tsv_column_name(AMK__TSV_NCOLS));
     ck_assert_str_eq(amk__tsv_header_block(),
-                     "# amk results v1\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
+                     "# amk results v2\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
                      "status\tlatency_us\tlatency_kind\tspread\tpredicted_us\tbound_us\t"
-                     "pct_of_roofline\tcompile_ms\tcache_hit\tkept\tdevice\tnote\n");
+                     "pct_of_roofline\tcompile_ms\tcache_hit\tkept\tdevice\tnote\t"
+                     "clock_regime\tsm_mhz\tsm_mhz_min\tsm_mhz_max\tmem_mhz\tpower_w\t"
+                     "temp_c\tthrottle\tenergy_uj\tpeer\tpeer_us\tvs_peer\n");
+    ck_assert_str_eq(amk__tsv_column_name(AMK__TSV_NCOLS_V1 - 1), "note");
 }
 END_TEST
 
@@ -276,13 +299,14 @@ START_TEST(test_amk_row_parse_rejects_wrong_field_count)
     amk_diag d = {0};
     char *line = line_with(AMK__COL_note, "a\tb");
     ck_assert_int_eq(amk_row_parse(line, strlen(line), &r, &d), AMK_ETSV);
-    ck_assert_msg(strstr(d.msg, "20 fields, expected 19"), "%s", d.msg);
+    ck_assert_msg(strstr(d.msg, "32 fields, expected 31"), "%s", d.msg);
     free(line);
     const char *torn = "12\t2026-11-22T10:12:04Z\tgem";
     ck_assert_int_eq(amk_row_parse(torn, strlen(torn), &r, &d), AMK_ETSV);
-    ck_assert_msg(strstr(d.msg, "3 fields, expected 19"), "%s", d.msg);
+    ck_assert_msg(strstr(d.msg, "3 fields, expected 31"), "%s", d.msg);
     /* The tolerant parser calls the same line torn: its complete fields are valid. */
-    ck_assert_int_eq(amk__row_parse(torn, strlen(torn), &r, 1, &d), AMK__ROW_TORN);
+    ck_assert_int_eq(amk__row_parse(torn, strlen(torn), &r, 1, AMK__TSV_NCOLS, &d),
+                     AMK__ROW_TORN);
     ck_assert_int_eq(r.trial, 12);
 }
 END_TEST
@@ -368,10 +392,10 @@ START_TEST(test_amk_tsv_open_rejects_other_version)
 {
     amk_tsv *t = NULL;
     amk_diag d = {0};
-    const char *p = tpath("v2.tsv");
-    amk_test_write_file(p, "# amk results v2\ntrial\n");
+    const char *p = tpath("v3.tsv");
+    amk_test_write_file(p, "# amk results v3\ntrial\n");
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
-    ck_assert_msg(strstr(d.msg, ":1: unsupported format '# amk results v2'"), "%s", d.msg);
+    ck_assert_msg(strstr(d.msg, ":1: unsupported format '# amk results v3'"), "%s", d.msg);
 }
 END_TEST
 
@@ -423,10 +447,50 @@ START_TEST(test_amk_tsv_open_isolates_torn_row)
 }
 END_TEST
 
+/* A v1 file (19 columns, before the observation and peer columns) is read, and rows
+ * appended to it keep its 19 columns, so the file stays one format. */
+START_TEST(test_amk_tsv_open_v1_file_read_and_appended_as_v1)
+{
+    const char *p = tpath("v1.tsv");
+    amk_row a = full_row(1);
+    amk_sb sb = {0};
+    amk_sb_printf(&sb, "# amk results v1\n");
+    for (int i = 0; i < AMK__TSV_NCOLS_V1; i++)
+        amk_sb_printf(&sb, "%s%s", i ? "\t" : "", amk__tsv_column_name(i));
+    amk_sb_printf(&sb, "\n");
+    amk__row_format_cols(&a, AMK__TSV_NCOLS_V1, &sb);
+    amk_test_write_file(p, sb.p);
+    amk_sb_free(&sb);
+    collected c = {0};
+    amk_tsv_stats st;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_read(p, collect, &c, &st, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c.n, 1);
+    ck_assert(c.rows[0].latency_us == a.latency_us);
+    ck_assert(isnan(c.rows[0].sm_mhz) && c.rows[0].clock_regime[0] == '\0');
+    amk_row b = full_row(2);
+    amk_test_append_rows(p, &b, 1);
+    char *text = slurp(p);
+    ck_assert_msg(strncmp(text, "# amk results v1\n", 17) == 0, "%s", text);
+    const char *last = strrchr(text, '\n');
+    while (last > text && last[-1] != '\n')
+        last--;
+    int tabs = 0;
+    for (const char *q = last; *q && *q != '\n'; q++)
+        tabs += *q == '\t';
+    ck_assert_int_eq(tabs, AMK__TSV_NCOLS_V1 - 1);
+    free(text);
+    c.n = 0;
+    ck_assert_msg(amk_tsv_read(p, collect, &c, &st, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c.n, 2);
+    ck_assert_int_eq(c.rows[1].trial, 2);
+}
+END_TEST
+
 START_TEST(test_amk_tsv_open_completes_header_cut_short)
 {
     const char *p = tpath("cut.tsv");
-    amk_test_write_file(p, "# amk results v1\ntrial\ttime\tker");
+    amk_test_write_file(p, "# amk results v2\ntrial\ttime\tker");
     collected c = {0};
     amk_tsv_stats st;
     amk_diag d = {0};
@@ -710,7 +774,7 @@ START_TEST(test_amk_tsv_read_skips_torn_full_width_line_without_newline)
 {
     amk_row r = full_row(3);
     char *line = format_line(&r);
-    line[strlen(line) - 1] = '\0'; /* cut in the last field: 19 fields, no newline */
+    line[strlen(line) - 1] = '\0'; /* cut in the last field: all fields, no newline */
     const char *p = file_with("t2.tsv", line, 2);
     free(line);
     amk_tsv_stats st;
@@ -871,7 +935,7 @@ START_TEST(test_amk_tsv_read_pandas_reads_writer_output)
              "%s -c 'import pandas, math, sys\n"
              "df = pandas.read_csv(sys.argv[1], sep=\"\\t\", comment=\"#\")\n"
              "assert len(df) == 3, len(df)\n"
-             "assert len(df.columns) == 19, list(df.columns)\n"
+             "assert len(df.columns) == 31, list(df.columns)\n"
              "assert list(df.columns) == sys.argv[2].split(\"\\t\"), list(df.columns)\n"
              "assert list(df.trial) == [1, 2, 3], list(df.trial)\n"
              "assert df.latency_us[1] == 12.5, df.latency_us[1]\n"
@@ -1363,6 +1427,7 @@ static Suite *results_suite(void)
     tcase_add_test(t, test_amk_tsv_open_rejects_wrong_columns);
     tcase_add_test(t, test_amk_tsv_open_isolates_torn_row);
     tcase_add_test(t, test_amk_tsv_open_completes_header_cut_short);
+    tcase_add_test(t, test_amk_tsv_open_v1_file_read_and_appended_as_v1);
     t = tc(s, "amk_tsv_append");
     tcase_add_test(t, test_amk_tsv_append_keeps_rows_after_other_writers_torn_row);
     tcase_add_test(t, test_amk_tsv_append_rejects_unwritable_row);

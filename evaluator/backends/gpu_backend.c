@@ -509,6 +509,13 @@ static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
         opts = &dflt;
     st->run_timeout_s = run_timeout_s(opts);
     amk__bench_opts_default(&st->bench);
+    if (opts->regime) {
+        int regime = amk__regime_from_name(opts->regime);
+        if (regime < 0)
+            return amk_diag_set(d, AMK_EINVAL, "unknown regime '%s' (sustained or burst)",
+                                opts->regime);
+        st->bench.regime = regime;
+    }
     /* One seed for the whole run (from opts.seed when given: reproducible; else the clock
      * and pid), so every config is checked on the same inputs per shape and the run worker
      * can keep the reference's outputs (runtime.c, reference cache). Each config is still

@@ -67,6 +67,28 @@ static int build_args(const amk_config *c, const amk_limits *lim, int n,
 }
 
 /* One case of a job: c's buffers, candidate and reference kernels, tolerance. */
+/* The spec's peer for c's shape (none when AMK_BENCH_PEER=0). */
+static int build_peer(const amk_config *c, const amk_limits *lim, amk__run_case *rc,
+                      amk_diag *d)
+{
+    amk_spec_peer p;
+    amk_spec_get_peer(c->spec, &p);
+    const char *off = getenv("AMK_BENCH_PEER");
+    memset(&rc->peer, 0, sizeof rc->peer);
+    if (p.op == AMK_PEER_NONE || (off && strcmp(off, "0") == 0))
+        return AMK_OK;
+    rc->peer.op = p.op == AMK_PEER_GEMM ? AMK__PEER_GEMM : AMK__PEER_COPY;
+    rc->peer.a = p.a;
+    rc->peer.b = p.b;
+    rc->peer.c = p.c;
+    if (p.op == AMK_PEER_GEMM &&
+        (amk_config_eval_expr(c, lim, p.m, &rc->peer.m, d) != AMK_OK ||
+         amk_config_eval_expr(c, lim, p.n, &rc->peer.n, d) != AMK_OK ||
+         amk_config_eval_expr(c, lim, p.k, &rc->peer.k, d) != AMK_OK))
+        return amk_diag_prefix(d, "peer");
+    return AMK_OK;
+}
+
 static int build_case(const amk_config *c, const amk_limits *lim, int code_cand, int code_ref,
                       amk__run_case *rc, amk_diag *d)
 {
@@ -146,6 +168,8 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
     if (amk_config_launch(c, lim, &rc->cand.launch, d) != AMK_OK)
         return amk_diag_prefix(d, "launch");
     if (build_args(c, lim, amk_spec_n_args(sp), amk_spec_arg, rc, &rc->cand, d) != AMK_OK)
+        return d ? d->code : AMK_ESPEC;
+    if (build_peer(c, lim, rc, d) != AMK_OK)
         return d ? d->code : AMK_ESPEC;
     /* Reference. */
     rc->ref.code = code_ref;
@@ -269,6 +293,35 @@ static void prepare_run(amk__gpu_state *st, const amk_config *c, const amk_code 
     s->job = j;
 }
 
+
+/* The peer timed beside the candidate: its latency and the ratio, or nothing (the run
+ * worker's notes say why). */
+static void peer_into(amk_verdict *v, const amk__run_result *res)
+{
+    if (!res->peer_timed || !(res->peer_stats.median_us > 0) || !(v->latency_us > 0))
+        return;
+    snprintf(v->peer, sizeof v->peer, "%s", res->peer);
+    v->peer_us = res->peer_stats.median_us;
+    v->vs_peer = v->peer_us / v->latency_us;
+}
+
+/* The device's state and the timing regime of a measurement, as the verdict reports them. */
+static void observed_into(amk_verdict *v, const amk__bench_stats *st)
+{
+    const amk__obs *o = &st->obs;
+    snprintf(v->clock_regime, sizeof v->clock_regime, "%s", amk__regime_name(st->regime));
+    if (o->samples == 0)
+        return;
+    v->sm_mhz = o->sm_mhz;
+    v->sm_mhz_min = o->sm_mhz_min;
+    v->sm_mhz_max = o->sm_mhz_max;
+    v->mem_mhz = o->mem_mhz;
+    v->power_w = amk__obs_mean_power(o);
+    v->temp_c = o->temp_c;
+    amk__obs_throttle_text(o->throttle, v->throttle, sizeof v->throttle);
+    v->energy_uj = st->energy_uj;
+}
+
 /* The verdict of a config that reached the run stage. */
 static void run_verdict(const amk_config *c, const amk_code *cand, const amk_code *ref,
                         const amk__run_slot *s, amk_verdict *v)
@@ -320,6 +373,8 @@ static void run_verdict(const amk_config *c, const amk_code *cand, const amk_cod
         v->latency_us = res->stats[0].median_us;
         v->latency_kind = AMK_LAT_MEASURED;
         v->spread = res->stats[0].spread;
+        observed_into(v, &res->stats[0]);
+        peer_into(v, res);
     } else if (res->status == AMK_STATUS_OK) {
         v->status = AMK_STATUS_RUN_ERROR;
         snprintf(v->reason, sizeof v->reason, "the run worker reported no measurement");
@@ -537,6 +592,7 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
         (rc = build_case(b, &st->target.limits, 1, -1, &tmp, d)) != AMK_OK)
         goto done;
     j->cases[0].bench = 1;
+    j->cases[0].peer.op = AMK__PEER_NONE; /* a re-measure times the two configs only */
     j->ncases = 1;
     /* b's tensor maps (its own boxes) follow a's in the case; its arguments follow them.
      * With a's maps, b's pipeline waited for boxes it does not load (gemm_hopper: a

@@ -125,6 +125,12 @@ int amk__run_job_decode(const void *buf, size_t len, amk__run_job *j)
         for (int m = 0; m < k->nmaps; m++)
             if (!tmap_ok(&k->maps[m], k->nbufs))
                 return AMK_EPARSE;
+        const amk__run_peer *pe = &k->peer;
+        if (pe->op != AMK__PEER_NONE &&
+            (pe->op > AMK__PEER_COPY || pe->a < 0 || pe->a >= k->nbufs || pe->c < 0 ||
+             pe->c >= k->nbufs || pe->b >= k->nbufs ||
+             (pe->op == AMK__PEER_GEMM && (pe->b < 0 || pe->m < 1 || pe->n < 1 || pe->k < 1))))
+            return AMK_EPARSE;
         if (!kernel_ok(&k->cand, j->ncodes, k->nbufs, k->nmaps, 1) ||
             !kernel_ok(&k->ref, j->ncodes, k->nbufs, k->nmaps, j->op == AMK__RUN_OP_EVAL))
             return AMK_EPARSE;

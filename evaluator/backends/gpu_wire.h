@@ -61,6 +61,15 @@ typedef struct amk__run_kernel {
     amk__run_arg args[AMK__RUN_MAX_ARGS];
 } amk__run_kernel;
 
+/* The vendor-library peer of a bench case (spec field "peer"), timed interleaved with the
+ * candidate. op: AMK__PEER_NONE, or amk_peer_op's values. */
+enum { AMK__PEER_NONE = 0, AMK__PEER_GEMM = 1, AMK__PEER_COPY = 2 };
+typedef struct amk__run_peer {
+    int op;
+    int a, b, c;            /* buffer indices (copy: a source, c destination; b -1) */
+    int64_t m, n, k;        /* gemm: C[m,n] = A[m,k] B[k,n], row-major */
+} amk__run_peer;
+
 typedef struct amk__run_case {
     char label[160];        /* canonical shape text, for reasons */
     int nbufs;
@@ -71,6 +80,7 @@ typedef struct amk__run_case {
     int bench;              /* 1: the benchmarked case (the config's own shape) */
     int nmaps;
     amk__run_tmap maps[AMK__RUN_MAX_TMAPS];
+    amk__run_peer peer;     /* the bench case of an EVAL job only; op NONE otherwise */
 } amk__run_case;
 
 typedef struct amk__run_code {
@@ -103,6 +113,12 @@ typedef struct amk__run_result {
     char regime[16];        /* "cold_l2" | "warm_l2" | "" */
     int nstats;             /* 0, 1 (EVAL) or 2 (REMEASURE: cand, other) */
     amk__bench_stats stats[2];
+    /* The peer (EVAL with a peer): its name ("cublas", "copy") and stats when it was timed
+     * beside the candidate; peer_why says why not when the case had one. */
+    int peer_timed;
+    char peer[32];
+    char peer_why[200];
+    amk__bench_stats peer_stats;
 } amk__run_result;
 
 /* What the run worker finds (OP_QUERY). ok = 0: error says why (the runtime's message). */

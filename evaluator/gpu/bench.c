@@ -15,6 +15,11 @@
 #include <time.h>
 
 #define WARMUP_MAX 200
+#define BURST_CHUNK 8         /* launches per kernel timed after each idle gap */
+#define SETTLE_CHUNK_MS 10.0  /* work per sustained warm-up chunk */
+#define SETTLE_TOL 0.005      /* the last 3 chunks within 0.5% of the 3 before */
+#define SETTLE_MAX_CHUNKS 1024
+#define HOT_GAP_S 0.2         /* an idle gap longer than this starts a new load */
 
 /* ---------- the timed loops (run worker only) ------------------------------------------ */
 
@@ -45,7 +50,89 @@ static void gate_wait(void *p)
 
 static hipError_t launch(const amk__bench_kernel *k, int set, hipStream_t s)
 {
+    if (!k->fn)
+        return k->run(k->ctx, set, s);
     return amk__gpu_launch(k->fn, &k->launch, s, k->argv[set]);
+}
+
+static void sleep_s(double sec)
+{
+    if (!(sec > 0))
+        return;
+    struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* When the device last finished timed work and since when it has been under load without
+ * a gap longer than HOT_GAP_S (one run worker per device: process-wide). */
+static double busy_since = -1, busy_until = -1;
+
+/* The sustained regime's warm-up: back-to-back chunks of the kernels (interleaved, rotating
+ * sets as the timing will), each about SETTLE_CHUNK_MS of work and timed as a whole, the next
+ * one queued before the last is read so the device never idles, until the device has been
+ * under load for o->sustain_s and the time per launch has stopped moving
+ * (amk__obs_settled), or o->settle_max_s is spent. The device is read at both ends (the
+ * energy counter's advance over this load). *settle_ms gets the time it took. */
+static hipError_t settle(hipStream_t s, const amk__bench_kernel *k, int nk, int nsets,
+                         void *flush_buf, size_t flush_bytes, double est_ms,
+                         const amk__bench_opts *o, long *counter, amk__obs *obs,
+                         double *settle_ms, char *msg, size_t cap)
+{
+    hipError_t err = hipSuccess;
+    hipEvent_t ev[2][2] = {{NULL, NULL}, {NULL, NULL}};
+    double chunk_us[SETTLE_MAX_CHUNKS];
+    int per = (int)ceil(SETTLE_CHUNK_MS / (est_ms * nk));
+    per = per < 2 ? 2 : per > 4096 ? 4096 : per;
+    double t0 = mono_s();
+    if (busy_until < 0 || t0 - busy_until > HOT_GAP_S)
+        busy_since = t0; /* idle long enough to have cooled: the load starts now */
+    amk__obs_sample first, last;
+    amk__obs_read(&first);
+    for (int b = 0; b < 2; b++)
+        for (int e = 0; e < 2; e++)
+            TRY(hipEventCreate(&ev[b][e]));
+    for (int n = 0; n <= SETTLE_MAX_CHUNKS; n++) {
+        if (n < SETTLE_MAX_CHUNKS) { /* queue chunk n, then read chunk n - 1 */
+            hipEvent_t *e = ev[n & 1];
+            TRY(hipEventRecord(e[0], s));
+            for (int r = 0; r < per; r++)
+                for (int i = 0; i < nk; i++) {
+                    if (flush_buf)
+                        TRY(hipMemsetAsync(flush_buf, r & 1, flush_bytes, s));
+                    TRY(launch(&k[i], (int)((*counter)++ % nsets), s));
+                }
+            TRY(hipEventRecord(e[1], s));
+        }
+        if (n == 0)
+            continue;
+        hipEvent_t *e = ev[(n - 1) & 1];
+        TRY(hipEventSynchronize(e[1]));
+        float ms = 0;
+        TRY(hipEventElapsedTime(&ms, e[0], e[1]));
+        chunk_us[n - 1] = ms * 1e3 / per;
+        double now = mono_s();
+        if (amk__obs_settled(chunk_us, n, now - busy_since, o->sustain_s, SETTLE_TOL) ||
+            now - t0 >= o->settle_max_s || n == SETTLE_MAX_CHUNKS)
+            break;
+    }
+    TRY(hipStreamSynchronize(s));
+    amk__obs_read(&last);
+    amk__obs_add_span(obs, &first, &last);
+    *settle_ms = (mono_s() - t0) * 1e3;
+done:
+    for (int b = 0; b < 2; b++)
+        for (int e = 0; e < 2; e++)
+            if (ev[b][e])
+                (void)hipEventDestroy(ev[b][e]);
+    return err;
 }
 
 hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int nsets,
@@ -90,6 +177,15 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     }
 
     double slow = est_ms[0] > est_ms[1] ? est_ms[0] : est_ms[1];
+    double settle_ms = NAN;
+    amk__obs obs;
+    amk__obs_init(&obs);
+    if (o->regime == AMK__REGIME_SUSTAINED) {
+        err = settle(s, k, nk, nsets, flush_buf, flush_bytes, slow, o, &counter, &obs,
+                     &settle_ms, msg, cap);
+        if (err != hipSuccess)
+            goto done;
+    }
     int cap_why;
     int reps = amk__bench_reps_cap(slow, o, &cap_why);
     scratch = malloc((size_t)reps * sizeof(double));
@@ -104,6 +200,15 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     int done_reps = 0, ruled = 0; /* ruled: every kernel met a stopping rule */
     while (!ruled && done_reps < reps) {
         int chunk = amk__bench_next_chunk(done_reps, reps, slow, o);
+        if (o->regime == AMK__REGIME_BURST) {
+            /* The first-call case: the device idles, then a few launches are timed. */
+            if (chunk > BURST_CHUNK)
+                chunk = BURST_CHUNK;
+            TRY(hipStreamSynchronize(s));
+            sleep_s(o->burst_gap_s);
+        }
+        amk__obs_sample before, after;
+        amk__obs_read(&before);
         gate g;
         atomic_init(&g.open, 0);
         amk__host_call call = {gate_wait, &g};
@@ -112,7 +217,10 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
             (void)hipGetLastError(); /* no host functions here: time without the gate */
         hipError_t qe = hipSuccess;
         for (int r = 0; r < chunk && qe == hipSuccess; r++)
-            for (int i = 0; i < nk && qe == hipSuccess; i++) {
+            for (int j = 0; j < nk && qe == hipSuccess; j++) {
+                /* Two kernels take turns going first, so neither always follows the other
+                 * (or, in burst, the idle gap). */
+                int i = ((done_reps + r) & 1) ? nk - 1 - j : j;
                 int set = (int)(counter++ % nsets);
                 hipEvent_t *pair = &ev[2 * (r * nk + i)];
                 if (flush_buf)
@@ -135,6 +243,8 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
         }
         atomic_store(&g.open, 1);
         TRY(hipStreamSynchronize(s));
+        amk__obs_read(&after);
+        amk__obs_add_span(&obs, &before, &after);
         for (int r = 0; r < chunk; r++)
             for (int i = 0; i < nk; i++) {
                 float ms = 0;
@@ -158,9 +268,15 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
         stats[i].stop = ruled ? why[i] : cap_why;
         stats[i].sets = nsets;
         stats[i].flushed = flush_buf != NULL;
+        stats[i].regime = o->regime;
+        stats[i].settle_ms = settle_ms;
+        stats[i].obs = obs;
+        double watts = amk__obs_mean_power(&obs);
+        stats[i].energy_uj = isfinite(watts) ? watts * stats[i].median_us : NAN;
     }
 
 done:
+    busy_until = mono_s();
     for (int i = 0; i < nev; i++)
         (void)hipEventDestroy(ev[i]);
     free(samples[0]);

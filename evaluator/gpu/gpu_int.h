@@ -143,18 +143,46 @@ static inline hipError_t amk__gpu_launch(hipFunction_t fn, const amk_launch *l, 
 /* One kernel ready to launch over rotating sets of buffers: argv[s] is the argument array
  * (pointers to the values) for set s. */
 typedef struct amk__bench_kernel {
-    hipFunction_t fn;
+    hipFunction_t fn;       /* NULL: a library call, run(ctx, set, stream) (a peer) */
     amk_launch launch;
     void **argv[64];
+    hipError_t (*run)(void *ctx, int set, hipStream_t s);
+    void *ctx;
 } amk__bench_kernel;
 
 /* Times k[0..nk-1] (nk = 1, or 2 interleaved) over nsets prepared sets on stream s; when
- * flush_buf is not NULL, flush_bytes of it are overwritten before every timed launch.
+ * flush_buf is not NULL, flush_bytes of it are overwritten before every timed launch. In
+ * o->regime: sustained first runs the kernels until their time and the SM clock settle
+ * (within o->settle_max_s); burst leaves the device idle o->burst_gap_s before each chunk.
+ * The device is read (amk__obs_read) around every timed chunk.
  * Chunks of launches (amk__bench_next_chunk) until every kernel meets the stopping rule or
  * the cap is reached. Fills stats[i]. Returns hipSuccess or the first error (msg says which
  * call). */
 hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int nsets,
                           void *flush_buf, size_t flush_bytes, const amk__bench_opts *o,
                           amk__bench_stats *stats, char *msg, size_t cap);
+
+/* ---------- the device's state (observe.c; run worker only) ---------------------------- */
+/* Opens the management library for device (once per process): 1 when readings will come,
+ * else 0 and why (no library, no match for the device). */
+int amk__obs_open(int device, char *why, size_t cap);
+/* One reading now (NAN fields when the observer is not open). */
+void amk__obs_read(amk__obs_sample *s);
+
+/* ---------- the vendor-library peer (peer.c; run worker only) -------------------------- */
+/* A peer ready to time over nsets buffer sets: the operation, its library handle and each
+ * set's device pointers. */
+typedef struct amk__peer {
+    amk__run_peer op;
+    int dt_a, dt_b, dt_c;   /* AMK__DT_* of its buffers */
+    int64_t copy_bytes;
+    void *ptr[64][3];       /* per set: a, b, c */
+} amk__peer;
+/* Prepares p for case c on stream s: 1 and its name ("cublas", "copy"), or 0 and why it
+ * cannot be timed here (no library, an unsupported dtype). */
+int amk__peer_prepare(amk__peer *p, const amk__run_case *c, hipStream_t s, char *name,
+                      size_t name_cap, char *why, size_t why_cap);
+/* The bench callback (amk__bench_kernel.run) of a prepared peer. */
+hipError_t amk__peer_run(void *peer, int set, hipStream_t s);
 
 #endif

@@ -40,6 +40,16 @@ void amk__bench_opts_default(amk__bench_opts *o)
     o->ci_rel = 0.01;
     o->beat_us = NAN;
     o->screen_margin = 0.10;
+    o->regime = AMK__REGIME_SUSTAINED;
+    o->settle_max_s = 2.0;
+    o->sustain_s = 1.0;
+    o->burst_gap_s = 0.200;
+    o->settle_max_s = env_double("AMK_BENCH_SETTLE_MS", o->settle_max_s * 1e3) / 1e3;
+    o->sustain_s = env_double("AMK_BENCH_SUSTAIN_MS", o->sustain_s * 1e3) / 1e3;
+    o->burst_gap_s = env_double("AMK_BENCH_BURST_GAP_MS", o->burst_gap_s * 1e3) / 1e3;
+    int regime = amk__regime_from_name(getenv("AMK_BENCH_REGIME"));
+    if (regime >= 0)
+        o->regime = regime;
     o->window_s = env_double("AMK_BENCH_WINDOW_MS", o->window_s * 1e3) / 1e3;
     o->min_window_s = env_double("AMK_BENCH_MIN_WINDOW_MS", o->min_window_s * 1e3) / 1e3;
     o->warmup_s = env_double("AMK_BENCH_WARMUP_MS", o->warmup_s * 1e3) / 1e3;
@@ -96,6 +106,9 @@ void amk__bench_summarize(double *s, int n, amk__bench_stats *out)
     out->ci_lo_us = out->ci_hi_us = NAN;
     out->reps = n;
     out->stop = AMK__STOP_NONE;
+    out->regime = AMK__REGIME_SUSTAINED;
+    out->settle_ms = out->energy_uj = NAN;
+    amk__obs_init(&out->obs);
     if (n <= 0)
         return;
     qsort(s, (size_t)n, sizeof *s, amk__bench_cmp_double);

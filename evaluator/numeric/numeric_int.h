@@ -77,6 +77,51 @@ int amk__check_compare_threads(int dt, const void *got, const void *want, int64_
                                int threads, amk__compare *out);
 void amk__compare_describe(const amk__compare *c, const char *buf, char *out, size_t cap);
 
+/* ---------- the device's state during a timing (observe_stats.c) ---------------------- */
+/* The clock/power regime a timing runs in: sustained (the device brought to its steady
+ * clock and power before timing: a training or serving loop) or burst (an idle gap before
+ * each timed chunk: the first call after idle). */
+enum { AMK__REGIME_SUSTAINED, AMK__REGIME_BURST, AMK__REGIME_COUNT };
+const char *amk__regime_name(int regime);       /* "sustained" | "burst" */
+int amk__regime_from_name(const char *name);    /* AMK__REGIME_*; -1 unknown */
+
+/* One reading of the device (gpu/observe.c); NAN where the reader could not tell. */
+typedef struct amk__obs_sample {
+    double t_s;             /* monotonic seconds */
+    double sm_mhz, mem_mhz, power_w, temp_c;
+    double energy_j;        /* the device's cumulative energy counter */
+    uint64_t throttle;      /* clock-event reasons (NVML bit values); 0 = none */
+} amk__obs_sample;
+
+/* The readings of one timing, folded. samples = 0: nothing was observed (no reader). */
+typedef struct amk__obs {
+    int samples;
+    double sm_mhz, sm_mhz_min, sm_mhz_max; /* mean, min, max of the readings */
+    double mem_mhz, power_w, temp_c;       /* mean, mean, max */
+    uint64_t throttle;                     /* every reason seen */
+    double span_s, span_j;  /* time and energy-counter advance over this config's own load */
+    double last_power_w;    /* the last power reading (NVML's is a ~1 s moving average) */
+    int n_clock, n_mem, n_power, n_temp;   /* readings that had each value */
+} amk__obs;
+void amk__obs_init(amk__obs *o);
+void amk__obs_add(amk__obs *o, const amk__obs_sample *s);
+/* A timed chunk between two readings: adds `after` as a reading, and the chunk's time and
+ * energy-counter advance (when the counter was read both times). */
+void amk__obs_add_span(amk__obs *o, const amk__obs_sample *before, const amk__obs_sample *after);
+/* Mean power of this config's load: the energy counter's advance over at least
+ * AMK__OBS_COUNTER_MIN_S of it (the H100's counter moves every ~100 ms: shorter spans are
+ * quantised), else the last power reading; NAN when neither. */
+#define AMK__OBS_COUNTER_MIN_S 1.0
+double amk__obs_mean_power(const amk__obs *o);
+/* Throttle reasons as words ("sw_power_cap,hw_thermal"), "" when none; "idle" is left out
+ * (a reading between chunks sees the device idle). */
+void amk__obs_throttle_text(uint64_t reasons, char *out, size_t cap);
+/* 1 when a sustained warm-up may stop: the device has been under load for at least
+ * sustain_s (hot_s; the H100's power controller takes ~1 s to bring the clock down from its
+ * idle boost under a power-bound load), and the mean time per launch of the last 3 chunks is
+ * within tol (a fraction) of the 3 before (n >= 6). */
+int amk__obs_settled(const double *chunk_us, int n, double hot_s, double sustain_s, double tol);
+
 /* ---------- benchmark statistics and stopping rule (bench_stats.c) --------------------- */
 #define AMK__BENCH_CHUNK_MAX 64 /* timed launches queued behind one gate, per kernel */
 int amk__bench_cmp_double(const void *a, const void *b); /* qsort order of doubles */
@@ -95,9 +140,15 @@ typedef struct amk__bench_opts {
     double ci_rel;          /* 0: no CI stop (the full window, as before) */
     double beat_us;         /* the incumbent's latency; NAN = no screening */
     double screen_margin;   /* INFINITY = never screen (AMK_BENCH_SCREEN=0) */
+    int regime;             /* AMK__REGIME_*: the clock/power state timings are taken in */
+    double settle_max_s;    /* sustained: the bound on bringing the device to steady state */
+    double sustain_s;       /* sustained: load time after which the device is steady */
+    double burst_gap_s;     /* burst: the idle gap before each timed chunk */
 } amk__bench_opts;
 /* Defaults (cold, 20..2000 reps, 100 ms window cap, 1 s cap, 5 ms warm-up, 4 GiB, CI stop
- * at +-1% after >= 10 ms, screening margin 10%, no incumbent), then the environment:
+ * at +-1% after >= 10 ms, screening margin 10%, no incumbent, sustained regime settled within
+ * after 1 s of load within 2 s, 200 ms burst gaps), then the environment: AMK_BENCH_REGIME
+ * (sustained|burst), AMK_BENCH_SUSTAIN_MS, AMK_BENCH_SETTLE_MS, AMK_BENCH_BURST_GAP_MS,
  * AMK_BENCH_WINDOW_MS, AMK_BENCH_MIN_WINDOW_MS, AMK_BENCH_MIN_REPS, AMK_BENCH_WARMUP_MS,
  * AMK_BENCH_CI (a fraction; 0 = off), AMK_BENCH_SCREEN=0 (no screening), AMK_BENCH_WARM=1
  * (warm L2). */
@@ -117,6 +168,10 @@ typedef struct amk__bench_stats {
     int sets;               /* input sets rotated (1 = none) */
     int flushed;            /* an L2 flush ran before every timed launch */
     int stop;               /* AMK__STOP_*: why the timing ended */
+    int regime;             /* AMK__REGIME_* it was taken in */
+    double settle_ms;       /* sustained: time spent reaching steady state; NAN otherwise */
+    amk__obs obs;           /* the device during the timed chunks */
+    double energy_uj;       /* per launch: mean power x median; NAN when power is unknown */
 } amk__bench_stats;
 /* Median, quartiles (linear interpolation), spread and median CI of n samples in
  * microseconds (sorted in place). n == 0 leaves NANs. */

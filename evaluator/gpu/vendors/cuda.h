@@ -60,6 +60,7 @@
 #define hipDeviceProp_t struct cudaDeviceProp
 #define hipGetDeviceProperties cudaGetDeviceProperties
 #define hipDeviceGetAttribute cudaDeviceGetAttribute
+#define hipDeviceGetPCIBusId cudaDeviceGetPCIBusId
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipDeviceReset cudaDeviceReset
 #define hipMemGetInfo cudaMemGetInfo

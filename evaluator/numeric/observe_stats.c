@@ -1,0 +1,110 @@
+/* The device's state during a timing, host side: folding the readings gpu/observe.c takes
+ * around each timed chunk (clocks, power, temperature, throttle reasons, energy counter),
+ * the regime names, and when a sustained warm-up has reached steady state. */
+#include "numeric_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const regime_names[AMK__REGIME_COUNT] = {"sustained", "burst"};
+
+const char *amk__regime_name(int regime)
+{
+    return regime >= 0 && regime < AMK__REGIME_COUNT ? regime_names[regime] : "";
+}
+
+int amk__regime_from_name(const char *name)
+{
+    for (int r = 0; name && r < AMK__REGIME_COUNT; r++)
+        if (strcmp(name, regime_names[r]) == 0)
+            return r;
+    return -1;
+}
+
+void amk__obs_init(amk__obs *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sm_mhz = o->sm_mhz_min = o->sm_mhz_max = o->mem_mhz = o->power_w = o->temp_c = NAN;
+    o->last_power_w = NAN;
+}
+
+/* Running mean of the n-th value (n counted after it). */
+static void mean_in(double *mean, int *n, double v)
+{
+    if (!isfinite(v))
+        return;
+    (*n)++;
+    *mean = *n == 1 ? v : *mean + (v - *mean) / *n;
+}
+
+void amk__obs_add(amk__obs *o, const amk__obs_sample *s)
+{
+    int seen = isfinite(s->sm_mhz) || isfinite(s->mem_mhz) || isfinite(s->power_w) ||
+               isfinite(s->temp_c) || isfinite(s->energy_j);
+    if (!seen)
+        return;
+    o->samples++;
+    if (isfinite(s->sm_mhz)) {
+        o->sm_mhz_min = o->n_clock ? fmin(o->sm_mhz_min, s->sm_mhz) : s->sm_mhz;
+        o->sm_mhz_max = o->n_clock ? fmax(o->sm_mhz_max, s->sm_mhz) : s->sm_mhz;
+    }
+    mean_in(&o->sm_mhz, &o->n_clock, s->sm_mhz);
+    mean_in(&o->mem_mhz, &o->n_mem, s->mem_mhz);
+    mean_in(&o->power_w, &o->n_power, s->power_w);
+    if (isfinite(s->power_w))
+        o->last_power_w = s->power_w;
+    if (isfinite(s->temp_c)) {
+        o->temp_c = o->n_temp ? fmax(o->temp_c, s->temp_c) : s->temp_c;
+        o->n_temp++;
+    }
+    o->throttle |= s->throttle;
+}
+
+void amk__obs_add_span(amk__obs *o, const amk__obs_sample *before, const amk__obs_sample *after)
+{
+    amk__obs_add(o, after);
+    double dt = after->t_s - before->t_s, de = after->energy_j - before->energy_j;
+    if (isfinite(dt) && isfinite(de) && dt > 0 && de >= 0) {
+        o->span_s += dt;
+        o->span_j += de;
+    }
+}
+
+double amk__obs_mean_power(const amk__obs *o)
+{
+    if (o->span_s >= AMK__OBS_COUNTER_MIN_S && o->span_j > 0)
+        return o->span_j / o->span_s;
+    return o->n_power ? o->last_power_w : NAN;
+}
+
+/* NVML's clock-event reason bits (nvmlClocksEventReason*), by value. */
+static const struct {
+    uint64_t bit;
+    const char *name;
+} reasons[] = {
+    {0x2, "app_clocks"},       {0x4, "sw_power_cap"},  {0x8, "hw_slowdown"},
+    {0x10, "sync_boost"},      {0x20, "sw_thermal"},   {0x40, "hw_thermal"},
+    {0x80, "hw_power_brake"},  {0x100, "display_clocks"},
+};
+
+void amk__obs_throttle_text(uint64_t r, char *out, size_t cap)
+{
+    size_t n = 0;
+    if (cap)
+        out[0] = '\0';
+    for (size_t i = 0; i < sizeof reasons / sizeof reasons[0]; i++)
+        if ((r & reasons[i].bit) && n < cap) {
+            int w = snprintf(out + n, cap - n, "%s%s", n ? "," : "", reasons[i].name);
+            n += w > 0 ? (size_t)w : 0;
+        }
+}
+
+int amk__obs_settled(const double *chunk_us, int n, double hot_s, double sustain_s, double tol)
+{
+    if (n < 6 || !(hot_s >= sustain_s))
+        return 0;
+    double a = (chunk_us[n - 6] + chunk_us[n - 5] + chunk_us[n - 4]) / 3;
+    double b = (chunk_us[n - 3] + chunk_us[n - 2] + chunk_us[n - 1]) / 3;
+    return a > 0 && b > 0 && fabs(b - a) <= tol * a;
+}
