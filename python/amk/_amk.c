@@ -541,20 +541,22 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
     static char *kwlist[] = {"shape",  "backend", "strategy", "seed",    "budget",
                              "time_limit_s", "batch", "min_gain", "results", "best",
                              "resume", "jobs",    "devices",  "exclude", "progress",
-                             "note",   NULL};
+                             "note",   "regime",  NULL};
     const char *shape = NULL, *backend = "auto", *strategy = "hillclimb", *results = "results.tsv",
-               *best = NULL;
+               *best = NULL, *regime = NULL;
     unsigned long long seed = 1;
     long long budget = 100;
     double time_limit = 0, min_gain = 0.01;
     int batch = 0, resume = 0, jobs = 0;
     PyObject *devices = NULL, *exclude = NULL, *progress = NULL, *note = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zssKLdidszpiOOOO", kwlist, &shape, &backend,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zssKLdidszpiOOOOz", kwlist, &shape, &backend,
                                      &strategy, &seed, &budget, &time_limit, &batch,
                                      &min_gain, &results, &best, &resume, &jobs, &devices,
-                                     &exclude, &progress, &note))
+                                     &exclude, &progress, &note, &regime))
         return NULL;
     amk_diag d = {0};
+    if (amk_regime_check_name(regime, &d))
+        return raise_diag(AMK_EINVAL, &d, 1, "usage");
     if (!amk_strategy_find(strategy)) {
         amk_diag_set(&d, AMK_EINVAL, "unknown strategy '%s'", strategy);
         return raise_diag(AMK_EINVAL, &d, 1, "usage");
@@ -603,6 +605,7 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
                        .results_path = results, .best_path = best, .resume = resume,
                        .progress = on_progress, .note = on_note, .ud = &t, .jobs = jobs,
                        .devices = ndev ? devs : NULL, .ndevices = ndev, .done = on_done,
+                       .regime = regime,
                        .exclude = (const char (*)[17])ids, .n_exclude = (size_t)nex};
     amk_tune_result r;
     Py_BEGIN_ALLOW_THREADS
@@ -836,13 +839,15 @@ static PyObject *mod_evaluate(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"config", "spec_dirs", "backend", "target", "results", "devices",
-                             NULL};
-    const char *text, *backend = "auto", *target = NULL, *results = NULL;
+                             "regime", NULL};
+    const char *text, *backend = "model", *target = NULL, *results = NULL, *regime = NULL;
     PyObject *dirs = NULL, *devices = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OszzO", kwlist, &text, &dirs, &backend,
-                                     &target, &results, &devices))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OszzOz", kwlist, &text, &dirs, &backend,
+                                     &target, &results, &devices, &regime))
         return NULL;
     amk_diag d = {0};
+    if (amk_regime_check_name(regime, &d))
+        return raise_diag(AMK_EINVAL, &d, 1, "usage");
     int e = amk_backend_check_name(backend, &d);
     if (e)
         return raise_diag(e, &d, 1, "usage");
@@ -877,7 +882,8 @@ static PyObject *mod_evaluate(PyObject *self, PyObject *args, PyObject *kw)
         return raise_diag(e, &d, -1, "config");
     }
     amk_target_with_ceilings(t, &tc);
-    amk_backend_opts bo = {.target = tc.key, .devices = ndev ? devs : NULL, .ndevices = ndev};
+    amk_backend_opts bo = {.target = tc.key, .devices = ndev ? devs : NULL, .ndevices = ndev,
+                           .regime = regime};
     amk_evaluate_opts eo = {&cfg, backend, &bo, &tc, results};
     amk_evaluate_result r;
     Py_BEGIN_ALLOW_THREADS
@@ -906,8 +912,13 @@ static PyObject *mod_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     return o;
 }
 
+/* The results columns (AMK_TSV_COLUMNS), counted. */
+#define AMK__PY_ONE(c) +1
+enum { NCOLS = 0 AMK_TSV_COLUMNS(AMK__PY_ONE) };
+#undef AMK__PY_ONE
+
 typedef struct rows_walk {
-    PyObject *cols[19];
+    PyObject *cols[NCOLS];
     int failed;
 } rows_walk;
 
@@ -921,7 +932,7 @@ static PyObject *str_or_none(const char *s)
 static int row_one(const amk_row *r, void *ud)
 {
     rows_walk *w = ud;
-    PyObject *v[19] = {
+    PyObject *v[] = {
         PyLong_FromLongLong((long long)r->trial), str_or_none(r->time),
         PyUnicode_FromString(r->kernel), PyUnicode_FromString(r->shape),
         PyUnicode_FromString(r->config_id), PyUnicode_FromString(r->params),
@@ -930,9 +941,15 @@ static int row_one(const amk_row *r, void *ud)
         num_or_none(r->spread), num_or_none(r->predicted_us), num_or_none(r->bound_us),
         num_or_none(r->pct_of_roofline), num_or_none(r->compile_ms),
         r->cache_hit < 0 ? (Py_INCREF(Py_None), Py_None) : PyBool_FromLong(r->cache_hit),
-        PyBool_FromLong(r->kept), str_or_none(r->device), str_or_none(r->note)};
+        PyBool_FromLong(r->kept), str_or_none(r->device), str_or_none(r->note),
+        str_or_none(r->clock_regime), num_or_none(r->sm_mhz), num_or_none(r->sm_mhz_min),
+        num_or_none(r->sm_mhz_max), num_or_none(r->mem_mhz), num_or_none(r->power_w),
+        num_or_none(r->temp_c), str_or_none(r->throttle), num_or_none(r->energy_uj),
+        str_or_none(r->peer), num_or_none(r->peer_us), num_or_none(r->vs_peer)};
+    /* a new column must be added here too */
+    _Static_assert(sizeof v / sizeof *v == NCOLS, "one value per AMK_TSV_COLUMNS column");
     int bad = 0;
-    for (int i = 0; i < 19; i++) {
+    for (int i = 0; i < NCOLS; i++) {
         if (!v[i] || PyList_Append(w->cols[i], v[i]))
             bad = 1;
         Py_XDECREF(v[i]);
@@ -951,13 +968,13 @@ static PyObject *mod_read_results(PyObject *self, PyObject *args)
     const char *path;
     if (!PyArg_ParseTuple(args, "s", &path))
         return NULL;
-    static const char *const names[19] = {
+    static const char *const names[NCOLS] = {
 #define XX(c) #c,
         AMK_TSV_COLUMNS(XX)
 #undef XX
     };
     rows_walk w = {{0}, 0};
-    for (int i = 0; i < 19; i++)
+    for (int i = 0; i < NCOLS; i++)
         if (!(w.cols[i] = PyList_New(0)))
             w.failed = 1;
     amk_tsv_stats st = {0};
@@ -967,7 +984,7 @@ static PyObject *mod_read_results(PyObject *self, PyObject *args)
     if (!w.failed && e)
         raise_diag(e, &d, e == AMK_ENOMEM ? 5 : 3, "results");
     else if (!w.failed && (out = PyDict_New())) {
-        for (int i = 0; i < 19; i++) {
+        for (int i = 0; i < NCOLS; i++) {
             Py_INCREF(w.cols[i]);
             if (put(out, names[i], w.cols[i]))
                 Py_CLEAR(out);
@@ -975,7 +992,7 @@ static PyObject *mod_read_results(PyObject *self, PyObject *args)
                 break;
         }
     }
-    for (int i = 0; i < 19; i++)
+    for (int i = 0; i < NCOLS; i++)
         Py_XDECREF(w.cols[i]);
     if (!out)
         return NULL;

@@ -18,7 +18,9 @@ def read_results(path, params=True):
     """results.tsv as a pandas DataFrame, one row per trial, columns in file order (trial,
     time, kernel, shape, config_id, params, source, status, latency_us, latency_kind,
     spread, predicted_us, bound_us, pct_of_roofline, compile_ms, cache_hit, kept, device,
-    note). Empty fields are None/NaN. With params=True the params column holds dicts and
+    note, and v2's device observation and peer: clock_regime, sm_mhz, sm_mhz_min,
+    sm_mhz_max, mem_mhz, power_w, temp_c, throttle, energy_uj, peer, peer_us, vs_peer;
+    a v1 file's rows have those empty). Empty fields are None/NaN. With params=True the params column holds dicts and
     each param also gets a column of its own, "p.NAME" (NaN where a row's kernel lacks it).
     Torn rows (a killed writer) are skipped; df.attrs["torn"] counts them."""
     import pandas as pd
@@ -26,8 +28,10 @@ def read_results(path, params=True):
         cols, torn = _amk.read_results(os.fspath(path))
     df = pd.DataFrame(cols)
     for c in ("latency_us", "spread", "predicted_us", "bound_us", "pct_of_roofline",
-              "compile_ms"):
-        df[c] = pd.to_numeric(df[c], errors="coerce")
+              "compile_ms", "sm_mhz", "sm_mhz_min", "sm_mhz_max", "mem_mhz", "power_w",
+              "temp_c", "energy_uj", "peer_us", "vs_peer"):
+        if c in df:
+            df[c] = pd.to_numeric(df[c], errors="coerce")
     if params:
         parsed = [json.loads(p) if p else {} for p in df["params"]]
         df["params"] = parsed

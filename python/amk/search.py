@@ -40,12 +40,13 @@ def _duration(value):
 def loop(kernel, shape=None, *, backend="auto", strategy="hillclimb", budget=None, time=None,
          seed=1, batch=0, min_gain=0.01, results="results.tsv", best="best.json",
          resume=False, jobs=0, devices=None, spec_dirs=None, target=None, progress=True,
-         exclude=None, notes=None):
+         exclude=None, notes=None, regime=None):
     """`amk loop KERNEL`: search, logging every trial to `results`, the best to `best`.
 
     kernel: a kernel name, a kernel folder or an amk.Space. budget: trials (default 100, or
     none when time is given). time: seconds or "10m". devices: GPU indices (None: all of
-    device 0's model). exclude: config ids never to try. progress: True (tqdm or a line),
+    device 0's model). regime: "sustained" or "burst" (gpu timing; None: amk's default).
+    exclude: config ids never to try. progress: True (tqdm or a line),
     False, or a callable(trial, budget, elapsed_s, time_limit_s, status, latency_us,
     best_us). notes: a callable(message, warning) for what `amk loop` prints as notes
     (default: warnings.warn for warnings).
@@ -77,7 +78,7 @@ def loop(kernel, shape=None, *, backend="auto", strategy="hillclimb", budget=Non
                                 min_gain=min_gain, results=os.fspath(results),
                                 best=os.fspath(best) if best else None, resume=resume,
                                 jobs=jobs, devices=devices, exclude=list(exclude or []),
-                                progress=cb, note=notes)
+                                progress=cb, note=notes, regime=regime)
     finally:
         if bar:
             bar.close()
@@ -102,10 +103,10 @@ def propose(kernel, shape=None, *, strategy="hillclimb", seed=1, results=None,
     return p
 
 
-def evaluate(config, params=None, *, shape=None, backend="auto", results=None,
-             spec_dirs=None, target=None, devices=None):
+def evaluate(config, params=None, *, shape=None, backend="model", results=None,
+             spec_dirs=None, target=None, devices=None, regime=None):
     """`amk evaluate CONFIG`: one config through the pipeline; its verdict (a dict, as
-    `amk evaluate` prints it). config: a config dict {"kernel", "shape", "params"}, a
+    `amk evaluate` prints it; the backend defaults to model, as there). config: a config dict {"kernel", "shape", "params"}, a
     propose() answer, JSON text, a file path; or a kernel name / Space with params."""
     if params is not None:
         sp = _space(config, spec_dirs, target)
@@ -124,7 +125,7 @@ def evaluate(config, params=None, *, shape=None, backend="auto", results=None,
     with translate:
         r = _amk.evaluate(text, spec_dirs=list(spec_dirs or []), backend=backend,
                           target=target, results=os.fspath(results) if results else None,
-                          devices=devices)
+                          devices=devices, regime=regime)
     v = json.loads(r["verdict"])
     v.setdefault("backend", r["backend"])
     if r["trial"]:

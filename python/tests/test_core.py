@@ -137,6 +137,10 @@ class TestCommands(Tmp):
             df = amk.read_results("r.tsv")
             self.assertEqual(len(df), 12)
             self.assertEqual(df["trial"].tolist(), list(range(1, 13)))
+            if CLI:  # every column of the file, in its order (the header line names them)
+                with open("r.tsv") as f:
+                    header = [l for l in f if not l.startswith("# ")][0].rstrip("\n").split("\t")
+                self.assertEqual(list(df.columns[:len(header)]), header)
             self.assertIn(s["best"]["config_id"], df["config_id"].tolist())
             ok = df[df.status == "ok"]
             self.assertLessEqual(s["best"]["latency_us"], ok.latency_us.min() * 1.0101)
@@ -205,6 +209,9 @@ class TestErrors(Tmp):
         self.assertEqual(cm.exception.exit_code, 1)
         with self.assertRaises(amk.UsageError):
             amk.loop("gemv", strategy="nope", budget=1, results="r.tsv", progress=False)
+        with self.assertRaises(amk.UsageError) as cm:
+            amk.loop("gemv", regime="lukewarm", budget=1, results="r.tsv", progress=False)
+        self.assertIn("lukewarm", str(cm.exception))
         with open("foreign.tsv", "w") as f:
             f.write("not a results file\n")
         with self.assertRaises(amk.ResultsError) as cm:
