@@ -19,8 +19,9 @@ run: build
 	./$(BUILD)/amk loop gemm --budget 200 --backend auto
 
 # Optional: pandas (check_results_pandas) and a headless browser (cli_report_svg), installed
-# when deps.sh may install; without them those tests skip and say why.
-check: DEPS_EXTRA += python3 --optional python3-pandas chromium
+# when deps.sh may install; without them those tests skip and say why. The Python package's
+# tests need the headers (python3-dev) and numpy.
+check: DEPS_EXTRA += python3 python3-dev python3-numpy --optional python3-pandas chromium
 check: build
 	@$(MAKE) --no-print-directory ctest CTEST_LABELS="-LE slow"
 

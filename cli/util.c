@@ -44,20 +44,13 @@ int cli_fail_diag(const cli_ctx *ctx, int code, const amk_diag *d)
     return cli_fail(ctx, code, "%s", amk_strerror(d ? d->code : AMK_EINVAL));
 }
 
+_Static_assert(CLI_EXIT_INPUT == 2 && CLI_EXIT_RESULTS == 3 && CLI_EXIT_NODEV == 4 &&
+                   CLI_EXIT_INTERNAL == 5,
+               "amk_err_exit_code's numbers are the CLI's exit codes");
+
 int cli_exit_for(int code)
 {
-    switch (code) {
-    case AMK_OK: return CLI_EXIT_OK;
-    case AMK_ENOMEM:
-    case AMK_EBACKEND:
-    case AMK_EWORKER:
-    case AMK_ETIMEDOUT: return CLI_EXIT_INTERNAL;
-    case AMK_ETSV:
-    case AMK_EIO: return CLI_EXIT_RESULTS;
-    case AMK_ENODEV:
-    case AMK_EUNSUPPORTED: return CLI_EXIT_NODEV;
-    default: return CLI_EXIT_INPUT;
-    }
+    return amk_err_exit_code(code); /* the library's table: bindings classify by it too */
 }
 
 int cli_exit_for_results(int code)

@@ -53,6 +53,12 @@ typedef enum amk_errno {
 
 AMK_API const char *amk_strerror(int code); /* "out of memory"; "unknown error" for others */
 AMK_API const char *amk_err_name(int code); /* "AMK_ENOMEM" */
+/* The process exit code amk's commands give a failure of `code` when the step that failed
+ * says nothing more (README "Exit codes"): 0 for AMK_OK; 5 internal (out of memory, a
+ * backend or worker that broke, a timeout); 3 a results file (AMK_ETSV, AMK_EIO); 4 no
+ * device (AMK_ENODEV, AMK_EUNSUPPORTED); 2 bad input for every other code. Bindings (the
+ * Python package) classify errors by it. */
+AMK_API int amk_err_exit_code(int code);
 
 /* Diagnostic filled by a failing call: the code and a message naming the culprit,
  * e.g. "kernels/gemm/spec.json: params.BM.values[2]: not an integer". Callers own it

@@ -29,6 +29,22 @@ const char *amk_err_name(int code)
     }
 }
 
+int amk_err_exit_code(int code)
+{
+    switch (code) {
+    case AMK_OK: return 0;
+    case AMK_ENOMEM:
+    case AMK_EBACKEND:
+    case AMK_EWORKER:
+    case AMK_ETIMEDOUT: return 5;
+    case AMK_ETSV:
+    case AMK_EIO: return 3;
+    case AMK_ENODEV:
+    case AMK_EUNSUPPORTED: return 4;
+    default: return 2;
+    }
+}
+
 int amk_diag_set(amk_diag *d, int code, const char *fmt, ...)
 {
     if (d) {

@@ -293,6 +293,25 @@ AMK_API int amk_compile_references(const amk_config *const *cfgs, size_t n, cons
                                    const amk_backend_opts *opts, amk_compile_result *out,
                                    amk_diag *d);
 
+/* The source text and compiler options amk compiles for c on arch (NULL = the default
+ * target's arch), for a runtime of another process to build the same kernel (the Python
+ * package's amk.torch compiles it with NVRTC inside PyTorch): the vendor prelude + the
+ * template, the config's -D defines and dtype macros, the arch and dialect options, and the
+ * kernel's name as written. The arch is the effective one (sm_90 becomes sm_90a for a spec
+ * that requires it). AMK_EIO (template unreadable), AMK_ESPEC, AMK_EUNSUPPORTED (unknown
+ * arch, or one the spec cannot run on), AMK_ENOMEM; on error *out is cleared. */
+typedef struct amk_compile_source {
+    char arch[16];
+    char entry[AMK_NAME_MAX];
+    char *text;                /* malloc'd */
+    char **options;            /* malloc'd, n_options malloc'd strings */
+    int n_options;
+} amk_compile_source;
+AMK_API int amk_compile_source_get(const amk_config *c, const char *arch,
+                                   amk_compile_source *out, amk_diag *d);
+AMK_API void amk_compile_source_clear(amk_compile_source *s); /* frees and zeroes; accepts
+                                                                  zeroed */
+
 /* `amk compile`'s plan (evaluator/compile/plan.c): units to compile without running them.
  * plan_kernel adds the default config of s at sh (a note through note, warning = 1, when it
  * is not valid on the target) and `random` distinct seeded random valid configs (a warning

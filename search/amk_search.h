@@ -287,7 +287,7 @@ typedef struct amk_tune_opts {
     double time_limit_s;
     int batch;
     double min_gain;               /* as amk_loop_opts.min_gain */
-    const char *results_path, *best_path;
+    const char *results_path, *best_path; /* best_path NULL = no best file */
     int resume;
     void (*progress)(const amk_loop_progress *p, void *ud);
     /* What a person should know: warning = 1 when the search covers less than asked for
@@ -303,6 +303,12 @@ typedef struct amk_tune_opts {
     int ndevices;
     double rank_timeout_s;         /* amk_mpi_opts' */
     void (*done)(const amk_tune_result *r, const amk_device_group *g, void *ud);
+    /* Config ids the search must never propose (amk_loop_opts.exclude), on top of those a
+     * sampled sweep cannot answer: configs a caller's own rule refuses (the Python
+     * tune_kernel's callable restrictions) or already measured elsewhere (its cachefile).
+     * NULL = none; borrowed. */
+    const char (*exclude)[17];
+    size_t n_exclude;
 } amk_tune_opts;
 typedef enum amk_tune_stage {
     AMK_TUNE_ON_SETUP,     /* shape, space, or no config satisfies the spec (AMK_EEMPTY) */

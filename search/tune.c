@@ -75,8 +75,20 @@ static int run_loop(const amk_tune_opts *o, amk_tune_result *r, const amk_space 
     if (e == AMK_OK && n_unrecorded)
         note(o, 1, "note: %s cannot answer %zu valid config(s) of %s at %s; the search covers the "
              "configs it recorded", r->backend, n_unrecorded, amk_spec_name(o->spec), r->shape);
+    /* The caller's exclusions join them (one list: the loop takes one). */
+    if (e == AMK_OK && o->n_exclude && !o->exclude)
+        e = amk_diag_set(d, AMK_EINVAL, "%zu excluded config ids but no list", o->n_exclude);
+    if (e == AMK_OK && o->n_exclude) {
+        char (*all)[17] = realloc(unrecorded, (n_unrecorded + o->n_exclude) * sizeof *all);
+        if (!all)
+            e = amk_diag_set(d, AMK_ENOMEM, "out of memory");
+        else {
+            memcpy(all + n_unrecorded, o->exclude, o->n_exclude * sizeof *all);
+            unrecorded = all;
+        }
+    }
     lo.exclude = (const char (*)[17])unrecorded;
-    lo.n_exclude = n_unrecorded;
+    lo.n_exclude = n_unrecorded + (e == AMK_OK ? o->n_exclude : 0);
     if (e == AMK_OK)
         e = amk_loop_run(&lo, &r->loop, d);
     free(unrecorded);
@@ -164,7 +176,7 @@ static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const c
     one.ev = ev;
     one.best_path = best;
     e = amk_tune(&one, r, d);
-    snprintf(r->best_file, sizeof r->best_file, "%s", best);
+    snprintf(r->best_file, sizeof r->best_file, "%s", best ? best : "");
     if (e == AMK_OK && o->done)
         o->done(r, g, o->ud);
     amk_evaluator_free(ev);
@@ -198,12 +210,12 @@ int amk_tune_groups(const amk_tune_opts *o, amk_tune_result *r, amk_diag *d)
                  "after another", ng, which);
     }
     for (int gi = 0; e == AMK_OK && gi < (ng > 1 ? ng : 1); gi++) {
-        char best[4096];
-        if (ng > 1)
+        char best[4096] = "";
+        if (ng > 1 && o->best_path)
             amk_best_path_for_model(o->best_path, g[gi].name, best, sizeof best);
-        else
+        else if (o->best_path)
             snprintf(best, sizeof best, "%s", o->best_path);
-        e = tune_group(o, &g[gi], best, r, d);
+        e = tune_group(o, &g[gi], o->best_path ? best : NULL, r, d); /* NULL: no best file */
     }
     r->ngroups = ng;
     free(g);

@@ -90,7 +90,74 @@ static void read_rows(rows *rs)
     ck_assert_msg(amk_tsv_read(F.results, collect, rs, NULL, &d) == AMK_OK, "%s", d.msg);
 }
 
+/* The config ids of an enumeration, in its order. */
+typedef struct id_walk {
+    char (*ids)[17];
+    size_t k;
+} id_walk;
+
+static int test_collect_ids(const amk_config *c, void *ud)
+{
+    id_walk *w = ud;
+    amk_config_id(c, w->ids[w->k++]);
+    return 0;
+}
+
 /* ---- amk_tune --------------------------------------------------------------------------- */
+
+START_TEST(test_amk_tune_exclude_never_proposes_the_listed_configs)
+{
+    /* Exclude every valid config but a few: an exhaustive search may only log those. */
+    amk_space *sp = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_space_create(F.spec, &F.shape, &F.target->limits, &sp, &d) == AMK_OK,
+                  "%s", d.msg);
+    int64_t n = amk_space_count(sp);
+    ck_assert(n > 8);
+    char(*ids)[17] = calloc((size_t)n, sizeof *ids);
+    ck_assert_ptr_nonnull(ids);
+    id_walk w = {ids, 0};
+    ck_assert_int_eq(amk_space_enumerate(sp, test_collect_ids, &w), AMK_OK);
+    size_t k = w.k;
+    ck_assert_uint_eq(k, (size_t)n);
+    amk_tune_opts o = tune_opts(0, 0);
+    o.strategy = "exhaustive";
+    o.exclude = (const char(*)[17])(ids + 3); /* the first three stay */
+    o.n_exclude = k - 3;
+    amk_tune_result r;
+    ck_assert_msg(amk_tune(&o, &r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(r.loop.trials, 3);
+    rows rs;
+    read_rows(&rs);
+    ck_assert_uint_eq(rs.n, 3);
+    for (size_t i = 0; i < rs.n; i++) {
+        int kept = 0;
+        for (size_t j = 0; j < 3; j++)
+            kept |= !strcmp(rs.v[i].config_id, ids[j]);
+        ck_assert_msg(kept, "row %zu: %s was excluded", i, rs.v[i].config_id);
+    }
+    /* A count without a list is refused before anything runs. */
+    o.exclude = NULL;
+    ck_assert_int_eq(amk_tune(&o, &r, &d), AMK_EINVAL);
+    free(ids);
+    amk_space_free(sp);
+}
+END_TEST
+
+START_TEST(test_amk_err_exit_code_matches_the_cli_categories)
+{
+    ck_assert_int_eq(amk_err_exit_code(AMK_OK), 0);
+    ck_assert_int_eq(amk_err_exit_code(AMK_ENOENT), 2);
+    ck_assert_int_eq(amk_err_exit_code(AMK_ESPEC), 2);
+    ck_assert_int_eq(amk_err_exit_code(AMK_ETSV), 3);
+    ck_assert_int_eq(amk_err_exit_code(AMK_EIO), 3);
+    ck_assert_int_eq(amk_err_exit_code(AMK_ENODEV), 4);
+    ck_assert_int_eq(amk_err_exit_code(AMK_EUNSUPPORTED), 4);
+    ck_assert_int_eq(amk_err_exit_code(AMK_ENOMEM), 5);
+    ck_assert_int_eq(amk_err_exit_code(AMK_EWORKER), 5);
+    ck_assert_int_eq(amk_err_exit_code(-999), 2);
+}
+END_TEST
 
 START_TEST(test_amk_tune_runs_logs_and_resumes)
 {
@@ -225,6 +292,30 @@ static void take_group(const amk_tune_result *r, const amk_device_group *g, void
     gs->ndevices = g->n;
     gs->r = *r;
 }
+
+START_TEST(test_amk_tune_groups_without_a_best_path_writes_no_best_file)
+{
+    amk_tune_opts o = tune_opts(5, 0);
+    o.ev = NULL;
+    o.best_path = NULL;
+    o.done = take_group;
+    groups_seen gs = {0};
+    o.ud = &gs;
+    amk_tune_result r;
+    amk_diag d = {0};
+    char cwd_null[512];
+    ck_assert_msg(amk_tune_groups(&o, &r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(gs.n, 1);
+    ck_assert_str_eq(gs.r.best_file, "");
+    ck_assert(!amk_fs_exists(F.best));
+    ck_assert(!amk_fs_exists("(null)")); /* once, a NULL path was printed as a file name */
+    snprintf(cwd_null, sizeof cwd_null, "%s/(null)", F.dir);
+    ck_assert(!amk_fs_exists(cwd_null));
+    rows rs;
+    read_rows(&rs);
+    ck_assert_uint_eq(rs.n, 5);
+}
+END_TEST
 
 START_TEST(test_amk_tune_groups_runs_one_search_as_amk_tune_does)
 {
@@ -708,9 +799,12 @@ static Suite *commands_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_amk_tune_runs_logs_and_resumes);
+    tcase_add_test(tc, test_amk_tune_exclude_never_proposes_the_listed_configs);
+    tcase_add_test(tc, test_amk_err_exit_code_matches_the_cli_categories);
     tcase_add_test(tc, test_amk_tune_refuses_a_foreign_file_before_appending);
     tcase_add_test(tc, test_amk_tune_empty_space_fails_on_setup_and_writes_nothing);
     tcase_add_test(tc, test_amk_tune_groups_runs_one_search_as_amk_tune_does);
+    tcase_add_test(tc, test_amk_tune_groups_without_a_best_path_writes_no_best_file);
     tcase_add_test(tc, test_amk_tune_groups_backend_failure_is_named_and_nothing_runs);
     tcase_add_test(tc, test_amk_propose_default_then_unseen_with_incumbent);
     tcase_add_test(tc, test_amk_propose_names_what_a_resumed_loop_tries_next);

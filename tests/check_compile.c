@@ -897,6 +897,30 @@ START_TEST(test_compile_unit_config_options)
 }
 END_TEST
 
+START_TEST(test_amk_compile_source_get_is_the_unit_amk_compiles)
+{
+    amk_config c = cfg_of("scale", NULL, "BLOCK", 128);
+    amk_compile_unit u;
+    amk_compile_source src;
+    amk_diag d;
+    ck_assert_msg(amk__compile_unit_config(&c, "sm_90", &u, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_compile_source_get(&c, "sm_90", &src, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_str_eq(src.text, u.source);
+    ck_assert_str_eq(src.entry, "scale_kernel");
+    ck_assert_str_eq(src.arch, "sm_90");
+    ck_assert_int_eq(src.n_options, u.n_options);
+    for (int i = 0; i < u.n_options; i++)
+        ck_assert_str_eq(src.options[i], u.options[i]);
+    amk__compile_unit_clear(&u);
+    amk_compile_source_clear(&src);
+    ck_assert_ptr_null(src.text);
+    amk_compile_source_clear(&src); /* cleared twice: nothing left to free */
+    ck_assert_int_eq(amk_compile_source_get(&c, "pentium4", &src, &d), AMK_EUNSUPPORTED);
+    ck_assert_ptr_null(src.text);
+    ck_assert_int_eq(src.n_options, 0);
+}
+END_TEST
+
 START_TEST(test_compile_unit_reference)
 {
     amk_config c = cfg_of("scale", "half", NULL, 0);
@@ -1655,6 +1679,7 @@ static Suite *suite(void)
     tc = tcase_create("compile_unit");
     tcase_add_checked_fixture(tc, load_registry, free_registry);
     tcase_add_test(tc, test_compile_unit_config_options);
+    tcase_add_test(tc, test_amk_compile_source_get_is_the_unit_amk_compiles);
     tcase_add_test(tc, test_compile_unit_reference);
     tcase_add_test(tc, test_compile_unit_defines_and_headers);
     tcase_add_test(tc, test_compile_unit_config_required_arch);

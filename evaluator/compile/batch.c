@@ -119,3 +119,37 @@ int amk_compile_references(const amk_config *const *cfgs, size_t n, const char *
 {
     return compile_public(cfgs, n, arch, opts, 1, out, d);
 }
+
+/* ---------- public: the source of a config, for another runtime ---------------------------- */
+
+int amk_compile_source_get(const amk_config *c, const char *arch, amk_compile_source *out,
+                           amk_diag *d)
+{
+    memset(out, 0, sizeof *out);
+    amk_compile_unit u;
+    memset(&u, 0, sizeof u);
+    int rc = amk__compile_unit_config(c, arch ? arch : default_arch(), &u, d);
+    if (rc != AMK_OK)
+        return rc;
+    snprintf(out->arch, sizeof out->arch, "%s", u.arch);
+    snprintf(out->entry, sizeof out->entry, "%s", u.entry);
+    out->text = u.source; /* the unit's allocations change hands */
+    out->options = u.options;
+    out->n_options = u.n_options;
+    u.source = NULL;
+    u.options = NULL;
+    u.n_options = 0;
+    amk__compile_unit_clear(&u);
+    return AMK_OK;
+}
+
+void amk_compile_source_clear(amk_compile_source *s)
+{
+    if (!s)
+        return;
+    free(s->text);
+    for (int i = 0; i < s->n_options; i++)
+        free(s->options[i]);
+    free(s->options);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Kernel Tuner's own CUDA examples run by amk: only `import kernel_tuner` is rewritten into
+# `import amk as kernel_tuner` (and `from kernel_tuner...` into `from amk...`); each tune_kernel
+# call is then re-run exhaustively by amk and the example's best compared with it (issue 22:
+# within 5 %). The examples are fetched at run time, never committed.
+#
+#   bash bench/kt_examples.sh fetch DIR      on a machine with network: Kernel Tuner's source
+#                                            into DIR (GitHub tarball of $KT_VERSION, default
+#                                            1.0; or $KT_SRC: a checkout or tarball)
+#   bash bench/kt_examples.sh run DIR [OUT]  on the GPU machine (no network needed): runs the
+#                                            examples of DIR/examples/cuda with the amk of
+#                                            $AMK_BUILD/python (default build/) or the one
+#                                            installed, writes OUT (default kt_examples.json)
+#   bash bench/kt_examples.sh [OUT]          both, in a temporary folder
+# Environment: PYTHON (default python3; needs numpy), KT_EXAMPLES (default: vector_add matmul
+# convolution reduction pnpoly), KT_COMPARE=1 also runs the unmodified example under Kernel
+# Tuner when `import kernel_tuner` works there (per-config overhead, amk against Kernel Tuner).
+# Exit 0 when every example ran and reached 5 % of the exhaustive best; 1 otherwise (the JSON
+# says which and why: an unsupported argument is named).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+PYTHON=${PYTHON:-python3}
+KT_VERSION=${KT_VERSION:-1.0}
+
+fetch() {
+    local dir=$1
+    mkdir -p "$dir"
+    if [ -n "${KT_SRC:-}" ]; then
+        if [ -d "$KT_SRC" ]; then
+            cp -r "$KT_SRC"/. "$dir"/
+        else
+            tar xzf "$KT_SRC" -C "$dir" --strip-components=1
+        fi
+    elif curl -fsSL "https://codeload.github.com/KernelTuner/kernel_tuner/tar.gz/refs/tags/$KT_VERSION" \
+            -o "$dir/kt.tar.gz" 2>/dev/null; then
+        tar xzf "$dir/kt.tar.gz" -C "$dir" --strip-components=1
+        rm -f "$dir/kt.tar.gz"
+    else
+        # PyPI's sdists carry no examples (checked for 0.2.0 to 1.5.0); say what to do.
+        echo "kt_examples: cannot download Kernel Tuner $KT_VERSION from GitHub; set KT_SRC to a" \
+             "kernel_tuner checkout or source tarball" >&2
+        return 1
+    fi
+    [ -d "$dir/examples/cuda" ] ||
+        { echo "kt_examples: $dir has no examples/cuda" >&2; return 1; }
+    echo "kt_examples: Kernel Tuner's examples in $dir/examples/cuda" >&2
+}
+
+run() {
+    local dir=$1 out=${2:-kt_examples.json}
+    local build=${AMK_BUILD:-$root/build}
+    if [ -d "$build/python/amk" ]; then
+        export PYTHONPATH="$build/python${PYTHONPATH:+:$PYTHONPATH}"
+    fi
+    "$PYTHON" -c 'import amk, numpy' ||
+        { echo "kt_examples: $PYTHON cannot import amk and numpy (build amk, or pip install .)" >&2
+          return 1; }
+    "$PYTHON" "$here/kt_examples.py" "$dir/examples/cuda" "$out" ${KT_EXAMPLES:-}
+}
+
+case "${1:-}" in
+fetch) fetch "$2" ;;
+run) run "$2" "${3:-}" ;;
+*)
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    fetch "$tmp/kt"
+    run "$tmp/kt" "${1:-kt_examples.json}"
+    ;;
+esac

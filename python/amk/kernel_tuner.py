@@ -1,0 +1,660 @@
+"""amk.tune_kernel: a drop-in for kernel_tuner.tune_kernel (the common case).
+
+    import amk as kernel_tuner
+    results, env = kernel_tuner.tune_kernel("vector_add", kernel_string, size, args, tune_params)
+
+How it works: the call becomes a T1 document (Kernel Tuner's benchmark_hub format: the
+tune_params, restrictions, problem size, grid divisors, block size names and arguments)
+plus the kernel source, which the library's own importer (`amk import --kernel`,
+amk_import_t1) turns into a kernel folder; amk then tunes it on the GPU (or replays the
+cachefile with simulation_mode=True) and the trials come back in Kernel Tuner's shapes.
+Everything but the tuning itself (_tune below: one call into the engine, on whatever backend)
+is plain Python and is tested without a GPU. docs/PYTHON.md lists every difference.
+"""
+import datetime
+import json
+import math
+import os
+import re
+import shutil
+import tempfile
+import warnings
+
+from .errors import AmkError, InputError, UnsupportedError
+from .space import build_folder, Space
+
+# Kernel Tuner's strategy names -> amk's (the search differs; the space and budget do not).
+STRATEGIES = {None: "exhaustive", "brute_force": "exhaustive", "random_sample": "random",
+              "simulated_annealing": "anneal", "greedy_ils": "hillclimb",
+              "greedy_mls": "hillclimb", "mls": "hillclimb", "ils": "hillclimb",
+              "basinhopping": "hillclimb", "hillclimb": "hillclimb", "exhaustive": "exhaustive",
+              "random": "random", "anneal": "anneal"}
+
+# numpy dtype -> the T1 "Type" of an argument (the importer decides what it supports).
+_T1_TYPES = {"float32": "float", "float16": "half", "float64": "double", "int8": "int8",
+             "int16": "int16", "int32": "int", "int64": "int64", "uint8": "uint8",
+             "uint16": "uint16", "uint32": "uint32", "uint64": "uint64", "bool": "bool"}
+
+# What amk's trial statuses are in Kernel Tuner's results and cachefiles.
+_KT_ERRORS = {"rejected": "InvalidConfig", "screened": "InvalidConfig",
+              "compile_error": "CompilationFailedConfig",
+              "compile_crash": "CompilationFailedConfig",
+              "compile_timeout": "CompilationFailedConfig", "wrong": "RuntimeFailedConfig",
+              "run_error": "RuntimeFailedConfig", "run_timeout": "RuntimeFailedConfig",
+              "withheld": "RuntimeFailedConfig", "not_recorded": "InvalidConfig"}
+
+
+def _unsupported(argument, why):
+    return UnsupportedError("tune_kernel: %s is not supported by amk: %s (docs/PYTHON.md)"
+                            % (argument, why), argument=argument)
+
+
+# ---------- arguments -------------------------------------------------------------------
+
+
+def kernel_params(source, kernel_name):
+    """The parameter names of kernel_name's signature in source (None when not found):
+    `__global__ void NAME(float *a, const int n)` -> ["a", "n"]."""
+    m = re.search(r"\b%s\s*\(([^)]*)\)\s*\{" % re.escape(kernel_name), source)
+    if not m:
+        return None
+    names = []
+    for p in m.group(1).split(","):
+        p = re.sub(r"\[[^\]]*\]", "", p).strip()
+        w = re.findall(r"[A-Za-z_]\w*", p)
+        if not w:
+            return None
+        names.append(w[-1])
+    return names
+
+
+def _is_constant(arr):
+    flat = arr.reshape(-1)
+    return flat.size > 0 and bool((flat == flat[0]).all())
+
+
+def describe_arguments(arguments, answer, names, data_dir):
+    """T1 Arguments for Kernel Tuner's argument list. Outputs: the arguments whose answer is
+    not None, or (no answer) the arrays whose content is one constant (Kernel Tuner's
+    numpy.zeros output convention); inputs carry their data (a constant fill, or the array
+    written to data_dir as raw bytes: FillType BinaryRaw, DataSource)."""
+    import numpy as np
+    if answer is not None and len(answer) != len(arguments):
+        raise InputError("tune_kernel: answer has %d entries for %d arguments" %
+                         (len(answer), len(arguments)))
+    out = []
+    for i, a in enumerate(arguments):
+        name = names[i] if names and i < len(names) else "arg%d" % i
+        label = "arguments[%d] (%s)" % (i, name)
+        if isinstance(a, np.ndarray):
+            t = _T1_TYPES.get(a.dtype.name)
+            if t is None:
+                raise _unsupported(label, "element type %s" % a.dtype)
+            if answer is not None:
+                is_out = answer[i] is not None
+            else:
+                is_out = _is_constant(a)
+            d = {"Name": name, "Type": t, "Size": int(a.size), "MemoryType": "Vector"}
+            if is_out:
+                d.update(AccessType="WriteOnly", FillType="Constant",
+                         FillValue=a.reshape(-1)[0].item() if a.size else 0, Output=1)
+            elif _is_constant(a):
+                d.update(AccessType="ReadOnly", FillType="Constant",
+                         FillValue=a.reshape(-1)[0].item())
+            else:
+                path = os.path.join(data_dir, "%s.bin" % name)
+                np.ascontiguousarray(a).tofile(path)
+                d.update(AccessType="ReadOnly", FillType="BinaryRaw", DataSource=path)
+            out.append(d)
+        elif isinstance(a, (np.generic, int, float)):
+            v = np.asarray(a)
+            if isinstance(a, bool) or v.dtype.kind not in "iuf":
+                raise _unsupported(label, "a scalar of type %s" % v.dtype)
+            if isinstance(a, (int, float)) and not isinstance(a, np.generic):
+                v = v.astype(np.int32 if isinstance(a, int) else np.float32)
+            out.append({"Name": name, "Type": _T1_TYPES.get(v.dtype.name, v.dtype.name),
+                        "MemoryType": "Scalar", "AccessType": "ReadOnly",
+                        "FillValue": v.item()})
+        else:
+            raise _unsupported(label, "an argument of type %s (amk takes numpy arrays and "
+                               "numpy scalars)" % type(a).__name__)
+    return out
+
+
+def describe_cmem(cmem_args, data_dir):
+    """T1 Arguments of constant memory (MemType Constant), in cmem_args' order."""
+    import numpy as np
+    out = []
+    for name, a in (cmem_args or {}).items():
+        a = np.asarray(a)
+        t = _T1_TYPES.get(a.dtype.name)
+        if t is None:
+            raise _unsupported("cmem_args[%r]" % name, "element type %s" % a.dtype)
+        d = {"Name": name, "Type": t, "Size": int(a.size), "MemoryType": "Vector",
+             "AccessType": "ReadOnly", "MemType": "Constant"}
+        if _is_constant(a):
+            d.update(FillType="Constant", FillValue=a.reshape(-1)[0].item())
+        else:
+            path = os.path.join(data_dir, "cmem_%s.bin" % name)
+            np.ascontiguousarray(a).tofile(path)
+            d.update(FillType="BinaryRaw", DataSource=path)
+        out.append(d)
+    return out
+
+
+def _expr_list(value, what):
+    if value is None:
+        return None
+    if callable(value):
+        raise _unsupported(what, "a callable (give the divisor as a list of parameter names "
+                           "or expression strings)")
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value]
+
+
+def kernel_specification(kernel_name, problem_size, arguments, cmem, grid_div,
+                         block_size_names, tune_params):
+    """The T1 KernelSpecification of a tune_kernel call."""
+    if callable(problem_size):
+        raise _unsupported("problem_size", "a callable")
+    ps = [problem_size] if isinstance(problem_size, (int, str)) or hasattr(problem_size, "item") \
+        else list(problem_size)
+    names = block_size_names or ["block_size_x", "block_size_y", "block_size_z"]
+    grid_div = list(grid_div)
+    for i, p in enumerate(ps):
+        if isinstance(p, str):
+            # A tuning parameter as the size (Kernel Tuner: the grid is its value divided by
+            # the grid divisors). The importer takes integer sizes, so the dim is the lcm L
+            # of the param's values and the divisors gain L // param: cdiv(L, (L // v) * D)
+            # is cdiv(v, D) exactly.
+            if p not in tune_params:
+                raise _unsupported("problem_size", "%r: sizes given by expressions (a "
+                                   "tuning parameter's name is supported)" % p)
+            lcm = 1
+            for v in tune_params[p]:
+                lcm = lcm * v // math.gcd(lcm, v)
+            if i >= 3 or lcm > 2**31 - 1:
+                raise _unsupported("problem_size", "%r: too large a size" % p)
+            div = grid_div[i] if grid_div[i] is not None else (
+                [names[i]] if i < len(names) and names[i] in tune_params else [])
+            grid_div[i] = ["%d // %s" % (lcm, p)] + list(div)
+            ps[i] = lcm
+        elif not float(p).is_integer():
+            raise _unsupported("problem_size", "%r: sizes given by expressions" % (p,))
+    if len(names) > 3:
+        raise InputError("tune_kernel: block_size_names has more than 3 names")
+    ks = {"Language": "CUDA", "KernelName": kernel_name,
+          "ProblemSize": [int(p) for p in ps], "SharedMemory": 0,
+          "Arguments": arguments + cmem}
+    # Kernel Tuner's block: the named params, 256 x 1 x 1 where one is not tuned.
+    local = {}
+    for ax, n, dv in zip("XYZ", list(names) + [None] * (3 - len(names)), (256, 1, 1)):
+        local[ax] = n if n is not None and n in tune_params else str(dv)
+    ks["LocalSize"] = local
+    for ax, div in zip("XYZ", grid_div):
+        if div is not None:
+            ks["GridDiv" + ax] = div
+    return ks
+
+
+def kernel_prelude(tune_params, block_size_names, defines):
+    """What Kernel Tuner defines in the source besides the tuned params: kernel_tuner, the
+    block size names it does not tune (their defaults 256/1/1: what the launch uses), and
+    `defines` with constant values."""
+    lines = ["#define kernel_tuner 1"]
+    names = block_size_names or ["block_size_x", "block_size_y", "block_size_z"]
+    for n, dv in zip(names, (256, 1, 1)):
+        if n not in tune_params:
+            lines.append("#define %s %d" % (n, dv))
+    for k, v in (defines or {}).items():
+        if callable(v):
+            raise _unsupported("defines[%r]" % k, "a callable value")
+        lines.append("#define %s %s" % (k, v))
+    return "\n".join(lines) + "\n"
+
+
+# ---------- restrictions -----------------------------------------------------------------
+
+
+def split_restrictions(restrictions):
+    """(strings for the engine, callables for Python) from Kernel Tuner's restrictions."""
+    if restrictions is None:
+        return [], []
+    if callable(restrictions):
+        return [], [restrictions]
+    if isinstance(restrictions, str):
+        return [restrictions], []
+    strs, fns = [], []
+    for r in restrictions:
+        (fns if callable(r) else strs).append(r)
+    return strs, fns
+
+
+def _call_restriction(fn, params):
+    """Kernel Tuner calls a restriction with the config as a dict; older scripts take the
+    values as a list in tune_params order."""
+    try:
+        return bool(fn(dict(params)))
+    except (TypeError, KeyError):
+        return bool(fn(list(params.values())))
+
+
+def excluded_by(space, fns, problem_size=None):
+    """Config ids of the space's valid configs that a callable restriction refuses."""
+    if not fns:
+        return []
+    out = []
+    for cid, params in space.configs(ids=True):
+        if not all(_call_restriction(f, params) for f in fns):
+            out.append(cid)
+    return out
+
+
+# ---------- cachefiles -------------------------------------------------------------------
+
+
+def cache_path(cache):
+    """Kernel Tuner's cachefile name: NAME.json (a gzipped .json.gz is read as it is)."""
+    cache = os.fspath(cache)
+    return cache if cache.endswith((".json", ".json.gz")) else cache + ".json"
+
+
+def _ps_list(ps):
+    """A problem size as a list: ints, or a tuning parameter's name as it is."""
+    if isinstance(ps, (int, str)) or hasattr(ps, "item"):
+        ps = [ps]
+    return [p if isinstance(p, str) else int(p) for p in ps]
+
+
+def cache_key(tune_params, params):
+    return ",".join(str(params[k]) for k in tune_params)
+
+
+def read_cache(path, kernel_name, problem_size, tune_params, device_name=None):
+    """A Kernel Tuner cachefile's entries (dict key -> entry), {} when the file does not
+    exist; ValueError (as Kernel Tuner) when it holds another kernel, size or space."""
+    if not os.path.exists(path):
+        return {}
+    if path.endswith(".gz"):
+        import gzip
+        with gzip.open(path, "rt") as f:
+            doc = json.load(f)
+    else:
+        with open(path) as f:
+            text = f.read().strip()
+        if text.endswith(","):  # Kernel Tuner's file while it is still being written
+            text = text[:-1] + "}}"
+        doc = json.loads(text)
+    if doc.get("kernel_name") != kernel_name:
+        raise ValueError("Cannot load cache which contains results for different kernel "
+                         "(cache: %s, tuning: %s)" % (doc.get("kernel_name"), kernel_name))
+    if "problem_size" in doc and _ps_list(doc["problem_size"]) != _ps_list(problem_size):
+        raise ValueError("Cannot load cache which contains results for different problem_size")
+    if doc.get("tune_params_keys") != list(tune_params):
+        raise ValueError("Cannot load cache which contains results obtained with different "
+                         "tunable parameters")
+    if device_name and doc.get("device_name") not in (None, device_name):
+        raise ValueError("Cannot load cache which contains results for different device "
+                         "(cache: %s, tuning: %s)" % (doc.get("device_name"), device_name))
+    return dict(doc.get("cache", {}))
+
+
+def write_cache(path, entries, kernel_name, problem_size, tune_params, device_name,
+                objective="time"):
+    """Writes a Kernel Tuner cachefile (the benchmark_hub format) atomically."""
+    doc = {"device_name": device_name, "kernel_name": kernel_name,
+           "problem_size": _ps_list(problem_size),
+           "tune_params_keys": list(tune_params),
+           "tune_params": {k: list(v) for k, v in tune_params.items()},
+           "objective": objective, "cache": entries}
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        json.dump(doc, f, default=_json_default)
+    os.replace(tmp, path)
+
+
+def _json_default(o):
+    if hasattr(o, "item"):
+        return o.item()
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    raise TypeError(type(o).__name__)
+
+
+# ---------- results ---------------------------------------------------------------------
+
+
+def _kt_timestamp(t):
+    if not t:
+        return None
+    try:
+        dt = datetime.datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ")
+        return dt.replace(tzinfo=datetime.timezone.utc).isoformat(sep=" ")
+    except ValueError:
+        return t
+
+
+def row_to_result(row, tune_params):
+    """One results.tsv row as a Kernel Tuner result (times in ms); failures carry Kernel
+    Tuner's error name in "time"; amk's own status and config id ride along."""
+    params = row["params"] if isinstance(row["params"], dict) else json.loads(row["params"])
+    r = {k: params[k] for k in tune_params if k in params}
+    status = row["status"]
+    lat = row["latency_us"]
+    if status == "ok" and lat is not None and lat == lat:
+        r["time"] = lat / 1000.0
+        r["times"] = [lat / 1000.0]
+    else:
+        r["time"] = _KT_ERRORS.get(status, "RuntimeFailedConfig")
+    cm = row.get("compile_ms")
+    r["compile_time"] = cm if cm is not None and cm == cm else 0.0
+    r["verification_time"] = 0
+    r["benchmark_time"] = 0
+    r["strategy_time"] = 0
+    r["framework_time"] = 0
+    r["timestamp"] = _kt_timestamp(row.get("time"))
+    r["amk_status"] = status
+    r["amk_config_id"] = row["config_id"]
+    if row.get("note"):
+        r["amk_note"] = row["note"]
+    return r
+
+
+def add_metrics(results, metrics):
+    """Kernel Tuner's metrics: functions of a result (its params and "time" in ms), in order,
+    each seeing the ones before; computed for the configs that ran correctly."""
+    for r in results:
+        if not isinstance(r.get("time"), float):
+            continue
+        for name, fn in (metrics or {}).items():
+            r[name] = fn(r)
+
+
+def cached_to_result(entry, tune_params):
+    r = dict(entry)
+    r.setdefault("amk_status", "cached")
+    return r
+
+
+def rows_of_run(results_path, first_trial, last_trial):
+    """The rows [first_trial, last_trial] of results_path, as dicts."""
+    from . import _amk
+    from .errors import translate
+    with translate:
+        cols, _ = _amk.read_results(results_path)
+    n = len(cols["trial"])
+    rows = [{k: cols[k][i] for k in cols} for i in range(n)]
+    return [r for r in rows if first_trial <= r["trial"] <= last_trial]
+
+
+# ---------- the call ---------------------------------------------------------------------
+
+_KT_OPTIONS = ("grid_div_x", "grid_div_y", "grid_div_z", "restrictions", "answer", "atol",
+               "verify", "verbose", "lang", "device", "platform", "smem_args", "cmem_args",
+               "texmem_args", "compiler", "compiler_options", "defines", "log", "iterations",
+               "block_size_names", "quiet", "strategy", "strategy_options", "cache", "metrics",
+               "simulation_mode", "observers", "objective", "objective_higher_is_better")
+
+
+def _check_unsupported(o):
+    """Options amk cannot honour: an UnsupportedError naming the first one."""
+    if o["lang"] not in (None, "CUDA", "cuda", "cupy", "nvcuda", "NVCUDA", "CuPy"):
+        raise _unsupported("lang=%r" % o["lang"], "amk runs CUDA kernels (NVRTC)")
+    if o["verify"] is not None:
+        raise _unsupported("verify", "a custom verification function (amk compares every "
+                           "output with the reference within its tolerance)")
+    if o["smem_args"]:
+        raise _unsupported("smem_args", "dynamic shared memory sizes from Python")
+    if o["texmem_args"]:
+        raise _unsupported("texmem_args", "texture memory")
+    for k, f in (o["metrics"] or {}).items():
+        if not callable(f):
+            raise _unsupported("metrics[%r]" % k, "a metric that is not a function of the "
+                               "result (amk measures time only)")
+    if o["observers"]:
+        raise _unsupported("observers", "observers (amk measures time only)")
+    if o["objective"] not in (None, "time"):
+        raise _unsupported("objective=%r" % o["objective"], "amk minimises time")
+    if o["objective_higher_is_better"]:
+        raise _unsupported("objective_higher_is_better", "amk minimises time")
+    if o["compiler"] not in (None, "nvrtc"):
+        raise _unsupported("compiler=%r" % o["compiler"], "amk compiles with NVRTC")
+    for opt in o["compiler_options"] or []:
+        if not re.fullmatch(r"-std=c\+\+(11|14|17)|--std=c\+\+(11|14|17)", opt):
+            raise _unsupported("compiler_options %r" % opt, "amk's compiler options are its "
+                               "own (NVRTC, C++17); only -std=c++11/14/17 are accepted")
+    if o["platform"] not in (None, 0):
+        raise _unsupported("platform", "OpenCL platforms")
+    if o["strategy"] not in STRATEGIES:
+        raise _unsupported("strategy=%r" % o["strategy"], "known: %s" % ", ".join(
+            sorted(k for k in STRATEGIES if k)))
+
+
+def _budget(strategy_options, n_valid):
+    """(budget, time limit in s) from Kernel Tuner's strategy_options."""
+    so = dict(strategy_options or {})
+    budget, time_s = 0, 0.0
+    if "max_fevals" in so:
+        budget = int(so.pop("max_fevals"))
+    if "time_limit" in so:
+        time_s = float(so.pop("time_limit"))
+    if "fraction" in so:
+        budget = max(1, int(round(float(so.pop("fraction")) * n_valid)))
+    so.pop("seed", None)  # handled by the caller
+    if so:
+        raise _unsupported("strategy_options[%r]" % sorted(so)[0],
+                           "amk takes max_fevals, time_limit, fraction and seed")
+    return budget, time_s
+
+
+def _tune(space, backend, strategy, seed, budget, time_s, results, exclude, device, quiet):
+    """The one path that runs kernels (on the GPU, or replays a cachefile): amk.loop."""
+    from .search import loop
+    return loop(space, backend=backend, strategy=strategy, seed=seed, budget=budget,
+                time=time_s, results=results, best=None, exclude=exclude,
+                devices=None if device is None else [device], progress=not quiet,
+                notes=lambda msg, warning: warning and warnings.warn(msg, stacklevel=4))
+
+
+def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params,
+                grid_div_x=None, grid_div_y=None, grid_div_z=None, restrictions=None,
+                answer=None, atol=1e-6, verify=None, verbose=False, lang=None, device=0,
+                platform=0, smem_args=None, cmem_args=None, texmem_args=None, compiler=None,
+                compiler_options=None, defines=None, log=None, iterations=7,
+                block_size_names=None, quiet=False, strategy=None, strategy_options=None,
+                cache=None, metrics=None, simulation_mode=False, observers=None,
+                objective=None, objective_higher_is_better=None, **amk_options):
+    """Kernel Tuner's tune_kernel, run by amk. Returns (results, env) as Kernel Tuner does.
+
+    amk_options (not Kernel Tuner's): amk_backend ("gpu" by default; "model" runs the cost
+    model instead, e.g. to check a script without a GPU), amk_results (keep the trials in
+    this results.tsv; default: a temporary file), amk_seed (search seed, default 1).
+    An argument amk cannot honour raises amk.UnsupportedError naming it.
+    """
+    o = dict(zip(_KT_OPTIONS, (grid_div_x, grid_div_y, grid_div_z, restrictions, answer, atol,
+                               verify, verbose, lang, device, platform, smem_args, cmem_args,
+                               texmem_args, compiler, compiler_options, defines, log,
+                               iterations, block_size_names, quiet, strategy,
+                               strategy_options, cache, metrics, simulation_mode, observers,
+                               objective, objective_higher_is_better)))
+    backend = amk_options.pop("amk_backend", None)
+    keep_results = amk_options.pop("amk_results", None)
+    seed = int(amk_options.pop("amk_seed", (strategy_options or {}).get("seed", 1) or 1))
+    if amk_options:
+        raise TypeError("tune_kernel() got an unexpected keyword argument '%s'" %
+                        sorted(amk_options)[0])
+    _check_unsupported(o)
+    if not isinstance(tune_params, dict) or not tune_params:
+        raise InputError("tune_kernel: tune_params must be a non-empty dict")
+    for k, vals in tune_params.items():
+        for v in vals:
+            if isinstance(v, bool) or not isinstance(v, int) and not (
+                    hasattr(v, "dtype") and v.dtype.kind in "iu"):
+                raise _unsupported("tune_params[%r] value %r" % (k, v),
+                                   "amk passes params to the compiler as integer #defines")
+    tune_params = {k: [int(v) for v in vals] for k, vals in tune_params.items()}
+    if atol != 1e-6:
+        warnings.warn("tune_kernel: atol is not used: amk's tolerance is derived from the "
+                      "output's type, the reduction length and max |reference| "
+                      "(docs/PYTHON.md)", stacklevel=2)
+
+    # The kernel source: text, or a file name.
+    if callable(kernel_source):
+        raise _unsupported("kernel_source", "a code generator (callable)")
+    if isinstance(kernel_source, (list, tuple)):
+        if len(kernel_source) != 1:
+            raise _unsupported("kernel_source", "several files (give the kernel's file only)")
+        kernel_source = kernel_source[0]
+    src = os.fspath(kernel_source)
+    kernel_file_name = "%s.cu" % kernel_name
+    if "\n" not in src and os.path.isfile(src):
+        kernel_file_name = os.path.basename(src)
+        with open(src) as f:
+            src = f.read()
+
+    strs, fns = split_restrictions(restrictions)
+    work = tempfile.mkdtemp(prefix="amk-tune-")
+    remove = None
+    try:
+        data_dir = os.path.join(work, "data")
+        os.mkdir(data_dir)
+        names = kernel_params(src, kernel_name)
+        args = describe_arguments(arguments, answer, names, data_dir)
+        cmem = describe_cmem(cmem_args, data_dir)
+        grid = [_expr_list(g, "grid_div_%s" % ax)
+                for g, ax in ((grid_div_x, "x"), (grid_div_y, "y"), (grid_div_z, "z"))]
+        ks = kernel_specification(kernel_name, problem_size, args, cmem, grid,
+                                  block_size_names, tune_params)
+        if simulation_mode:
+            # Replay runs nothing: the space and the problem size are all it needs.
+            ks, kfile = {"ProblemSize": ks["ProblemSize"]}, None
+        else:
+            kfile = os.path.join(work, kernel_file_name)
+            with open(kfile, "w") as f:
+                f.write(kernel_prelude(tune_params, block_size_names, defines))
+                f.write("#line 1 \"%s\"\n" % kernel_file_name)
+                f.write(src)
+        default = None if simulation_mode else reference_config(
+            kernel_name, tune_params, strs, fns, ks["ProblemSize"], block_size_names)
+        folder, remove = _import(kernel_name, tune_params, strs, ks, kfile, args, default)
+        space = Space(folder)
+
+        cpath = cache_path(cache) if cache else None
+        if simulation_mode:
+            if not cpath or not os.path.exists(cpath):
+                raise InputError("tune_kernel: simulation_mode needs an existing cache file "
+                                 "(cache=%r)" % cache)
+            backend = "sim:" + cpath
+        # AMK_TUNE_KERNEL_BACKEND: run unchanged scripts on another backend ("model": no GPU)
+        backend = backend or os.environ.get("AMK_TUNE_KERNEL_BACKEND") or "gpu"
+        device_name = None
+        if backend == "gpu":
+            from . import devices
+            devs = devices()["devices"]
+            device_name = next((d["name"] for d in devs if d["index"] == device), None)
+        cached = read_cache(cpath, kernel_name, problem_size, tune_params,
+                            device_name) if cpath and not simulation_mode else {}
+
+        exclude = excluded_by(space, fns)
+        n_valid = space.count() - len(exclude)
+        known = []
+        for key, entry in cached.items():
+            try:
+                known.append(space.config_id({k: entry[k] for k in tune_params}))
+            except (AmkError, KeyError):
+                pass
+        budget, time_s = _budget(strategy_options, n_valid)
+        results_path = keep_results or os.path.join(work, "results.tsv")
+        if n_valid > 0 and not set(c for c, _ in space.configs(ids=True)) - set(exclude + known):
+            # every config is in the cachefile: nothing to tune (as Kernel Tuner)
+            summary = {"trials": 0, "device": device_name, "backend": backend, "best": None}
+        else:
+            summary = _tune(space, backend, STRATEGIES[strategy], seed, budget, time_s,
+                            results_path, exclude + known, device, quiet)
+        rows = rows_of_run(results_path, summary["first_trial"], summary["last_trial"]) \
+            if summary["trials"] else []
+        results = [cached_to_result(e, tune_params) for e in cached.values()]
+        results += [row_to_result(r, tune_params) for r in rows]
+        add_metrics(results[len(cached):], metrics)
+        device_name = summary["device"] if device_name is None else device_name
+        if cpath and not simulation_mode and summary["trials"]:
+            entries = dict(cached)
+            for r in results[len(cached):]:
+                entries[cache_key(tune_params, r)] = {
+                    k: v for k, v in r.items() if not k.startswith("amk_")}
+            write_cache(cpath, entries, kernel_name, problem_size, tune_params, device_name)
+        env = _env(kernel_name, src, problem_size, tune_params, o, summary, device_name,
+                   backend, results_path if keep_results else None)
+        if verbose and not quiet:
+            for r in results:
+                print(", ".join("%s=%s" % (k, v) for k, v in r.items()
+                                if k in tune_params or k == "time"))
+        return results, env
+    finally:
+        if remove:
+            remove()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def reference_config(kernel_name, tune_params, strs, fns, problem_size, block_size_names):
+    """The config amk checks the others against (the imported kernel's default): the first
+    valid one, in amk's order, that the callable restrictions accept and whose block has at
+    most 1024 threads. Kernel Tuner has no default; the first values need not be valid."""
+    folder, remove = build_folder(kernel_name, tune_params, strs, None,
+                                  {"ProblemSize": problem_size})
+    try:
+        names = block_size_names or ["block_size_x", "block_size_y", "block_size_z"]
+        for params in Space(folder).configs():
+            threads = 1
+            for n in names:
+                threads *= params.get(n, 1)
+            if threads <= 1024 and all(_call_restriction(f, params) for f in fns):
+                return params
+    finally:
+        remove()
+    raise InputError("tune_kernel: no config of tune_params satisfies the restrictions")
+
+
+def _import(kernel_name, tune_params, strs, ks, kfile, args, default=None):
+    """The kernel folder of the call (the library's importer). Input data the library cannot
+    take yet (its message names the FillType) falls back to amk's random fill with a warning
+    naming the argument; every other refusal is an UnsupportedError naming what it refused."""
+    try:
+        return build_folder(kernel_name, tune_params, strs, default, ks, kfile)
+    except AmkError as e:
+        if "BinaryRaw" in e.message and any(a.get("FillType") == "BinaryRaw" and
+                                            a.get("MemType") != "Constant" for a in args):
+            for a in ks["Arguments"]:
+                if a.get("FillType") == "BinaryRaw" and a.get("MemType") != "Constant":
+                    warnings.warn("tune_kernel: argument %s: this amk cannot take input data "
+                                  "yet; it fills the input with random values of the same "
+                                  "type and size" % a["Name"], stacklevel=3)
+                    a["FillType"] = "Random"
+                    a.pop("DataSource", None)
+            return _import(kernel_name, tune_params, strs, ks, kfile, args, default)
+        raise UnsupportedError("tune_kernel: %s" % e.message, argument=_culprit(e.message, ks),
+                               code=e.code, name=e.name) from None
+
+
+def _culprit(message, ks):
+    """The Kernel Tuner argument a library message is about (the argument's T1 name)."""
+    m = re.search(r"Arguments\[(\d+)\]", message)
+    if m and int(m.group(1)) < len(ks.get("Arguments", [])):
+        a = ks["Arguments"][int(m.group(1))]
+        return ("cmem_args[%r]" % a["Name"]) if a.get("MemType") == "Constant" else a["Name"]
+    return None
+
+
+def _env(kernel_name, src, problem_size, tune_params, o, summary, device_name, backend,
+         results_path):
+    from . import __version__
+    return {"kernel_name": kernel_name, "kernel_string": src, "problem_size": problem_size,
+            "tune_params": tune_params, "device_name": device_name,
+            "iterations": o["iterations"], "block_size_names": o["block_size_names"],
+            "compiler_options": o["compiler_options"], "strategy": o["strategy"] or "brute_force",
+            "strategy_options": o["strategy_options"], "objective": "time",
+            "simulation_mode": bool(o["simulation_mode"]), "amk_version": __version__,
+            "amk_backend": summary.get("backend", backend), "amk_best": summary.get("best"),
+            "amk_trials": summary.get("trials"), "amk_elapsed_s": summary.get("elapsed_s"),
+            "amk_results": results_path}

@@ -1,0 +1,293 @@
+"""amk.tune_kernel without a GPU: argument handling, restrictions, cachefile reading and
+writing, result shaping, unsupported arguments, and whole calls on the model backend and in
+simulation mode (replaying a Kernel Tuner cachefile written here)."""
+import itertools
+import json
+import os
+import shutil
+import tempfile
+import unittest
+import warnings
+
+import amk
+from amk import kernel_tuner as kt
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+VECTOR_ADD = """
+__global__ void vector_add(float *c, float *a, float *b, int n) {
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+    if (i < n) {
+        c[i] = a[i] + b[i];
+    }
+}
+"""
+
+
+@unittest.skipIf(np is None, "numpy is not installed (Debian: python3-numpy)")
+class TestArguments(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="amk-kt-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_kernel_params_reads_the_signature(self):
+        self.assertEqual(kt.kernel_params(VECTOR_ADD, "vector_add"), ["c", "a", "b", "n"])
+        src = "__global__ void k(const float * __restrict__ x, int n[], float2 *p) {}"
+        self.assertEqual(kt.kernel_params(src, "k"), ["x", "n", "p"])
+        self.assertIsNone(kt.kernel_params(src, "other"))
+
+    def test_outputs_come_from_answer_else_from_constant_arrays(self):
+        a = np.arange(8, dtype=np.float32)
+        c = np.zeros(8, dtype=np.float32)
+        n = np.int32(8)
+        d = kt.describe_arguments([c, a, n], None, ["c", "a", "n"], self.dir)
+        self.assertEqual(d[0]["Output"], 1)
+        self.assertEqual(d[1]["FillType"], "BinaryRaw")
+        self.assertTrue(np.array_equal(np.fromfile(d[1]["DataSource"], np.float32), a))
+        self.assertEqual((d[2]["MemoryType"], d[2]["Type"], d[2]["FillValue"]),
+                         ("Scalar", "int", 8))
+        # with an answer: exactly the arguments it checks are outputs
+        d = kt.describe_arguments([c, a, n], [None, a, None], ["c", "a", "n"], self.dir)
+        self.assertEqual([x.get("Output", 0) for x in d], [0, 1, 0])
+        self.assertEqual(d[0]["FillType"], "Constant")
+        with self.assertRaises(amk.InputError):
+            kt.describe_arguments([c, a], [None], None, self.dir)
+
+    def test_float_scalars_and_types_go_through_as_they_are(self):
+        d = kt.describe_arguments([np.float32(0.5), np.zeros(2, np.float16)], None, None,
+                                  self.dir)
+        self.assertEqual((d[0]["Type"], d[0]["FillValue"]), ("float", 0.5))
+        self.assertEqual((d[1]["Name"], d[1]["Type"]), ("arg1", "half"))
+        with self.assertRaises(amk.UnsupportedError) as cm:
+            kt.describe_arguments(["text"], None, None, self.dir)
+        self.assertIn("arguments[0]", str(cm.exception))
+
+    def test_cmem_args_are_constant_memory_in_order(self):
+        d = kt.describe_cmem({"d_filter": np.ones(9, np.float32),
+                              "d_w": np.arange(3, dtype=np.float32)}, self.dir)
+        self.assertEqual([x["Name"] for x in d], ["d_filter", "d_w"])
+        self.assertEqual({x["MemType"] for x in d}, {"Constant"})
+        self.assertEqual((d[0]["FillType"], d[0]["FillValue"]), ("Constant", 1.0))
+        self.assertEqual(d[1]["FillType"], "BinaryRaw")
+
+    def test_launch_follows_kernel_tuner_defaults(self):
+        ks = kt.kernel_specification("k", (100, 50), [], [], [None, ["by", "ty"], None],
+                                     ["bx", "by"], {"bx": [32], "by": [1, 2], "ty": [1]})
+        self.assertEqual(ks["LocalSize"], {"X": "bx", "Y": "by", "Z": "1"})
+        self.assertEqual(ks["GridDivY"], ["by", "ty"])
+        self.assertNotIn("GridDivX", ks)
+        self.assertEqual(ks["ProblemSize"], [100, 50])
+        ks = kt.kernel_specification("k", 1000, [], [], [None] * 3, None, {"tile": [1]})
+        self.assertEqual(ks["LocalSize"], {"X": "256", "Y": "1", "Z": "1"})
+        # a tuning parameter as the problem size: grid = cdiv(value, divisors)
+        ks = kt.kernel_specification("k", "nb", [], [], [[], None, None], None,
+                                     {"nb": [32, 48, 64], "block_size_x": [32]})
+        self.assertEqual(ks["ProblemSize"], [192])
+        self.assertEqual(ks["GridDivX"], ["192 // nb"])
+        pre = kt.kernel_prelude({"tile": [1]}, None, {"N": 4})
+        self.assertIn("#define block_size_x 256", pre)
+        self.assertIn("#define N 4", pre)
+
+
+class TestRestrictionsAndCache(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="amk-kt-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_callable_restrictions_exclude_exactly_what_they_refuse(self):
+        params = {"x": [1, 2, 4, 8], "y": [1, 2, 4]}
+        sp = amk.Space(params=params, restrictions=["x >= y"], name="rs")
+        fn = lambda p: p["x"] * p["y"] != 8  # noqa: E731
+        ex = set(kt.excluded_by(sp, [fn]))
+        want = {sp.config_id(dict(zip(params, v))) for v in itertools.product(*params.values())
+                if v[0] >= v[1] and v[0] * v[1] == 8}
+        self.assertEqual(ex, want)
+        self.assertEqual(len(ex), 2)
+        # old style: the values as a list
+        ex2 = set(kt.excluded_by(sp, [lambda v: v[0] * v[1] != 8]))
+        self.assertEqual(ex2, want)
+        self.assertEqual(kt.split_restrictions(["a < b", fn]), (["a < b"], [fn]))
+
+    def test_cachefile_round_trip_and_refusals(self):
+        path = kt.cache_path(os.path.join(self.dir, "c"))
+        self.assertTrue(path.endswith("c.json"))
+        tp = {"bx": [32, 64], "t": [1, 2]}
+        entries = {"32,1": {"bx": 32, "t": 1, "time": 0.5, "times": [0.5]},
+                   "64,2": {"bx": 64, "t": 2, "time": "CompilationFailedConfig"}}
+        kt.write_cache(path, entries, "k", (10, 10), tp, "Dev")
+        self.assertEqual(kt.read_cache(path, "k", [10, 10], tp, "Dev"), entries)
+        with open(path) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["tune_params_keys"], ["bx", "t"])
+        with self.assertRaises(ValueError):
+            kt.read_cache(path, "other", (10, 10), tp)
+        with self.assertRaises(ValueError):
+            kt.read_cache(path, "k", (10, 11), tp)
+        with self.assertRaises(ValueError):
+            kt.read_cache(path, "k", (10, 10), {"t": [1, 2], "bx": [32, 64]})
+        with self.assertRaises(ValueError):
+            kt.read_cache(path, "k", (10, 10), tp, "Other GPU")
+        self.assertEqual(kt.cache_key(tp, {"t": 2, "bx": 64}), "64,2")
+
+    def test_rows_become_kernel_tuner_results(self):
+        row = {"trial": 3, "time": "2026-01-02T03:04:05Z", "params": '{"bx":64,"t":1}',
+               "status": "ok", "latency_us": 1500.0, "compile_ms": 20.0, "config_id": "ab",
+               "note": None}
+        r = kt.row_to_result(row, {"bx": [64], "t": [1]})
+        self.assertEqual((r["bx"], r["t"], r["time"], r["times"]), (64, 1, 1.5, [1.5]))
+        self.assertEqual(r["compile_time"], 20.0)
+        self.assertEqual(r["timestamp"], "2026-01-02 03:04:05+00:00")
+        row.update(status="compile_error", latency_us=None)
+        self.assertEqual(kt.row_to_result(row, {"bx": [64]})["time"], "CompilationFailedConfig")
+        row.update(status="wrong")
+        self.assertEqual(kt.row_to_result(row, {"bx": [64]})["time"], "RuntimeFailedConfig")
+
+
+def kt_best(results):
+    return min(r["time"] for r in results if isinstance(r["time"], float))
+
+
+@unittest.skipIf(np is None, "numpy is not installed (Debian: python3-numpy)")
+class TestTuneKernel(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="amk-kt-")
+        self.old = os.getcwd()
+        os.chdir(self.dir)
+        n = 100000
+        self.args = [np.zeros(n, np.float32), np.random.randn(n).astype(np.float32),
+                     np.random.randn(n).astype(np.float32), np.int32(n)]
+        self.n = n
+
+    def tearDown(self):
+        os.chdir(self.old)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def tune(self, tp, problem_size_override=None, **kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return amk.tune_kernel("vector_add", VECTOR_ADD, problem_size_override or self.n,
+                                   self.args, tp, amk_backend="model", quiet=True, **kw)
+
+    def test_brute_force_covers_the_space_and_writes_the_cache(self):
+        tp = {"block_size_x": [128 + 64 * i for i in range(15)]}
+        res, env = self.tune(tp, cache="vcache")
+        self.assertEqual(sorted(r["block_size_x"] for r in res), tp["block_size_x"])
+        self.assertTrue(all(isinstance(r["time"], float) for r in res))
+        self.assertEqual(env["amk_trials"], 15)
+        self.assertEqual(env["problem_size"], self.n)
+        with open("vcache.json") as f:
+            doc = json.load(f)
+        self.assertEqual(len(doc["cache"]), 15)
+        self.assertEqual(doc["kernel_name"], "vector_add")
+        # a second run finds every config in the cache and tunes none
+        res2, env2 = self.tune(tp, cache="vcache")
+        self.assertEqual(env2["amk_trials"], 0)
+        self.assertEqual(sorted(r["block_size_x"] for r in res2), tp["block_size_x"])
+
+    def test_metrics_are_computed_from_each_result(self):
+        tp = {"block_size_x": [128, 256]}
+        m = {"GB/s": lambda p: 3 * 4 * self.n / 1e9 / (p["time"] / 1e3),
+             "twice": lambda p: 2 * p["GB/s"]}
+        res, _ = self.tune(tp, metrics=m)
+        for r in res:
+            self.assertAlmostEqual(r["GB/s"], 3 * 4 * self.n / 1e9 / (r["time"] / 1e3))
+            self.assertAlmostEqual(r["twice"], 2 * r["GB/s"])
+
+    def test_file_utils_t4_output_replays_in_amk_s_sim_backend(self):
+        from amk.file_utils import store_output_file, store_metadata_file
+        tp = {"block_size_x": [128, 192, 256, 320]}
+        res, _ = self.tune(tp)
+        store_output_file("out.json", res, tp)
+        store_metadata_file("meta")
+        self.assertTrue(os.path.exists("meta.json"))
+        # the T4 file replays: the same best through amk's sim backend
+        sp = amk.Space(params=tp, name="vector_add")
+        s = amk.loop(sp, backend="sim:out.json", strategy="exhaustive", budget=0,
+                     results="r.tsv", best=None, progress=False)
+        self.assertAlmostEqual(s["best"]["latency_us"] / 1000.0, kt_best(res), places=6)
+
+    def test_restrictions_strings_and_callables_and_a_budget(self):
+        tp = {"block_size_x": [32, 64, 128, 256, 512, 1024], "tile": [1, 2, 4]}
+        res, _ = self.tune(tp, restrictions=["block_size_x * tile <= 1024",
+                                             lambda p: p["tile"] != 2])
+        got = {(r["block_size_x"], r["tile"]) for r in res}
+        want = {(b, t) for b in tp["block_size_x"] for t in tp["tile"]
+                if b * t <= 1024 and t != 2}
+        self.assertEqual(got, want)
+        res, env = self.tune(tp, strategy="random_sample", strategy_options={"max_fevals": 5})
+        self.assertEqual(len(res), 5)
+
+    def test_problem_size_named_by_a_parameter_launches_that_many_blocks(self):
+        tp = {"block_size_x": [64, 128], "num_blocks": [32, 48, 64]}
+        res, env = self.tune(tp, problem_size_override="num_blocks", grid_div_x=[])
+        self.assertEqual(len(res), 6)
+        self.assertEqual(env["problem_size"], "num_blocks")
+
+    def test_the_reference_is_a_valid_config_when_the_first_values_are_not(self):
+        # Kernel Tuner's matmul: block_size_x == block_size_y * tile_size_y rules out the
+        # first values; the reference must satisfy it (and the callable restriction)
+        tp = {"block_size_x": [16, 32, 64], "block_size_y": [1, 2, 4, 8],
+              "tile_size_y": [1, 2, 4, 8]}
+        r = ["block_size_x == block_size_y * tile_size_y"]
+        ref = kt.reference_config("k", tp, r, [lambda p: p["block_size_y"] > 1], [64], None)
+        self.assertEqual(ref["block_size_x"], ref["block_size_y"] * ref["tile_size_y"])
+        self.assertGreater(ref["block_size_y"], 1)
+        res, _ = self.tune(tp, restrictions=r)
+        self.assertEqual(len(res), sum(1 for x in tp["block_size_x"] for y in tp["block_size_y"]
+                                       for t in tp["tile_size_y"] if x == y * t))
+
+    def test_unsupported_arguments_are_named(self):
+        tp = {"block_size_x": [128, 256]}
+        for kw, name in ((dict(texmem_args={"t": self.args[1]}), "texmem_args"),
+                         (dict(metrics={"x": 1}), "metrics['x']"),
+                         (dict(objective="GFLOP/s"), "objective"),
+                         (dict(lang="OpenCL"), "lang"),
+                         (dict(strategy="bayes_opt_xyz"), "strategy"),
+                         (dict(compiler_options=["-O0"]), "compiler_options"),
+                         (dict(strategy_options={"maxiter": 3}), "maxiter")):
+            with self.assertRaises(amk.UnsupportedError) as cm:
+                self.tune(tp, **kw)
+            self.assertIn(name, str(cm.exception))
+        with self.assertRaises(TypeError):
+            self.tune(tp, not_an_option=1)
+
+    def test_cmem_args_reach_the_library(self):
+        # Constant memory is the library's to support (issue 22 item 3): until it does, the
+        # refusal names the argument; once it does, the call runs.
+        tp = {"block_size_x": [128, 256]}
+        try:
+            res, _ = self.tune(tp, cmem_args={"d_filter": np.arange(9, dtype=np.float32)})
+            self.assertEqual(len(res), 2)
+        except amk.UnsupportedError as e:
+            self.assertEqual(e.argument, "cmem_args['d_filter']", str(e))
+
+    def test_simulation_mode_replays_a_cachefile(self):
+        tp = {"block_size_x": [64, 128, 256, 512], "tile": [1, 2]}
+        times = {}
+        entries = {}
+        for i, (b, t) in enumerate(itertools.product(tp["block_size_x"], tp["tile"])):
+            times[(b, t)] = 1.0 + ((i * 7) % 8) / 10
+            entries["%d,%d" % (b, t)] = {"block_size_x": b, "tile": t, "time": times[(b, t)],
+                                         "times": [times[(b, t)]] * 3, "compile_time": 100.0}
+        entries["512,2"]["time"] = "RuntimeFailedConfig"
+        kt.write_cache("sim.json", entries, "vector_add", self.n, tp, "Recorded GPU")
+        res, env = amk.tune_kernel("vector_add", "unused", self.n, self.args, tp,
+                                   restrictions=["block_size_x * tile <= 512"],
+                                   cache="sim.json", simulation_mode=True, quiet=True)
+        valid = {k for k in times if k[0] * k[1] <= 512}
+        self.assertEqual({(r["block_size_x"], r["tile"]) for r in res}, valid)
+        best = min((r for r in res if isinstance(r["time"], float)), key=lambda r: r["time"])
+        self.assertAlmostEqual(best["time"], min(times[k] for k in valid if k != (512, 2)))
+        self.assertEqual(env["amk_backend"], "sim")
+        self.assertTrue(env["device_name"].startswith("Recorded GPU"))
+
+
+if __name__ == "__main__":
+    unittest.main()

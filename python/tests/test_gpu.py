@@ -1,0 +1,67 @@
+"""The Python package on a GPU (CTest python_gpu, label gpu): skipped, with the reason, where
+no GPU answers. tune_kernel runs Kernel Tuner's vector_add on the device, and amk.loop tunes
+a built-in kernel; the checks compare with the engine's own record and can fail."""
+import os
+import shutil
+import tempfile
+import unittest
+
+import amk
+
+try:
+    import numpy as np
+except ImportError:
+    np = None
+
+_GPU = amk.devices()
+NO_GPU = "no GPU answers: %s" % _GPU.get("reason") if not _GPU["devices"] else None
+
+VECTOR_ADD = """
+__global__ void vector_add(float *c, float *a, float *b, int n) {
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+    if (i < n) {
+        c[i] = a[i] + b[i];
+    }
+}
+"""
+
+
+@unittest.skipIf(NO_GPU, NO_GPU or "")
+class TestGpu(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="amk-pygpu-")
+        self.old = os.getcwd()
+        os.chdir(self.dir)
+
+    def tearDown(self):
+        os.chdir(self.old)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_loop_measures_on_the_gpu(self):
+        s = amk.loop("copy", backend="gpu", budget=6, results="r.tsv", best=None,
+                     progress=False)
+        self.assertEqual(s["backend"], "gpu")
+        self.assertEqual(s["best"]["latency_kind"], "measured")
+        b = amk.best("r.tsv")
+        self.assertEqual(b["config_id"], s["best"]["config_id"])
+
+    @unittest.skipIf(np is None, "numpy is not installed")
+    def test_tune_kernel_vector_add_runs_every_config_correctly(self):
+        n = 1 << 22
+        args = [np.zeros(n, np.float32), np.random.randn(n).astype(np.float32),
+                np.random.randn(n).astype(np.float32), np.int32(n)]
+        tp = {"block_size_x": [128, 256, 512, 1024]}
+        res, env = amk.tune_kernel("vector_add", VECTOR_ADD, n, args, tp, quiet=True,
+                                   cache="va")
+        self.assertEqual(sorted(r["block_size_x"] for r in res), tp["block_size_x"])
+        self.assertEqual({r["amk_status"] for r in res}, {"ok"}, res)
+        self.assertEqual(env["amk_backend"], "gpu")
+        # 3 arrays of n floats move through memory: no faster than a few TB/s
+        best = min(r["time"] for r in res)
+        self.assertGreater(3 * 4 * n / (best / 1e3), 1e9)
+        self.assertLess(3 * 4 * n / (best / 1e3), 10e12)
+        self.assertTrue(os.path.exists("va.json"))
+
+
+if __name__ == "__main__":
+    unittest.main()
