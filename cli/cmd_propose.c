@@ -10,8 +10,8 @@
 static cJSON *incumbent_json(const amk_proposal_result *p)
 {
     const amk_row *r = &p->incumbent;
-    amk_incumbent b = {1, p->incumbent_config, r->latency_us, r->spread, r->latency_kind,
-                       r->trial};
+    amk_incumbent b = {.has = 1, .config = p->incumbent_config};
+    amk_incumbent_set_row(&b, r);
     cJSON *o = cli_incumbent_json(&b, r->config_id);
     cJSON_AddStringToObject(o, "device", r->device);
     cJSON_AddStringToObject(o, "source", r->source);

@@ -226,5 +226,14 @@ cJSON *cli_incumbent_json(const amk_incumbent *b, const char *config_id)
     cJSON_AddStringToObject(o, "latency_kind", amk_latency_kind_name(b->kind));
     cli_json_add_num(o, "spread", b->spread);
     cJSON_AddNumberToObject(o, "trial", (double)b->trial);
+    cJSON_AddStringToObject(o, "clock_regime", b->clock_regime);
+    if (b->peer[0] && b->peer_us > 0) { /* timed beside it by amk's harness, same regime */
+        cJSON *p = cJSON_AddObjectToObject(o, "vs_peer");
+        cJSON_AddStringToObject(p, "peer", b->peer);
+        cli_json_add_num(p, "peer_us", b->peer_us);
+        cli_json_add_num(p, "speedup", b->vs_peer);
+    } else {
+        cJSON_AddNullToObject(o, "vs_peer");
+    }
     return o;
 }

@@ -12,6 +12,8 @@ typedef struct ent {
     double latency, spread;
     amk_latency_kind kind;
     int64_t trial;
+    char clock_regime[16], peer[32]; /* how the best was measured; its peer, "" none */
+    double peer_us, vs_peer;
     size_t file;
     amk__export_shape s;
     long long lgvol;
@@ -88,6 +90,10 @@ static void take_rule_best(ent *e, const amk_best_rule *rule)
         e->kind = r->latency_kind;
         e->trial = r->trial;
         e->file = file;
+        snprintf(e->clock_regime, sizeof e->clock_regime, "%s", r->clock_regime);
+        snprintf(e->peer, sizeof e->peer, "%s", r->peer);
+        e->peer_us = r->peer_us;
+        e->vs_peer = r->vs_peer;
     }
     free(e->rs);
     e->rs = NULL;
@@ -229,6 +235,15 @@ static cJSON *entry_json(const ent *e, const char *const *paths)
     else
         cJSON_AddNullToObject(o, "spread");
     cJSON_AddStringToObject(o, "device", e->device);
+    cJSON_AddStringToObject(o, "clock_regime", e->clock_regime);
+    if (e->peer[0] && e->peer_us > 0) { /* timed beside it by amk's harness, same regime */
+        cJSON *vp = cJSON_AddObjectToObject(o, "vs_peer");
+        cJSON_AddStringToObject(vp, "peer", e->peer);
+        cJSON_AddNumberToObject(vp, "peer_us", e->peer_us);
+        cJSON_AddNumberToObject(vp, "speedup", e->vs_peer);
+    } else {
+        cJSON_AddNullToObject(o, "vs_peer");
+    }
     cJSON_AddNumberToObject(o, "trial", (double)e->trial);
     cJSON_AddStringToObject(o, "source", paths[e->file]);
     return o;

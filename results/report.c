@@ -104,6 +104,18 @@ static cJSON *best_row_json(const amk__stat_best *b, const amk_report *rep)
     add_num(o, "predicted_us", r->predicted_us);
     add_num(o, "bound_us", r->bound_us);
     add_num(o, "pct_of_roofline", r->pct_of_roofline);
+    cJSON_AddStringToObject(o, "clock_regime", r->clock_regime);
+    add_num(o, "sm_mhz", r->sm_mhz);
+    add_num(o, "power_w", r->power_w);
+    add_num(o, "energy_uj", r->energy_uj);
+    if (r->peer[0] && r->peer_us > 0) { /* timed beside it by amk's harness, same regime */
+        cJSON *vp = cJSON_AddObjectToObject(o, "vs_peer");
+        cJSON_AddStringToObject(vp, "peer", r->peer);
+        add_num(vp, "peer_us", r->peer_us);
+        add_num(vp, "speedup", r->vs_peer);
+    } else {
+        cJSON_AddNullToObject(o, "vs_peer");
+    }
     cJSON_AddStringToObject(o, "file", amk__report_file(rep, file));
     return o;
 }
@@ -128,6 +140,10 @@ static void best_line(const amk__stat_best *b, const amk_report *rep, FILE *f,
     fprintf(f, "    %s: %.6g us %s, trial %lld of %s, config %s %s\n", label, r->latency_us,
             amk_latency_kind_name(r->latency_kind), (long long)r->trial,
             amk__report_file(rep, file), r->config_id[0] ? r->config_id : "-", r->params);
+    if (r->peer[0] && r->peer_us > 0)
+        fprintf(f, "    vs peer: %.3fx %s (%.6g us, timed beside it, %s regime, SM %.0f MHz)\n",
+                r->vs_peer, r->peer, r->peer_us, r->clock_regime[0] ? r->clock_regime : "?",
+                r->sm_mhz);
 }
 
 static void best_print(const void *state, const amk_report *rep, FILE *f)

@@ -52,7 +52,15 @@ typedef struct amk_incumbent {
     double latency_us, spread;
     amk_latency_kind kind;
     int64_t trial;
+    /* How it was measured: the regime, and the vendor-library peer timed beside it by amk's
+     * harness ("" / NAN when none: not measured on a GPU, or no peer). */
+    char clock_regime[16];
+    char peer[32];
+    double peer_us, vs_peer;
 } amk_incumbent;
+/* Fills b's measurement (latency, spread, kind, trial, regime, peer) from the row that
+ * recorded it; the config is the caller's. */
+AMK_API void amk_incumbent_set_row(amk_incumbent *b, const amk_row *r);
 AMK_API int amk_keep_decide(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
                             double min_gain);
 

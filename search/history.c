@@ -307,10 +307,19 @@ static void incumbent_of(const amk_history *h, const amk_row *r, amk_incumbent *
     if (!r || !row_config(h, r, &out->config))
         return;
     out->has = 1;
-    out->latency_us = r->latency_us;
-    out->spread = r->spread;
-    out->kind = r->latency_kind;
-    out->trial = r->trial;
+    amk_incumbent_set_row(out, r);
+}
+
+void amk_incumbent_set_row(amk_incumbent *b, const amk_row *r)
+{
+    b->latency_us = r->latency_us;
+    b->spread = r->spread;
+    b->kind = r->latency_kind;
+    b->trial = r->trial;
+    snprintf(b->clock_regime, sizeof b->clock_regime, "%s", r->clock_regime);
+    snprintf(b->peer, sizeof b->peer, "%s", r->peer);
+    b->peer_us = r->peer_us;
+    b->vs_peer = r->vs_peer;
 }
 
 /* After the read: the keep rule's incumbent and the best, from the rule's choices. A row
@@ -437,6 +446,10 @@ int amk_history_decide(amk_history *h, const amk_config *cfg, const amk_verdict 
     h->inc.spread = v->spread;
     h->inc.kind = v->latency_kind;
     h->inc.trial = 0; /* numbered when its row is recorded */
+    snprintf(h->inc.clock_regime, sizeof h->inc.clock_regime, "%s", v->clock_regime);
+    snprintf(h->inc.peer, sizeof h->inc.peer, "%s", v->peer);
+    h->inc.peer_us = v->peer_us;
+    h->inc.vs_peer = v->vs_peer;
     return 1;
 }
 
@@ -460,8 +473,9 @@ int amk_history_record(amk_history *h, const amk_row *rows, const amk_config *co
     memset(&h->best, 0, sizeof h->best);
     for (size_t i = 0; i < n; i++)
         if (rows[i].trial == b->trial && cfgs && cfgs[i]) {
-            h->best = (amk_incumbent){1, *cfgs[i], b->latency_us, b->spread, b->latency_kind,
-                                      b->trial};
+            h->best.has = 1;
+            h->best.config = *cfgs[i];
+            amk_incumbent_set_row(&h->best, b);
             return 1;
         }
     incumbent_of(h, b, &h->best);
