@@ -57,6 +57,7 @@ typedef struct amk_incumbent {
     char clock_regime[16];
     char peer[32];
     double peer_us, vs_peer;
+    double sm_mhz;             /* mean SM clock observed while it was timed; NAN unknown */
 } amk_incumbent;
 /* Fills b's measurement (latency, spread, kind, trial, regime, peer) from the row that
  * recorded it; the config is the caller's. */

@@ -320,6 +320,7 @@ void amk_incumbent_set_row(amk_incumbent *b, const amk_row *r)
     snprintf(b->peer, sizeof b->peer, "%s", r->peer);
     b->peer_us = r->peer_us;
     b->vs_peer = r->vs_peer;
+    b->sm_mhz = r->sm_mhz;
 }
 
 /* After the read: the keep rule's incumbent and the best, from the rule's choices. A row
@@ -450,6 +451,7 @@ int amk_history_decide(amk_history *h, const amk_config *cfg, const amk_verdict 
     snprintf(h->inc.peer, sizeof h->inc.peer, "%s", v->peer);
     h->inc.peer_us = v->peer_us;
     h->inc.vs_peer = v->vs_peer;
+    h->inc.sm_mhz = v->sm_mhz;
     return 1;
 }
 

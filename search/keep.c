@@ -91,6 +91,20 @@ int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_
     return fabs(gain) <= 2 * amk__keep_margin(pair_noise(inc, v), min_gain);
 }
 
+int amk__keep_clock_moved(const amk_incumbent *inc, const amk_config *cand,
+                          const amk_verdict *v, double min_gain)
+{
+    if (!inc || !inc->has || inc->kind != AMK_LAT_MEASURED || !v ||
+        v->status != AMK_STATUS_OK || v->latency_kind != AMK_LAT_MEASURED ||
+        !(inc->sm_mhz > 0) || !(v->sm_mhz > 0) || !(inc->latency_us > 0) ||
+        !(v->latency_us > 0) || amk_config_equal(&inc->config, cand))
+        return 0;
+    double margin = amk__keep_margin(pair_noise(inc, v), min_gain);
+    double moved = fabs(v->sm_mhz - inc->sm_mhz) / inc->sm_mhz;
+    double gain = fabs(inc->latency_us - v->latency_us) / inc->latency_us;
+    return moved > margin && gain <= 2 * margin + moved;
+}
+
 int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
                          const amk_verdict *v, double min_gain, const amk_limits *lim)
 {

@@ -55,6 +55,11 @@ static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_con
     if (rc == AMK_EUNSUPPORTED)
         return;
     size_t len = strlen(logged->notes);
+    if (inc->sm_mhz > 0 && decide->sm_mhz > 0 && len + 2 < sizeof logged->notes) {
+        snprintf(logged->notes + len, sizeof logged->notes - len, "%sSM clock %.0f MHz "
+                 "(incumbent %.0f MHz)", len ? "; " : "", decide->sm_mhz, inc->sm_mhz);
+        len = strlen(logged->notes);
+    }
     char *tail = logged->notes + len;
     size_t cap = sizeof logged->notes - len;
     if (rc != AMK_OK) {
@@ -70,6 +75,7 @@ static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_con
              "%.3f us, candidate %.3f us", len ? "; " : "", which, lat[0], lat[1]);
     inc->latency_us = lat[0];
     inc->spread = spread[0];
+    inc->sm_mhz = decide->sm_mhz; /* both now timed in one state */
     decide->latency_us = lat[1];
     decide->spread = spread[1];
 }
@@ -250,13 +256,15 @@ static int evaluate_batch(loop_run *L, int n, amk_diag *d)
     return AMK_OK;
 }
 
-/* Keep/revert in proposal order (a close call re-measured first), each decision in its row. */
+/* Keep/revert in proposal order (a close call, or one whose SM clock moved beyond the
+ * margin, re-measured first), each decision in its row. */
 static int keep_batch(loop_run *L, int n, amk_diag *d)
 {
     for (int i = 0; i < n; i++) {
         amk_verdict decide = L->verdicts[i]; /* what keep/revert judges (maybe re-measured) */
         amk_incumbent *inc = amk__history_incumbent(L->h);
-        if (amk__keep_close(inc, &L->props[i].config, &decide, L->min_gain))
+        if (amk__keep_close(inc, &L->props[i].config, &decide, L->min_gain) ||
+            amk__keep_clock_moved(inc, &L->props[i].config, &decide, L->min_gain))
             remeasure_close(L->o->ev, inc, &L->props[i].config, &decide, &L->verdicts[i]);
         int keep = amk_history_decide(L->h, &L->props[i].config, &decide);
         int rc = amk_verdict_to_row(&L->verdicts[i], &L->props[i].config, 0, L->shape,

@@ -436,6 +436,32 @@ START_TEST(test_amk_keep_decide_not_ok_never_kept)
 }
 END_TEST
 
+/* A candidate timed at another SM clock than its incumbent is re-measured when the clock
+ * moved beyond the keep margin and could explain the gap; not when either clock is unknown,
+ * the clocks agree, or the gap is larger than any clock move explains. */
+START_TEST(test_keep_clock_moved_asks_for_a_remeasure)
+{
+    amk_config inc_c = make(5, 5, 5, 128), c = make(6, 5, 5, 64);
+    amk_incumbent inc = incumbent(inc_c, 100.0, 0.005);
+    inc.sm_mhz = 1980;
+    amk_verdict v = ok_verdict(97.0, 0.005);
+    v.sm_mhz = 1700; /* 14% lower clock, 3% faster: the clock could have decided it */
+    ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 1);
+    v.latency_us = 50.0; /* 2x faster: no clock move explains that */
+    ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0);
+    v.latency_us = 97.0;
+    v.sm_mhz = 1975; /* the same clock, within the margin */
+    ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0);
+    v.sm_mhz = NAN; /* not observed */
+    ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0);
+    v.sm_mhz = 1700;
+    v.latency_kind = AMK_LAT_REPLAYED; /* replays carry no clock state */
+    ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0);
+    v.latency_kind = AMK_LAT_MEASURED;
+    ck_assert_int_eq(amk__keep_clock_moved(&inc, &inc_c, &v, 0.01), 0); /* itself */
+}
+END_TEST
+
 START_TEST(test_amk_keep_decide_respects_noise_margin)
 {
     /* Candidate has more threads (256 > 128): ties never go its way. */
@@ -1489,6 +1515,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_keep_decide_first_ok_candidate_is_kept);
     tcase_add_test(tc, test_amk_keep_decide_not_ok_never_kept);
     tcase_add_test(tc, test_amk_keep_decide_respects_noise_margin);
+    tcase_add_test(tc, test_keep_clock_moved_asks_for_a_remeasure);
     tcase_add_test(tc, test_amk_keep_decide_tie_goes_to_simpler);
 
     tc = tcase(s, "amk_loop_run", 240);
