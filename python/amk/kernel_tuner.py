@@ -652,7 +652,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 pass
         budget, time_s = _budget(strategy_options, n_valid)
         results_path = keep_results or os.path.join(work, "results.tsv")
-        if n_valid > 0 and not set(c for c, _ in space.configs(ids=True)) - set(exclude + known):
+        if n_valid > 0 and len(set(known)) >= n_valid and \
+                not set(c for c, _ in space.configs(ids=True)) - set(exclude + known):
             # every config is in the cachefile: nothing to tune (as Kernel Tuner)
             summary = {"trials": 0, "device": device_name, "backend": backend, "best": None}
         else:
@@ -691,12 +692,18 @@ def reference_config(kernel_name, tune_params, strs, fns, problem_size, block_si
                                   {"ProblemSize": problem_size})
     try:
         names = block_size_names or ["block_size_x", "block_size_y", "block_size_z"]
-        for params in Space(folder).configs():
-            threads = 1
-            for n in names:
-                threads *= params.get(n, 1)
-            if threads <= 1024 and all(_call_restriction(f, params) for f in fns):
-                return params
+        space, limit, seen = Space(folder), 1024, 0
+        while True:  # the first configs in amk's order: spaces reach millions (convolution)
+            got = space.configs(limit=limit)
+            for params in got[seen:]:
+                threads = 1
+                for n in names:
+                    threads *= params.get(n, 1)
+                if threads <= 1024 and all(_call_restriction(f, params) for f in fns):
+                    return params
+            if len(got) < limit:
+                break
+            seen, limit = len(got), limit * 16
     finally:
         remove()
     raise InputError("tune_kernel: no config of tune_params satisfies the restrictions")
