@@ -81,6 +81,23 @@ def _npy(path, a):
     return path
 
 
+def _buffer_view(a, label):
+    """(T1 Type, array) of an array argument as an amk buffer holds it: float32, float16 and
+    int8 as they are; other integer and bool arrays as their little-endian bytes (an int8
+    buffer of nbytes elements: a kernel sees the same memory, and integer outputs compare
+    exactly, byte by byte). Other element types are refused naming the argument."""
+    import numpy as np
+    kind = a.dtype.kind
+    if a.dtype.name in ("float32", "float16", "int8"):
+        return _T1_TYPES[a.dtype.name], a
+    if kind in "iub":
+        le = np.ascontiguousarray(a).reshape(-1)
+        le = le.astype(le.dtype.newbyteorder("<"), copy=False)
+        return "int8", le.view(np.int8)
+    raise _unsupported(label, "element type %s (amk buffers hold float32, float16 and "
+                       "integer data)" % a.dtype)
+
+
 def _answer_array(a, ans, label):
     """The expected output of argument a as an array of a's type and size (Kernel Tuner's
     checks: an array, castable from a's type, of a's size)."""
@@ -95,7 +112,7 @@ def _answer_array(a, ans, label):
     if ans.size != a.size:
         raise TypeError("tune_kernel: %s has %d elements, the kernel argument %d" %
                         (label, ans.size, a.size))
-    return ans.astype(a.dtype, copy=False)
+    return ans.reshape(-1).astype(a.dtype, copy=False)
 
 
 def describe_arguments(arguments, answer, names, data_dir):
@@ -119,17 +136,16 @@ def describe_arguments(arguments, answer, names, data_dir):
         name = names[i] if names and i < len(names) else "arg%d" % i
         label = "arguments[%d] (%s)" % (i, name)
         if isinstance(a, np.ndarray):
-            t = _T1_TYPES.get(a.dtype.name)
-            if t is None:
-                raise _unsupported(label, "element type %s" % a.dtype)
             if answer is not None:
                 is_out = answer[i] is not None
             else:
                 is_out = _is_constant(a)
-            d = {"Name": name, "Type": t, "Size": int(a.size), "MemoryType": "Vector"}
             if is_out and answer is not None and answer[i] is not None:
                 ans = _answer_array(a, answer[i], "answer[%d] (%s)" % (i, name))
-                answers[name] = _npy(os.path.join(data_dir, "%s_answer.npy" % name), ans)
+                answers[name] = _npy(os.path.join(data_dir, "%s_answer.npy" % name),
+                                     _buffer_view(ans, label)[1])
+            t, a = _buffer_view(a, label)
+            d = {"Name": name, "Type": t, "Size": int(a.size), "MemoryType": "Vector"}
             if is_out and _is_constant(a):
                 d.update(AccessType="WriteOnly", FillType="Constant",
                          FillValue=a.reshape(-1)[0].item(), Output=1)
@@ -175,10 +191,7 @@ def describe_cmem(cmem_args, data_dir, taken=()):
     import numpy as np
     out, data, symbols = [], {}, {}
     for sym, a in (cmem_args or {}).items():
-        a = np.asarray(a)
-        t = _T1_TYPES.get(a.dtype.name)
-        if t is None:
-            raise _unsupported("cmem_args[%r]" % sym, "element type %s" % a.dtype)
+        t, a = _buffer_view(np.asarray(a), "cmem_args[%r]" % sym)
         name = sym if sym not in taken else "amk_cmem_%s" % sym
         d = {"Name": name, "Type": t, "Size": int(a.size), "MemoryType": "Vector",
              "AccessType": "ReadOnly", "MemType": "Constant"}

@@ -82,6 +82,26 @@ class TestArguments(unittest.TestCase):
             kt.describe_arguments([c, a], [np.float32(1), None], None, self.dir)
         self.assertIn("answer[0]", str(cm.exception))
 
+    def test_integer_arrays_are_their_bytes(self):
+        # pnpoly's int32 bitmap, spmv's index arrays: int8 buffers of nbytes elements holding
+        # the same memory; a constant that is not one repeated byte is data, not a fill
+        idx = np.array([0, 5, 70000, -1], np.int32)
+        ones = np.ones(4, np.int32)
+        out = np.zeros(4, np.int64)
+        d, data, answers = kt.describe_arguments(
+            [out, idx, ones], [np.array([1, 2, 3, 2**40]), None, None], ["o", "i", "k"],
+            self.dir)
+        self.assertEqual([(x["Type"], x["Size"]) for x in d],
+                         [("int8", 32), ("int8", 16), ("int8", 16)])
+        self.assertEqual(d[0]["Output"], 1)
+        self.assertEqual(np.load(data["i"]).tobytes(), idx.astype("<i4").tobytes())
+        self.assertEqual(np.load(data["k"]).tobytes(), ones.astype("<i4").tobytes())
+        self.assertEqual(np.load(answers["o"]).tobytes(),
+                         np.array([1, 2, 3, 2**40], "<i8").tobytes())
+        with self.assertRaises(amk.UnsupportedError) as cm:
+            kt.describe_arguments([np.zeros(3, np.float64)], None, None, self.dir)
+        self.assertIn("float64", str(cm.exception))
+
     def test_float_scalars_and_types_go_through_as_they_are(self):
         d, _, _ = kt.describe_arguments([np.float32(0.5), np.zeros(2, np.float16)], None,
                                         None, self.dir)

@@ -94,6 +94,22 @@ class TestGpu(unittest.TestCase):
                                  atol=1e-5, cmem_args={"d_w": w}, quiet=True)
         self.assertEqual({r["amk_status"] for r in res}, {"wrong"}, res)
 
+    @unittest.skipIf(np is None, "numpy is not installed")
+    def test_tune_kernel_integer_arrays_compare_exactly(self):
+        src = ("__global__ void twice(int *o, const int *i, int n) {\n"
+               "    int t = blockIdx.x * block_size_x + threadIdx.x;\n"
+               "    if (t < n) o[t] = i[t] * 2;\n}\n")
+        n = 100000
+        i = np.random.randint(-2**20, 2**20, n).astype(np.int32)
+        args = [np.zeros(n, np.int32), i, np.int32(n)]
+        tp = {"block_size_x": [64, 256]}
+        res, _ = amk.tune_kernel("twice", src, n, args, tp, answer=[i * 2, None, None],
+                                 quiet=True)
+        self.assertEqual({r["amk_status"] for r in res}, {"ok"}, res)
+        res, _ = amk.tune_kernel("twice", src, n, args, tp, answer=[i * 2 + 1, None, None],
+                                 quiet=True)
+        self.assertEqual({r["amk_status"] for r in res}, {"wrong"}, res)
+
 
 if __name__ == "__main__":
     unittest.main()
