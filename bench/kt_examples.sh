@@ -6,7 +6,8 @@
 #
 #   bash bench/kt_examples.sh fetch DIR      on a machine with network: Kernel Tuner's source
 #                                            into DIR (GitHub tarball of $KT_VERSION, default
-#                                            1.0; or $KT_SRC: a checkout or tarball)
+#                                            1.0; or $KT_SRC: a checkout, a bare git
+#                                            directory (its HEAD), or a source tarball)
 #   bash bench/kt_examples.sh run DIR [OUT]  on the GPU machine (no network needed): runs the
 #                                            examples of DIR/examples/cuda with the amk of
 #                                            $AMK_BUILD/python (default build/) or the one
@@ -15,6 +16,9 @@
 # Environment: PYTHON (default python3; needs numpy), KT_EXAMPLES (default: vector_add matmul
 # convolution reduction pnpoly), KT_COMPARE=1 also runs the unmodified example under Kernel
 # Tuner when `import kernel_tuner` works there (per-config overhead, amk against Kernel Tuner).
+# AMK_TUNE_KERNEL_BACKEND=model runs every call on amk's cost model (no GPU: checks that the
+# examples' arguments reach the engine); KT_SMOKE=N tunes N random configs per call instead of
+# the example's strategy and skips the exhaustive re-run (a quick check, not a result).
 # Exit 0 when every example ran and reached 5 % of the exhaustive best; 1 otherwise (the JSON
 # says which and why: an unsupported argument is named).
 set -euo pipefail
@@ -27,7 +31,9 @@ fetch() {
     local dir=$1
     mkdir -p "$dir"
     if [ -n "${KT_SRC:-}" ]; then
-        if [ -d "$KT_SRC" ]; then
+        if [ -f "$KT_SRC/HEAD" ] && [ -d "$KT_SRC/objects" ]; then  # a git directory
+            git --git-dir="$KT_SRC" archive HEAD | tar x -C "$dir"
+        elif [ -d "$KT_SRC" ]; then
             cp -r "$KT_SRC"/. "$dir"/
         else
             tar xzf "$KT_SRC" -C "$dir" --strip-components=1

@@ -679,7 +679,9 @@ static PyObject *kernel_propose(kernel_obj *k, PyObject *args, PyObject *kw)
  * {"source": {text, options, entry, arch}, "launch": {grid, block, shared_bytes, cluster},
  *  "buffers": [{name, dtype, role, count}], "tensor_maps": [{name, buffer, dtype, dims,
  *  strides, box, swizzle, l2_promotion}], "args": [{name, kind: buffer|tensor_map|value,
- *  value}]} (values: 32-bit ints, as the gpu backend passes them). */
+ *  value}]} (values: 32-bit ints, as the gpu backend passes them; kind scalar: a "scalars"
+ *  entry, with its dtype and value). Buffers also say how they are filled (init, value, data,
+ *  answer) and where they live (memory, symbol). */
 static PyObject *kernel_plan(kernel_obj *k, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"params", "shape", "arch", NULL};
@@ -721,9 +723,11 @@ static PyObject *kernel_plan(kernel_obj *k, PyObject *args, PyObject *kw)
         if (amk_spec_buffer_at(s, i, &b) || (e = amk_config_eval_expr(&c, lim, b.count, &n, &d)))
             goto fail_diag;
         static const char *const roles[] = {"in", "out", "inout"};
-        PyObject *x = Py_BuildValue("{s:s,s:s,s:s,s:L}", "name", b.name, "dtype",
-                                    strcmp(b.dtype, "input") ? b.dtype : dt, "role",
-                                    roles[b.role], "count", (long long)n);
+        PyObject *x = Py_BuildValue(
+            "{s:s,s:s,s:s,s:L,s:s,s:d,s:z,s:z,s:s,s:z}", "name", b.name, "dtype",
+            strcmp(b.dtype, "input") ? b.dtype : dt, "role", roles[b.role], "count", (long long)n,
+            "init", b.init ? b.init : "uniform", "value", b.value, "data", b.data, "answer",
+            b.answer, "memory", b.constant_memory ? "constant" : "global", "symbol", b.symbol);
         if (!x || PyList_Append(bufs, x)) {
             Py_XDECREF(x);
             goto done;
@@ -773,10 +777,27 @@ static PyObject *kernel_plan(kernel_obj *k, PyObject *args, PyObject *kw)
         for (int m = 0; m < amk_spec_n_tensor_maps(s); m++)
             if (!strcmp(amk_spec_tensor_map_name(s, m), name))
                 kind = "tensor_map";
+        amk_spec_scalar sc = {0};
+        for (int j = 0; j < amk_spec_n_scalars(s); j++)
+            if (!amk_spec_scalar_at(s, j, &sc) && !strcmp(sc.name, name)) {
+                kind = "scalar";
+                break;
+            }
         if (!strcmp(kind, "value") && (e = amk_config_eval(&c, lim, name, &v, &d)))
             goto fail_diag;
-        PyObject *x = Py_BuildValue("{s:s,s:s,s:L}", "name", name, "kind", kind, "value",
-                                    (long long)v);
+        PyObject *x;
+        if (!strcmp(kind, "scalar") && sc.dtype[0] == 'f')
+            x = Py_BuildValue("{s:s,s:s,s:s,s:d}", "name", name, "kind", kind, "dtype",
+                              sc.dtype, "value", sc.value);
+        else if (!strcmp(kind, "scalar"))
+            x = Py_BuildValue("{s:s,s:s,s:s,s:N}", "name", name, "kind", kind, "dtype",
+                              sc.dtype, "value",
+                              !strcmp(sc.dtype, "u64")
+                                  ? PyLong_FromUnsignedLongLong((unsigned long long)sc.ivalue)
+                                  : PyLong_FromLongLong((long long)sc.ivalue));
+        else
+            x = Py_BuildValue("{s:s,s:s,s:L}", "name", name, "kind", kind, "value",
+                              (long long)v);
         if (!x || PyList_Append(al, x)) {
             Py_XDECREF(x);
             goto done;
@@ -1119,20 +1140,32 @@ static PyObject *mod_lookup(PyObject *self, PyObject *args, PyObject *kw)
     return o;
 }
 
-/* import_t1(t1_path, out_dir, name=None, kernel_file=None): amk import. */
+/* import_t1(t1_path, out_dir, name=None, kernel_file=None, data=None, answers=None): amk
+ * import (--kernel, --data, --answer: lists of "ARG=FILE"). */
 static PyObject *mod_import_t1(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"t1", "out_dir", "name", "kernel_file", NULL};
+    static char *kwlist[] = {"t1", "out_dir", "name", "kernel_file", "data", "answers", NULL};
     const char *t1, *out, *name = NULL, *kfile = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|zz", kwlist, &t1, &out, &name, &kfile))
+    PyObject *data = Py_None, *answers = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|zzOO", kwlist, &t1, &out, &name, &kfile,
+                                     &data, &answers))
         return NULL;
-    amk_import_opts io = {.name = name, .kernel_file = kfile};
+    const char **dl = NULL, **al = NULL;
+    int nd = 0, na = 0;
+    if (str_list(data, &dl, &nd) || str_list(answers, &al, &na)) {
+        free(dl);
+        return NULL;
+    }
+    amk_import_opts io = {.name = name, .kernel_file = kfile, .data = dl, .ndata = nd,
+                          .answers = al, .nanswers = na};
     amk_diag d = {0};
     int e;
     Py_BEGIN_ALLOW_THREADS
     e = amk_import_t1(t1, out, &io, &d);
     Py_END_ALLOW_THREADS
+    free(dl);
+    free(al);
     if (e)
         return raise_diag(e, &d, -1, "import");
     Py_RETURN_NONE;

@@ -73,40 +73,96 @@ def _is_constant(arr):
     return flat.size > 0 and bool((flat == flat[0]).all())
 
 
+def _npy(path, a):
+    """Writes a as a 1-D little-endian C-order .npy (the format the library reads)."""
+    import numpy as np
+    a = np.ascontiguousarray(a).reshape(-1)
+    np.save(path, a.astype(a.dtype.newbyteorder("<"), copy=False), allow_pickle=False)
+    return path
+
+
+def _buffer_view(a, label):
+    """(T1 Type, array) of an array argument as an amk buffer holds it: float32, float16 and
+    int8 as they are; other integer and bool arrays as their little-endian bytes (an int8
+    buffer of nbytes elements: a kernel sees the same memory, and integer outputs compare
+    exactly, byte by byte). Other element types are refused naming the argument."""
+    import numpy as np
+    kind = a.dtype.kind
+    if a.dtype.name in ("float32", "float16", "int8"):
+        return _T1_TYPES[a.dtype.name], a
+    if kind in "iub":
+        le = np.ascontiguousarray(a).reshape(-1)
+        le = le.astype(le.dtype.newbyteorder("<"), copy=False)
+        return "int8", le.view(np.int8)
+    raise _unsupported(label, "element type %s (amk buffers hold float32, float16 and "
+                       "integer data)" % a.dtype)
+
+
+def _answer_array(a, ans, label):
+    """The expected output of argument a as an array of a's type and size (Kernel Tuner's
+    checks: an array, castable from a's type, of a's size)."""
+    import numpy as np
+    if not isinstance(ans, np.ndarray):
+        raise _unsupported(label, "an expected result of type %s for an array argument "
+                           "(amk compares arrays element-wise; give an array of the "
+                           "argument's size)" % type(ans).__name__)
+    if not np.can_cast(a.dtype, ans.dtype):
+        raise TypeError("tune_kernel: %s has dtype %s, not compatible with the kernel output's "
+                        "%s" % (label, ans.dtype, a.dtype))
+    if ans.size != a.size:
+        raise TypeError("tune_kernel: %s has %d elements, the kernel argument %d" %
+                        (label, ans.size, a.size))
+    return ans.reshape(-1).astype(a.dtype, copy=False)
+
+
 def describe_arguments(arguments, answer, names, data_dir):
-    """T1 Arguments for Kernel Tuner's argument list. Outputs: the arguments whose answer is
-    not None, or (no answer) the arrays whose content is one constant (Kernel Tuner's
-    numpy.zeros output convention); inputs carry their data (a constant fill, or the array
-    written to data_dir as raw bytes: FillType BinaryRaw, DataSource)."""
+    """T1 Arguments for Kernel Tuner's argument list, plus the files the library's importer
+    copies into the kernel folder: (arguments, data, answers), data and answers mapping an
+    argument's name to an .npy file written to data_dir.
+
+    Outputs: the arguments whose answer is not None, or (no answer) the arrays whose content
+    is one constant (Kernel Tuner's numpy.zeros output convention); an output whose initial
+    content is not one constant is ReadWrite (the kernel may read it) and keeps its bytes.
+    Inputs: a constant fill (FillType Constant), else the array itself as the buffer's data.
+    answer[i] becomes the answer file of output i (the correctness reference of that output).
+    numpy scalars are Scalar arguments of their type (int32: a value; float32, float64,
+    uint32, int64, uint64: the spec's scalars)."""
     import numpy as np
     if answer is not None and len(answer) != len(arguments):
         raise InputError("tune_kernel: answer has %d entries for %d arguments" %
                          (len(answer), len(arguments)))
-    out = []
+    out, data, answers = [], {}, {}
     for i, a in enumerate(arguments):
         name = names[i] if names and i < len(names) else "arg%d" % i
         label = "arguments[%d] (%s)" % (i, name)
         if isinstance(a, np.ndarray):
-            t = _T1_TYPES.get(a.dtype.name)
-            if t is None:
-                raise _unsupported(label, "element type %s" % a.dtype)
             if answer is not None:
                 is_out = answer[i] is not None
             else:
                 is_out = _is_constant(a)
+            if is_out and answer is not None and answer[i] is not None:
+                ans = _answer_array(a, answer[i], "answer[%d] (%s)" % (i, name))
+                answers[name] = _npy(os.path.join(data_dir, "%s_answer.npy" % name),
+                                     _buffer_view(ans, label)[1])
+            t, a = _buffer_view(a, label)
             d = {"Name": name, "Type": t, "Size": int(a.size), "MemoryType": "Vector"}
-            if is_out:
+            if is_out and _is_constant(a):
                 d.update(AccessType="WriteOnly", FillType="Constant",
-                         FillValue=a.reshape(-1)[0].item() if a.size else 0, Output=1)
+                         FillValue=a.reshape(-1)[0].item(), Output=1)
+            elif is_out:
+                d.update(AccessType="ReadWrite", Output=1)
+                data[name] = _npy(os.path.join(data_dir, "%s.npy" % name), a)
             elif _is_constant(a):
                 d.update(AccessType="ReadOnly", FillType="Constant",
                          FillValue=a.reshape(-1)[0].item())
             else:
-                path = os.path.join(data_dir, "%s.bin" % name)
-                np.ascontiguousarray(a).tofile(path)
-                d.update(AccessType="ReadOnly", FillType="BinaryRaw", DataSource=path)
+                d.update(AccessType="ReadOnly")
+                data[name] = _npy(os.path.join(data_dir, "%s.npy" % name), a)
             out.append(d)
         elif isinstance(a, (np.generic, int, float)):
+            if answer is not None and answer[i] is not None:
+                raise _unsupported("answer[%d] (%s)" % (i, name), "an expected value of a "
+                                   "scalar argument (a kernel cannot change it)")
             v = np.asarray(a)
             if isinstance(a, bool) or v.dtype.kind not in "iuf":
                 raise _unsupported(label, "a scalar of type %s" % v.dtype)
@@ -118,28 +174,58 @@ def describe_arguments(arguments, answer, names, data_dir):
         else:
             raise _unsupported(label, "an argument of type %s (amk takes numpy arrays and "
                                "numpy scalars)" % type(a).__name__)
-    return out
+    return out, data, answers
 
 
-def describe_cmem(cmem_args, data_dir):
-    """T1 Arguments of constant memory (MemType Constant), in cmem_args' order."""
+def declares_constant(source, symbol):
+    """True when source declares a __constant__ variable called symbol."""
+    return re.search(r"__constant__[^;{]*\b%s\b" % re.escape(symbol), source) is not None
+
+
+def describe_cmem(cmem_args, data_dir, taken=()):
+    """T1 Arguments of constant memory (MemType Constant), in cmem_args' order, plus
+    (data, symbols): the .npy file of each one that is not one constant, and the __constant__
+    symbol of each T1 argument. Kernel Tuner copies cmem_args into the symbols only (the
+    kernel does not take them as arguments): finish_spec takes them out of the args. A symbol
+    that is also an argument's name gets another buffer name."""
     import numpy as np
-    out = []
-    for name, a in (cmem_args or {}).items():
-        a = np.asarray(a)
-        t = _T1_TYPES.get(a.dtype.name)
-        if t is None:
-            raise _unsupported("cmem_args[%r]" % name, "element type %s" % a.dtype)
+    out, data, symbols = [], {}, {}
+    for sym, a in (cmem_args or {}).items():
+        t, a = _buffer_view(np.asarray(a), "cmem_args[%r]" % sym)
+        name = sym if sym not in taken else "amk_cmem_%s" % sym
         d = {"Name": name, "Type": t, "Size": int(a.size), "MemoryType": "Vector",
              "AccessType": "ReadOnly", "MemType": "Constant"}
         if _is_constant(a):
             d.update(FillType="Constant", FillValue=a.reshape(-1)[0].item())
         else:
-            path = os.path.join(data_dir, "cmem_%s.bin" % name)
-            np.ascontiguousarray(a).tofile(path)
-            d.update(FillType="BinaryRaw", DataSource=path)
+            data[name] = _npy(os.path.join(data_dir, "cmem_%s.npy" % sym), a)
+        symbols[name] = sym
         out.append(d)
-    return out
+    return out, data, symbols
+
+
+def finish_spec(folder, symbols, atol):
+    """What T1 cannot say, written into the imported spec.json: the cmem_args buffers live in
+    constant memory only (memory "constant", symbol; not kernel arguments), and Kernel
+    Tuner's atol is the tolerance's atol when an answer is given. The library loads the
+    result (Space) and refuses it if it is wrong."""
+    path = os.path.join(folder, "spec.json")
+    with open(path) as f:
+        spec = json.load(f)
+    for b in spec.get("buffers", []):
+        if b["name"] in symbols:
+            b["memory"] = "constant"
+            b["symbol"] = symbols[b["name"]]
+    for section in (spec, spec.get("reference") or {}):
+        if "args" in section:
+            section["args"] = [a for a in section["args"] if a not in symbols]
+    if atol is not None:
+        spec.setdefault("tolerance", {})["atol"] = float(atol)
+    tmp = path + ".tmp.%d" % os.getpid()
+    with open(tmp, "w") as f:
+        json.dump(spec, f, indent=1)
+    os.replace(tmp, path)
+    return spec
 
 
 def _expr_list(value, what):
@@ -402,8 +488,9 @@ def _check_unsupported(o):
     if o["lang"] not in (None, "CUDA", "cuda", "cupy", "nvcuda", "NVCUDA", "CuPy"):
         raise _unsupported("lang=%r" % o["lang"], "amk runs CUDA kernels (NVRTC)")
     if o["verify"] is not None:
-        raise _unsupported("verify", "a custom verification function (amk compares every "
-                           "output with the reference within its tolerance)")
+        raise _unsupported("verify", "a custom verification function (amk's run worker "
+                           "checks every output in C; give answer= arrays, compared "
+                           "element-wise within atol, instead)")
     if o["smem_args"]:
         raise _unsupported("smem_args", "dynamic shared memory sizes from Python")
     if o["texmem_args"]:
@@ -469,7 +556,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
 
     amk_options (not Kernel Tuner's): amk_backend ("gpu" by default; "model" runs the cost
     model instead, e.g. to check a script without a GPU), amk_results (keep the trials in
-    this results.tsv; default: a temporary file), amk_seed (search seed, default 1).
+    this results.tsv; default: a temporary file), amk_seed (search seed, default 1),
+    amk_spec_dir (a new folder: a copy of the kernel folder amk generated, spec.json and the
+    data and answer files included, for `amk loop --spec-dir` or a look at what was tuned).
     An argument amk cannot honour raises amk.UnsupportedError naming it.
     """
     o = dict(zip(_KT_OPTIONS, (grid_div_x, grid_div_y, grid_div_z, restrictions, answer, atol,
@@ -481,6 +570,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     backend = amk_options.pop("amk_backend", None)
     keep_results = amk_options.pop("amk_results", None)
     seed = int(amk_options.pop("amk_seed", (strategy_options or {}).get("seed", 1) or 1))
+    keep_spec = amk_options.pop("amk_spec_dir", None)
     if amk_options:
         raise TypeError("tune_kernel() got an unexpected keyword argument '%s'" %
                         sorted(amk_options)[0])
@@ -494,10 +584,6 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 raise _unsupported("tune_params[%r] value %r" % (k, v),
                                    "amk passes params to the compiler as integer #defines")
     tune_params = {k: [int(v) for v in vals] for k, vals in tune_params.items()}
-    if atol != 1e-6:
-        warnings.warn("tune_kernel: atol is not used: amk's tolerance is derived from the "
-                      "output's type, the reduction length and max |reference| "
-                      "(docs/PYTHON.md)", stacklevel=2)
 
     # The kernel source: text, or a file name.
     if callable(kernel_source):
@@ -519,9 +605,17 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     try:
         data_dir = os.path.join(work, "data")
         os.mkdir(data_dir)
-        names = kernel_params(src, kernel_name)
-        args = describe_arguments(arguments, answer, names, data_dir)
-        cmem = describe_cmem(cmem_args, data_dir)
+        args, cmem, data, answers, symbols = [], [], {}, {}, {}
+        if not simulation_mode:
+            names = kernel_params(src, kernel_name)
+            args, data, answers = describe_arguments(arguments, answer, names, data_dir)
+            cmem, cdata, symbols = describe_cmem(cmem_args, data_dir,
+                                                 taken=[a["Name"] for a in args])
+            data.update(cdata)
+            for name, sym in symbols.items():
+                if not declares_constant(src, sym):
+                    raise InputError("tune_kernel: cmem_args[%r]: the kernel declares no "
+                                     "__constant__ %s" % (sym, sym))
         grid = [_expr_list(g, "grid_div_%s" % ax)
                 for g, ax in ((grid_div_x, "x"), (grid_div_y, "y"), (grid_div_z, "z"))]
         ks = kernel_specification(kernel_name, problem_size, args, cmem, grid,
@@ -537,7 +631,12 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 f.write(src)
         default = None if simulation_mode else reference_config(
             kernel_name, tune_params, strs, fns, ks["ProblemSize"], block_size_names)
-        folder, remove = _import(kernel_name, tune_params, strs, ks, kfile, args, default)
+        folder, remove = _import(kernel_name, tune_params, strs, ks, kfile, default, data,
+                                 answers, symbols)
+        if not simulation_mode:
+            finish_spec(folder, symbols, atol if answers else None)
+        if keep_spec:
+            shutil.copytree(folder, os.fspath(keep_spec))
         space = Space(folder)
 
         cpath = cache_path(cache) if cache else None
@@ -566,7 +665,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 pass
         budget, time_s = _budget(strategy_options, n_valid)
         results_path = keep_results or os.path.join(work, "results.tsv")
-        if n_valid > 0 and not set(c for c, _ in space.configs(ids=True)) - set(exclude + known):
+        if n_valid > 0 and len(set(known)) >= n_valid and \
+                not set(c for c, _ in space.configs(ids=True)) - set(exclude + known):
             # every config is in the cachefile: nothing to tune (as Kernel Tuner)
             summary = {"trials": 0, "device": device_name, "backend": backend, "best": None}
         else:
@@ -605,44 +705,51 @@ def reference_config(kernel_name, tune_params, strs, fns, problem_size, block_si
                                   {"ProblemSize": problem_size})
     try:
         names = block_size_names or ["block_size_x", "block_size_y", "block_size_z"]
-        for params in Space(folder).configs():
-            threads = 1
-            for n in names:
-                threads *= params.get(n, 1)
-            if threads <= 1024 and all(_call_restriction(f, params) for f in fns):
-                return params
+        space, limit, seen = Space(folder), 1024, 0
+        while True:  # the first configs in amk's order: spaces reach millions (convolution)
+            got = space.configs(limit=limit)
+            for params in got[seen:]:
+                threads = 1
+                for n in names:
+                    threads *= params.get(n, 1)
+                if threads <= 1024 and all(_call_restriction(f, params) for f in fns):
+                    return params
+            if len(got) < limit:
+                break
+            seen, limit = len(got), limit * 16
     finally:
         remove()
     raise InputError("tune_kernel: no config of tune_params satisfies the restrictions")
 
 
-def _import(kernel_name, tune_params, strs, ks, kfile, args, default=None):
-    """The kernel folder of the call (the library's importer). Input data the library cannot
-    take yet (its message names the FillType) falls back to amk's random fill with a warning
-    naming the argument; every other refusal is an UnsupportedError naming what it refused."""
+def _import(kernel_name, tune_params, strs, ks, kfile, default=None, data=None,
+            answers=None, symbols=None):
+    """The kernel folder of the call (the library's importer, data and answer files
+    included). A refusal is an UnsupportedError naming what it refused."""
     try:
-        return build_folder(kernel_name, tune_params, strs, default, ks, kfile)
+        return build_folder(kernel_name, tune_params, strs, default, ks, kfile, data, answers)
     except AmkError as e:
-        if "BinaryRaw" in e.message and any(a.get("FillType") == "BinaryRaw" and
-                                            a.get("MemType") != "Constant" for a in args):
-            for a in ks["Arguments"]:
-                if a.get("FillType") == "BinaryRaw" and a.get("MemType") != "Constant":
-                    warnings.warn("tune_kernel: argument %s: this amk cannot take input data "
-                                  "yet; it fills the input with random values of the same "
-                                  "type and size" % a["Name"], stacklevel=3)
-                    a["FillType"] = "Random"
-                    a.pop("DataSource", None)
-            return _import(kernel_name, tune_params, strs, ks, kfile, args, default)
-        raise UnsupportedError("tune_kernel: %s" % e.message, argument=_culprit(e.message, ks),
+        raise UnsupportedError("tune_kernel: %s" % e.message,
+                               argument=_culprit(e.message, ks, data, answers, symbols),
                                code=e.code, name=e.name) from None
 
 
-def _culprit(message, ks):
-    """The Kernel Tuner argument a library message is about (the argument's T1 name)."""
+def _culprit(message, ks, data=None, answers=None, symbols=None):
+    """The Kernel Tuner argument a library message is about: the T1 argument it names, or
+    the argument whose data or answer file it names."""
+    symbols = symbols or {}
+
+    def label(name):
+        return "cmem_args[%r]" % symbols[name] if name in symbols else name
     m = re.search(r"Arguments\[(\d+)\]", message)
     if m and int(m.group(1)) < len(ks.get("Arguments", [])):
-        a = ks["Arguments"][int(m.group(1))]
-        return ("cmem_args[%r]" % a["Name"]) if a.get("MemType") == "Constant" else a["Name"]
+        return label(ks["Arguments"][int(m.group(1))]["Name"])
+    for name, path in (data or {}).items():
+        if path in message:
+            return label(name)
+    for name, path in (answers or {}).items():
+        if path in message:
+            return "answer (%s)" % name
     return None
 
 

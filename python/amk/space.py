@@ -34,17 +34,22 @@ def _t1_document(name, params, restrictions, default, kernel_spec=None):
     return doc
 
 
-def import_t1(t1, out_dir, kernel_file=None, name=None):
-    """`amk import T1.json [--kernel FILE] -o OUT_DIR`: writes the kernel folder out_dir."""
+def import_t1(t1, out_dir, kernel_file=None, name=None, data=None, answers=None):
+    """`amk import T1.json [--kernel FILE] [--data ARG=FILE,...] [--answer ARG=FILE,...]
+    -o OUT_DIR`: writes the kernel folder out_dir. data / answers: {argument: file}."""
+    def pairs(d):
+        return ["%s=%s" % (k, os.fspath(v)) for k, v in d.items()] if d else None
     with translate:
         _amk.import_t1(os.fspath(t1), os.fspath(out_dir), name=name,
-                       kernel_file=os.fspath(kernel_file) if kernel_file else None)
+                       kernel_file=os.fspath(kernel_file) if kernel_file else None,
+                       data=pairs(data), answers=pairs(answers))
 
 
 def build_folder(name, params, restrictions=(), default=None, kernel_spec=None,
-                 kernel_file=None):
-    """Writes a kernel folder for a space (and optionally a kernel) built in Python; returns
-    (folder, remove) where remove() deletes it."""
+                 kernel_file=None, data=None, answers=None):
+    """Writes a kernel folder for a space (and optionally a kernel, its inputs' data files and
+    its outputs' answer files: {argument: file}) built in Python; returns (folder, remove)
+    where remove() deletes it."""
     tmp = tempfile.mkdtemp(prefix="amk-space-")
     try:
         t1 = os.path.join(tmp, name + ".json")
@@ -52,7 +57,7 @@ def build_folder(name, params, restrictions=(), default=None, kernel_spec=None,
             json.dump(_t1_document(name, params, list(restrictions), default or {},
                                    kernel_spec), f, indent=1)
         out = os.path.join(tmp, name)
-        import_t1(t1, out, kernel_file=kernel_file, name=name)
+        import_t1(t1, out, kernel_file=kernel_file, name=name, data=data, answers=answers)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -204,6 +204,10 @@ class _Launcher:
                 self.slots.append(raw)
                 m = next(t for t in plan["tensor_maps"] if t["name"] == a["name"])
                 self.maps.append((i, m))
+            elif a["kind"] == "scalar":  # a spec's scalars entry, passed in its own type
+                ct = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i32": ctypes.c_int32,
+                      "u32": ctypes.c_uint32, "i64": ctypes.c_int64, "u64": ctypes.c_uint64}
+                self.slots.append(ct[a["dtype"]](a["value"]))
             else:
                 self.slots.append(ctypes.c_int32(a["value"]))
         self.argv = (ctypes.c_void_p * n)()

@@ -26,6 +26,16 @@ __global__ void vector_add(float *c, float *a, float *b, int n) {
 }
 """
 
+SAXPY = """
+__constant__ float d_w[3];
+__global__ void saxpy(float *c, const float *a, float alpha, int n) {
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+    if (i < n) {
+        c[i] = alpha * a[i] + d_w[i % 3];
+    }
+}
+"""
+
 
 @unittest.skipIf(np is None, "numpy is not installed (Debian: python3-numpy)")
 class TestArguments(unittest.TestCase):
@@ -45,22 +55,56 @@ class TestArguments(unittest.TestCase):
         a = np.arange(8, dtype=np.float32)
         c = np.zeros(8, dtype=np.float32)
         n = np.int32(8)
-        d = kt.describe_arguments([c, a, n], None, ["c", "a", "n"], self.dir)
+        d, data, answers = kt.describe_arguments([c, a, n], None, ["c", "a", "n"], self.dir)
         self.assertEqual(d[0]["Output"], 1)
-        self.assertEqual(d[1]["FillType"], "BinaryRaw")
-        self.assertTrue(np.array_equal(np.fromfile(d[1]["DataSource"], np.float32), a))
+        self.assertNotIn("FillType", d[1])
+        self.assertEqual(sorted(data), ["a"])
+        self.assertTrue(np.array_equal(np.load(data["a"]), a))
+        self.assertEqual(answers, {})
         self.assertEqual((d[2]["MemoryType"], d[2]["Type"], d[2]["FillValue"]),
                          ("Scalar", "int", 8))
-        # with an answer: exactly the arguments it checks are outputs
-        d = kt.describe_arguments([c, a, n], [None, a, None], ["c", "a", "n"], self.dir)
+        # with an answer: exactly the arguments it checks are outputs, and its arrays are
+        # the answer files (in the output's type); an output that holds data keeps it
+        d, data, answers = kt.describe_arguments([c, a, n], [None, a * 2.0, None],
+                                                 ["c", "a", "n"], self.dir)
         self.assertEqual([x.get("Output", 0) for x in d], [0, 1, 0])
         self.assertEqual(d[0]["FillType"], "Constant")
+        self.assertEqual(d[1]["AccessType"], "ReadWrite")
+        self.assertTrue(np.array_equal(np.load(data["a"]), a))
+        want = np.load(answers["a"])
+        self.assertEqual(want.dtype, np.float32)
+        self.assertTrue(np.array_equal(want, a * 2))
         with self.assertRaises(amk.InputError):
             kt.describe_arguments([c, a], [None], None, self.dir)
+        with self.assertRaises(TypeError):  # Kernel Tuner's size check
+            kt.describe_arguments([c, a], [a[:4], None], None, self.dir)
+        with self.assertRaises(amk.UnsupportedError) as cm:  # a scalar answer for an array
+            kt.describe_arguments([c, a], [np.float32(1), None], None, self.dir)
+        self.assertIn("answer[0]", str(cm.exception))
+
+    def test_integer_arrays_are_their_bytes(self):
+        # pnpoly's int32 bitmap, spmv's index arrays: int8 buffers of nbytes elements holding
+        # the same memory; a constant that is not one repeated byte is data, not a fill
+        idx = np.array([0, 5, 70000, -1], np.int32)
+        ones = np.ones(4, np.int32)
+        out = np.zeros(4, np.int64)
+        d, data, answers = kt.describe_arguments(
+            [out, idx, ones], [np.array([1, 2, 3, 2**40]), None, None], ["o", "i", "k"],
+            self.dir)
+        self.assertEqual([(x["Type"], x["Size"]) for x in d],
+                         [("int8", 32), ("int8", 16), ("int8", 16)])
+        self.assertEqual(d[0]["Output"], 1)
+        self.assertEqual(np.load(data["i"]).tobytes(), idx.astype("<i4").tobytes())
+        self.assertEqual(np.load(data["k"]).tobytes(), ones.astype("<i4").tobytes())
+        self.assertEqual(np.load(answers["o"]).tobytes(),
+                         np.array([1, 2, 3, 2**40], "<i8").tobytes())
+        with self.assertRaises(amk.UnsupportedError) as cm:
+            kt.describe_arguments([np.zeros(3, np.float64)], None, None, self.dir)
+        self.assertIn("float64", str(cm.exception))
 
     def test_float_scalars_and_types_go_through_as_they_are(self):
-        d = kt.describe_arguments([np.float32(0.5), np.zeros(2, np.float16)], None, None,
-                                  self.dir)
+        d, _, _ = kt.describe_arguments([np.float32(0.5), np.zeros(2, np.float16)], None,
+                                        None, self.dir)
         self.assertEqual((d[0]["Type"], d[0]["FillValue"]), ("float", 0.5))
         self.assertEqual((d[1]["Name"], d[1]["Type"]), ("arg1", "half"))
         with self.assertRaises(amk.UnsupportedError) as cm:
@@ -68,12 +112,17 @@ class TestArguments(unittest.TestCase):
         self.assertIn("arguments[0]", str(cm.exception))
 
     def test_cmem_args_are_constant_memory_in_order(self):
-        d = kt.describe_cmem({"d_filter": np.ones(9, np.float32),
-                              "d_w": np.arange(3, dtype=np.float32)}, self.dir)
-        self.assertEqual([x["Name"] for x in d], ["d_filter", "d_w"])
+        w = np.arange(3, dtype=np.float32)
+        d, data, symbols = kt.describe_cmem({"d_filter": np.ones(9, np.float32), "d_w": w},
+                                            self.dir, taken=["d_w"])
+        self.assertEqual([x["Name"] for x in d], ["d_filter", "amk_cmem_d_w"])
+        self.assertEqual(symbols, {"d_filter": "d_filter", "amk_cmem_d_w": "d_w"})
         self.assertEqual({x["MemType"] for x in d}, {"Constant"})
         self.assertEqual((d[0]["FillType"], d[0]["FillValue"]), ("Constant", 1.0))
-        self.assertEqual(d[1]["FillType"], "BinaryRaw")
+        self.assertEqual(sorted(data), ["amk_cmem_d_w"])
+        self.assertTrue(np.array_equal(np.load(data["amk_cmem_d_w"]), w))
+        self.assertTrue(kt.declares_constant("__constant__ float d_w[3];", "d_w"))
+        self.assertFalse(kt.declares_constant("__constant__ float d_wx[3]; float d_w;", "d_w"))
 
     def test_launch_follows_kernel_tuner_defaults(self):
         ks = kt.kernel_specification("k", (100, 50), [], [], [None, ["by", "ty"], None],
@@ -251,22 +300,88 @@ class TestTuneKernel(unittest.TestCase):
                          (dict(lang="OpenCL"), "lang"),
                          (dict(strategy="bayes_opt_xyz"), "strategy"),
                          (dict(compiler_options=["-O0"]), "compiler_options"),
-                         (dict(strategy_options={"maxiter": 3}), "maxiter")):
+                         (dict(strategy_options={"maxiter": 3}), "maxiter"),
+                         (dict(verify=lambda *a: True), "verify")):
             with self.assertRaises(amk.UnsupportedError) as cm:
                 self.tune(tp, **kw)
             self.assertIn(name, str(cm.exception))
         with self.assertRaises(TypeError):
             self.tune(tp, not_an_option=1)
 
-    def test_cmem_args_reach_the_library(self):
-        # Constant memory is the library's to support (issue 22 item 3): until it does, the
-        # refusal names the argument; once it does, the call runs.
+    def test_cmem_args_need_the_kernel_s_constant_symbol(self):
         tp = {"block_size_x": [128, 256]}
-        try:
-            res, _ = self.tune(tp, cmem_args={"d_filter": np.arange(9, dtype=np.float32)})
-            self.assertEqual(len(res), 2)
-        except amk.UnsupportedError as e:
-            self.assertEqual(e.argument, "cmem_args['d_filter']", str(e))
+        with self.assertRaises(amk.InputError) as cm:
+            self.tune(tp, cmem_args={"d_filter": np.arange(9, dtype=np.float32)})
+        self.assertIn("__constant__ d_filter", str(cm.exception))
+
+    def test_the_kernel_as_written_reaches_the_spec_and_the_library_loads_it(self):
+        # inputs as data, a float scalar, constant memory, an answer with atol: the generated
+        # folder (amk_spec_dir) holds exactly those, and the library loads and tunes it
+        n = 1000
+        a = np.random.randn(n).astype(np.float32)
+        w = np.array([1.0, 2.0, 3.0], np.float32)
+        alpha = np.float32(0.5)
+        want = alpha * a + w[np.arange(n) % 3]
+        tp = {"block_size_x": [64, 128, 256]}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res, _ = amk.tune_kernel("saxpy", SAXPY, n, [np.zeros(n, np.float32), a, alpha,
+                                                          np.int32(n)], tp,
+                                     answer=[want, None, None, None], atol=1e-4,
+                                     cmem_args={"d_w": w}, amk_backend="model", quiet=True,
+                                     amk_spec_dir="kept")
+        self.assertEqual(sorted(r["block_size_x"] for r in res), tp["block_size_x"])
+        with open(os.path.join("kept", "spec.json")) as f:
+            spec = json.load(f)
+        bufs = {b["name"]: b for b in spec["buffers"]}
+        self.assertEqual(bufs["c"]["role"], "out")
+        self.assertTrue(np.array_equal(np.load(os.path.join("kept", bufs["c"]["answer"])),
+                                       want))
+        self.assertEqual(bufs["a"]["role"], "in")
+        self.assertNotIn("init", bufs["a"])
+        self.assertTrue(np.array_equal(np.load(os.path.join("kept", bufs["a"]["data"])), a))
+        self.assertEqual((bufs["d_w"]["memory"], bufs["d_w"]["symbol"]), ("constant", "d_w"))
+        self.assertTrue(np.array_equal(np.load(os.path.join("kept", bufs["d_w"]["data"])), w))
+        self.assertEqual(spec["args"], ["c", "a", "alpha", "n"])
+        self.assertEqual(spec["reference"]["args"], spec["args"])
+        self.assertEqual(spec["scalars"], {"alpha": {"dtype": "f32", "value": 0.5}})
+        self.assertEqual(spec["tolerance"]["atol"], 1e-4)
+        sp = amk.Space("kept")
+        self.assertEqual(sp.count(), 3)
+        plan = sp.plan({"block_size_x": 128})
+        self.assertEqual([(x["name"], x["kind"]) for x in plan["args"]],
+                         [("c", "buffer"), ("a", "buffer"), ("alpha", "scalar"),
+                          ("n", "value")])
+        self.assertEqual((plan["args"][2]["dtype"], plan["args"][2]["value"]), ("f32", 0.5))
+        pb = {b["name"]: b for b in plan["buffers"]}
+        self.assertEqual((pb["d_w"]["memory"], pb["d_w"]["symbol"]), ("constant", "d_w"))
+        self.assertEqual((pb["c"]["answer"], pb["a"]["data"]),
+                         (bufs["c"]["answer"], bufs["a"]["data"]))
+
+    def test_without_an_answer_atol_is_not_the_tolerance(self):
+        # Kernel Tuner uses atol with answer only; the zeros array is the output (poisoned),
+        # the inputs are the arrays given
+        tp = {"block_size_x": [128, 256]}
+        self.tune(tp, amk_spec_dir="kept", atol=0.5)
+        with open(os.path.join("kept", "spec.json")) as f:
+            spec = json.load(f)
+        bufs = {b["name"]: b for b in spec["buffers"]}
+        self.assertEqual((bufs["c"]["role"], bufs["a"]["role"]), ("out", "in"))
+        self.assertTrue(np.array_equal(np.load(os.path.join("kept", bufs["b"]["data"])),
+                                       self.args[2]))
+        self.assertNotIn("atol", spec["tolerance"])
+
+    def test_constant_inputs_are_constant_fills(self):
+        tp = {"block_size_x": [128, 256]}
+        self.args[1] = np.full(self.n, 2.5, np.float32)
+        self.tune(tp, amk_spec_dir="kept", answer=[np.zeros(self.n, np.float32), None, None,
+                                                  None])
+        with open(os.path.join("kept", "spec.json")) as f:
+            spec = json.load(f)
+        bufs = {b["name"]: b for b in spec["buffers"]}
+        self.assertEqual((bufs["a"]["init"], bufs["a"]["value"]), ("constant", 2.5))
+        self.assertNotIn("data", bufs["a"])
+        self.assertEqual(spec["tolerance"]["atol"], 1e-6)
 
     def test_simulation_mode_replays_a_cachefile(self):
         tp = {"block_size_x": [64, 128, 256, 512], "tile": [1, 2]}

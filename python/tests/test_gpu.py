@@ -1,5 +1,6 @@
 """The Python package on a GPU (CTest python_gpu, label gpu): skipped, with the reason, where
-no GPU answers. tune_kernel runs Kernel Tuner's vector_add on the device, and amk.loop tunes
+no GPU answers. tune_kernel runs Kernel Tuner's vector_add on the device (and a kernel with
+the user's data, a float scalar, constant memory and an answer), and amk.loop tunes
 a built-in kernel; the checks compare with the engine's own record and can fail."""
 import os
 import shutil
@@ -21,6 +22,16 @@ __global__ void vector_add(float *c, float *a, float *b, int n) {
     int i = blockIdx.x * block_size_x + threadIdx.x;
     if (i < n) {
         c[i] = a[i] + b[i];
+    }
+}
+"""
+
+SAXPY = """
+__constant__ float d_w[3];
+__global__ void saxpy(float *c, const float *a, float alpha, int n) {
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+    if (i < n) {
+        c[i] = alpha * a[i] + d_w[i % 3];
     }
 }
 """
@@ -61,6 +72,43 @@ class TestGpu(unittest.TestCase):
         self.assertGreater(3 * 4 * n / (best / 1e3), 1e9)
         self.assertLess(3 * 4 * n / (best / 1e3), 10e12)
         self.assertTrue(os.path.exists("va.json"))
+
+    @unittest.skipIf(np is None, "numpy is not installed")
+    def test_tune_kernel_runs_the_kernel_on_the_user_s_data_and_answer(self):
+        # the answer is only right if the kernel reads the user's array, the float scalar
+        # and the constant memory given: every config ok; an answer off by 1 in one element
+        # beyond atol makes every config wrong
+        n = 1 << 20
+        a = np.random.randn(n).astype(np.float32)
+        w = np.array([1.0, -2.0, 3.0], np.float32)
+        alpha = np.float32(0.75)
+        want = alpha * a + w[np.arange(n) % 3]
+        args = [np.zeros(n, np.float32), a, alpha, np.int32(n)]
+        tp = {"block_size_x": [128, 256, 512]}
+        res, _ = amk.tune_kernel("saxpy", SAXPY, n, args, tp, answer=[want, None, None, None],
+                                 atol=1e-5, cmem_args={"d_w": w}, quiet=True)
+        self.assertEqual({r["amk_status"] for r in res}, {"ok"}, res)
+        bad = want.copy()
+        bad[12345] += 1.0
+        res, _ = amk.tune_kernel("saxpy", SAXPY, n, args, tp, answer=[bad, None, None, None],
+                                 atol=1e-5, cmem_args={"d_w": w}, quiet=True)
+        self.assertEqual({r["amk_status"] for r in res}, {"wrong"}, res)
+
+    @unittest.skipIf(np is None, "numpy is not installed")
+    def test_tune_kernel_integer_arrays_compare_exactly(self):
+        src = ("__global__ void twice(int *o, const int *i, int n) {\n"
+               "    int t = blockIdx.x * block_size_x + threadIdx.x;\n"
+               "    if (t < n) o[t] = i[t] * 2;\n}\n")
+        n = 100000
+        i = np.random.randint(-2**20, 2**20, n).astype(np.int32)
+        args = [np.zeros(n, np.int32), i, np.int32(n)]
+        tp = {"block_size_x": [64, 256]}
+        res, _ = amk.tune_kernel("twice", src, n, args, tp, answer=[i * 2, None, None],
+                                 quiet=True)
+        self.assertEqual({r["amk_status"] for r in res}, {"ok"}, res)
+        res, _ = amk.tune_kernel("twice", src, n, args, tp, answer=[i * 2 + 1, None, None],
+                                 quiet=True)
+        self.assertEqual({r["amk_status"] for r in res}, {"wrong"}, res)
 
 
 if __name__ == "__main__":
