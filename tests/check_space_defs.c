@@ -2403,6 +2403,42 @@ START_TEST(test_amk_py_parse_names_construct_and_column)
 }
 END_TEST
 
+/* Issue 24: a flat chain nests as deep as it is long; the parser bounds the tree's height
+ * (every later walk recurses once a level), whatever the operator and its associativity. */
+START_TEST(test_amk_py_parse_long_chains_refused)
+{
+    static const char *const ops[] = {"+", "-", "*", "//", "%", "<<", ">>", "&", "|", "**",
+                                      NULL};
+    enum { TERMS = 100000 };
+    char *buf = malloc((size_t)TERMS * 4 + 16);
+    ck_assert_ptr_nonnull(buf);
+    for (int o = 0; ops[o]; o++)
+        for (int terms = 200; terms <= TERMS; terms = terms == 200 ? TERMS : TERMS + 1) {
+            size_t k = strlen(ops[o]), at = 0;
+            for (int i = 0; i < terms; i++) {
+                if (i) {
+                    memcpy(buf + at, ops[o], k);
+                    at += k;
+                }
+                buf[at++] = 'x';
+            }
+            buf[at] = '\0';
+            py_node *n = NULL;
+            amk_diag d = {0};
+            int rc = amk_py_parse(buf, &n, &d);
+            if (terms == TERMS) {
+                ck_assert_msg(rc == AMK_EEXPR && strstr(d.msg, "too deeply nested"),
+                              "x%sx... (%d terms): %s", ops[o], terms, d.msg);
+                ck_assert_ptr_null(n);
+            } else if (strcmp(ops[o], "**")) { /* ** nests by the parser's recursion: 64 */
+                ck_assert_msg(rc == AMK_OK, "x%sx... (%d terms): %s", ops[o], terms, d.msg);
+            }
+            amk_py_free(n);
+        }
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_amk_py_eval_value_lists)
 {
     static const struct {
@@ -2530,7 +2566,8 @@ static Suite *suite(void)
         {"amk_registry_find", {test_amk_registry_find_by_name}},
         {"amk_registry_open", {test_amk_registry_open_names_each_spec_dir}},
         {"amk_registry_lookup", {test_amk_registry_lookup_lists_known_kernels}},
-        {"amk_py_parse", {test_amk_py_parse_names_construct_and_column}},
+        {"amk_py_parse", {test_amk_py_parse_names_construct_and_column,
+                          test_amk_py_parse_long_chains_refused}},
         {"amk_py_eval", {test_amk_py_eval_value_lists}},
         {"amk_py_to_amk", {test_amk_py_to_amk_matches_python_semantics,
                            test_amk_py_to_amk_caps_value_and_or_chains}},

@@ -71,6 +71,31 @@ bad values "[1] + range(3)" "a range in arithmetic"
 bad values "list(range(0, 100))" "gives 100 values; amk takes 1 to 64"
 bad values "{1, 2}" "dict or set display at column 1"
 bad values "[2 ** 40]" "value 1099511627776 is outside the int32 range"
+# Issue 24 item 1: a long flat chain nests as deep as it is long (left- or right-associative),
+# whatever its brackets: refused as too deeply nested, nothing written; 200 terms import, and so does
+# a flat 'and' (one node, however many operands).
+chain() { # chain OP TERM COUNT: semantics.json with Conditions[0] "TERM OP TERM ... > 0"
+    python3 - "$T1/semantics.json" "$@" >chain.json <<'PY'
+import json, sys
+t1 = json.load(open(sys.argv[1]))
+e = (" %s " % sys.argv[2]).join([sys.argv[3]] * int(sys.argv[4])) + " > -100000"
+t1["ConfigurationSpace"]["Conditions"][0]["Expression"] = e
+json.dump(t1, sys.stdout)
+PY
+    run import chain.json -o out_dir
+}
+for c in "+ a 50000" "* a 100000" "** a 100000" "- -a 30000"; do
+    set -f; chain $c; set +f # (the words hold a "*")
+    expect_rc 2
+    expect_err "too deeply nested"
+    [ ! -e out_dir ] || fail "'$LAST' ($c) wrote out_dir"
+done
+chain + a 200
+expect_rc 0
+rm -rf out_dir
+chain and a 100000 # one node of 100000 operands: no nesting at all
+expect_rc 0
+rm -rf out_dir
 # --- --kernel: a Kernel Tuner style matmul (plain __global__, no extern "C") -------------------
 MM="$T1/matmul"
 run import "$MM/matmul.json" --kernel "$MM/matmul.cu" -o mm
