@@ -65,15 +65,20 @@ static int add_kid(pyparser *p, py_node *n, py_node *kid)
         return pyerr(p, n->col, "expression too deeply nested (more than %d levels; a chain "
                      "of operators nests as deep as it is long)", PY_MAX_HEIGHT);
     }
-    py_node **k = realloc(n->kids, (size_t)(n->nkids + 1) * sizeof *k);
-    int *ops = realloc(n->ops, (size_t)(n->nkids + 1) * sizeof *ops);
-    if (k)
-        n->kids = k;
-    if (ops)
-        n->ops = ops;
-    if (!k || !ops) {
-        amk_py_free(kid);
-        return pyerr(p, n->col, "%s", "!out of memory");
+    /* Capacity doubles at each power of two: a 100 000-operand 'and' is not quadratic. */
+    int nk = n->nkids;
+    if ((nk & (nk - 1)) == 0) {
+        size_t cap = nk ? 2 * (size_t)nk : 1;
+        py_node **k = realloc(n->kids, cap * sizeof *k);
+        if (k)
+            n->kids = k;
+        int *ops = k ? realloc(n->ops, cap * sizeof *ops) : NULL;
+        if (ops)
+            n->ops = ops;
+        if (!k || !ops) {
+            amk_py_free(kid);
+            return pyerr(p, n->col, "%s", "!out of memory");
+        }
     }
     n->ops[n->nkids] = 0;
     n->kids[n->nkids++] = kid;
