@@ -164,8 +164,13 @@ AMK_API int amk_fs_read_all(const char *path, char **data, size_t *len, amk_diag
 AMK_API int amk_fs_read_fd(int fd, const char *name, char **data, size_t *len, amk_diag *d);
 /* Writes to PATH.tmp.PID, fsyncs, renames over path, fsyncs the directory. */
 AMK_API int amk_fs_write_atomic(const char *path, const void *data, size_t len, amk_diag *d);
-/* O_APPEND + flock(LOCK_EX) + write all + fsync + unlock, on an open fd. */
+/* O_APPEND + flock(LOCK_EX) + write all + fsync + unlock, on an open fd. When the write or
+ * the fsync fails (AMK_EIO: a full disk, a quota), the file is cut back to its size before
+ * the call: it never keeps part of the data. */
 AMK_API int amk_fs_append_locked(int fd, const void *data, size_t len, amk_diag *d);
+/* The same without the fsync: the data is in the file (a crash of this process loses none
+ * of it) but reaches the disk only with a later fsync. */
+AMK_API int amk_fs_append_locked_nosync(int fd, const void *data, size_t len, amk_diag *d);
 AMK_API int amk_fs_mkdir_p(const char *path, amk_diag *d);
 
 /* Data files of a spec ("data" / "answer", SPEC.md): a NumPy .npy file (versions 1-3, C

@@ -59,7 +59,9 @@ typedef struct amk_tsv amk_tsv;
  * AMK_EIO naming the path when it cannot be created or opened (a missing directory too) or
  * is not a regular file (a FIFO, a device, a directory: refused before any read). */
 AMK_API int amk_tsv_open(const char *path, amk_tsv **out, amk_diag *d);
-/* Appends rows atomically with respect to other processes (one locked write + fsync). */
+/* Appends rows atomically with respect to other processes (one locked write + fsync). On a
+ * failed write or fsync (AMK_EIO: a full disk) the file is cut back to where it was: no
+ * torn row, no trial number used. */
 AMK_API int amk_tsv_append(amk_tsv *t, const amk_row *rows, size_t n, amk_diag *d);
 /* As amk_tsv_append, but numbers the rows first: rows[i].trial becomes the highest trial
  * number in the file (read under the same lock as the append, so concurrent writers never

@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -529,6 +531,43 @@ START_TEST(test_amk_tsv_append_keeps_rows_after_other_writers_torn_row)
     ck_assert_int_eq(c.n, 2);
     ck_assert_int_eq(st.torn, 1);
     assert_rows_equal(&c.rows[1], &b);
+}
+END_TEST
+
+/* Issue 24: a full disk mid-row (here the file-size limit, which cuts a write short just as
+ * ENOSPC does) fails the append and leaves the file as it was: no torn row, no trial number
+ * used, and the next append after space is freed continues the numbers. */
+START_TEST(test_amk_tsv_append_full_disk_leaves_file_whole)
+{
+    const char *p = tpath("full.tsv");
+    amk_tsv *t = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_open(p, &t, &d) == AMK_OK, "%s", d.msg);
+    amk_row a[2] = {full_row(0), full_row(0)};
+    ck_assert_msg(amk_tsv_append_next(t, a, 2, &d) == AMK_OK, "%s", d.msg);
+    char *before = slurp(p);
+    size_t size = strlen(before);
+    signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG instead */
+    struct rlimit lim = {.rlim_cur = size + 40, .rlim_max = RLIM_INFINITY};
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    amk_row b[3] = {full_row(0), full_row(0), full_row(0)};
+    ck_assert_int_eq(amk_tsv_append_next(t, b, 3, &d), AMK_EIO);
+    ck_assert_msg(strstr(d.msg, "full.tsv") && strstr(d.msg, "partial write was removed"), "%s",
+                  d.msg);
+    char *after = slurp(p);
+    ck_assert_str_eq(after, before); /* cut back to the last whole row */
+    free(after);
+    lim.rlim_cur = RLIM_INFINITY;
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    ck_assert_msg(amk_tsv_append_next(t, b, 1, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(b[0].trial, 3);
+    amk_tsv_close(t);
+    collected c = {0};
+    amk_tsv_stats st;
+    ck_assert_msg(amk_tsv_read(p, collect, &c, &st, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c.n, 3);
+    ck_assert_int_eq(st.torn, 0);
+    free(before);
 }
 END_TEST
 
@@ -1431,6 +1470,7 @@ static Suite *results_suite(void)
     t = tc(s, "amk_tsv_append");
     tcase_add_test(t, test_amk_tsv_append_keeps_rows_after_other_writers_torn_row);
     tcase_add_test(t, test_amk_tsv_append_rejects_unwritable_row);
+    tcase_add_test(t, test_amk_tsv_append_full_disk_leaves_file_whole);
     tcase_add_test(t, test_amk_tsv_append_concurrent_processes_never_interleave);
     t = tc(s, "amk_tsv_append_next");
     tcase_add_test(t, test_amk_tsv_append_next_continues_numbers_through_the_file);

@@ -396,4 +396,35 @@ python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["backen
     fail "AMK_DATA_DIR does not override the sweeps next to the executable"
 pass
 
+# === Issue 24: rough edges, second pass ======================================================
+
+# --- 6: a full disk mid-row leaves the file whole (amk cuts back its own partial write) -----
+# The file-size limit cuts a write short just as a full disk does (EFBIG for ENOSPC).
+run loop gemm --backend model --budget 3 --results full.tsv --best full.json
+expect_rc 0
+size=$(stat -c %s full.tsv)
+LAST="amk loop gemm --resume (file-size limit)"
+set +e
+(trap '' XFSZ; ulimit -f $((size / 1024 + 2)); exec "$AMK" loop gemm --backend model \
+    --budget 200 --resume --results full.tsv --best full.json) >"$WORK/out" 2>"$WORK/err" </dev/null
+RC=$?
+set -e
+expect_rc 3
+expect_err "full.tsv" "the partial write was removed"
+[ "$(tail -c 1 full.tsv | od -An -c | tr -d ' ')" = '\n' ] || fail "full.tsv ends in a torn row"
+run loop gemm --backend model --budget 5 --resume --results full.tsv --best full.json
+expect_rc 0
+expect_py "$WORK/out" 'd["trials"] == 5'
+grep -qF "torn" "$WORK/err" && fail "the resumed loop found a torn row"
+python3 - full.tsv <<'PY' || fail "full.tsv: a torn row or a duplicate trial number"
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+ncols = len(lines[1].split("\t"))
+rows = [l.split("\t") for l in lines[2:] if l]
+assert all(len(r) == ncols for r in rows), [len(r) for r in rows]
+trials = [int(r[0]) for r in rows]
+assert trials == list(range(1, len(trials) + 1)), trials
+PY
+pass
+
 done_ok
