@@ -483,4 +483,24 @@ python3 storm_check.py storm.tsv storm.json storm.seen >storm.n2 2>storm.why ||
 expect_py "$WORK/out" "(d['trials'] == 50 or d['exhausted']) and d['trials'] == $(cat storm.n2) - $(cat storm.n) and d['last_trial'] in (0, $(cat storm.n2))"
 pass
 
+# --- 4: a recording that does not cover the kernel or shape: exit 2, no row (as loop) -----
+GEMM_SIM="sim:$SRC/space_defs/data/gemm.tsv"
+run propose softmax
+expect_rc 0
+cp "$WORK/out" softmax.json
+run propose gemm --shape M=1000,N=1000,K=1000
+expect_rc 0
+cp "$WORK/out" gemm_odd.json
+for input in softmax.json gemm_odd.json; do
+    run evaluate "$input" --backend "$GEMM_SIM" --results cov.tsv
+    expect_rc 2
+    expect_err "the recording has no trial of" "nothing was run or written"
+    [ ! -s cov.tsv ] || [ "$(grep -vc '^#\|^trial' cov.tsv)" -eq 0 ] || fail "'$LAST' appended a row"
+done
+run_in softmax.json evaluate - --backend "$GEMM_SIM" --results cov.tsv
+expect_rc 2
+run loop softmax --backend "$GEMM_SIM" --budget 2 --results cov.tsv --best cov.json
+expect_rc 2
+expect_err "the recording has no trial of softmax"
+
 done_ok
