@@ -191,7 +191,7 @@ int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d)
     else if (rc == AMK_ENODEV || rc == AMK_EUNSUPPORTED || rc == AMK_EBACKEND ||
              rc == AMK_EWORKER)
         code = CLI_EXIT_NODEV;
-    else if (amk_backend_sim_file(backend))
+    else if (amk_backend_sim_file(backend) && rc != AMK_ENOTCOVERED)
         code = CLI_EXIT_RESULTS; /* the file to replay is a results file */
     else
         code = cli_exit_for(rc);

@@ -42,7 +42,8 @@
     XX(ETIMEDOUT, -17, "timed out")                                     \
     XX(EWORKER, -18, "worker process failed")                           \
     XX(EEXIST, -19, "already exists")                                   \
-    XX(EUNSUPPORTED, -20, "not supported on this build or machine")
+    XX(EUNSUPPORTED, -20, "not supported on this build or machine")    \
+    XX(ENOTCOVERED, -21, "the recording does not cover this kernel or shape")
 
 typedef enum amk_errno {
     AMK_OK = 0,

@@ -503,4 +503,16 @@ run loop softmax --backend "$GEMM_SIM" --budget 2 --results cov.tsv --best cov.j
 expect_rc 2
 expect_err "the recording has no trial of softmax"
 
+# --- 5: a Kernel Tuner cachefile for another kernel is bad input (2), as a .tsv is -------
+KT="$SRC/space_defs/data/benchmark_hub/cachefiles/convolution_milo/A100.json.gz"
+run loop gemm --backend "sim:$KT" --budget 2 --results kt.tsv --best kt.json
+expect_rc 2
+expect_err "param BM of kernel gemm is not in the file's tuning parameters"
+run evaluate good.json "${S[@]}" --backend "sim:$KT"
+expect_rc 2
+# a cachefile that is not one stays a results-file problem (3)
+printf '{"not": "a cachefile"}' | gzip >notkt.json.gz
+run loop gemm --backend sim:notkt.json.gz --budget 2 --results kt.tsv --best kt.json
+expect_rc 3
+
 done_ok
