@@ -115,7 +115,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         CLI_INT("--budget", &budget, 0, INT64_C(1000000000000)),
         CLI_INT("--seed", &seed, 0, INT64_MAX),
         CLI_INT("--batch", &batch, 1, 4096),
-        CLI_INT("--jobs", &jobs, 0, 1024),
+        CLI_INT("--jobs", &jobs, 1, 1024),
         CLI_STR("--regime", &regime),
         CLI_DEVICES("--devices", &devs),
         CLI_DURATION("--time", &time_limit, "90s, 10m, 1h"),

@@ -515,4 +515,34 @@ printf '{"not": "a cachefile"}' | gzip >notkt.json.gz
 run loop gemm --backend sim:notkt.json.gz --budget 2 --results kt.tsv --best kt.json
 expect_rc 3
 
+# --- 8: no silent last-wins; duplicate trial numbers are a hand-edited file (3) ---------
+run propose gemm --shape M=2048,M=1024
+expect_rc 2
+expect_err "dim 'M' given twice"
+run loop gemm --backend model --budget 1 --results A.tsv --results B.tsv --best d.json
+expect_rc 1
+expect_err "option --results given twice ('A.tsv', then 'B.tsv')"
+[ ! -e A.tsv ] && [ ! -e B.tsv ] || fail "'$LAST' wrote a results file"
+run propose gemm --target h100 --target a100
+expect_rc 1
+expect_err "option --target given twice"
+run loop gemm --backend model --budget 1 --jobs 0 --results j.tsv --best j.json
+expect_rc 1
+expect_err "option --jobs: '0' is not an integer in 1..1024"
+run space gemm --spec-dir "$TOY" --spec-dir "$SRC/tests/fixtures/specs/good/tiny" # it adds
+expect_rc 0
+run loop gemm --backend model --budget 3 --results dup.tsv --best dup.json
+expect_rc 0
+python3 - dup.tsv <<'PY'
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+lines[4] = "2" + lines[4][lines[4].index("\t"):]  # trial 3 becomes a second trial 2
+open(sys.argv[1], "w").write("\n".join(lines))
+PY
+for cmd in "report dup.tsv" "loop gemm --backend model --budget 1 --resume --results dup.tsv --best dup.json"; do
+    set -f; run $cmd; set +f
+    expect_rc 3
+    expect_err "dup.tsv:5: trial 2 is already on line 4"
+done
+
 done_ok
