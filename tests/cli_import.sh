@@ -96,6 +96,37 @@ rm -rf out_dir
 chain and a 100000 # one node of 100000 operands: no nesting at all
 expect_rc 0
 rm -rf out_dir
+# Issue 24 item 2: what Python would answer differently is refused at import (exit 2,
+# nothing written): a 64-bit overflow where Python computes the big integer, conditions no
+# config satisfies (Kernel Tuner's space would be empty: a search could only fail later),
+# and a Parameters list naming what is not a tuning parameter.
+bad cond "a ** 99999999 > 1" "outside 64-bit integers" "Python computes the big integer" "(with a=-6)"
+bad cond "a << 70 > 1" "Python computes the big integer"
+bad cond "a > 100" "no config satisfies the conditions" "9984 combinations"
+bad cond "a > 3 and a < 2" "no config satisfies the conditions"
+edit() { # edit PYTHON-EDIT-OF-t1: semantics.json edited, imported into out_dir
+    python3 - "$T1/semantics.json" "$1" >edit.json <<'PY'
+import json, sys
+t1 = json.load(open(sys.argv[1]))
+conds = t1["ConfigurationSpace"]["Conditions"]
+exec(sys.argv[2])
+json.dump(t1, sys.stdout)
+PY
+    run import edit.json -o out_dir
+}
+edit 'conds[0]["Parameters"] = ["a", "zz"]'
+expect_rc 2
+expect_err "Conditions[0].Parameters: 'zz' is not a tuning parameter"
+[ ! -e out_dir ] || fail "'$LAST' wrote out_dir"
+edit 'conds[1]["Parameters"] = ["a", 3]'
+expect_rc 2
+expect_err "Conditions[1].Parameters: expected an array of parameter names"
+[ ! -e out_dir ] || fail "'$LAST' wrote out_dir"
+# a condition that no config of its own params satisfies alone, but one config in all: fine
+edit 'conds[:] = [{"Expression": "a == 6", "Parameters": ["a"]}]'
+expect_rc 0
+rm -rf out_dir
+
 # --- --kernel: a Kernel Tuner style matmul (plain __global__, no extern "C") -------------------
 MM="$T1/matmul"
 run import "$MM/matmul.json" --kernel "$MM/matmul.cu" -o mm

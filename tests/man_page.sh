@@ -31,7 +31,7 @@ commands=$("$amk" help | awk '/^commands:/ {on = 1; next} on && /^$/ {exit} on {
 missing=()
 for c in $commands; do
     # Each command has its own subsection "amk NAME ..." under COMMANDS, and is in SYNOPSIS.
-    grep -qE "^ {2,4}amk $c( |$)" "$out" || missing+=("$c")
+    grep -qE "^ {2,4}amk +$c( |$)" "$out" || missing+=("$c") # (justified: spaces vary)
 done
 [ ${#missing[@]} -eq 0 ] || fail "commands not documented in $page: ${missing[*]}"
 echo "man_page: documents every command: $(echo $commands)"
@@ -43,7 +43,7 @@ for c in $commands; do
     [ "$c" = help ] && continue
     section=$(awk -v c="$c" '
         /^[A-Z]/ { on = 0 }
-        /^  ? ?amk [a-z]+( |$)/ { split($0, w, " "); on = (w[2] == c) }
+        /^  ? ?amk +[a-z]+( |$)/ { split($0, w, " "); on = (w[2] == c) }
         on' "$out")
     for o in $("$amk" help "$c" | grep -oE -- '--[a-z][a-z-]*' | sort -u); do
         case $o in --spec-dir | --target | --tables | --quiet | --help) continue ;; esac
