@@ -114,8 +114,9 @@ static void print_space_table(const cJSON *out, const amk_spec *s, const char *s
 int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
 {
     int rc, exact = 0;
-    const char *kernel = NULL, *shape_txt = NULL;
-    cli_opt opts[] = {CLI_STR("--shape", &shape_txt), CLI_FLAG("--exact", &exact), CLI_END};
+    const char *kernel = NULL, *shape_txt = NULL, *dtype = NULL;
+    cli_opt opts[] = {CLI_STR("--shape", &shape_txt), CLI_STR("--dtype", &dtype),
+                      CLI_FLAG("--exact", &exact), CLI_END};
     cli_pos pos = CLI_ONE_KERNEL(&kernel);
     if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
@@ -124,7 +125,7 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
     const amk_target *t;
     amk_shape sh;
     if ((rc = cli_kernel(ctx, kernel, &s)) || (rc = cli_resolve_target(ctx, &t)) ||
-        (rc = cli_shape(ctx, s, shape_txt, &sh)))
+        (rc = cli_shape(ctx, s, shape_txt, dtype, &sh)))
         return rc;
 
     amk_diag d;

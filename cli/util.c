@@ -153,19 +153,31 @@ int cli_resolve_target(cli_ctx *ctx, const amk_target **out)
     return CLI_EXIT_OK;
 }
 
-int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, amk_shape *out)
+int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, const char *dtype,
+              amk_shape *out)
 {
-    if (!text) {
-        amk_spec_shape(s, 0, out);
-        return CLI_EXIT_OK;
-    }
     amk_diag d;
     amk_diag_clear(&d);
-    int rc = amk_shape_parse(s, text, out, &d);
-    if (rc != AMK_OK) {
+    int rc = AMK_OK;
+    if (!text)
+        amk_spec_shape(s, 0, out);
+    else if ((rc = amk_shape_parse(s, text, out, &d)) != AMK_OK)
         amk_diag_prefix(&d, "--shape '%s' for kernel %s", text, amk_spec_name(s));
-        return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
+    if (rc == AMK_OK && dtype) {
+        /* --dtype D: the shape (named, given or the default) with its dtype replaced */
+        if (text && strstr(text, "dtype"))
+            return cli_usage(ctx, "--dtype %s: --shape '%s' names the dtype already", dtype,
+                             text);
+        char buf[512];
+        amk_shape_format(s, out, buf, sizeof buf);
+        char *at = strstr(buf, "dtype=");
+        if (at)
+            snprintf(at, sizeof buf - (size_t)(at - buf), "dtype=%s", dtype);
+        if ((rc = amk_shape_parse(s, buf, out, &d)) != AMK_OK)
+            amk_diag_prefix(&d, "--dtype %s for kernel %s", dtype, amk_spec_name(s));
     }
+    if (rc != AMK_OK)
+        return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
     return CLI_EXIT_OK;
 }
 

@@ -545,4 +545,21 @@ for cmd in "report dup.tsv" "loop gemm --backend model --budget 1 --resume --res
     expect_err "dup.tsv:5: trial 2 is already on line 4"
 done
 
+# --- 3: --dtype, as the man page documents it for propose, loop and space ---------------
+run space gemm_hopper --dtype f16
+expect_rc 0
+expect_py "$WORK/out" 'd["shape"].endswith(",dtype=f16")'
+run propose gemm_hopper --shape M=1024,N=1024,K=1024 --dtype f16
+expect_rc 0
+expect_py "$WORK/out" 'd["config"]["shape"] == {"M": 1024, "N": 1024, "K": 1024, "dtype": "f16"}'
+run loop gemm_hopper --dtype f16 --backend model --budget 2 --results dt.tsv --best dt.json
+expect_rc 0
+expect_py "$WORK/out" 'd["shape"].endswith(",dtype=f16")'
+run space gemm_hopper --dtype f64
+expect_rc 2
+expect_err "dtype 'f64' is not supported by kernel gemm_hopper (bf16, f16)"
+run space gemm_hopper --shape M=64,dtype=bf16 --dtype f16
+expect_rc 1
+expect_err "--dtype f16: --shape 'M=64,dtype=bf16' names the dtype already"
+
 done_ok
