@@ -14,10 +14,13 @@ static void vmsg(const cli_ctx *ctx, const char *kind, const char *fmt, va_list 
     __attribute__((format(printf, 3, 0)));
 static void vmsg(const cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "amk%s%s: %s", ctx && ctx->cmd ? " " : "", ctx && ctx->cmd ? ctx->cmd : "",
-            kind);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    /* Messages quote their input (a config's kernel name, a path): shown as the results
+     * reader shows a field, with no control byte or broken UTF-8 reaching the terminal. */
+    char raw[8192], safe[sizeof raw + 4];
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1;
+    fprintf(stderr, "amk%s%s: %s%s\n", ctx && ctx->cmd ? " " : "",
+            ctx && ctx->cmd ? ctx->cmd : "", kind, amk_text_show(safe, sizeof safe, raw, len, len));
 }
 
 int cli_fail(const cli_ctx *ctx, int code, const char *fmt, ...)

@@ -134,6 +134,12 @@ AMK_API uint64_t amk_hash64_update(uint64_t h, const void *data, size_t len);
 #define AMK_HASH64_INIT UINT64_C(0xcbf29ce484222325)
 AMK_API void amk_hash_hex(uint64_t h, char out[17]);
 
+/* Copies s[0..n) into out for a message: at most max bytes of s, then "..." (cap must be at
+ * least max + 4, else max shrinks to fit). Control bytes (tab and newline too: a message is
+ * one line), C1 controls and every byte of an invalid UTF-8 sequence show as '?', so a
+ * message never carries terminal escapes or broken text from what it quotes. Returns out. */
+AMK_API const char *amk_text_show(char *out, size_t cap, const char *s, size_t n, size_t max);
+
 /* Growable NUL-terminated string. Zero-initialise (amk_sb sb = {0}); amk_sb_free releases.
  * On allocation failure the builder sets oom and stops growing; check it once at the end. */
 typedef struct amk_sb {

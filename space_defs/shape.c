@@ -115,7 +115,7 @@ int amk_shape_parse(const amk_spec *s, const char *text, amk_shape *out, amk_dia
             int64_t x;
             if ((size_t)(ve - v) >= sizeof val || amk_parse_i64(val, &x) || x < 1 ||
                 x > JSON_INT_MAX)
-                return amk_diag_set(d, AMK_EPARSE, "shape '%s': %s=%s is not an integer >= 1",
+                return amk_diag_set(d, AMK_EPARSE, "shape '%s': %s=%s is not an integer in 1..2^53",
                                     text, s->dims[di], val);
             sh.dims[di] = x;
         }
@@ -173,7 +173,8 @@ int amk_shape_from_json(const amk_spec *s, const cJSON *obj, amk_shape *out, amk
         }
         int64_t x;
         if (!amk__ld_json_int(c, 1, JSON_INT_MAX, &x))
-            return amk_diag_set(d, AMK_ECONFIG, "shape.%s: expected an integer >= 1", c->string);
+            return amk_diag_set(d, AMK_ECONFIG, "shape.%s: expected an integer in 1..2^53",
+                                c->string);
         sh.dims[di] = x;
     }
     *out = sh;

@@ -308,7 +308,7 @@ START_TEST(test_amk_spec_load_bad_shapes)
     expect_spec_error(j, AMK_ESPEC, "shapes.small: unknown dim 'Q'", NULL);
     j = base_spec();
     set(j, "shapes.small", "M", "0");
-    expect_spec_error(j, AMK_ESPEC, "shapes.small.M: expected an integer >= 1", NULL);
+    expect_spec_error(j, AMK_ESPEC, "shapes.small.M: expected an integer in 1..2^53", NULL);
     j = base_spec();
     set(j, "shapes.small", "dtype", "\"bf16\"");
     expect_spec_error(j, AMK_ESPEC, "shapes.small.dtype: not one of the spec's dtypes", NULL);
@@ -716,7 +716,7 @@ START_TEST(test_amk_shape_parse_text_and_names)
     ck_assert_int_eq(amk_shape_parse(s, "Q=5", &sh, &d), AMK_EPARSE);
     assert_has(d.msg, "unknown dim 'Q'");
     ck_assert_int_eq(amk_shape_parse(s, "M=0", &sh, &d), AMK_EPARSE);
-    assert_has(d.msg, "M=0 is not an integer >= 1");
+    assert_has(d.msg, "M=0 is not an integer in 1..2^53");
     ck_assert_int_eq(amk_shape_parse(s, "M=12x", &sh, &d), AMK_EPARSE);
     ck_assert_int_eq(amk_shape_parse(s, "dtype=int8", &sh, &d), AMK_EPARSE);
     assert_has(d.msg, "dtype 'int8' is not supported");
@@ -755,7 +755,7 @@ START_TEST(test_amk_shape_from_json_defaults_and_errors)
     cJSON_Delete(j);
     const char *bad[] = {"{\"Q\": 1}", "{\"M\": 1.5}", "{\"M\": \"64\"}", "{\"M\": -1}",
                          "{\"dtype\": \"bf16\"}", "[1]"};
-    const char *needle[] = {"unknown dim 'Q'", "shape.M: expected an integer >= 1",
+    const char *needle[] = {"unknown dim 'Q'", "shape.M: expected an integer in 1..2^53",
                             "shape.M", "shape.M", "shape.dtype", "expected an object"};
     for (int i = 0; i < 6; i++) {
         j = cJSON_Parse(bad[i]);

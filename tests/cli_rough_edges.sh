@@ -349,6 +349,8 @@ expect_rc 0
 if [ "$(jget "$WORK/out" 'd["gpu"]["built"]')" = true ] &&
    ! ls /dev/nvidia[0-9]* /dev/kfd >/dev/null 2>&1; then
     expect_py "$WORK/out" '"no GPU is present" in d["gpu"]["reason"]'
+    # (issue 24.7) and it does not quote the runtime blaming an insufficient driver
+    expect_py "$WORK/out" '"insufficient" not in d["gpu"]["reason"]'
     run loop toy "${S[@]}" --backend gpu --budget 1 --results gpu.tsv --best gpu.json
     expect_rc 4
     expect_err "no GPU is present"
@@ -561,5 +563,24 @@ expect_err "dtype 'f64' is not supported by kernel gemm_hopper (bf16, f16)"
 run space gemm_hopper --shape M=64,dtype=bf16 --dtype f16
 expect_rc 1
 expect_err "--dtype f16: --shape 'M=64,dtype=bf16' names the dtype already"
+
+# --- 7: messages: the 2^53 limit, control bytes and bad UTF-8, leading zeros -------------
+run propose gemm --shape K=18014398509481984
+expect_rc 2
+expect_err "K=18014398509481984 is not an integer in 1..2^53"
+printf '{"kernel": "gemm", "shape": {"K": 18014398509481984}, "params": {}}' >big.json
+run evaluate big.json
+expect_rc 2
+expect_err "shape.K: expected an integer in 1..2^53"
+printf '{"kernel": "ge\\u001b[31mmm\\u0007\xff\xfe\xc0\xaf", "params": {}}' >esc.json
+run evaluate esc.json --results esc.tsv
+expect_rc 2
+expect_err "unknown kernel 'ge?[31mmm?????'"
+LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f\x80-\xff]' "$WORK/err" &&
+    fail "'$LAST': stderr holds control bytes or non-ASCII bytes: $(od -c "$WORK/err" | head -3)"
+printf '{"kernel": "gemm", "shape": {"M": 0128}, "params": {}}' >lz.json
+run evaluate lz.json
+expect_rc 2
+expect_err "number with a leading zero"
 
 done_ok
