@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct amk_tsv {
@@ -22,11 +23,30 @@ struct amk_tsv {
     int unsynced;      /* rows written since then are not yet on the disk */
 };
 
+/* The lock is normally free or held for one append (milliseconds); a writer that waits
+ * longer says so once, after LOCK_QUIET_S, instead of hanging silently. */
+#define LOCK_QUIET_S 1.0
+
 static int lock_ex(amk_tsv *t, amk_diag *d)
 {
-    while (flock(t->fd, LOCK_EX) < 0)
-        if (errno != EINTR)
+    double t0 = amk_now_s();
+    while (flock(t->fd, LOCK_EX | LOCK_NB) < 0) {
+        if (errno == EINTR)
+            continue;
+        if (errno != EWOULDBLOCK)
             return amk_diag_set(d, AMK_EIO, "%s: lock: %s", t->path, strerror(errno));
+        if (amk_now_s() - t0 >= LOCK_QUIET_S) {
+            amk_log(AMK_LOG_WARN, "%s: waiting for the lock: another process has held it for "
+                    "%.0f s (an amk appending to it, or a program holding it open locked)",
+                    t->path, LOCK_QUIET_S);
+            while (flock(t->fd, LOCK_EX) < 0)
+                if (errno != EINTR)
+                    return amk_diag_set(d, AMK_EIO, "%s: lock: %s", t->path, strerror(errno));
+            return AMK_OK;
+        }
+        struct timespec ts = {0, 2000000}; /* 2 ms */
+        nanosleep(&ts, NULL);
+    }
     return AMK_OK;
 }
 

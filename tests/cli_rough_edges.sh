@@ -583,4 +583,21 @@ run evaluate lz.json
 expect_rc 2
 expect_err "number with a leading zero"
 
+# --- 9: docs vs behaviour: report's table on stdout; a long lock wait is said ---------------
+run report t.tsv --tables
+expect_rc 0
+grep -q "toy" "$WORK/out" || fail "'$LAST': the table is not on stdout"
+[ ! -s "$WORK/err" ] || fail "'$LAST': stderr is not empty: $(cat "$WORK/err")"
+flock lk.tsv sleep 2.5 &
+holder=$!
+sleep 0.3
+run evaluate good.json "${S[@]}" --results lk.tsv
+wait "$holder"
+expect_rc 0
+expect_err "lk.tsv: waiting for the lock: another process has held it for 1 s"
+run evaluate good.json "${S[@]}" --results lk.tsv # uncontended: silent
+expect_rc 0
+grep -q "waiting for the lock" "$WORK/err" && fail "'$LAST': an uncontended lock was reported"
+pass
+
 done_ok
