@@ -600,4 +600,27 @@ expect_rc 0
 grep -q "waiting for the lock" "$WORK/err" && fail "'$LAST': an uncontended lock was reported"
 pass
 
+# --- 10: tables keep their columns with long names ------------------------------------------
+cat >aligned.py <<'PY'
+import sys
+# Every row's fields start where the header's column names start (the names' columns).
+lines = [l.rstrip("\n") for l in open(sys.argv[1]) if l.strip()]
+head = lines[int(sys.argv[2])]
+rows = lines[int(sys.argv[2]) + 1: int(sys.argv[2]) + 1 + int(sys.argv[3])]
+cols = [head.index(w) for w in head.split()[1:int(sys.argv[4])]]
+for r in rows:
+    for c in cols:
+        assert r[c - 1] == " " and r[c] != " ", "misaligned at column %d: %r" % (c, r)
+PY
+run list --tables
+expect_rc 0
+n=$(grep -c . "$WORK/err")
+python3 aligned.py "$WORK/err" 0 $((n - 1)) 3 || fail "amk list: columns lost their alignment"
+run import "$SRC/space_defs/data/benchmark_hub/spaces/convolution_milo.json" -o conv
+expect_rc 0
+run space convolution_milo --spec-dir conv --tables
+expect_rc 0
+python3 aligned.py "$WORK/err" 1 9 3 || fail "amk space: columns lost their alignment"
+pass
+
 done_ok
