@@ -374,17 +374,27 @@ static py_node *parse_atom(pyparser *p)
         return NULL;
     }
     skip_ws(p);
+    int opens = p->pos < p->len && (p->src[p->pos] == '(' || p->src[p->pos] == '[');
+    if (opens && ++p->nest > PY_MAX_NEST) { /* f(f(f(...: brackets too */
+        amk_py_free(n);
+        pyerr(p, p->pos, "%s", "expression too deeply nested");
+        return NULL;
+    }
     if (p->pos < p->len && p->src[p->pos] == '(') {
         n->kind = PY_CALL;
         p->pos++;
-        if (parse_items(p, n, ')')) {
+        int rc = parse_items(p, n, ')');
+        p->nest--;
+        if (rc) {
             amk_py_free(n);
             return NULL;
         }
     } else if (p->pos < p->len && p->src[p->pos] == '[') {
         n->kind = PY_INDEX;
         p->pos++;
-        if (add_kid(p, n, parse_expr(p))) {
+        int rc = add_kid(p, n, parse_expr(p));
+        p->nest--;
+        if (rc) {
             amk_py_free(n);
             return NULL;
         }

@@ -2435,6 +2435,20 @@ START_TEST(test_amk_py_parse_long_chains_refused)
             }
             amk_py_free(n);
         }
+    /* calls and subscripts nest too: f(f(f(... and x[x[x[... (found by fuzz/chain.h) */
+    static const char *const opens[] = {"f(", "x[", "f('',", NULL};
+    for (int o = 0; opens[o]; o++) {
+        size_t k = strlen(opens[o]);
+        for (int i = 0; i < TERMS / 4; i++)
+            memcpy(buf + (size_t)i * k, opens[o], k);
+        strcpy(buf + (size_t)(TERMS / 4) * k, "1");
+        py_node *n = NULL;
+        amk_diag d = {0};
+        int rc = amk_py_parse(buf, &n, &d);
+        ck_assert_msg(rc == AMK_EEXPR && strstr(d.msg, "too deeply nested"), "%s...: %.80s",
+                      opens[o], d.msg);
+        ck_assert_ptr_null(n);
+    }
     free(buf);
 }
 END_TEST
