@@ -20,6 +20,8 @@ typedef struct cli_args {
     int only_pos;           /* after "--" */
     int err;                /* exit code to return once the pass ends; 0 = fine */
     int help;               /* --help seen */
+    const char *given[64];  /* the value of opts[k] once given: a second one is refused */
+    const char *target;     /* --target's value when given */
 } cli_args;
 
 enum { ARG_END, ARG_OPT, ARG_POS };
@@ -178,6 +180,19 @@ static void take_value(cli_args *a, const cli_opt *o, const char *v)
     }
 }
 
+/* A single-valued option given again would silently take the last value (--results A
+ * --results B): a usage error naming both, as a JSON object's duplicate key is refused. */
+static int once(cli_args *a, const char **slot, const char *v)
+{
+    if (*slot) {
+        args_fail(a, "option %s given twice ('%s', then '%s'); it takes one value", a->arg,
+                  *slot, v);
+        return 0;
+    }
+    *slot = v;
+    return 1;
+}
+
 /* --spec-dir, --target, --tables, --quiet and --help, which every command takes. 0 when the
  * current option is none of them. */
 static int common_option(cli_ctx *ctx, cli_args *a)
@@ -189,7 +204,7 @@ static int common_option(cli_ctx *ctx, cli_args *a)
         else if (v)
             ctx->spec_dirs[ctx->n_spec_dirs++] = v;
     } else if (!strcmp(a->arg, "--target")) {
-        if ((v = args_value(a)))
+        if ((v = args_value(a)) && once(a, &a->target, v))
             ctx->target = v;
     } else if (!strcmp(a->arg, "--tables") || !strcmp(a->arg, "--quiet")) {
         if (args_flag(a))
@@ -218,7 +233,8 @@ static void take_option(cli_ctx *ctx, cli_args *a, const cli_opt *opts)
             *(int *)o->out = 1;
     } else {
         const char *v = args_value(a);
-        if (v)
+        size_t k = (size_t)(o - opts);
+        if (v && (k >= sizeof a->given / sizeof a->given[0] || once(a, &a->given[k], v)))
             take_value(a, o, v);
     }
 }

@@ -168,7 +168,8 @@ int cli_configs(cli_ctx *ctx, const char *path, int many, amk_config **out, size
 /* Resolves --target (or the default) and applies measured ceilings from the cache. */
 int cli_resolve_target(cli_ctx *ctx, const amk_target **out);
 /* Parses --shape text (NULL = the spec's default shape). */
-int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, amk_shape *out);
+int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, const char *dtype,
+              amk_shape *out);
 /* Checks a --backend value: model, auto, gpu or sim:FILE (usage error otherwise). */
 int cli_check_backend(cli_ctx *ctx, const char *backend);
 /* CLI_EXIT_OK when --regime names a regime (or was not given), else the usage error. */

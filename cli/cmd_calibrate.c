@@ -84,7 +84,7 @@ int cli_cmd_calibrate(cli_ctx *ctx, int argc, char **argv)
         return cli_fail(ctx, CLI_EXIT_USAGE,
                         "unexpected argument '%s' (results files go with --fit)", files[0]);
     int64_t jobs = 0;
-    if (jobs_txt && (rc = cli_int_option(ctx, "--jobs", jobs_txt, 0, 1024, &jobs)) != 0)
+    if (jobs_txt && (rc = cli_int_option(ctx, "--jobs", jobs_txt, 1, 1024, &jobs)) != 0)
         return rc;
     if ((rc = cli_check_backend(ctx, backend)) != 0)
         return rc;

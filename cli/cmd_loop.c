@@ -100,13 +100,14 @@ static void add_summary(const amk_tune_result *r, const amk_device_group *g, voi
 int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
 {
     int rc, resume = 0;
-    const char *kernel = NULL, *shape_txt = NULL, *strategy = "hillclimb", *backend = "auto";
+    const char *kernel = NULL, *shape_txt = NULL, *dtype = NULL, *strategy = "hillclimb";
+    const char *backend = "auto";
     const char *results = "results.tsv", *best_path = "best.json", *regime = NULL;
     int64_t budget = -1, seed = 1, batch = 0, jobs = 0;
     cli_devices devs = {.n = 0};
     double time_limit = 0, min_gain = AMK_HISTORY_MIN_GAIN, rank_timeout = 0;
     cli_opt opts[] = {
-        CLI_STR("--shape", &shape_txt),
+        CLI_STR("--shape", &shape_txt), CLI_STR("--dtype", &dtype),
         CLI_STR("--strategy", &strategy),
         CLI_STR("--backend", &backend),
         CLI_STR("--results", &results),
@@ -115,7 +116,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         CLI_INT("--budget", &budget, 0, INT64_C(1000000000000)),
         CLI_INT("--seed", &seed, 0, INT64_MAX),
         CLI_INT("--batch", &batch, 1, 4096),
-        CLI_INT("--jobs", &jobs, 0, 1024),
+        CLI_INT("--jobs", &jobs, 1, 1024),
         CLI_STR("--regime", &regime),
         CLI_DEVICES("--devices", &devs),
         CLI_DURATION("--time", &time_limit, "90s, 10m, 1h"),
@@ -140,7 +141,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
     const amk_target *t;
     amk_shape sh;
     if ((rc = cli_kernel(ctx, kernel, &s)) || (rc = cli_resolve_target(ctx, &t)) ||
-        (rc = cli_shape(ctx, s, shape_txt, &sh)))
+        (rc = cli_shape(ctx, s, shape_txt, dtype, &sh)))
         return rc;
 
     amk_tune_opts o = {.spec = s, .shape = sh, .target = t, .backend = backend,

@@ -21,10 +21,11 @@ static cJSON *incumbent_json(const amk_proposal_result *p)
 int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
 {
     int rc;
-    const char *kernel = NULL, *shape_txt = NULL, *results = NULL, *strategy = "hillclimb";
+    const char *kernel = NULL, *shape_txt = NULL, *dtype = NULL, *results = NULL;
+    const char *strategy = "hillclimb";
     int64_t seed = 1;
     cli_opt opts[] = {
-        CLI_STR("--shape", &shape_txt),
+        CLI_STR("--shape", &shape_txt), CLI_STR("--dtype", &dtype),
         CLI_STR("--results", &results),
         CLI_STR("--strategy", &strategy),
         CLI_INT("--seed", &seed, 0, INT64_MAX),
@@ -41,7 +42,7 @@ int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
     const amk_target *t;
     amk_shape sh;
     if ((rc = cli_kernel(ctx, kernel, &s)) || (rc = cli_resolve_target(ctx, &t)) ||
-        (rc = cli_shape(ctx, s, shape_txt, &sh)))
+        (rc = cli_shape(ctx, s, shape_txt, dtype, &sh)))
         return rc;
     char shape[256];
     amk_shape_format(s, &sh, shape, sizeof shape);

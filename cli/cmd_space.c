@@ -17,21 +17,44 @@ static void fmt_count(char *out, size_t cap, double n)
         snprintf(out, cap, "%.3g", n);
 }
 
-/* One kernel's line of `amk list`'s table. */
-static void print_list_row(FILE *tf, const amk_spec *s)
+/* The name, dims and dtypes columns of `amk list`'s table for one kernel. */
+static void list_cells(const amk_spec *s, char dims[160], char dtypes[80])
 {
-    char dims[160] = "", dtypes[80] = "", raw[32];
     size_t dl = 0, tl = 0;
-    for (int j = 0; j < amk_spec_n_dims(s) && dl < sizeof dims; j++)
-        dl += (size_t)snprintf(dims + dl, sizeof dims - dl, "%s%s", dl ? "," : "",
+    dims[0] = dtypes[0] = '\0';
+    for (int j = 0; j < amk_spec_n_dims(s) && dl < 160; j++)
+        dl += (size_t)snprintf(dims + dl, 160 - dl, "%s%s", dl ? "," : "",
                                amk_spec_dim_name(s, j));
-    for (int j = 0; j < amk_spec_n_dtypes(s) && tl < sizeof dtypes; j++)
-        tl += (size_t)snprintf(dtypes + tl, sizeof dtypes - tl, "%s%s", tl ? "," : "",
+    for (int j = 0; j < amk_spec_n_dtypes(s) && tl < 80; j++)
+        tl += (size_t)snprintf(dtypes + tl, 80 - tl, "%s%s", tl ? "," : "",
                                amk_spec_dtype_name(s, j));
+}
+
+/* Column widths of the text columns: each as wide as its longest cell (names like
+ * gemm_hopper_fp8 must not push a row's columns out of line). */
+typedef struct list_widths {
+    int name, dims, dtypes;
+} list_widths;
+
+static void list_widen(list_widths *w, const amk_spec *s)
+{
+    char dims[160], dtypes[80];
+    list_cells(s, dims, dtypes);
+    int n = (int)strlen(amk_spec_name(s)), m = (int)strlen(dims), k = (int)strlen(dtypes);
+    w->name = n > w->name ? n : w->name;
+    w->dims = m > w->dims ? m : w->dims;
+    w->dtypes = k > w->dtypes ? k : w->dtypes;
+}
+
+/* One kernel's line of `amk list`'s table. */
+static void print_list_row(FILE *tf, const amk_spec *s, const list_widths *w)
+{
+    char dims[160], dtypes[80], raw[32];
+    list_cells(s, dims, dtypes);
     fmt_count(raw, sizeof raw, amk_spec_raw_size(s));
     const char *desc = amk_spec_description(s);
-    fprintf(tf, "%-14s %-22s %-14s %6d %12s  %.60s%s\n", amk_spec_name(s), dims, dtypes,
-            amk_spec_n_params(s), raw, desc, strlen(desc) > 60 ? "..." : "");
+    fprintf(tf, "%-*s %-*s %-*s %6d %12s  %.60s%s\n", w->name, amk_spec_name(s), w->dims, dims,
+            w->dtypes, dtypes, amk_spec_n_params(s), raw, desc, strlen(desc) > 60 ? "..." : "");
 }
 
 int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
@@ -50,9 +73,12 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
     int tty = !json && ctx->tables != 0 && isatty(STDOUT_FILENO);
     FILE *tf = tty ? stdout : ctx->tables == 1 ? stderr : NULL;
     cJSON *arr = cJSON_CreateArray();
+    list_widths w = {14, 22, 14};
+    for (int i = 0; tf && i < amk_registry_count(reg); i++)
+        list_widen(&w, amk_registry_at(reg, i));
     if (tf)
-        fprintf(tf, "%-14s %-22s %-14s %6s %12s  %s\n", "KERNEL", "DIMS", "DTYPES",
-                "PARAMS", "RAW SIZE", "DESCRIPTION");
+        fprintf(tf, "%-*s %-*s %-*s %6s %12s  %s\n", w.name, "KERNEL", w.dims, "DIMS", w.dtypes,
+                "DTYPES", "PARAMS", "RAW SIZE", "DESCRIPTION");
     for (int i = 0; arr && i < amk_registry_count(reg); i++) {
         const amk_spec *s = amk_registry_at(reg, i);
         cJSON *o = amk_spec_summary_json(s);
@@ -60,7 +86,7 @@ int cli_cmd_list(cli_ctx *ctx, int argc, char **argv)
             break;
         cJSON_AddItemToArray(arr, o);
         if (tf)
-            print_list_row(tf, s);
+            print_list_row(tf, s, &w);
     }
     if (tty) {
         cJSON_Delete(arr);
@@ -78,12 +104,22 @@ static void print_space_table(const cJSON *out, const amk_spec *s, const char *s
 {
     const cJSON *p;
     fprintf(stderr, "kernel %s  shape %s  target %s\n", amk_spec_name(s), shape, t->key);
-    fprintf(stderr, "%-12s %-10s %s\n", "PARAM", "DEFAULT", "CHOICES");
+    /* the name and default columns as wide as their longest cell (filter_height) */
+    int wn = 12, wd = 10;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(out, "params"))
+    {
+        char *def = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(p, "default"));
+        int ln = (int)strlen(p->string), ld = def ? (int)strlen(def) : 1;
+        wn = ln > wn ? ln : wn;
+        wd = ld > wd ? ld : wd;
+        free(def);
+    }
+    fprintf(stderr, "%-*s %-*s %s\n", wn, "PARAM", wd, "DEFAULT", "CHOICES");
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(out, "params"))
     {
         char *def = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(p, "default"));
         char *ch = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(p, "choices"));
-        fprintf(stderr, "%-12s %-10s %s\n", p->string, def ? def : "?", ch ? ch : "?");
+        fprintf(stderr, "%-*s %-*s %s\n", wn, p->string, wd, def ? def : "?", ch ? ch : "?");
         free(def);
         free(ch);
     }
@@ -114,8 +150,9 @@ static void print_space_table(const cJSON *out, const amk_spec *s, const char *s
 int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
 {
     int rc, exact = 0;
-    const char *kernel = NULL, *shape_txt = NULL;
-    cli_opt opts[] = {CLI_STR("--shape", &shape_txt), CLI_FLAG("--exact", &exact), CLI_END};
+    const char *kernel = NULL, *shape_txt = NULL, *dtype = NULL;
+    cli_opt opts[] = {CLI_STR("--shape", &shape_txt), CLI_STR("--dtype", &dtype),
+                      CLI_FLAG("--exact", &exact), CLI_END};
     cli_pos pos = CLI_ONE_KERNEL(&kernel);
     if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
@@ -124,7 +161,7 @@ int cli_cmd_space(cli_ctx *ctx, int argc, char **argv)
     const amk_target *t;
     amk_shape sh;
     if ((rc = cli_kernel(ctx, kernel, &s)) || (rc = cli_resolve_target(ctx, &t)) ||
-        (rc = cli_shape(ctx, s, shape_txt, &sh)))
+        (rc = cli_shape(ctx, s, shape_txt, dtype, &sh)))
         return rc;
 
     amk_diag d;

@@ -14,10 +14,13 @@ static void vmsg(const cli_ctx *ctx, const char *kind, const char *fmt, va_list 
     __attribute__((format(printf, 3, 0)));
 static void vmsg(const cli_ctx *ctx, const char *kind, const char *fmt, va_list ap)
 {
-    fprintf(stderr, "amk%s%s: %s", ctx && ctx->cmd ? " " : "", ctx && ctx->cmd ? ctx->cmd : "",
-            kind);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    /* Messages quote their input (a config's kernel name, a path): shown as the results
+     * reader shows a field, with no control byte or broken UTF-8 reaching the terminal. */
+    char raw[8192], safe[sizeof raw + 4];
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1;
+    fprintf(stderr, "amk%s%s: %s%s\n", ctx && ctx->cmd ? " " : "",
+            ctx && ctx->cmd ? ctx->cmd : "", kind, amk_text_show(safe, sizeof safe, raw, len, len));
 }
 
 int cli_fail(const cli_ctx *ctx, int code, const char *fmt, ...)
@@ -153,19 +156,31 @@ int cli_resolve_target(cli_ctx *ctx, const amk_target **out)
     return CLI_EXIT_OK;
 }
 
-int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, amk_shape *out)
+int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, const char *dtype,
+              amk_shape *out)
 {
-    if (!text) {
-        amk_spec_shape(s, 0, out);
-        return CLI_EXIT_OK;
-    }
     amk_diag d;
     amk_diag_clear(&d);
-    int rc = amk_shape_parse(s, text, out, &d);
-    if (rc != AMK_OK) {
+    int rc = AMK_OK;
+    if (!text)
+        amk_spec_shape(s, 0, out);
+    else if ((rc = amk_shape_parse(s, text, out, &d)) != AMK_OK)
         amk_diag_prefix(&d, "--shape '%s' for kernel %s", text, amk_spec_name(s));
-        return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
+    if (rc == AMK_OK && dtype) {
+        /* --dtype D: the shape (named, given or the default) with its dtype replaced */
+        if (text && strstr(text, "dtype"))
+            return cli_usage(ctx, "--dtype %s: --shape '%s' names the dtype already", dtype,
+                             text);
+        char buf[512];
+        amk_shape_format(s, out, buf, sizeof buf);
+        char *at = strstr(buf, "dtype=");
+        if (at)
+            snprintf(at, sizeof buf - (size_t)(at - buf), "dtype=%s", dtype);
+        if ((rc = amk_shape_parse(s, buf, out, &d)) != AMK_OK)
+            amk_diag_prefix(&d, "--dtype %s for kernel %s", dtype, amk_spec_name(s));
     }
+    if (rc != AMK_OK)
+        return cli_fail_diag(ctx, rc == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
     return CLI_EXIT_OK;
 }
 
@@ -191,7 +206,7 @@ int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d)
     else if (rc == AMK_ENODEV || rc == AMK_EUNSUPPORTED || rc == AMK_EBACKEND ||
              rc == AMK_EWORKER)
         code = CLI_EXIT_NODEV;
-    else if (amk_backend_sim_file(backend))
+    else if (amk_backend_sim_file(backend) && rc != AMK_ENOTCOVERED)
         code = CLI_EXIT_RESULTS; /* the file to replay is a results file */
     else
         code = cli_exit_for(rc);

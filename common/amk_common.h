@@ -42,7 +42,8 @@
     XX(ETIMEDOUT, -17, "timed out")                                     \
     XX(EWORKER, -18, "worker process failed")                           \
     XX(EEXIST, -19, "already exists")                                   \
-    XX(EUNSUPPORTED, -20, "not supported on this build or machine")
+    XX(EUNSUPPORTED, -20, "not supported on this build or machine")    \
+    XX(ENOTCOVERED, -21, "the recording does not cover this kernel or shape")
 
 typedef enum amk_errno {
     AMK_OK = 0,
@@ -133,6 +134,12 @@ AMK_API uint64_t amk_hash64_update(uint64_t h, const void *data, size_t len);
 #define AMK_HASH64_INIT UINT64_C(0xcbf29ce484222325)
 AMK_API void amk_hash_hex(uint64_t h, char out[17]);
 
+/* Copies s[0..n) into out for a message: at most max bytes of s, then "..." (cap must be at
+ * least max + 4, else max shrinks to fit). Control bytes (tab and newline too: a message is
+ * one line), C1 controls and every byte of an invalid UTF-8 sequence show as '?', so a
+ * message never carries terminal escapes or broken text from what it quotes. Returns out. */
+AMK_API const char *amk_text_show(char *out, size_t cap, const char *s, size_t n, size_t max);
+
 /* Growable NUL-terminated string. Zero-initialise (amk_sb sb = {0}); amk_sb_free releases.
  * On allocation failure the builder sets oom and stops growing; check it once at the end. */
 typedef struct amk_sb {
@@ -164,8 +171,13 @@ AMK_API int amk_fs_read_all(const char *path, char **data, size_t *len, amk_diag
 AMK_API int amk_fs_read_fd(int fd, const char *name, char **data, size_t *len, amk_diag *d);
 /* Writes to PATH.tmp.PID, fsyncs, renames over path, fsyncs the directory. */
 AMK_API int amk_fs_write_atomic(const char *path, const void *data, size_t len, amk_diag *d);
-/* O_APPEND + flock(LOCK_EX) + write all + fsync + unlock, on an open fd. */
+/* O_APPEND + flock(LOCK_EX) + write all + fsync + unlock, on an open fd. When the write or
+ * the fsync fails (AMK_EIO: a full disk, a quota), the file is cut back to its size before
+ * the call: it never keeps part of the data. */
 AMK_API int amk_fs_append_locked(int fd, const void *data, size_t len, amk_diag *d);
+/* The same without the fsync: the data is in the file (a crash of this process loses none
+ * of it) but reaches the disk only with a later fsync. */
+AMK_API int amk_fs_append_locked_nosync(int fd, const void *data, size_t len, amk_diag *d);
 AMK_API int amk_fs_mkdir_p(const char *path, amk_diag *d);
 
 /* Data files of a spec ("data" / "answer", SPEC.md): a NumPy .npy file (versions 1-3, C

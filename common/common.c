@@ -160,10 +160,12 @@ void amk_log(int level, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "amk: %s: ", tag[level < 0 ? 0 : level > 3 ? 3 : level]);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    char raw[8192], safe[sizeof raw + 4]; /* quoted input shown safely (amk_text_show) */
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1;
+    fprintf(stderr, "amk: %s: %s\n", tag[level < 0 ? 0 : level > 3 ? 3 : level],
+            amk_text_show(safe, sizeof safe, raw, len, len));
 }
 
 uint64_t amk_hash64_update(uint64_t h, const void *data, size_t len)
@@ -313,4 +315,52 @@ int amk_parse_duration(const char *text, double *seconds)
     else return AMK_EPARSE;
     *seconds = v * scale;
     return AMK_OK;
+}
+
+/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 when invalid (overlong
+ * forms, surrogates and code points past U+10FFFF included). */
+static size_t utf8_len(const unsigned char *p, size_t n)
+{
+    unsigned char c = p[0];
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (len == 0 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    if ((c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) || (c == 0xF0 && p[1] < 0x90) ||
+        (c == 0xF4 && p[1] > 0x8F))
+        return 0;
+    return len;
+}
+
+const char *amk_text_show(char *out, size_t cap, const char *s, size_t n, size_t max)
+{
+    if (!cap)
+        return out;
+    if (max + 4 > cap)
+        max = cap > 4 ? cap - 4 : 0;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t k = n > max ? max : n, i = 0, j = 0;
+    while (i < k) {
+        size_t len = utf8_len(p + i, k - i);
+        int c1 = len == 2 && p[i] == 0xC2 && p[i + 1] < 0xA0; /* U+0080..U+009F */
+        if (len == 1 && p[i] >= 0x20 && p[i] != 0x7f) {
+            out[j++] = (char)p[i++];
+        } else if (len > 1 && !c1) {
+            memcpy(out + j, p + i, len);
+            i += len;
+            j += len;
+        } else {
+            out[j++] = '?';
+            i += c1 ? 2 : 1;
+        }
+    }
+    if (k < n) {
+        memcpy(out + j, "...", 3);
+        j += 3;
+    }
+    out[j] = '\0';
+    return out;
 }

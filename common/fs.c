@@ -130,16 +130,37 @@ int amk_fs_write_atomic(const char *path, const void *data, size_t len, amk_diag
     return AMK_OK;
 }
 
-int amk_fs_append_locked(int fd, const void *data, size_t len, amk_diag *d)
+/* The append of both entry points. The lock is held from the size check to the unlock, so
+ * the bytes past `before` are this call's: a failed write (a full disk, a quota) or fsync cuts
+ * the file back to `before`, and no torn row is left for readers or the next writer. */
+static int append_locked(int fd, const void *data, size_t len, int durable, amk_diag *d)
 {
     while (flock(fd, LOCK_EX) < 0)
         if (errno != EINTR)
             return amk_diag_set(d, AMK_EIO, "lock: %s", strerror(errno));
     int rc = AMK_OK;
-    if (write_all(fd, data, len) < 0 || fsync(fd) < 0)
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
         rc = amk_diag_set(d, AMK_EIO, "append: %s", strerror(errno));
+    } else if (write_all(fd, data, len) < 0 || (durable && fsync(fd) < 0)) {
+        int e = errno;
+        const char *undo = ftruncate(fd, st.st_size) == 0 ? "the partial write was removed"
+                                                          : "the partial write could not be "
+                                                            "removed";
+        rc = amk_diag_set(d, AMK_EIO, "append: %s (%s)", strerror(e), undo);
+    }
     flock(fd, LOCK_UN);
     return rc;
+}
+
+int amk_fs_append_locked(int fd, const void *data, size_t len, amk_diag *d)
+{
+    return append_locked(fd, data, len, 1, d);
+}
+
+int amk_fs_append_locked_nosync(int fd, const void *data, size_t len, amk_diag *d)
+{
+    return append_locked(fd, data, len, 0, d);
 }
 
 int amk_fs_mkdir_p(const char *path, amk_diag *d)

@@ -76,8 +76,13 @@ static int scan(const char *name, const char *text, size_t len, num_tok **toks, 
         } else if (c == ']' || c == '}') {
             depth--;
         } else if (c == '-' || (c >= '0' && c <= '9')) {
-            size_t j = i;
+            size_t j = i, dig = i + (c == '-');
             int integer = 1;
+            if (dig + 1 < len && text[dig] == '0' && text[dig + 1] >= '0' &&
+                text[dig + 1] <= '9') { /* cJSON reads 0128 as 128; JSON has no such number */
+                free(t);
+                return at(d, name, text, i, "malformed JSON: number with a leading zero");
+            }
             while (j < len && strchr("0123456789+-.eE", text[j]) && text[j]) {
                 if (text[j] == '.' || text[j] == 'e' || text[j] == 'E')
                     integer = 0;

@@ -185,7 +185,7 @@ typedef struct amk_evaluator amk_evaluator;
  * not one: the one place that reads the "sim:" spelling. */
 AMK_API const char *amk_backend_sim_file(const char *backend);
 /* For a sim:FILE backend: AMK_OK when FILE records kernel at shape (or cannot be read: the
- * backend reports that when it opens it), else AMK_EINVAL naming the shapes it covers.
+ * backend reports that when it opens it), else AMK_ENOTCOVERED naming the shapes it covers.
  * AMK_OK for any other backend. */
 AMK_API int amk_sim_check_shape(const char *backend, const char *kernel, const char *shape,
                                 amk_diag *d);

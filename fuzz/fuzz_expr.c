@@ -1,7 +1,9 @@
 /* libFuzzer target: parse arbitrary text as a spec expression against a fixed name table
  * and evaluate it on extreme slot values. Any crash, sanitizer report or inconsistency
- * (success without a value, an error code outside the documented set) is a bug. */
+ * (success without a value, an error code outside the documented set) is a bug. Inputs
+ * starting with CHAIN_MARK are long flat operator chains (chain.h). */
 #include "amk_space_defs.h"
+#include "chain.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -30,13 +32,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > 4096)
-        return 0;
-    char *src = malloc(size + 1);
-    if (!src)
-        return 0;
-    memcpy(src, data, size);
-    src[size] = '\0';
+    static const char *const ops[] = {"+",  "-",  "*",  "/",  "%",  "<<", ">>", "&",  "|",
+                                      "&&", "||", "==", "!=", "<",  "<=", ">",  ">=", "?",
+                                      ":",  "? 1 :", NULL};
+    char *src = NULL;
+    if (!chain_expand(data, size, ops, &src)) {
+        if (size > 4096 || !(src = malloc(size + 1)))
+            return 0;
+        memcpy(src, data, size);
+        src[size] = '\0';
+    }
     amk_expr *e = NULL;
     amk_diag d = {0};
     int rc = amk_expr_parse(src, resolve, NULL, &e, &d);

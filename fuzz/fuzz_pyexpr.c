@@ -1,9 +1,11 @@
 /* libFuzzer target: arbitrary text as a T1 (Python-subset) expression. Parsing, evaluation
  * and translation must never crash; a translation must parse as an amk expression (unless
  * it nests deeper than amk allows) and give Python's value wherever Python's evaluation
- * gives an integer, and fail wherever that evaluation fails on a zero divisor or 64 bits. */
+ * gives an integer, and fail wherever that evaluation fails on a zero divisor or 64 bits.
+ * Inputs starting with CHAIN_MARK are long flat operator chains (chain.h). */
 #include "amk_space_defs.h"
 #include "space_defs_int.h"
+#include "chain.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -54,13 +56,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size > 2048)
-        return 0;
-    char *src = malloc(size + 1);
-    if (!src)
-        return 0;
-    memcpy(src, data, size);
-    src[size] = '\0';
+    static const char *const ops[] = {"+",  "-",  "*",  "//", "/",   "%",  "<<", ">>", "&",
+                                      "|",  "**", "<",  "<=", "==", "!=", "and", "or", NULL};
+    char *src = NULL;
+    if (chain_expand(data, size, ops, &src)) {
+        size = strlen(src);
+    } else {
+        if (size > 2048 || !(src = malloc(size + 1)))
+            return 0;
+        memcpy(src, data, size);
+        src[size] = '\0';
+    }
     py_node *n = NULL;
     amk_diag d = {0};
     if (strlen(src) != size || amk_py_parse(src, &n, &d) != AMK_OK) {

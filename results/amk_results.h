@@ -59,13 +59,25 @@ typedef struct amk_tsv amk_tsv;
  * AMK_EIO naming the path when it cannot be created or opened (a missing directory too) or
  * is not a regular file (a FIFO, a device, a directory: refused before any read). */
 AMK_API int amk_tsv_open(const char *path, amk_tsv **out, amk_diag *d);
-/* Appends rows atomically with respect to other processes (one locked write + fsync). */
+/* Appends rows atomically with respect to other processes (one locked write + fsync). On a
+ * failed write or fsync (AMK_EIO: a full disk) the file is cut back to where it was: no
+ * torn row, no trial number used. */
 AMK_API int amk_tsv_append(amk_tsv *t, const amk_row *rows, size_t n, amk_diag *d);
 /* As amk_tsv_append, but numbers the rows first: rows[i].trial becomes the highest trial
  * number in the file (read under the same lock as the append, so concurrent writers never
  * share a number and numbers increase through the file across runs) plus 1 + i. AMK_ETSV,
  * with nothing written, when the numbers would pass INT64_MAX. */
 AMK_API int amk_tsv_append_next(amk_tsv *t, amk_row *rows, size_t n, amk_diag *d);
+/* Group commit for a writer that appends faster than a disk syncs (a model or sim loop: one
+ * fsync costs more than a trial). With seconds > 0, an append still writes its rows whole
+ * under the lock before returning (a crash of this process loses none of them), but fsyncs
+ * only when the last fsync is at least `seconds` old; a slower writer therefore still syncs
+ * every append. amk_tsv_sync puts every row written so far on the disk (AMK_EIO when the
+ * fsync fails): call it before reporting rows done anywhere that outlives the process
+ * (best.json, the summary). seconds <= 0: every append fsyncs (the default). */
+AMK_API void amk_tsv_sync_every(amk_tsv *t, double seconds);
+AMK_API int amk_tsv_sync(amk_tsv *t, amk_diag *d);
+/* Closes; rows not yet synced are fsynced first (best effort: errors are not reported). */
 AMK_API void amk_tsv_close(amk_tsv *t);
 /* Formats one row as a TSV line with the trailing newline. */
 AMK_API void amk_row_format(const amk_row *r, amk_sb *out);

@@ -1,5 +1,5 @@
 /* results.tsv v1, the appender: versioned header, torn-row isolation, locked durable
- * appends and the next trial number. */
+ * appends (each one fsynced, or grouped by amk_tsv_sync_every) and the next trial number. */
 #include "results_int.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct amk_tsv {
@@ -17,13 +18,35 @@ struct amk_tsv {
     off_t scanned;     /* bytes of the file already searched for trial numbers */
     int64_t max_trial; /* highest trial number in those bytes (0: none) */
     int ncols;         /* the file's columns: a v1 file gets v1 rows */
+    double sync_every; /* > 0: appends fsync only when the last fsync is this old */
+    double synced_at;  /* amk_now_s() of the last fsync */
+    int unsynced;      /* rows written since then are not yet on the disk */
 };
+
+/* The lock is normally free or held for one append (milliseconds); a writer that waits
+ * longer says so once, after LOCK_QUIET_S, instead of hanging silently. */
+#define LOCK_QUIET_S 1.0
 
 static int lock_ex(amk_tsv *t, amk_diag *d)
 {
-    while (flock(t->fd, LOCK_EX) < 0)
-        if (errno != EINTR)
+    double t0 = amk_now_s();
+    while (flock(t->fd, LOCK_EX | LOCK_NB) < 0) {
+        if (errno == EINTR)
+            continue;
+        if (errno != EWOULDBLOCK)
             return amk_diag_set(d, AMK_EIO, "%s: lock: %s", t->path, strerror(errno));
+        if (amk_now_s() - t0 >= LOCK_QUIET_S) {
+            amk_log(AMK_LOG_WARN, "%s: waiting for the lock: another process has held it for "
+                    "%.0f s (an amk appending to it, or a program holding it open locked)",
+                    t->path, LOCK_QUIET_S);
+            while (flock(t->fd, LOCK_EX) < 0)
+                if (errno != EINTR)
+                    return amk_diag_set(d, AMK_EIO, "%s: lock: %s", t->path, strerror(errno));
+            return AMK_OK;
+        }
+        struct timespec ts = {0, 2000000}; /* 2 ms */
+        nanosleep(&ts, NULL);
+    }
     return AMK_OK;
 }
 
@@ -125,8 +148,18 @@ static int write_locked(amk_tsv *t, const char *pre, size_t pre_len, const char 
         len = pre_len + body_len;
     }
     int rc = AMK_OK;
-    if (len)
-        rc = amk_fs_append_locked(t->fd, buf, len, d);
+    if (len) {
+        double now = t->sync_every > 0 ? amk_now_s() : 0;
+        int durable = t->sync_every <= 0 || now - t->synced_at >= t->sync_every;
+        rc = durable ? amk_fs_append_locked(t->fd, buf, len, d)
+                     : amk_fs_append_locked_nosync(t->fd, buf, len, d);
+        if (rc == AMK_OK && durable) {
+            t->synced_at = now;
+            t->unsynced = 0;
+        } else if (rc == AMK_OK) {
+            t->unsynced = 1;
+        }
+    }
     flock(t->fd, LOCK_UN);
     free(joined);
     if (rc)
@@ -312,12 +345,36 @@ int amk_tsv_append_next(amk_tsv *t, amk_row *rows, size_t n, amk_diag *d)
     return rc;
 }
 
+void amk_tsv_sync_every(amk_tsv *t, double seconds)
+{
+    if (!t)
+        return;
+    t->sync_every = seconds > 0 ? seconds : 0;
+    t->synced_at = amk_now_s();
+}
+
+int amk_tsv_sync(amk_tsv *t, amk_diag *d)
+{
+    if (!t)
+        return amk_diag_set(d, AMK_EINVAL, "amk_tsv_sync: NULL argument");
+    if (!t->unsynced)
+        return AMK_OK;
+    if (fsync(t->fd) < 0)
+        return amk_diag_set(d, AMK_EIO, "%s: fsync: %s", t->path, strerror(errno));
+    t->unsynced = 0;
+    t->synced_at = amk_now_s();
+    return AMK_OK;
+}
+
 void amk_tsv_close(amk_tsv *t)
 {
     if (!t)
         return;
-    if (t->fd >= 0)
+    if (t->fd >= 0) {
+        if (t->unsynced) /* best effort: a caller that must know calls amk_tsv_sync */
+            fsync(t->fd);
         close(t->fd);
+    }
     free(t->path);
     free(t);
 }

@@ -19,6 +19,47 @@ typedef struct line_reader {
 
 #define LR_MAX_LINE ((size_t)1 << 30)
 
+/* The trial numbers read so far, with their lines: amk never writes a number twice (they
+ * are taken under the append lock), so a repeat is a hand-edited file. Open addressing,
+ * grown at half full. */
+typedef struct trial_set {
+    struct trial_slot {
+        int64_t trial;
+        size_t line; /* 0: empty */
+    } *slot;
+    size_t cap, n;
+} trial_set;
+
+/* The line already holding trial, after recording it at line when new; 0 when new.
+ * (size_t)-1 on out of memory. */
+static size_t trial_seen(trial_set *s, int64_t trial, size_t line)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 1024;
+        struct trial_slot *ns = calloc(cap, sizeof *ns);
+        if (!ns)
+            return (size_t)-1;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->slot[i].line) {
+                size_t h = (uint64_t)s->slot[i].trial * 0x9E3779B97F4A7C15u & (cap - 1);
+                while (ns[h].line)
+                    h = (h + 1) & (cap - 1);
+                ns[h] = s->slot[i];
+            }
+        free(s->slot);
+        s->slot = ns;
+        s->cap = cap;
+    }
+    size_t h = (uint64_t)trial * 0x9E3779B97F4A7C15u & (s->cap - 1);
+    for (; s->slot[h].line; h = (h + 1) & (s->cap - 1))
+        if (s->slot[h].trial == trial)
+            return s->slot[h].line;
+    s->slot[h].trial = trial;
+    s->slot[h].line = line;
+    s->n++;
+    return 0;
+}
+
 /* 1 and a line (without its newline; *has_nl says whether it had one), 0 at end of file,
  * AMK_EIO / AMK_ENOMEM / AMK_ETSV (a line over 1 GiB) on failure. */
 static int lr_next(line_reader *lr, const char **line, size_t *len, int *has_nl)
@@ -97,6 +138,7 @@ int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *
         close(lr.fd);
         return amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path);
     }
+    trial_set seen = {0};
     const char *hb = amk__tsv_header_block();
     size_t hb_len = strlen(hb), hb_seen = 0, lineno = 0, len;
     const char *line;
@@ -135,6 +177,17 @@ int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *
                     path, lineno);
             continue;
         }
+        size_t first = trial_seen(&seen, row->trial, lineno);
+        if (first == (size_t)-1) {
+            rc = amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path);
+            break;
+        }
+        if (first) {
+            rc = amk_diag_set(d, AMK_ETSV, "%s:%zu: trial %lld is already on line %zu; amk "
+                              "never writes a trial number twice (a hand-edited or "
+                              "concatenated file?)", path, lineno, (long long)row->trial, first);
+            break;
+        }
         st->rows++;
         int c = cb ? cb(row, ud) : 0;
         if (c) {
@@ -147,6 +200,7 @@ int amk_tsv_read(const char *path, int (*cb)(const amk_row *r, void *ud), void *
                           got == AMK_EIO ? strerror(errno)
                           : got == AMK_ETSV ? "line longer than 1 GiB"
                                             : "out of memory");
+    free(seen.slot);
     free(lr.buf);
     free(row);
     close(lr.fd);

@@ -252,18 +252,10 @@ int amk__row_check(const amk_row *r, amk_diag *d)
     return AMK_OK;
 }
 
-/* Quotes a field for a message: at most 40 bytes, control bytes shown as '?'. */
+/* Quotes a field for a message: at most 40 bytes, control bytes and bad UTF-8 shown as '?'. */
 static const char *show(char out[64], const char *p, size_t n)
 {
-    size_t k = n > 40 ? 40 : n, j = 0;
-    for (size_t i = 0; i < k; i++)
-        out[j++] = ((unsigned char)p[i] < 0x20 || p[i] == 0x7f) ? '?' : p[i];
-    if (k < n) {
-        memcpy(out + j, "...", 3);
-        j += 3;
-    }
-    out[j] = '\0';
-    return out;
+    return amk_text_show(out, 64, p, n, 40);
 }
 
 /* Exact powers of ten: every 10^k with k <= 22 is a double. */

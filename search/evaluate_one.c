@@ -17,8 +17,14 @@ int amk_evaluate_one(const amk_evaluate_opts *o, amk_evaluate_result *r, amk_dia
     amk_evaluator *ev = NULL;
     amk_trial_log *lg = NULL;
     amk_space *sp = NULL;
+    /* A recording that does not hold this kernel at this shape could only answer
+     * not_recorded: refused first, as amk loop does, with nothing run or logged. */
+    r->failed_on = AMK_EVALUATE_ON_SETUP;
+    int e = amk_sim_check_shape(o->backend, amk_spec_name(cfg->spec), r->shape, d);
+    if (e != AMK_OK)
+        return e;
     r->failed_on = AMK_EVALUATE_ON_BACKEND;
-    int e = amk_evaluator_create(o->backend, o->backend_opts, cfg->spec, &cfg->shape, &ev, d);
+    e = amk_evaluator_create(o->backend, o->backend_opts, cfg->spec, &cfg->shape, &ev, d);
     if (e != AMK_OK)
         return e;
     const amk_target *t = amk_evaluator_target(ev);

@@ -1,5 +1,6 @@
 /* The search loop: propose a batch -> evaluate -> keep/revert -> log every trial (the rows of
- * a batch go out in one locked, fsynced append) -> best.json whenever the incumbent changes.
+ * a batch go out in one locked append, fsynced at most LOOP_SYNC_EVERY_S later and before
+ * best.json or the summary names them) -> best.json whenever the incumbent changes.
  * Stops on budget, time limit or an exhausted strategy; resumes from results.tsv. */
 #include "search_int.h"
 
@@ -9,6 +10,11 @@
 
 #define LOOP_MAX_BATCH 65536
 #define LOOP_MAX_REPEATS 100000 /* consecutive already-seen proposals before giving up */
+/* Group commit: a model or sim trial costs less than an fsync, so rows reach the disk at
+ * most this long after they are written (each is written whole before the next trial) and
+ * before best.json or the summary names them; a slower loop fsyncs every batch. best.json,
+ * two fsyncs a rewrite, is rewritten at most this often too, and once at the end. */
+#define LOOP_SYNC_EVERY_S 0.1
 
 /* One run of the loop: its options, the strategy, the history and the batch's buffers. */
 typedef struct loop_run {
@@ -20,6 +26,8 @@ typedef struct loop_run {
     int batch, simulated;
     double t0, sim_s, min_gain;
     amk_tsv *tsv;
+    double best_at;   /* when best.json was last rewritten */
+    int best_pending; /* the best changed since */
     amk_history *h;
     void *state;
     int state_ok;
@@ -186,6 +194,8 @@ static int open_run(loop_run *L, const amk_loop_opts *o, const amk_strategy_type
     if (!L->props || !L->verdicts || !L->rows || !L->cfgs || !L->ids || !L->state)
         return amk_diag_set(d, AMK_ENOMEM, "loop: out of memory");
     int rc = amk_tsv_open(o->results_path, &L->tsv, d);
+    amk_tsv_sync_every(L->tsv, LOOP_SYNC_EVERY_S);
+    L->best_at = -INFINITY;
     return rc < 0 ? rc : start_search(L, d);
 }
 
@@ -275,9 +285,22 @@ static int keep_batch(loop_run *L, int n, amk_diag *d)
     return AMK_OK;
 }
 
-/* The batch's rows go out in one durable append, numbered under its lock (they continue
- * the file; a concurrent writer never gets the same numbers), before best.json, so best.json
- * never names a trial the log does not hold. */
+/* best.json follows the best, naming only rows already on disk (amk_tsv_sync first). */
+static int flush_best(loop_run *L, amk_diag *d)
+{
+    amk_incumbent best;
+    const amk_row *row = amk_history_best(L->h, &best);
+    int rc = amk_tsv_sync(L->tsv, d);
+    if (rc == AMK_OK)
+        rc = write_best(L->o->best_path, row, &best, d);
+    L->best_at = amk_now_s();
+    L->best_pending = 0;
+    return rc;
+}
+
+/* The batch's rows go out in one locked append, numbered under its lock (they continue the
+ * file; a concurrent writer never gets the same numbers); best.json is rewritten after them
+ * when the best changed and the last rewrite is LOOP_SYNC_EVERY_S old. */
 static int log_batch(loop_run *L, int n, amk_diag *d)
 {
     int rc = amk_tsv_append_next(L->tsv, L->rows, (size_t)n, d);
@@ -287,11 +310,11 @@ static int log_batch(loop_run *L, int n, amk_diag *d)
         L->out->first_trial = L->rows[0].trial;
     L->out->last_trial = L->rows[n - 1].trial;
     L->out->trials += n;
-    if (!amk_history_record(L->h, L->rows, L->cfgs, (size_t)n) || !L->o->best_path)
-        return AMK_OK;
-    amk_incumbent best;
-    const amk_row *row = amk_history_best(L->h, &best);
-    return write_best(L->o->best_path, row, &best, d);
+    if (amk_history_record(L->h, L->rows, L->cfgs, (size_t)n) && L->o->best_path)
+        L->best_pending = 1;
+    if (L->best_pending && amk_now_s() - L->best_at >= LOOP_SYNC_EVERY_S)
+        return flush_best(L, d);
+    return AMK_OK;
 }
 
 static void observe_batch(loop_run *L, int n)
@@ -351,6 +374,10 @@ int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d)
         if (out->exhausted)
             break;
     }
+    if (rc == AMK_OK && L.best_pending)
+        rc = flush_best(&L, d);
+    if (rc == AMK_OK)
+        rc = amk_tsv_sync(L.tsv, d); /* the summary reports only rows on disk */
     close_run(&L);
     return rc < 0 ? rc : AMK_OK;
 }

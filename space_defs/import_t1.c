@@ -225,7 +225,8 @@ static int cond_leaf(void *ud, const py_node *n, const char *src, amk_sb *sb, am
 /* Python gives a float for an inexact '/' or a negative '**' exponent, which amk's integers
  * cannot follow: every combination of the params the condition reads is tried, and an
  * import that would need a float is refused, naming the combination. */
-static int check_integral(importer *im, const py_node *n, const char *src, const char *where)
+static int check_integral(importer *im, const py_node *n, const char *src, const char *where,
+                          int must)
 {
     used_set u = {.im = im};
     amk_py_names(n, mark_name, &u);
@@ -236,6 +237,8 @@ static int check_integral(importer *im, const py_node *n, const char *src, const
             idx[m++] = i;
             combos *= (double)im->params[i].vals.n;
         }
+    if (combos > IMPORT_CHECK_MAX && !must)
+        return AMK_OK; /* only * + - << can overflow here: checked where affordable */
     if (combos > IMPORT_CHECK_MAX)
         return amk__imp_fail(im, AMK_ESPEC, where,
                              "'%s' uses '/' or '**' over %.0f combinations of its "
@@ -249,17 +252,19 @@ static int check_integral(importer *im, const py_node *n, const char *src, const
         amk_diag ed = {0};
         int rc = amk_py_eval(n, src, lookup, im, &v, &ed);
         amk_py_val_clear(&v);
-        /* a zero divisor or a 64-bit overflow makes the config invalid in amk (Python
-         * raises or computes a big integer); a float cannot be followed */
-        if (rc == AMK_EEXPR || rc == AMK_ENOMEM) {
+        /* a zero divisor makes the config invalid in amk as Python raises; a float or the
+         * big integer Python computes past 64 bits cannot be followed */
+        if (rc == AMK_EEXPR || rc == AMK_ENOMEM || rc == AMK_EOVERFLOW) {
             char at[512] = "";
             size_t len = 0;
             for (int k = 0; k < m && len < sizeof at; k++)
                 len += (size_t)snprintf(at + len, sizeof at - len, "%s%s=%lld", k ? ", " : "",
                                         im->params[idx[k]].name, (long long)im->env[idx[k]]);
             return amk__imp_fail(im, rc == AMK_ENOMEM ? AMK_ENOMEM : AMK_ESPEC, where,
-                                 "%s (with %s)",
-                                 ed.msg, at);
+                                 "%s%s (with %s)", ed.msg,
+                                 rc == AMK_EOVERFLOW ? "; Python computes the big integer, "
+                                                       "amk's 64-bit integers cannot follow"
+                                                     : "", at);
         }
         int k = m - 1;
         while (k >= 0 && ++pos[k] == im->params[idx[k]].vals.n)
@@ -267,6 +272,26 @@ static int check_integral(importer *im, const py_node *n, const char *src, const
         if (k < 0)
             return AMK_OK;
     }
+}
+
+/* A condition's "Parameters" names the params Kernel Tuner hands it: each must be one. */
+static int check_parameters(importer *im, const cJSON *c, int i)
+{
+    char where[96];
+    snprintf(where, sizeof where, "ConfigurationSpace.Conditions[%d].Parameters", i);
+    const cJSON *ps = cJSON_IsObject(c) ? cJSON_GetObjectItemCaseSensitive(c, "Parameters") : NULL;
+    if (!ps)
+        return AMK_OK;
+    if (!cJSON_IsArray(ps))
+        return amk__imp_fail(im, AMK_ESPEC, where, "expected an array of parameter names");
+    for (const cJSON *p = ps->child; p; p = p->next) {
+        if (!cJSON_IsString(p))
+            return amk__imp_fail(im, AMK_ESPEC, where, "expected an array of parameter names");
+        if (amk__imp_param_index(im, p->valuestring) < 0)
+            return amk__imp_fail(im, AMK_ESPEC, where, "'%s' is not a tuning parameter",
+                                 p->valuestring);
+    }
+    return AMK_OK;
 }
 
 /* Conditions -> restrictions (amk text). */
@@ -301,8 +326,10 @@ static int load_conditions(importer *im, cJSON *out)
             return amk__imp_fail(im, rc == AMK_ENOMEM ? AMK_ENOMEM : AMK_ESPEC, where, "%s",
                                  pd.msg);
         }
-        if (amk_py_may_float(n))
-            rc = check_integral(im, n, src, where);
+        if (!rc)
+            rc = check_parameters(im, c, i);
+        if (!rc)
+            rc = check_integral(im, n, src, where, amk_py_may_float(n));
         amk_py_free(n);
         if (!rc && !cJSON_AddItemToArray(out, cJSON_CreateString(text)))
             rc = amk__imp_fail(im, AMK_ENOMEM, where, "out of memory");
@@ -482,6 +509,33 @@ static void remove_tree(const char *dir, const out_file *files, int n)
     rmdir(dir);
 }
 
+static int stop_at_first(const amk_config *c, void *ud)
+{
+    (void)c;
+    *(int *)ud = 1;
+    return 1;
+}
+
+/* Conditions no config satisfies leave Kernel Tuner an empty space and amk a spec every
+ * search fails on ("no valid config"): refused. Asked only when the default config is not
+ * valid, and only of a space small enough to enumerate (else the warning stands). */
+static int check_satisfiable(importer *im, const amk_spec *s)
+{
+    amk_space *sp = NULL;
+    amk_diag sd = {0};
+    if (amk_space_create(s, NULL, NULL, &sp, &sd) != AMK_OK)
+        return AMK_OK; /* the loader's errors are reported where the spec is used */
+    double raw = amk_space_raw_size(sp);
+    int found = 0, rc = AMK_OK;
+    if (raw <= IMPORT_CHECK_MAX && amk_space_enumerate(sp, stop_at_first, &found) == AMK_OK &&
+        !found)
+        rc = amk__imp_fail(im, AMK_ESPEC, "ConfigurationSpace.Conditions",
+                           "no config satisfies the conditions (all %.0f combinations of the "
+                           "values tried): the space is empty", raw);
+    amk_space_free(sp);
+    return rc;
+}
+
 /* Writes the files into a fresh folder beside out_dir, checks it loads, renames it. */
 static int publish(importer *im, const char *out_dir, const out_file *files, int n)
 {
@@ -529,7 +583,7 @@ static int publish(importer *im, const char *out_dir, const out_file *files, int
                                    "the default config is "
                                    "not valid (%s): with --kernel it is the reference, so it must be "
                                    "one the kernel can run", cd.msg);
-            else
+            else if (!(rc = check_satisfiable(im, s)))
                 amk_log(AMK_LOG_WARN, "%s: the default config is not valid (%s); searches "
                         "that start from it start from another config", im->path, cd.msg);
         }

@@ -12,6 +12,10 @@
 #include <string.h>
 
 #define PY_MAX_NEST 64
+/* The tree's height, whatever makes it: brackets, or a flat chain (a + a + ... nests as deep
+ * as it is long). Every walk recurses once a level; Python's own compiler gives up near
+ * here too. */
+#define PY_MAX_HEIGHT 1000
 
 typedef struct pyparser {
     const char *src;
@@ -48,6 +52,7 @@ static py_node *node_new(pyparser *p, int kind, int op, size_t col)
     n->kind = kind;
     n->op = op;
     n->col = col;
+    n->height = 1;
     return n;
 }
 
@@ -55,18 +60,30 @@ static int add_kid(pyparser *p, py_node *n, py_node *kid)
 {
     if (!kid)
         return p->err;
-    py_node **k = realloc(n->kids, (size_t)(n->nkids + 1) * sizeof *k);
-    int *ops = realloc(n->ops, (size_t)(n->nkids + 1) * sizeof *ops);
-    if (k)
-        n->kids = k;
-    if (ops)
-        n->ops = ops;
-    if (!k || !ops) {
+    if (kid->height >= PY_MAX_HEIGHT) {
         amk_py_free(kid);
-        return pyerr(p, n->col, "%s", "!out of memory");
+        return pyerr(p, n->col, "expression too deeply nested (more than %d levels; a chain "
+                     "of operators nests as deep as it is long)", PY_MAX_HEIGHT);
+    }
+    /* Capacity doubles at each power of two: a 100 000-operand 'and' is not quadratic. */
+    int nk = n->nkids;
+    if ((nk & (nk - 1)) == 0) {
+        size_t cap = nk ? 2 * (size_t)nk : 1;
+        py_node **k = realloc(n->kids, cap * sizeof *k);
+        if (k)
+            n->kids = k;
+        int *ops = k ? realloc(n->ops, cap * sizeof *ops) : NULL;
+        if (ops)
+            n->ops = ops;
+        if (!k || !ops) {
+            amk_py_free(kid);
+            return pyerr(p, n->col, "%s", "!out of memory");
+        }
     }
     n->ops[n->nkids] = 0;
     n->kids[n->nkids++] = kid;
+    if (kid->height + 1 > n->height)
+        n->height = kid->height + 1;
     return 0;
 }
 
@@ -357,17 +374,27 @@ static py_node *parse_atom(pyparser *p)
         return NULL;
     }
     skip_ws(p);
+    int opens = p->pos < p->len && (p->src[p->pos] == '(' || p->src[p->pos] == '[');
+    if (opens && ++p->nest > PY_MAX_NEST) { /* f(f(f(...: brackets too */
+        amk_py_free(n);
+        pyerr(p, p->pos, "%s", "expression too deeply nested");
+        return NULL;
+    }
     if (p->pos < p->len && p->src[p->pos] == '(') {
         n->kind = PY_CALL;
         p->pos++;
-        if (parse_items(p, n, ')')) {
+        int rc = parse_items(p, n, ')');
+        p->nest--;
+        if (rc) {
             amk_py_free(n);
             return NULL;
         }
     } else if (p->pos < p->len && p->src[p->pos] == '[') {
         n->kind = PY_INDEX;
         p->pos++;
-        if (add_kid(p, n, parse_expr(p))) {
+        int rc = add_kid(p, n, parse_expr(p));
+        p->nest--;
+        if (rc) {
             amk_py_free(n);
             return NULL;
         }
@@ -395,13 +422,19 @@ static py_node *parse_power(pyparser *p)
         return l;
     size_t at = p->pos;
     p->pos += 2;
+    if (++p->nest > PY_MAX_NEST) { /* a ** b ** c ... recurses here once an operator */
+        amk_py_free(l);
+        pyerr(p, at, "%s", "expression too deeply nested");
+        return NULL;
+    }
     py_node *n = node_new(p, PY_BIN, PY_POW, at);
     if (!n || add_kid(p, n, l) || add_kid(p, n, parse_factor(p))) {
         if (!n)
             amk_py_free(l);
         amk_py_free(n);
-        return NULL;
+        n = NULL;
     }
+    p->nest--;
     return n;
 }
 

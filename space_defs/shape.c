@@ -65,6 +65,7 @@ int amk_shape_parse(const amk_spec *s, const char *text, amk_shape *out, amk_dia
         }
     amk_shape sh = s->shapes[0];
     const char *p = text;
+    uint64_t given = 0; /* bit di: dim di was named (bit 63: dtype) */
     if (!*p)
         return amk_diag_set(d, AMK_EPARSE, "empty shape (kernel %s)", s->name);
     while (*p) {
@@ -86,7 +87,15 @@ int amk_shape_parse(const amk_spec *s, const char *text, amk_shape *out, amk_dia
         while (ve > v && isspace((unsigned char)ve[-1])) ve--;
         char val[64];
         snprintf(val, sizeof val, "%.*s", (int)(ve - v < 63 ? ve - v : 63), v);
-        if (amk__ld_name_eq("dtype", k, (size_t)(ke - k))) {
+        int bit = amk__ld_name_eq("dtype", k, (size_t)(ke - k))
+                      ? 63
+                      : dim_index(s, k, (size_t)(ke - k));
+        if (bit >= 0 && (given >> bit & 1)) /* refused, as a JSON shape's duplicate key is */
+            return amk_diag_set(d, AMK_EPARSE, "shape '%s': dim '%.*s' given twice", text,
+                                (int)(ke - k), k);
+        if (bit >= 0)
+            given |= (uint64_t)1 << bit;
+        if (bit == 63) {
             int t = dtype_index_in(s, v, (size_t)(ve - v));
             if (t < 0) {
                 char l[256];
@@ -106,7 +115,7 @@ int amk_shape_parse(const amk_spec *s, const char *text, amk_shape *out, amk_dia
             int64_t x;
             if ((size_t)(ve - v) >= sizeof val || amk_parse_i64(val, &x) || x < 1 ||
                 x > JSON_INT_MAX)
-                return amk_diag_set(d, AMK_EPARSE, "shape '%s': %s=%s is not an integer >= 1",
+                return amk_diag_set(d, AMK_EPARSE, "shape '%s': %s=%s is not an integer in 1..2^53",
                                     text, s->dims[di], val);
             sh.dims[di] = x;
         }
@@ -164,7 +173,8 @@ int amk_shape_from_json(const amk_spec *s, const cJSON *obj, amk_shape *out, amk
         }
         int64_t x;
         if (!amk__ld_json_int(c, 1, JSON_INT_MAX, &x))
-            return amk_diag_set(d, AMK_ECONFIG, "shape.%s: expected an integer >= 1", c->string);
+            return amk_diag_set(d, AMK_ECONFIG, "shape.%s: expected an integer in 1..2^53",
+                                c->string);
         sh.dims[di] = x;
     }
     *out = sh;

@@ -240,6 +240,7 @@ typedef struct py_node {
     struct py_node **kids;
     int *ops;
     int nkids;
+    int height; /* levels in this subtree (a leaf is 1): bounds every walk's recursion */
 } py_node;
 
 /* A value: an integer, a string, or a list of integers (ints) or of strings (strs). */

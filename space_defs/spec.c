@@ -400,7 +400,7 @@ static int load_shape(loader *L, const cJSON *obj, const char *path, const amk_s
             return amk__ld_fail(L, AMK_ESPEC, path, "unknown dim '%s'", c->string);
         int64_t v;
         if (!amk__ld_json_int(c, 1, JSON_INT_MAX, &v))
-            return amk__ld_fail(L, AMK_ESPEC, fpath, "expected an integer >= 1, got %s%s",
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "expected an integer in 1..2^53, got %s%s",
                                 cJSON_IsNumber(c) ? "" : amk__ld_json_type(c),
                                 cJSON_IsNumber(c) ? "a non-integer or out-of-range number" : "");
         out->dims[k] = v;

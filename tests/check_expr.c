@@ -114,6 +114,48 @@ START_TEST(test_amk_expr_parse_deep_nesting_refused)
 }
 END_TEST
 
+/* Issue 24: 100 000-operand chains of every operator (left-associative binary, right-
+ * associative ?:, prefix unary) parse as a flat chain or are refused as too deeply nested;
+ * never a crash. */
+START_TEST(test_amk_expr_parse_long_chains_bounded)
+{
+    static const char *const ops[] = {"+",  "-",  "*",  "/",  "%",  "<<", ">>", "&",  "|",
+                                      "&&", "||", "==", "!=", "<",  "<=", ">",  ">=", "?b:",
+                                      NULL};
+    enum { TERMS = 100000 };
+    char *buf = malloc((size_t)TERMS * 8 + 16);
+    ck_assert_ptr_nonnull(buf);
+    for (int o = 0; ops[o]; o++) {
+        size_t k = strlen(ops[o]), at = 0;
+        for (int i = 0; i < TERMS; i++) {
+            if (i) {
+                memcpy(buf + at, ops[o], k);
+                at += k;
+            }
+            buf[at++] = 'b';
+        }
+        buf[at] = '\0';
+        int64_t v = 0;
+        amk_diag d = {0};
+        int rc = ev(buf, &v, &d);
+        ck_assert_msg(rc == AMK_OK || rc == AMK_EDIVZERO || rc == AMK_EOVERFLOW ||
+                          (rc == AMK_EEXPR && strstr(d.msg, "too deeply nested")),
+                      "'b%sb...': %s %s", ops[o], amk_err_name(rc), d.msg);
+    }
+    static const char *const prefix[] = {"-", "!", "+", NULL};
+    for (int o = 0; prefix[o]; o++) {
+        memset(buf, prefix[o][0], TERMS);
+        strcpy(buf + TERMS, "b");
+        int64_t v = 0;
+        amk_diag d = {0};
+        int rc = ev(buf, &v, &d);
+        ck_assert_msg(rc == AMK_EEXPR && strstr(d.msg, "too deeply nested"), "'%sb...': %s %.80s",
+                      prefix[o], amk_err_name(rc), d.msg);
+    }
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_amk_expr_parse_null_and_out)
 {
     amk_expr *e = (amk_expr *)0x1;
@@ -363,6 +405,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_amk_expr_parse_unknown_names);
     tcase_add_test(tc, test_amk_expr_parse_literals);
     tcase_add_test(tc, test_amk_expr_parse_deep_nesting_refused);
+    tcase_add_test(tc, test_amk_expr_parse_long_chains_bounded);
     tcase_add_test(tc, test_amk_expr_parse_null_and_out);
     suite_add_tcase(s, tc);
     tc = tcase_create("amk_expr_eval");

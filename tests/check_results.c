@@ -9,8 +9,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -532,6 +534,43 @@ START_TEST(test_amk_tsv_append_keeps_rows_after_other_writers_torn_row)
 }
 END_TEST
 
+/* Issue 24: a full disk mid-row (here the file-size limit, which cuts a write short just as
+ * ENOSPC does) fails the append and leaves the file as it was: no torn row, no trial number
+ * used, and the next append after space is freed continues the numbers. */
+START_TEST(test_amk_tsv_append_full_disk_leaves_file_whole)
+{
+    const char *p = tpath("full.tsv");
+    amk_tsv *t = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_open(p, &t, &d) == AMK_OK, "%s", d.msg);
+    amk_row a[2] = {full_row(0), full_row(0)};
+    ck_assert_msg(amk_tsv_append_next(t, a, 2, &d) == AMK_OK, "%s", d.msg);
+    char *before = slurp(p);
+    size_t size = strlen(before);
+    signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG instead */
+    struct rlimit lim = {.rlim_cur = size + 40, .rlim_max = RLIM_INFINITY};
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    amk_row b[3] = {full_row(0), full_row(0), full_row(0)};
+    ck_assert_int_eq(amk_tsv_append_next(t, b, 3, &d), AMK_EIO);
+    ck_assert_msg(strstr(d.msg, "full.tsv") && strstr(d.msg, "partial write was removed"), "%s",
+                  d.msg);
+    char *after = slurp(p);
+    ck_assert_str_eq(after, before); /* cut back to the last whole row */
+    free(after);
+    lim.rlim_cur = RLIM_INFINITY;
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    ck_assert_msg(amk_tsv_append_next(t, b, 1, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(b[0].trial, 3);
+    amk_tsv_close(t);
+    collected c = {0};
+    amk_tsv_stats st;
+    ck_assert_msg(amk_tsv_read(p, collect, &c, &st, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c.n, 3);
+    ck_assert_int_eq(st.torn, 0);
+    free(before);
+}
+END_TEST
+
 START_TEST(test_amk_tsv_append_rejects_unwritable_row)
 {
     const char *p = tpath("bad.tsv");
@@ -713,6 +752,78 @@ START_TEST(test_amk_tsv_append_next_concurrent_writers_never_share_a_number)
         ck_assert_msg(c->t[i] == (int64_t)i + 1, "row %zu has trial %lld", i,
                       (long long)c->t[i]);
     free(c);
+}
+END_TEST
+
+/* Issue 24: with grouped fsyncs, an append still returns only once its rows are in the
+ * file. A writer reports each trial number after its append and is SIGKILLed mid-stream:
+ * every reported trial is in the file, whole, and the file reads cleanly. */
+enum { KILL_MAX_TRIALS = 32768 };
+
+static int count_trials(const amk_row *r, void *ud)
+{
+    int64_t *seen = ud;
+    if (r->trial > 0 && r->trial < KILL_MAX_TRIALS)
+        seen[r->trial]++;
+    return 0;
+}
+
+START_TEST(test_amk_tsv_sync_every_reported_rows_survive_sigkill)
+{
+    const char *p = tpath("kill.tsv");
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(fds[0]);
+        amk_tsv *t = NULL;
+        amk_diag d = {0};
+        if (amk_tsv_open(p, &t, &d) != AMK_OK)
+            _exit(2);
+        amk_tsv_sync_every(t, 3600); /* no fsync at all before the kill */
+        for (int i = 1; i < KILL_MAX_TRIALS; i++) {
+            amk_row r = full_row(0);
+            if (amk_tsv_append_next(t, &r, 1, &d) != AMK_OK)
+                _exit(3);
+            int64_t done = r.trial;
+            if (write(fds[1], &done, sizeof done) != (ssize_t)sizeof done)
+                _exit(4);
+        }
+        pause();
+        _exit(5);
+    }
+    close(fds[1]);
+    int64_t last = 0, got;
+    while (last < 300 && read(fds[0], &got, sizeof got) == (ssize_t)sizeof got)
+        last = got;
+    kill(pid, SIGKILL);
+    int status;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status));
+    while (read(fds[0], &got, sizeof got) == (ssize_t)sizeof got) /* reported before the kill */
+        last = got;
+    close(fds[0]);
+    int64_t *seen = calloc(KILL_MAX_TRIALS, sizeof *seen);
+    amk_tsv_stats st;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_read(p, count_trials, seen, &st, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_ge(last, 300);
+    for (int64_t i = 1; i <= last; i++)
+        ck_assert_msg(seen[i] == 1, "reported trial %lld is in the file %lld times", (long long)i,
+                      (long long)seen[i]);
+    /* amk_tsv_sync makes them durable; a second call has nothing to do */
+    amk_tsv *t = NULL;
+    ck_assert_msg(amk_tsv_open(p, &t, &d) == AMK_OK, "%s", d.msg);
+    amk_tsv_sync_every(t, 3600);
+    amk_row r = full_row(0);
+    ck_assert_msg(amk_tsv_append_next(t, &r, 1, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_gt(r.trial, last);
+    ck_assert_msg(amk_tsv_sync(t, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_tsv_sync(t, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_tsv_sync(NULL, &d), AMK_EINVAL);
+    amk_tsv_close(t);
+    free(seen);
 }
 END_TEST
 
@@ -1431,11 +1542,14 @@ static Suite *results_suite(void)
     t = tc(s, "amk_tsv_append");
     tcase_add_test(t, test_amk_tsv_append_keeps_rows_after_other_writers_torn_row);
     tcase_add_test(t, test_amk_tsv_append_rejects_unwritable_row);
+    tcase_add_test(t, test_amk_tsv_append_full_disk_leaves_file_whole);
     tcase_add_test(t, test_amk_tsv_append_concurrent_processes_never_interleave);
     t = tc(s, "amk_tsv_append_next");
     tcase_add_test(t, test_amk_tsv_append_next_continues_numbers_through_the_file);
     tcase_add_test(t, test_amk_tsv_append_next_concurrent_writers_never_share_a_number);
     tcase_add_test(t, test_amk_tsv_append_next_refuses_numbers_past_int64_max);
+    t = tc(s, "amk_tsv_sync");
+    tcase_add_test(t, test_amk_tsv_sync_every_reported_rows_survive_sigkill);
     t = tc(s, "amk_tsv_read");
     tcase_add_test(t, test_amk_tsv_read_skips_torn_last_line);
     tcase_add_test(t, test_amk_tsv_read_skips_torn_full_width_line_without_newline);

@@ -308,7 +308,7 @@ START_TEST(test_amk_spec_load_bad_shapes)
     expect_spec_error(j, AMK_ESPEC, "shapes.small: unknown dim 'Q'", NULL);
     j = base_spec();
     set(j, "shapes.small", "M", "0");
-    expect_spec_error(j, AMK_ESPEC, "shapes.small.M: expected an integer >= 1", NULL);
+    expect_spec_error(j, AMK_ESPEC, "shapes.small.M: expected an integer in 1..2^53", NULL);
     j = base_spec();
     set(j, "shapes.small", "dtype", "\"bf16\"");
     expect_spec_error(j, AMK_ESPEC, "shapes.small.dtype: not one of the spec's dtypes", NULL);
@@ -716,7 +716,7 @@ START_TEST(test_amk_shape_parse_text_and_names)
     ck_assert_int_eq(amk_shape_parse(s, "Q=5", &sh, &d), AMK_EPARSE);
     assert_has(d.msg, "unknown dim 'Q'");
     ck_assert_int_eq(amk_shape_parse(s, "M=0", &sh, &d), AMK_EPARSE);
-    assert_has(d.msg, "M=0 is not an integer >= 1");
+    assert_has(d.msg, "M=0 is not an integer in 1..2^53");
     ck_assert_int_eq(amk_shape_parse(s, "M=12x", &sh, &d), AMK_EPARSE);
     ck_assert_int_eq(amk_shape_parse(s, "dtype=int8", &sh, &d), AMK_EPARSE);
     assert_has(d.msg, "dtype 'int8' is not supported");
@@ -755,7 +755,7 @@ START_TEST(test_amk_shape_from_json_defaults_and_errors)
     cJSON_Delete(j);
     const char *bad[] = {"{\"Q\": 1}", "{\"M\": 1.5}", "{\"M\": \"64\"}", "{\"M\": -1}",
                          "{\"dtype\": \"bf16\"}", "[1]"};
-    const char *needle[] = {"unknown dim 'Q'", "shape.M: expected an integer >= 1",
+    const char *needle[] = {"unknown dim 'Q'", "shape.M: expected an integer in 1..2^53",
                             "shape.M", "shape.M", "shape.dtype", "expected an object"};
     for (int i = 0; i < 6; i++) {
         j = cJSON_Parse(bad[i]);
@@ -2403,6 +2403,56 @@ START_TEST(test_amk_py_parse_names_construct_and_column)
 }
 END_TEST
 
+/* Issue 24: a flat chain nests as deep as it is long; the parser bounds the tree's height
+ * (every later walk recurses once a level), whatever the operator and its associativity. */
+START_TEST(test_amk_py_parse_long_chains_refused)
+{
+    static const char *const ops[] = {"+", "-", "*", "//", "%", "<<", ">>", "&", "|", "**",
+                                      NULL};
+    enum { TERMS = 100000 };
+    char *buf = malloc((size_t)TERMS * 4 + 16);
+    ck_assert_ptr_nonnull(buf);
+    for (int o = 0; ops[o]; o++)
+        for (int terms = 200; terms <= TERMS; terms = terms == 200 ? TERMS : TERMS + 1) {
+            size_t k = strlen(ops[o]), at = 0;
+            for (int i = 0; i < terms; i++) {
+                if (i) {
+                    memcpy(buf + at, ops[o], k);
+                    at += k;
+                }
+                buf[at++] = 'x';
+            }
+            buf[at] = '\0';
+            py_node *n = NULL;
+            amk_diag d = {0};
+            int rc = amk_py_parse(buf, &n, &d);
+            if (terms == TERMS) {
+                ck_assert_msg(rc == AMK_EEXPR && strstr(d.msg, "too deeply nested"),
+                              "x%sx... (%d terms): %s", ops[o], terms, d.msg);
+                ck_assert_ptr_null(n);
+            } else if (strcmp(ops[o], "**")) { /* ** nests by the parser's recursion: 64 */
+                ck_assert_msg(rc == AMK_OK, "x%sx... (%d terms): %s", ops[o], terms, d.msg);
+            }
+            amk_py_free(n);
+        }
+    /* calls and subscripts nest too: f(f(f(... and x[x[x[... (found by fuzz/chain.h) */
+    static const char *const opens[] = {"f(", "x[", "f('',", NULL};
+    for (int o = 0; opens[o]; o++) {
+        size_t k = strlen(opens[o]);
+        for (int i = 0; i < TERMS / 4; i++)
+            memcpy(buf + (size_t)i * k, opens[o], k);
+        strcpy(buf + (size_t)(TERMS / 4) * k, "1");
+        py_node *n = NULL;
+        amk_diag d = {0};
+        int rc = amk_py_parse(buf, &n, &d);
+        ck_assert_msg(rc == AMK_EEXPR && strstr(d.msg, "too deeply nested"), "%s...: %.80s",
+                      opens[o], d.msg);
+        ck_assert_ptr_null(n);
+    }
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_amk_py_eval_value_lists)
 {
     static const struct {
@@ -2530,7 +2580,8 @@ static Suite *suite(void)
         {"amk_registry_find", {test_amk_registry_find_by_name}},
         {"amk_registry_open", {test_amk_registry_open_names_each_spec_dir}},
         {"amk_registry_lookup", {test_amk_registry_lookup_lists_known_kernels}},
-        {"amk_py_parse", {test_amk_py_parse_names_construct_and_column}},
+        {"amk_py_parse", {test_amk_py_parse_names_construct_and_column,
+                          test_amk_py_parse_long_chains_refused}},
         {"amk_py_eval", {test_amk_py_eval_value_lists}},
         {"amk_py_to_amk", {test_amk_py_to_amk_matches_python_semantics,
                            test_amk_py_to_amk_caps_value_and_or_chains}},

@@ -71,6 +71,62 @@ bad values "[1] + range(3)" "a range in arithmetic"
 bad values "list(range(0, 100))" "gives 100 values; amk takes 1 to 64"
 bad values "{1, 2}" "dict or set display at column 1"
 bad values "[2 ** 40]" "value 1099511627776 is outside the int32 range"
+# Issue 24 item 1: a long flat chain nests as deep as it is long (left- or right-associative),
+# whatever its brackets: refused as too deeply nested, nothing written; 200 terms import, and so does
+# a flat 'and' (one node, however many operands).
+chain() { # chain OP TERM COUNT: semantics.json with Conditions[0] "TERM OP TERM ... > 0"
+    python3 - "$T1/semantics.json" "$@" >chain.json <<'PY'
+import json, sys
+t1 = json.load(open(sys.argv[1]))
+e = (" %s " % sys.argv[2]).join([sys.argv[3]] * int(sys.argv[4])) + " > -100000"
+t1["ConfigurationSpace"]["Conditions"][0]["Expression"] = e
+json.dump(t1, sys.stdout)
+PY
+    run import chain.json -o out_dir
+}
+for c in "+ a 50000" "* a 100000" "** a 100000" "- -a 30000"; do
+    set -f; chain $c; set +f # (the words hold a "*")
+    expect_rc 2
+    expect_err "too deeply nested"
+    [ ! -e out_dir ] || fail "'$LAST' ($c) wrote out_dir"
+done
+chain + a 200
+expect_rc 0
+rm -rf out_dir
+chain and a 100000 # one node of 100000 operands: no nesting at all
+expect_rc 0
+rm -rf out_dir
+# Issue 24 item 2: what Python would answer differently is refused at import (exit 2,
+# nothing written): a 64-bit overflow where Python computes the big integer, conditions no
+# config satisfies (Kernel Tuner's space would be empty: a search could only fail later),
+# and a Parameters list naming what is not a tuning parameter.
+bad cond "a ** 99999999 > 1" "outside 64-bit integers" "Python computes the big integer" "(with a=-6)"
+bad cond "a << 70 > 1" "Python computes the big integer"
+bad cond "a > 100" "no config satisfies the conditions" "9984 combinations"
+bad cond "a > 3 and a < 2" "no config satisfies the conditions"
+edit() { # edit PYTHON-EDIT-OF-t1: semantics.json edited, imported into out_dir
+    python3 - "$T1/semantics.json" "$1" >edit.json <<'PY'
+import json, sys
+t1 = json.load(open(sys.argv[1]))
+conds = t1["ConfigurationSpace"]["Conditions"]
+exec(sys.argv[2])
+json.dump(t1, sys.stdout)
+PY
+    run import edit.json -o out_dir
+}
+edit 'conds[0]["Parameters"] = ["a", "zz"]'
+expect_rc 2
+expect_err "Conditions[0].Parameters: 'zz' is not a tuning parameter"
+[ ! -e out_dir ] || fail "'$LAST' wrote out_dir"
+edit 'conds[1]["Parameters"] = ["a", 3]'
+expect_rc 2
+expect_err "Conditions[1].Parameters: expected an array of parameter names"
+[ ! -e out_dir ] || fail "'$LAST' wrote out_dir"
+# a condition that no config of its own params satisfies alone, but one config in all: fine
+edit 'conds[:] = [{"Expression": "a == 6", "Parameters": ["a"]}]'
+expect_rc 0
+rm -rf out_dir
+
 # --- --kernel: a Kernel Tuner style matmul (plain __global__, no extern "C") -------------------
 MM="$T1/matmul"
 run import "$MM/matmul.json" --kernel "$MM/matmul.cu" -o mm

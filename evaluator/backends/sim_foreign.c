@@ -126,7 +126,7 @@ static int fmap_check(floader *L, amk_diag *d)
         for (int i = 0; i < L->fm.n; i++)
             hits += L->fm.map[i] == p;
         if (hits != 1)
-            return amk_diag_set(d, AMK_EINVAL, "%s: param %s of kernel %s is %s in the file's "
+            return amk_diag_set(d, AMK_ENOTCOVERED, "%s: param %s of kernel %s is %s in the file's "
                                 "tuning parameters", L->path, amk_spec_param_name(L->spec, p),
                                 amk_spec_name(L->spec), hits ? "named twice" : "not");
     }
@@ -491,7 +491,7 @@ int amk__sim_foreign_load(const char *path, const char *text, const amk_spec *sp
                     "have; only those matching the first record are replayed", path, L.differ,
                     amk_spec_name(spec));
         if (L.used == 0)
-            rc = amk_diag_set(d, AMK_ENOENT, "%s: no record maps onto a config of kernel %s",
+            rc = amk_diag_set(d, AMK_ENOTCOVERED, "%s: no record maps onto a config of kernel %s",
                               path, amk_spec_name(spec));
     }
     cJSON_Delete(root);

@@ -58,17 +58,17 @@ int amk_sim_check_shape(const char *backend, const char *kernel, const char *sha
     if (amk_tsv_read(file, sweep_shape_row, &s, NULL, &quiet) != AMK_OK || s.has_want)
         return AMK_OK; /* a read error is the backend's to report, when it opens the file */
     if (!s.n)
-        return amk_diag_set(d, AMK_EINVAL, "backend %s: the recording has no trial of %s at any "
-                            "shape (%s was asked); nothing was run or written", backend, kernel,
-                            shape);
+        return amk_diag_set(d, AMK_ENOTCOVERED, "backend %s: the recording has no trial of %s "
+                            "at any shape (%s was asked); nothing was run or written", backend,
+                            kernel, shape);
     amk_sb list = {0};
     for (size_t k = 0; k < s.n && k < NAMED_SHAPES; k++)
         amk_sb_printf(&list, "%s%s", k ? "; " : "", s.seen[k]);
     if (s.n > NAMED_SHAPES)
         amk_sb_printf(&list, "; and %zu more", s.n - NAMED_SHAPES);
-    int rc = amk_diag_set(d, AMK_EINVAL, "backend %s: the recording has no trial of %s at %s; "
-                          "it covers %s (pass one with --shape); nothing was run or written",
-                          backend, kernel, shape, list.p ? list.p : "");
+    int rc = amk_diag_set(d, AMK_ENOTCOVERED, "backend %s: the recording has no trial of %s "
+                          "at %s; it covers %s (pass one with --shape); nothing was run or "
+                          "written", backend, kernel, shape, list.p ? list.p : "");
     amk_sb_free(&list);
     return rc;
 }

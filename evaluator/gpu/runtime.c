@@ -108,8 +108,9 @@ int amk__gpu_node_present(const char *devdir, const char *vendor, char *out, siz
 }
 
 /* When the runtime finds no usable GPU: with no device node at all there is no GPU to find
- * (CUDA's runtime then blames an insufficient driver, which misleads); with one, the
- * runtime's own message (a driver too old, a device in use, ...) is the reason. */
+ * (CUDA's runtime then blames an insufficient driver, which misleads, so its words are left
+ * out); with one, the runtime's own message (a driver too old, a device in use, ...) is the
+ * reason. */
 static void no_gpu_reason(amk__gpu_info *info, const char *runtime_says)
 {
     char node[600];
@@ -117,9 +118,8 @@ static void no_gpu_reason(amk__gpu_info *info, const char *runtime_says)
     if (amk__gpu_node_present("/dev", vendor, node, sizeof node))
         snprintf(info->error, sizeof info->error, "%s", runtime_says);
     else
-        snprintf(info->error, sizeof info->error, "no GPU is present: no %s device node (the "
-                 "runtime says: %s)", strcmp(vendor, "amd") ? "/dev/nvidia[0-9]" : "/dev/kfd",
-                 runtime_says);
+        snprintf(info->error, sizeof info->error, "no GPU is present (no %s device node)",
+                 strcmp(vendor, "amd") ? "/dev/nvidia[0-9]" : "/dev/kfd");
 }
 
 /* Fills info from the runtime; on failure info->ok = 0 and error holds the call and the
