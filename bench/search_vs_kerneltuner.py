@@ -20,6 +20,21 @@ mean of the per-seed step curves is used (the same quantity without smoothing), 
 gives a per-seed score and so a spread over seeds. `--check-package SPACE/GPU` scores the same
 runs both ways on one space (docs/PERFORMANCE.md, "Search quality", says where they differ).
 
+Beside that time-based score: best ÷ optimum of the config each tool HANDS BACK after 25, 50,
+100 and 200 distinct evaluations (amk: the best.json of a --budget N run, N = 25, 50, 100,
+200; Kernel Tuner: the best it evaluated, which is what it returns). amk's time curve is the
+fastest row so far, which is what its loop hands back on a replay (the table counts the
+budget runs where best.json was not the fastest row: 0 means the curve is what a user gets);
+--amk-kept follows the results' kept column instead. amk's strategies run twice: as shipped
+(the T1 file's Default config first) and with the Default made invalid (`@nodefault`), which
+is how Kernel Tuner's strategies start.
+
+Pairs: --cachefiles DIR (a benchmark_hub snapshot's cachefiles/, fetched at run time: only
+the shipped subset is in this repository) and --pairs all|KERNEL/GPU,... choose them; a
+cachefile holding fewer records than its space's valid configs is partial and is left out
+(listed in table.md). --kt-cache DIR keeps each Kernel Tuner run (its sequence of configs) so
+that the slow simulations run once per pair, strategy and seed.
+
 Run by bench/search_vs_kerneltuner.sh (it builds the venv); `python3 THIS --help`."""
 import argparse
 import gzip
@@ -34,12 +49,18 @@ import time
 import warnings
 from pathlib import Path
 
+import hashlib
+
 import numpy as np
 
 KT_STRATEGIES = ["random_sample", "genetic_algorithm", "dual_annealing", "simulated_annealing",
                  "diff_evo", "pso", "firefly_algorithm", "basinhopping", "greedy_ils", "mls",
-                 "bayes_opt"]
-AMK_STRATEGIES = ["hillclimb", "anneal", "random"]
+                 "bayes_opt", "hybrid_vndx", "adaptive_tabu_greywolf", "skopt"]
+AMK_STRATEGIES = ["hillclimb", "hillclimb@nodefault", "anneal", "random"]
+EVALS = [25, 50, 100, 200]
+# Kernel Tuner 1.5's skopt default (gp_hedge over a random forest) stops with "pvals contains
+# NaNs" in scikit-optimize 0.10.2 with numpy 2 on these spaces; expected improvement runs.
+KT_OPTIONS = {"skopt": {"acq_func": "EI"}}
 AMK_DEFAULT = "hillclimb"
 CUTOFF = 0.95
 CUTOFF_START = 0.01
@@ -88,15 +109,17 @@ def record_cost_s(e):
 
 
 class Space:
-    def __init__(self, kernel, gpu, hub, work):
+    def __init__(self, kernel, gpu, cachefile, t1, work):
         from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
         from autotuning_methodology.searchspace_statistics import SearchspaceStatistics
         self.kernel, self.gpu = kernel, gpu
         self.name = f"{kernel}/{gpu}"
-        self.cachefile_gz = hub / "cachefiles" / kernel / f"{gpu}.json.gz"
-        self.t1 = hub / "spaces" / f"{kernel}.json"
+        self.cachefile_gz = cachefile
+        self.t1 = t1
         d = work / kernel / gpu
         d.mkdir(parents=True, exist_ok=True)
+        raw = Path(cachefile).read_bytes()
+        self.digest = hashlib.sha256(raw).hexdigest()[:16]
         cache = load_cache(self.cachefile_gz)
         self.keys = cache["tune_params_keys"]
         self.kt_kernel, self.kt_size = cache["kernel_name"], cache["problem_size"]
@@ -125,30 +148,56 @@ class Space:
         self.package_range = np.linspace(t_start, t_end, RESOLUTION)
         self.worst = np.nanmax(list(self.value.values()))
         self.optimum = np.nanmin(list(self.value.values()))
+        self.fevals_budget = int(self.baseline.time_to_fevals(np.array([self.t_end]))[0])
 
-    def steps(self, keys):
+    def handed_back(self, keys, kept=None):
+        """best ÷ optimum of what the tool hands back after n distinct evaluations, n in
+        EVALS: with kept (amk), the latest kept config among the first n; without (Kernel
+        Tuner returns the best it evaluated), the best of the first n. NaN when the run
+        stopped before n or had nothing valid by then."""
+        out, seen, best, inc = {}, set(), np.nan, np.nan
+        uniq = []
+        for i, k in enumerate(keys):
+            if k in seen:
+                continue
+            seen.add(k)
+            v = self.value[k]
+            if v == v and not best <= v:
+                best = v
+            if kept is not None and kept[i]:
+                inc = v
+            uniq.append(inc if kept is not None else best)
+        for n in EVALS:
+            out[n] = uniq[n - 1] / self.optimum if len(uniq) >= n else np.nan
+        return out
+
+    def steps(self, keys, kept=None):
         """Cumulative recorded cost and best-so-far recorded time (NaN until the first valid
         config) after each config tried, in this order (repeats cost nothing, change
-        nothing)."""
+        nothing). With kept (amk's kept column): the recorded time of the incumbent the
+        loop would hand back at that point instead of the best it saw."""
         t, best, seen = 0.0, np.nan, set()
         times, bests = [], []
-        for k in keys:
+        for i, k in enumerate(keys):
             if k in seen:
                 continue
             seen.add(k)
             t += self.cost[k]
             v = self.value[k]
-            if v == v and not best <= v:
+            if kept is not None:
+                if kept[i] and v == v:
+                    best = v
+            elif v == v and not best <= v:
                 best = v
             times.append(t)
             bests.append(best)
         return np.array(times), np.array(bests)
 
-    def curve(self, keys, time_range=None):
-        """Best-so-far recorded time at each point of the time range (the worst recorded
-        time before the first valid config)."""
+    def curve(self, keys, time_range=None, kept=None):
+        """Best-so-far (or handed-back, with kept) recorded time at each point of the time
+        range (the worst recorded time before the first valid config)."""
         time_range = self.time_range if time_range is None else time_range
-        times, bests = self.steps(keys)
+        times, bests = self.steps(keys, kept)
         bests = np.where(np.isnan(bests), self.worst, bests)
         idx = np.searchsorted(times, time_range, side="right") - 1
         out = np.where(idx >= 0, bests[np.maximum(idx, 0)] if len(bests) else self.worst,
@@ -161,7 +210,7 @@ class Space:
             warnings.simplefilter("ignore")
             return self.baseline.get_standardised_curve(time_range, curve, "time")
 
-    def package_score(self, name, runs):
+    def package_score(self, name, runs, kepts=None):
         """The package's own score of a strategy from its runs (lists of config keys): the
         arrays its runner.py builds from T4 results (cumulative time, best-so-far per
         evaluation, one column per run, NaN-padded) put in a StochasticOptimizationAlgorithm
@@ -171,7 +220,8 @@ class Space:
         from autotuning_methodology.curves import StochasticOptimizationAlgorithm
         from autotuning_methodology.report_experiments import \
             get_strategies_aggregated_performance
-        steps = [self.steps(k) for k in runs]
+        kepts = kepts or [None] * len(runs)
+        steps = [self.steps(k, kp) for k, kp in zip(runs, kepts)]
         n = max(len(t) for t, _ in steps)
         x_time = np.full((n, len(runs)), np.nan)
         y = np.full((n, len(runs)), np.nan)
@@ -194,22 +244,8 @@ class Space:
 
 # ---------- the runs -------------------------------------------------------------------------
 
-def run_amk(space, spec_dir, amk, strategy, seed, work):
-    # tmpfs when there is one: amk makes every trial's row durable (an fsync each)
-    runs = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else work
-    out = runs / f"amk-bench-{os.getpid()}" / space.kernel / space.gpu / f"{strategy}-{seed}"
-    out.mkdir(parents=True, exist_ok=True)
-    tsv = out / "results.tsv"
-    tsv.unlink(missing_ok=True)
-    budget_s = space.t_end * 1.2  # a little past the budget: cut on the common clock
-    t0 = time.perf_counter()
-    subprocess.run([amk, "--quiet", "loop", space.kernel, "--spec-dir", str(spec_dir),
-                    "--backend", f"sim:{space.cachefile_gz}", "--strategy", strategy,
-                    "--seed", str(seed), "--time", f"{budget_s:.3f}s", "--budget", "0",
-                    "--results", str(tsv), "--best", str(out / "best.json")],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wall = time.perf_counter() - t0
-    keys = []
+def read_rows(tsv, space):
+    keys, kept = [], []
     with open(tsv) as f:
         cols = None
         for line in f:
@@ -222,11 +258,50 @@ def run_amk(space, spec_dir, amk, strategy, seed, work):
             r = dict(zip(cols, row))
             p = json.loads(r["params"])
             keys.append(",".join(str(p[k]) for k in space.keys))
+            kept.append(r["kept"] == "1")
+    return keys, kept
+
+
+def spec_dir_for(args, kernel, strategy):
+    return Path(args.work) / ("specs-nodefault" if strategy.endswith("@nodefault") else "specs") \
+        / kernel
+
+
+def run_amk(space, spec_dir, amk, strategy, seed, work):
+    """amk on the replayed cachefile: a run on the common clock (--time) for the time-based
+    score, and one --budget N run per N of EVALS whose best.json is what amk hands back after
+    N trials. Returns (keys, kept) of the time run and the last budget run, and the
+    handed-back key of each budget run."""
+    # tmpfs when there is one: amk makes every trial's row durable (an fsync each)
+    runs = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else work
+    strat = strategy.split("@")[0]
+    out = runs / f"amk-bench-{os.getpid()}" / space.kernel / space.gpu / f"{strategy}-{seed}"
+    out.mkdir(parents=True, exist_ok=True)
+    res = {"best_at": {}}
+    t0 = time.perf_counter()
+    modes = [("time", ["--time", f"{space.t_end * 1.2:.3f}s", "--budget", "0"])] + \
+        [(f"evals{n}", ["--budget", str(n)]) for n in EVALS]
+    for mode, limit in modes:
+        tsv = out / f"{mode}.tsv"
+        tsv.unlink(missing_ok=True)
+        best = out / f"{mode}.json"
+        best.unlink(missing_ok=True)
+        subprocess.run([amk, "--quiet", "loop", space.kernel, "--spec-dir", str(spec_dir),
+                        "--backend", f"sim:{space.cachefile_gz}", "--strategy", strat,
+                        "--seed", str(seed), *limit, "--results", str(tsv), "--best",
+                        str(best)], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        res[mode] = read_rows(tsv, space)
+        if mode.startswith("evals"):
+            p = json.loads(best.read_text())["config"]["params"]
+            res["best_at"][int(mode[5:])] = ",".join(str(p[k]) for k in space.keys)
+    res["evals"] = res[f"evals{EVALS[-1]}"]
+    wall = time.perf_counter() - t0
     shutil.rmtree(out)
-    return keys, wall
+    return res, wall
 
 
-def run_kt(space, strategy, seed):
+def kt_tune(space, strategy, seed, opts):
     from kernel_tuner import tune_kernel
     t1 = json.loads(space.t1.read_text())["ConfigurationSpace"]
     tune_params = {}
@@ -235,19 +310,51 @@ def run_kt(space, strategy, seed):
     restrictions = [c["Expression"] for c in t1["Conditions"]]
     np.random.seed(seed)
     random.seed(seed)
-    # Kernel Tuner's own clock counts its live overhead plus recorded compile, verification
-    # and benchmark time; give it more than the budget and cut on the common clock.
-    opts = {"time_limit": space.t_end * 2.0}
-    t0 = time.perf_counter()
+    opts = {**KT_OPTIONS.get(strategy, {}), **opts}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res, _ = tune_kernel(space.kt_kernel, "", space.kt_size, [], tune_params, restrictions=restrictions,
-                             cache=str(space.cachefile), simulation_mode=True,
-                             strategy=strategy, strategy_options=opts, verbose=False,
-                             quiet=True)
-    wall = time.perf_counter() - t0
-    keys = [",".join(str(r[k]) for k in space.keys) for r in res]
-    return keys, wall
+        res, _ = tune_kernel(space.kt_kernel, "", space.kt_size, [], tune_params,
+                             restrictions=restrictions, cache=str(space.cachefile),
+                             simulation_mode=True, strategy=strategy, strategy_options=opts,
+                             verbose=False, quiet=True)
+    return [",".join(str(r[k]) for k in space.keys) for r in res]
+
+
+def run_kt(space, strategy, seed, kt_cache=None):
+    """Kernel Tuner's sequence of configs: a run with a time limit (its own clock counts its
+    live overhead plus recorded compile, verification and benchmark time; it gets twice the
+    budget and is cut on the common clock) and, when that one evaluated fewer than 200
+    distinct configs, a max_fevals=200 run for the evaluation-count scores (both capped,
+    see below). Kept in
+    kt_cache/KERNEL/GPU/DIGEST/ when given (DIGEST: the cachefile's; the Kernel Tuner
+    version is part of the name)."""
+    import kernel_tuner
+    ver = getattr(kernel_tuner, "__version__", "unknown")
+    path = None
+    if kt_cache:
+        path = Path(kt_cache) / space.kernel / space.gpu / space.digest / \
+            f"kt{ver}-{strategy}-{seed}.json"
+        if path.exists():
+            d = json.loads(path.read_text())
+            return d, d["wall"]
+    t0 = time.perf_counter()
+    # capped at twice the evaluations a calculated random search makes in the budget (and
+    # at least 200): strategies that revisit configs otherwise run for many minutes of live
+    # time on the big-budget spaces without adding a config the common clock would count
+    cap = max(EVALS[-1], 2 * space.fevals_budget)
+    d = {"time": kt_tune(space, strategy, seed, {"time_limit": space.t_end * 2.0,
+                                                 "max_fevals": cap})}
+    if len(set(d["time"])) < EVALS[-1]:
+        d["evals"] = kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})
+    else:
+        d["evals"] = d["time"]
+    d["wall"] = time.perf_counter() - t0
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(d))
+        tmp.replace(path)
+    return d, d["wall"]
 
 
 _SPACES = {}
@@ -258,26 +365,37 @@ def _init(args):
     _SPACES = {s.name: s for s in make_spaces(args)}
 
 
-def _task(t):
+def _runs(t):
     tool, sname, strategy, seed, args = t
     sp = _SPACES[sname]
     if tool == "amk":
-        keys, wall = run_amk(sp, Path(args.work) / "specs" / sp.kernel, args.amk, strategy, seed,
-                             Path(args.work))
-    else:
-        keys, wall = run_kt(sp, strategy, seed)
-    curve, spent, n = sp.curve(keys)
-    return tool, sname, strategy, seed, sp.standardise(curve).tolist(), spent, n, wall
+        r, wall = run_amk(sp, spec_dir_for(args, sp.kernel, strategy), args.amk, strategy, seed,
+                          Path(args.work))
+        # what the loop hands back at a point of its time run: the fastest row so far (amk's
+        # rule on replays), or with --amk-kept the incumbent its kept column records
+        return sp, r["time"][0], r["time"][1] if args.amk_kept else None, r, wall
+    r, wall = run_kt(sp, strategy, seed, args.kt_cache)
+    return sp, r["time"], None, {"evals": (r["evals"], None)}, wall
+
+
+def _task(t):
+    tool, sname, strategy, seed, args = t
+    sp, keys, kept, r, wall = _runs(t)
+    curve, spent, n = sp.curve(keys, kept=kept)
+    hb = sp.handed_back(r["evals"][0], None)  # the fastest of the first n
+    differ = 0
+    if tool == "amk":  # what best.json says after n trials; count where it is not the fastest
+        for n_e, key in r["best_at"].items():
+            v = sp.value[key] / sp.optimum
+            differ += not (abs(v - hb[n_e]) <= 1e-12 * v)
+            hb[n_e] = v
+    return (tool, sname, strategy, seed, sp.standardise(curve).tolist(), spent, n, wall, hb,
+            keys, kept, differ)
 
 
 def _keys_task(t):
     tool, sname, strategy, seed, args = t
-    sp = _SPACES[sname]
-    if tool == "amk":
-        keys, _ = run_amk(sp, Path(args.work) / "specs" / sp.kernel, args.amk, strategy, seed,
-                          Path(args.work))
-    else:
-        keys, _ = run_kt(sp, strategy, seed)
+    sp, keys, kept, _, _ = _runs(t)
     return tool, strategy, seed, keys
 
 
@@ -318,22 +436,102 @@ def check_package(sp, tasks, args):
               f"{pkg - same:+.3f} |")
 
 
-def make_spaces(args):
-    hub = Path(args.hub)
-    pairs = []
-    for d in sorted((hub / "cachefiles").iterdir()):
-        for f in sorted(d.glob("*.json.gz")):
-            gpu = f.name[:-len(".json.gz")]
+def find_pairs(args):
+    """(kernel, gpu, cachefile, T1 file) of every cachefile in args.cachefiles the --pairs
+    choice names (T4 twins skipped: the same measurements)."""
+    cdir = Path(args.cachefiles)
+    found = []
+    for d in sorted(p for p in cdir.iterdir() if p.is_dir()):
+        for f in sorted(d.iterdir()):
+            name = f.name
+            for ext in (".json.gz", ".json"):
+                if name.endswith(ext):
+                    gpu = name[:-len(ext)]
+                    break
+            else:
+                continue
             if gpu.endswith("_T4"):
-                continue  # the same measurements as the cachefile beside it
-            pairs.append((d.name, gpu))
+                continue
+            t1 = next((c / f"{d.name}.json" for c in (cdir.parent / "spaces",
+                                                          Path(args.hub) / "spaces")
+                       if (c / f"{d.name}.json").exists()), None)
+            if t1 is None:
+                print(f"  {d.name}/{gpu}: no T1 space {d.name}.json; left out", file=sys.stderr)
+                continue
+            found.append((d.name, gpu, f, t1))
+    if args.pairs != "all":
+        want = [p for p in args.pairs.split(",") if p]
+        have = {f"{k}/{g}" for k, g, _, _ in found}
+        missing = [p for p in want if p not in have]
+        if missing:
+            sys.exit(f"--pairs: no cachefile for {', '.join(missing)} in {cdir} (there: "
+                     f"{', '.join(sorted(have))})")
+        found = [x for x in found if f"{x[0]}/{x[1]}" in want]
     if args.quick:
-        pairs = pairs[:1]
+        found = found[:1]
     if args.check_package:
-        pairs = [p for p in pairs if "/".join(p) == args.check_package]
-        if not pairs:
-            sys.exit(f"--check-package: no cachefile for {args.check_package} in {hub}")
-    return [Space(k, g, hub, Path(args.work)) for k, g in pairs]
+        found = [p for p in found if f"{p[0]}/{p[1]}" == args.check_package]
+        if not found:
+            sys.exit(f"--check-package: no cachefile for {args.check_package} in {cdir}")
+    return found
+
+
+def make_spaces(args):
+    return [Space(k, g, f, t1, Path(args.work)) for k, g, f, t1 in args.complete]
+
+
+def import_specs(args, pairs):
+    """amk's spec of each kernel, and a twin whose Default violates a restriction (hillclimb
+    then starts from its Sobol design, as Kernel Tuner's strategies start without it).
+    Returns the pairs whose cachefile holds a record for every valid config, and the others
+    with their record and config counts."""
+    complete, partial = [], []
+    for k, g, f, t1 in pairs:
+        sd = Path(args.work) / "specs" / k
+        if not (sd / "spec.json").exists():
+            sd.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run([args.amk, "--quiet", "import", str(t1), "-o", str(sd)],
+                           check=True, stdout=subprocess.DEVNULL)
+        nd = Path(args.work) / "specs-nodefault" / k
+        if not (nd / "spec.json").exists():
+            make_nodefault(args.amk, sd, nd, k)
+        info = json.loads(subprocess.run([args.amk, "--quiet", "space", k, "--spec-dir", str(sd)],
+                                         check=True, capture_output=True, text=True).stdout)
+        n_rec = len(load_cache(f)["cache"]) if str(f).endswith(".gz") else \
+            len(json.loads(Path(f).read_text())["cache"])
+        if n_rec >= info["valid_count"]:
+            complete.append((k, g, f, t1))
+        else:
+            partial.append((f"{k}/{g}", n_rec, info["valid_count"]))
+            print(f"  {k}/{g}: partial cachefile ({n_rec} records, {info['valid_count']} valid "
+                  "configs); left out", file=sys.stderr)
+    return complete, partial
+
+
+def make_nodefault(amk, sd, nd, kernel):
+    """Copies spec dir sd to nd with a Default that violates a restriction: every param at
+    its largest value, else its smallest, else alternating (checked with the cost model's
+    verdict)."""
+    spec = json.loads((sd / "spec.json").read_text())
+    params = spec["params"]
+    tries = [lambda v, i: v[-1], lambda v, i: v[0], lambda v, i: v[-1] if i % 2 else v[0],
+             lambda v, i: v[0] if i % 2 else v[-1]]
+    for pick in tries:
+        cfg = {n: pick(p["values"], i) for i, (n, p) in enumerate(params.items())}
+        r = subprocess.run([amk, "--quiet", "evaluate", "-", "--spec-dir", str(sd)],
+                           input=json.dumps({"kernel": kernel, "params": cfg,
+                                             "shape": spec["shapes"]["default"]}),
+                           capture_output=True, text=True)
+        if r.returncode == 0 and json.loads(r.stdout)["status"] == "rejected":
+            for n in params:
+                params[n]["default"] = cfg[n]
+            tmp = nd.with_name(nd.name + ".tmp")  # whole or absent: a later run reuses it
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.copytree(sd, tmp)
+            (tmp / "spec.json").write_text(json.dumps(spec, indent=1))
+            tmp.rename(nd)
+            return
+    sys.exit(f"{kernel}: found no invalid config to make the Default of {nd}")
 
 
 # ---------- report ---------------------------------------------------------------------------
@@ -348,10 +546,16 @@ def report(spaces, results, args, timing):
         [("kt", s) for s in args.kt_strategies]
     score = defaultdict(dict)  # (tool, strategy) -> space -> seed -> score
     curves = defaultdict(dict)
-    for tool, sname, strat, seed, std, spent, n, wall in results:
+    hand = defaultdict(dict)   # (tool, strategy) -> space -> [handed-back dict per seed]
+    runs = defaultdict(dict)   # (tool, strategy) -> space -> [(keys, kept)]
+    differ = sum(r[-1] for r in results)
+    for tool, sname, strat, seed, std, spent, n, wall, hb, keys, kept, _ in results:
         score[(tool, strat)].setdefault(sname, {})[seed] = float(np.mean(std))
         curves[(tool, strat)].setdefault(sname, []).append(std)
+        hand[(tool, strat)].setdefault(sname, []).append(hb)
+        runs[(tool, strat)].setdefault(sname, []).append((keys, kept))
     names = [s.name for s in spaces]
+    by_name = {sp.name: sp for sp in spaces}
     label = lambda ts: (f"amk {ts[1]}" + (" (default)" if ts[1] == AMK_DEFAULT else "")
                         if ts[0] == "amk" else f"KT {ts[1]}")
     rows = []
@@ -369,6 +573,39 @@ def report(spaces, results, args, timing):
     for ts, per, m, s in rows:
         cells = [f"{a:.3f} ± {b:.3f}" for a, b in per]
         lines.append(f"| {label(ts)} | " + " | ".join(cells) + f" | **{m:.3f}** ± {s:.3f} |")
+    # the package's own estimator: its isotonic fit through the pooled runs (seeded draws)
+    pkg = {}
+    if not args.no_package:
+        for ts in strategies:
+            for n_ in names:
+                np.random.seed(0)
+                ks = [k for k, _ in runs[ts][n_]]
+                kp = [kp for _, kp in runs[ts][n_]]
+                pkg[(ts, n_)] = by_name[n_].package_score(label(ts), ks, kp)
+        plines = ["| strategy | " + " | ".join(names) + " | aggregate |",
+                  "|---" * (len(names) + 2) + "|"]
+        prow = sorted(strategies, key=lambda ts: -np.mean([pkg[(ts, n_)] for n_ in names]))
+        for ts in prow:
+            plines.append(f"| {label(ts)} | " + " | ".join(f"{pkg[(ts, n_)]:.3f}" for n_ in names)
+                          + f" | **{np.mean([pkg[(ts, n_)] for n_ in names]):.3f}** |")
+    # best ÷ optimum of the config handed back after n distinct evaluations
+    elines = []
+    for n_e in EVALS:
+        elines += [f"\nBest ÷ optimum of the config handed back after {n_e} evaluations (mean "
+                   "over seeds; lower is better; the best Kernel Tuner strategy per pair in "
+                   "bold):\n",
+                   "| strategy | " + " | ".join(names) + " | mean |",
+                   "|---" * (len(names) + 2) + "|"]
+        means = {ts: [float(np.nanmean([h[n_e] for h in hand[ts][n_]])) for n_ in names]
+                 for ts in strategies}
+        kt_best = [min((means[ts][i] for ts in strategies if ts[0] == "kt"), default=np.nan)
+                   for i in range(len(names))]
+        for ts in sorted(strategies, key=lambda ts: np.mean(means[ts])):
+            cells = [(f"**{v:.3f}**" if ts[0] == "kt" and v == kt_best[i] else f"{v:.3f}")
+                     for i, v in enumerate(means[ts])]
+            elines.append(f"| {label(ts)} | " + " | ".join(cells) +
+                          f" | {np.mean(means[ts]):.3f} |")
+    evals_json = {label(ts): {n_: hand[ts][n_] for n_ in names} for ts in strategies}
     budget = ["| space | configs | optimum (ms) | budget (s of recorded time) | "
               "calculated random search evaluations in budget |", "|---|---|---|---|---|"]
     for sp in spaces:
@@ -378,13 +615,30 @@ def report(spaces, results, args, timing):
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table = "\n".join(lines)
-    (out / "table.md").write_text(
-        table + "\n\nScore: mean over the budget of the best-so-far curve standardised between "
-        "the calculated random search (0) and the optimum (1); mean ± standard deviation over "
-        f"{args.seeds} seeds; aggregate = mean over the spaces.\n\n" + "\n".join(budget) +
-        "\n\n" + timing + "\n")
+    text = (table + "\n\nScore: mean over the time budget of the best-so-far curve "
+            "(amk: the fastest row so far, what its loop hands back on a replay) standardised "
+            "between "
+            "the calculated random search (0) and the optimum (1); mean ± standard deviation "
+            f"over {args.seeds} seeds; aggregate = mean over the spaces.\n")
+    if pkg:
+        text += ("\nThe package's own estimator (isotonic fit through the pooled runs of each "
+                 "strategy, RandomSearchCalculatedBaseline, the package's time range):\n\n" +
+                 "\n".join(plines) + "\n")
+    text += "\n".join(elines) + "\n\n" + "\n".join(budget) + "\n"
+    n_checks = sum(len(EVALS) for r in results if r[0] == "amk")
+    text += (f"\namk's best.json after 25/50/100/200 trials was not its fastest row in {differ} "
+             f"of {n_checks} runs (the time curve assumes it is"
+             f"{'; --amk-kept: it follows the kept column' if args.amk_kept else ''}).\n")
+    if args.partial:
+        text += ("\nLeft out, partial cachefiles (records < valid configs): " +
+                 ", ".join(f"{n_} ({a} of {b})" for n_, a, b in args.partial) + ".\n")
+    text += "\n" + timing + "\n"
+    (out / "table.md").write_text(text)
     (out / "scores.json").write_text(json.dumps(
-        {label(ts): {n_: score[ts][n_] for n_ in names} for ts in strategies}, indent=1))
+        {"time_score": {label(ts): {n_: score[ts][n_] for n_ in names} for ts in strategies},
+         "package_score": {label(ts): {n_: pkg.get((ts, n_)) for n_ in names}
+                           for ts in strategies},
+         "handed_back_over_optimum": evals_json}, indent=1))
 
     fig, axes = plt.subplots(1, len(names) + 1, figsize=(4.2 * (len(names) + 1), 4.2),
                              sharey=True, squeeze=False)
@@ -409,14 +663,28 @@ def report(spaces, results, args, timing):
     fig.tight_layout()
     fig.savefig(out / "curves.png", dpi=110)
     fig.savefig(out / "curves.svg")
-    print(table)
+    print(text)
     print(f"wrote {out / 'table.md'}, {out / 'curves.png'}, {out / 'curves.svg'}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--amk", required=True, help="the amk binary")
-    ap.add_argument("--hub", required=True, help="space_defs/data/benchmark_hub")
+    ap.add_argument("--hub", required=True, help="space_defs/data/benchmark_hub (T1 spaces)")
+    ap.add_argument("--cachefiles", help="the cachefiles/ folder of a benchmark_hub snapshot "
+                    "(KERNEL/GPU.json.gz; default: HUB/cachefiles, the shipped subset); T1 "
+                    "spaces are read from its sibling spaces/, else HUB/spaces")
+    ap.add_argument("--pairs", default="all",
+                    help="all (default: every cachefile there) or KERNEL/GPU,... "
+                    "(e.g. convolution_milo/W7800,dedispersion_milo/A6000); partial cachefiles "
+                    "are left out and listed")
+    ap.add_argument("--kt-cache", help="folder keeping Kernel Tuner's runs (their config "
+                    "sequences), so each pair, strategy and seed is simulated once")
+    ap.add_argument("--amk-kept", action="store_true",
+                    help="time curve of amk: the incumbent its results' kept column records "
+                    "instead of the fastest row so far (what best.json hands back on replays)")
+    ap.add_argument("--no-package", action="store_true",
+                    help="skip the package's own (slower) estimator")
     ap.add_argument("--work", required=True, help="scratch folder (imported specs, runs)")
     ap.add_argument("--out", required=True, help="where table.md and curves.png go")
     ap.add_argument("--seeds", type=int, default=20)
@@ -427,7 +695,7 @@ def main():
     ap.add_argument("--amk-strategies", default=",".join(AMK_STRATEGIES),
                     help="comma-separated (default: %(default)s)")
     ap.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES),
-                    help="comma-separated; empty = none (default: all eleven)")
+                    help="comma-separated; empty = none (default: all %(default)s)")
     ap.add_argument("--quick", action="store_true",
                     help="smoke test: the first space, 2 seeds, 3 Kernel Tuner strategies")
     ap.add_argument("--check-package", metavar="SPACE/GPU",
@@ -440,14 +708,12 @@ def main():
     if args.quick:
         args.seeds = min(args.seeds, 2)
         args.kt_strategies = ["random_sample", "genetic_algorithm", "greedy_ils"]
+    args.cachefiles = args.cachefiles or str(Path(args.hub) / "cachefiles")
     t0 = time.perf_counter()
+    args.complete, args.partial = import_specs(args, find_pairs(args))
+    if not args.complete:
+        sys.exit("no complete cachefile among the chosen pairs")
     spaces = make_spaces(args)
-    for sp in spaces:
-        sd = Path(args.work) / "specs" / sp.kernel
-        sd.parent.mkdir(parents=True, exist_ok=True)
-        if not (sd / "spec.json").exists():
-            subprocess.run([args.amk, "--quiet", "import", str(sp.t1), "-o", str(sd)],
-                           check=True, stdout=subprocess.DEVNULL)
     tasks = [(tool, sp.name, s, seed, args)
              for sp in spaces
              for tool, strats in (("amk", args.amk_strategies), ("kt", args.kt_strategies))
@@ -464,7 +730,7 @@ def main():
                 print(f"  {i + 1}/{len(tasks)} runs, {time.perf_counter() - t0:.0f} s",
                       file=sys.stderr, flush=True)
     wall = {}
-    for tool, _, strat, _, _, _, _, w in results:
+    for tool, _, strat, _, _, _, _, w, *_ in results:
         wall.setdefault(f"{tool} {strat}", []).append(w)
     timing = (f"Bench wall time: {time.perf_counter() - t0:.0f} s on {args.jobs} worker(s), "
               f"{len(tasks)} runs. Mean wall time per run: " +

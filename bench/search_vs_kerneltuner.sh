@@ -4,7 +4,11 @@
 # method (autotuning-methodology). Writes table.md, scores.json, curves.png and curves.svg
 # to $OUT (default build/search_vs_kerneltuner). Results: docs/PERFORMANCE.md, "Search
 # quality". Works from a clean clone after `make run` (it builds amk itself when missing).
-#   bench/search_vs_kerneltuner.sh [--quick] [--seeds N]
+#   bench/search_vs_kerneltuner.sh [--quick] [--seeds N] [--cachefiles DIR] [--pairs all|K/G,...]
+#                                  [--kt-cache DIR] [--amk-strategies L] [--kt-strategies L]
+# --cachefiles: a benchmark_hub snapshot's cachefiles/ (fetched at run time; default the
+# shipped subset); --pairs: which KERNEL/GPU pairs (partial cachefiles are left out, listed);
+# --kt-cache: keeps Kernel Tuner's simulated runs so they run once per pair, strategy, seed.
 # --quick: a smoke test (one space, 2 seeds, 3 Kernel Tuner strategies; about 10 s).
 # Environment: BUILD (build/), AMK ($BUILD/amk), VENV ($BUILD/bench-venv, built with pip from
 # bench/search_vs_kerneltuner.requirements.txt), OUT, JOBS (one per core),

@@ -174,6 +174,8 @@ int cli_shape(cli_ctx *ctx, const amk_spec *s, const char *text, const char *dty
 int cli_check_backend(cli_ctx *ctx, const char *backend);
 /* CLI_EXIT_OK when --regime names a regime (or was not given), else the usage error. */
 int cli_check_regime(cli_ctx *ctx, const char *regime);
+/* --objective (may be NULL) goes with --backend sim:FILE only (usage error otherwise). */
+int cli_check_objective(cli_ctx *ctx, const char *backend, const char *objective);
 /* The message and exit code of a failed amk_evaluator_create(backend) (rc, d). */
 int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d);
 

@@ -25,10 +25,12 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
 {
     int rc;
     const char *input = NULL, *backend = "model", *results = NULL, *regime = NULL;
+    const char *objective = NULL;
     /* One config runs on one device: device 0 unless --devices says otherwise. */
     cli_devices devs = {.idx = {0}, .n = 1};
     cli_opt opts[] = {
         CLI_STR("--backend", &backend),
+        CLI_STR("--objective", &objective),
         CLI_STR("--results", &results),
         CLI_DEVICES("--devices", &devs),
         CLI_STR("--regime", &regime),
@@ -38,7 +40,8 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
                    "missing CONFIG.json (a file, or - for stdin)"};
     if ((rc = cli_parse(ctx, argc, argv, opts, &pos)) >= 0)
         return rc;
-    if ((rc = cli_check_backend(ctx, backend)) != 0 || (rc = cli_check_regime(ctx, regime)))
+    if ((rc = cli_check_backend(ctx, backend)) != 0 || (rc = cli_check_regime(ctx, regime)) ||
+        (rc = cli_check_objective(ctx, backend, objective)) != 0)
         return rc;
 
     amk_config cfg, *one = NULL;
@@ -53,7 +56,7 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
 
     /* --devices all (n = 0): every device of device 0's model. */
     amk_backend_opts bo = {.target = t->key, .devices = devs.n ? devs.idx : NULL,
-                           .ndevices = devs.n, .regime = regime};
+                           .ndevices = devs.n, .regime = regime, .sim_objective = objective};
     amk_evaluate_opts eo = {&cfg, backend, &bo, t, results};
     amk_evaluate_result r;
     amk_diag d;

@@ -103,6 +103,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
     const char *kernel = NULL, *shape_txt = NULL, *dtype = NULL, *strategy = "hillclimb";
     const char *backend = "auto";
     const char *results = "results.tsv", *best_path = "best.json", *regime = NULL;
+    const char *objective = NULL;
     int64_t budget = -1, seed = 1, batch = 0, jobs = 0;
     cli_devices devs = {.n = 0};
     double time_limit = 0, min_gain = AMK_HISTORY_MIN_GAIN, rank_timeout = 0;
@@ -110,6 +111,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         CLI_STR("--shape", &shape_txt), CLI_STR("--dtype", &dtype),
         CLI_STR("--strategy", &strategy),
         CLI_STR("--backend", &backend),
+        CLI_STR("--objective", &objective),
         CLI_STR("--results", &results),
         CLI_STR("--best", &best_path),
         CLI_FLAG("--resume", &resume),
@@ -129,7 +131,8 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         return rc;
     if (!cli_strategy(ctx, strategy))
         return CLI_EXIT_USAGE;
-    if ((rc = cli_check_backend(ctx, backend)) != 0 || (rc = cli_check_regime(ctx, regime)))
+    if ((rc = cli_check_backend(ctx, backend)) != 0 || (rc = cli_check_regime(ctx, regime)) ||
+        (rc = cli_check_objective(ctx, backend, objective)) != 0)
         return rc;
     if (budget < 0)
         budget = time_limit > 0 ? 0 : LOOP_DEFAULT_BUDGET;
@@ -145,6 +148,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         return rc;
 
     amk_tune_opts o = {.spec = s, .shape = sh, .target = t, .backend = backend,
+                       .objective = objective,
                        .strategy = strategy, .seed = (uint64_t)seed, .budget = budget,
                        .time_limit_s = time_limit, .batch = (int)batch, .min_gain = min_gain,
                        .results_path = results, .best_path = best_path, .resume = resume,

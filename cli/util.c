@@ -198,6 +198,14 @@ int cli_check_regime(cli_ctx *ctx, const char *regime)
                                                         : cli_fail_diag(ctx, CLI_EXIT_USAGE, &d);
 }
 
+int cli_check_objective(cli_ctx *ctx, const char *backend, const char *objective)
+{
+    if (!objective || amk_backend_sim_file(backend))
+        return CLI_EXIT_OK;
+    return cli_fail(ctx, CLI_EXIT_USAGE, "--objective chooses what a Kernel Tuner file replays: "
+                    "it needs --backend sim:FILE (not '%s')", backend);
+}
+
 int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d)
 {
     int code;
@@ -206,6 +214,8 @@ int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d)
     else if (rc == AMK_ENODEV || rc == AMK_EUNSUPPORTED || rc == AMK_EBACKEND ||
              rc == AMK_EWORKER)
         code = CLI_EXIT_NODEV;
+    else if (amk_backend_sim_foreign(backend))
+        code = cli_exit_for(rc); /* a Kernel Tuner file: bad input */
     else if (amk_backend_sim_file(backend) && rc != AMK_ENOTCOVERED)
         code = CLI_EXIT_RESULTS; /* the file to replay is a results file */
     else

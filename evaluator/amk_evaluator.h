@@ -58,6 +58,8 @@ typedef struct amk_backend_opts {
     const amk_spec *kernel;    /* sim: the spec whose params key a Kernel Tuner file's
                                   configs (amk_evaluator_create fills it); borrowed */
     const amk_shape *shape;    /* sim: with kernel, the shape of the replayed configs */
+    const char *sim_objective; /* sim, Kernel Tuner files: the field replayed instead of the
+                                  recorded time ("GFLOP/s", "GFLOP/s:max"); NULL = time */
     int jobs;                  /* gpu: compile workers (0 = one per core) */
     double compile_timeout_s;  /* gpu: cap of the adaptive compile timeout (0 = default) */
     double run_timeout_s;      /* gpu: per-kernel hang limit (0 = default) */
@@ -184,6 +186,9 @@ typedef struct amk_evaluator amk_evaluator;
 /* The file part of a "sim:FILE" backend string (empty for "sim:"), NULL when backend is
  * not one: the one place that reads the "sim:" spelling. */
 AMK_API const char *amk_backend_sim_file(const char *backend);
+/* 1 when backend is "sim:FILE" and FILE (gzipped or not) opens as JSON: a Kernel Tuner
+ * cachefile or T4 file, whose faults are bad input, not a results file's. */
+AMK_API int amk_backend_sim_foreign(const char *backend);
 /* For a sim:FILE backend: AMK_OK when FILE records kernel at shape (or cannot be read: the
  * backend reports that when it opens it), else AMK_ENOTCOVERED naming the shapes it covers.
  * AMK_OK for any other backend. */

@@ -67,12 +67,17 @@ int amk__sim_slurp(const char *path, char **out, size_t *len, amk_diag *d);
 /* 1 when text (after blanks) opens a JSON object: a Kernel Tuner file, not a results.tsv. */
 int amk__sim_is_json(const char *text);
 /* Loads a Kernel Tuner cachefile or T4 file's records as configs of spec at shape into sink;
- * writes the file's device name. Records whose values are not choices of the spec are
- * skipped with a warning; a spec param the file lacks, an unknown error name or an unknown
- * unit is AMK_EINVAL naming it; no usable record is AMK_ENOENT. */
+ * writes the file's device name. Records replay their recorded time, whatever the file's
+ * objective; objective (NULL = "time") names another field to replay instead, "NAME:max" or
+ * "NAME:min" its direction (a maximised value v replays as latency 1e6 / v). Records whose
+ * values are not choices of the spec are skipped with a warning; a spec param the file lacks,
+ * an unknown error name, an unknown unit, a record without the replayed field, or text that
+ * is not one JSON object (truncated, malformed: the byte offset named) is AMK_EINVAL; a
+ * cachefile Kernel Tuner left unclosed is closed as Kernel Tuner's reader does; no usable
+ * record is AMK_ENOENT. */
 int amk__sim_foreign_load(const char *path, const char *text, const amk_spec *spec,
-                          const amk_shape *shape, amk__sim_sink sink, void *ud, char *device,
-                          size_t device_cap, amk_diag *d);
+                          const amk_shape *shape, const char *objective, amk__sim_sink sink,
+                          void *ud, char *device, size_t device_cap, amk_diag *d);
 
 /* Data directory of recorded sweeps: $AMK_DATA_DIR when set and non-empty, else
  * amk_fs_share_dir("data") (next to the executable first). Writes into out. */

@@ -290,6 +290,7 @@ typedef struct amk_tune_opts {
     const amk_target *target;      /* when the evaluator names none */
     amk_evaluator *ev;             /* borrowed */
     const char *backend;           /* as asked for ("auto", "sim:FILE", ...) */
+    const char *objective;         /* sim:FILE of Kernel Tuner: amk_backend_opts' sim_objective */
     const char *strategy;
     uint64_t seed;
     int64_t budget;

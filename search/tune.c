@@ -149,6 +149,7 @@ static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const c
     amk_backend_opts bo;
     memset(&bo, 0, sizeof bo);
     bo.target = o->target->key;
+    bo.sim_objective = o->objective;
     bo.jobs = o->jobs;
     bo.regime = o->regime;
     bo.seed = o->seed;

@@ -512,10 +512,11 @@ expect_rc 2
 expect_err "param BM of kernel gemm is not in the file's tuning parameters"
 run evaluate good.json "${S[@]}" --backend "sim:$KT"
 expect_rc 2
-# a cachefile that is not one stays a results-file problem (3)
+# a JSON file that is no cachefile is a malformed one: bad input (2, issue 25 item 5)
 printf '{"not": "a cachefile"}' | gzip >notkt.json.gz
 run loop gemm --backend sim:notkt.json.gz --budget 2 --results kt.tsv --best kt.json
-expect_rc 3
+expect_rc 2
+expect_err "neither a Kernel Tuner cachefile"
 
 # --- 8: no silent last-wins; duplicate trial numbers are a hand-edited file (3) ---------
 run propose gemm --shape M=2048,M=1024

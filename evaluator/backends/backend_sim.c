@@ -196,6 +196,18 @@ oom:
     return 1;
 }
 
+int amk_backend_sim_foreign(const char *backend)
+{
+    const char *path = amk_backend_sim_file(backend);
+    char head[256] = {0};
+    gzFile f = path && *path ? gzopen(path, "rb") : NULL;
+    if (!f)
+        return 0;
+    int got = gzread(f, head, sizeof head - 1);
+    gzclose(f);
+    return got > 0 && amk__sim_is_json(head);
+}
+
 /* Loads path into L: a Kernel Tuner file (its JSON, gzipped or not) through sim_foreign.c,
  * else amk's results.tsv. */
 static int load_file(const char *path, const amk_backend_opts *opts, sim_load *L, amk_diag *d)
@@ -210,6 +222,10 @@ static int load_file(const char *path, const amk_backend_opts *opts, sim_load *L
     if (got < 0)
         return amk_diag_set(d, AMK_EIO, "%s: cannot read", path);
     if (!amk__sim_is_json(head)) {
+        if (opts->sim_objective && *opts->sim_objective)
+            return amk_diag_set(d, AMK_EINVAL, "%s: an objective (\"%s\") is chosen in Kernel "
+                                "Tuner files only; a results.tsv replays its latencies", path,
+                                opts->sim_objective);
         if (gz)
             return amk_diag_set(d, AMK_EINVAL, "%s: gzipped, but not a Kernel Tuner JSON file; "
                                 "a results.tsv is replayed uncompressed", path);
@@ -220,8 +236,8 @@ static int load_file(const char *path, const amk_backend_opts *opts, sim_load *L
     int rc = amk__sim_slurp(path, &text, &len, d);
     if (rc != AMK_OK)
         return rc;
-    rc = amk__sim_foreign_load(path, text, opts->kernel, opts->shape, load_foreign, L, device,
-                               sizeof device, d);
+    rc = amk__sim_foreign_load(path, text, opts->kernel, opts->shape, opts->sim_objective,
+                               load_foreign, L, device, sizeof device, d);
     free(text);
     if (rc != AMK_OK)
         return rc;

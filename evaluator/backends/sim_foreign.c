@@ -48,9 +48,22 @@ int amk__sim_slurp(const char *path, char **out, size_t *len, amk_diag *d)
         }
         unsigned want = (unsigned)(cap - n - 1 > (1u << 30) ? (1u << 30) : cap - n - 1);
         int got = gzread(f, buf + n, want);
+        int err = 0;
+        const char *msg = gzerror(f, &err);
+        size_t pl = strlen(path); /* zlib names the file itself */
+        if (msg && strncmp(msg, path, pl) == 0 && strncmp(msg + pl, ": ", 2) == 0)
+            msg += pl + 2;
+        /* A gzip stream that ends early (zlib: Z_BUF_ERROR, with a short or empty read rather
+         * than -1) or does not decompress is bad input, not an I/O failure: say where it broke,
+         * in the compressed file and in its text. */
+        if (err == Z_BUF_ERROR || err == Z_DATA_ERROR) {
+            rc = amk_diag_set(d, AMK_EINVAL, "%s: %s gzip stream (%s) at byte %lld of the "
+                              "compressed file, after %zu bytes of text", path,
+                              err == Z_BUF_ERROR ? "truncated" : "corrupt", msg ? msg : "?",
+                              (long long)gzoffset(f), n + (got > 0 ? (size_t)got : 0));
+            break;
+        }
         if (got < 0) {
-            int err = 0;
-            const char *msg = gzerror(f, &err);
             rc = amk_diag_set(d, AMK_EIO, "%s: read failed: %s", path, msg ? msg : "?");
             break;
         }
@@ -94,6 +107,9 @@ typedef struct floader {
     void *ud;
     const char *kind; /* how a record is named: "cache key", "T4" */
     double to_us;   /* recorded latency unit -> µs */
+    const char *want; /* --objective: the field to replay; NULL = the recorded time */
+    char field[64];   /* the field replayed: "time" or the objective's name */
+    int higher;       /* field is maximised: it replays as 1e6 / value */
     double cost_ms; /* recorded cost unit -> ms */
     fmap fm;
     size_t used, outside, differ;
@@ -270,6 +286,60 @@ static int emit(floader *L, const amk_config *c, amk_status st, double lat_us, d
     return L->sink(&r, L->ud);
 }
 
+/* Names of objectives that are maximised when the file does not say (Kernel Tuner's own
+ * metrics: GFLOP/s, GB/s, TFLOP/s; throughput, bandwidth). */
+static int maximised_name(const char *name)
+{
+    return strstr(name, "/s") || strcasestr(name, "flop") || strcasestr(name, "throughput") ||
+           strcasestr(name, "bandwidth");
+}
+
+/* Picks what the records replay as. By default the recorded time, whatever the file's
+ * objective (every Kernel Tuner record carries "time"); --objective NAME replays NAME itself,
+ * NAME:max or NAME:min saying its direction when neither the file ("objective_higher_is_better")
+ * nor the name does. A maximised value v replays as latency 1e6 / v: the configs' order and
+ * each one's ratio to the best are the objective's. */
+static int pick_field(floader *L, const cJSON *root, const char *file_obj, amk_diag *d)
+{
+    const char *w = L->want && *L->want ? L->want : "time";
+    const char *colon = strrchr(w, ':');
+    size_t n = colon && (!strcmp(colon, ":max") || !strcmp(colon, ":min")) ? (size_t)(colon - w)
+                                                                          : strlen(w);
+    if (n == 0 || n >= sizeof L->field)
+        return amk_diag_set(d, AMK_EINVAL, "%s: objective \"%s\": a field name of up to %zu "
+                            "characters, optionally followed by :max or :min", L->path, w,
+                            sizeof L->field - 1);
+    memcpy(L->field, w, n);
+    L->field[n] = '\0';
+    const cJSON *hib = cJSON_GetObjectItemCaseSensitive(root, "objective_higher_is_better");
+    if (n < strlen(w))
+        L->higher = !strcmp(w + n, ":max");
+    else if (file_obj && !strcmp(L->field, file_obj) && cJSON_IsBool(hib))
+        L->higher = cJSON_IsTrue(hib);
+    else
+        L->higher = maximised_name(L->field);
+    if (!strcmp(L->field, "time") && L->higher)
+        return amk_diag_set(d, AMK_EINVAL, "%s: objective \"%s\": time is minimised", L->path,
+                            w);
+    if (file_obj && strcmp(file_obj, "time") != 0 && !strcmp(L->field, "time"))
+        amk_log(AMK_LOG_INFO, "sim: %s: the file's objective is \"%s\"; replaying the "
+                "recorded times (--objective %s replays the objective itself)", L->path,
+                file_obj, file_obj);
+    else if (strcmp(L->field, "time") != 0)
+        amk_log(AMK_LOG_INFO, "sim: %s: replaying objective \"%s\" (%s is better)%s", L->path,
+                L->field, L->higher ? "higher" : "lower",
+                L->higher ? " as latency 1e6 / value" : " as the latency in µs");
+    return AMK_OK;
+}
+
+/* The latency a positive recorded value of the replayed field stands for. */
+static double replay_us(const floader *L, double v)
+{
+    if (strcmp(L->field, "time") == 0)
+        return v * L->to_us;
+    return L->higher ? 1e6 / v : v;
+}
+
 /* Kernel Tuner cachefile. */
 static int load_cachefile(floader *L, const cJSON *root, amk_diag *d)
 {
@@ -279,12 +349,11 @@ static int load_cachefile(floader *L, const cJSON *root, amk_diag *d)
     if (!cJSON_IsArray(keys) || !cJSON_IsObject(cache))
         return amk_diag_set(d, AMK_EINVAL, "%s: a Kernel Tuner cachefile needs "
                             "\"tune_params_keys\" (a list) and \"cache\" (an object)", L->path);
-    const char *objective = cJSON_IsString(obj) ? obj->valuestring : "time";
-    if (strcmp(objective, "time") != 0)
-        return amk_diag_set(d, AMK_EINVAL, "%s: objective \"%s\": only \"time\" (ms, lower is "
-                            "better) replays as a latency", L->path, objective);
+    const char *file_obj = cJSON_IsString(obj) ? obj->valuestring : "time";
+    int rc = pick_field(L, root, file_obj, d);
+    if (rc != AMK_OK)
+        return rc;
     const cJSON *k;
-    int rc;
     cJSON_ArrayForEach(k, keys) {
         if (!cJSON_IsString(k))
             return amk_diag_set(d, AMK_EINVAL, "%s: tune_params_keys holds a non-string",
@@ -313,11 +382,22 @@ static int load_cachefile(floader *L, const cJSON *root, amk_diag *d)
         rc = build_config(L, vals, e->string, &c);
         if (rc <= 0)
             continue;
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, objective);
+        /* A failed config carries the error name in its time and objective fields alike;
+         * a record without the replayed field stands for a failure only then. */
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, L->field);
+        if (!t) {
+            const cJSON *alt = cJSON_GetObjectItemCaseSensitive(e, "time");
+            if (!cJSON_IsString(alt))
+                alt = cJSON_GetObjectItemCaseSensitive(e, file_obj);
+            if (!cJSON_IsString(alt))
+                return amk_diag_set(d, AMK_EINVAL, "%s: cache entry \"%s\" has no \"%s\"",
+                                    L->path, e->string, L->field);
+            t = alt;
+        }
         double cost = num_or(e, "compile_time", 0) + num_or(e, "verification_time", 0) +
                       num_or(e, "benchmark_time", 0) + num_or(e, "framework_time", 0);
         if (cJSON_IsNumber(t) && isfinite(t->valuedouble) && t->valuedouble > 0) {
-            rc = emit(L, &c, AMK_STATUS_OK, t->valuedouble * L->to_us,
+            rc = emit(L, &c, AMK_STATUS_OK, replay_us(L, t->valuedouble),
                       spread_of(cJSON_GetObjectItemCaseSensitive(e, "times")), cost,
                       e->string, NULL);
         } else if (cJSON_IsString(t)) {
@@ -333,7 +413,7 @@ static int load_cachefile(floader *L, const cJSON *root, amk_diag *d)
         } else {
             return amk_diag_set(d, AMK_EINVAL, "%s: cache entry \"%s\": \"%s\" is neither a "
                                 "positive number nor an error name", L->path, e->string,
-                                objective);
+                                L->field);
         }
         if (rc)
             return AMK_ENOMEM;
@@ -359,7 +439,9 @@ static int load_t4(floader *L, const cJSON *root, amk_diag *d)
                             "(seconds, milliseconds, microseconds)", L->path, u);
     L->cost_ms = L->to_us / 1e3;
     L->kind = "T4";
-    int rc, mapped = 0;
+    int rc = pick_field(L, root, NULL, d), mapped = 0;
+    if (rc != AMK_OK)
+        return rc;
     const cJSON *r;
     size_t idx = 0;
     cJSON_ArrayForEach(r, results) {
@@ -405,13 +487,13 @@ static int load_t4(floader *L, const cJSON *root, amk_diag *d)
             const cJSON *m;
             cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(r, "measurements")) {
                 const cJSON *nm = cJSON_GetObjectItemCaseSensitive(m, "name");
-                if (cJSON_IsString(nm) && strcmp(nm->valuestring, "time") == 0)
+                if (cJSON_IsString(nm) && strcmp(nm->valuestring, L->field) == 0)
                     lat = num_or(m, "value", NAN);
             }
             if (!(lat > 0) || !isfinite(lat))
                 return amk_diag_set(d, AMK_EINVAL, "%s: %s is \"correct\" but has no positive "
-                                    "\"time\" measurement", L->path, key);
-            rc = emit(L, &c, AMK_STATUS_OK, lat * L->to_us, spread_of(runs), cost, key, NULL);
+                                    "\"%s\" measurement", L->path, key, L->field);
+            rc = emit(L, &c, AMK_STATUS_OK, replay_us(L, lat), spread_of(runs), cost, key, NULL);
         } else {
             amk_status st;
             if (!status_of_error(invalidity, &st))
@@ -455,21 +537,84 @@ static void device_of(const cJSON *root, const char *path, char *out, size_t cap
     amk_log(AMK_LOG_INFO, "sim: %s names no device; calling it '%s' after the file", path, out);
 }
 
+/* 1-based line of byte off of text. */
+static size_t line_of(const char *text, size_t off)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < off && text[i]; i++)
+        line += text[i] == '\n';
+    return line;
+}
+
+/* Parses the whole text (nothing but blanks may follow the object). Kernel Tuner appends
+ * each record to its cachefile as it goes ("\n\"key\": {...},") and closes the file with
+ * "}\n}" only when tuning ends; its own reader closes an unclosed file by dropping a trailing
+ * comma and appending "}\n}". So does this one, so that the file of a running or interrupted
+ * tune replays. Anything else that does not parse is bad input, named by its byte offset. */
+static cJSON *parse_text(const char *path, const char *text, amk_diag *d)
+{
+    size_t len = strlen(text);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+    if (root)
+        return root;
+    size_t at = end && end >= text ? (size_t)(end - text) : len;
+    size_t trim = len;
+    while (trim && isspace((unsigned char)text[trim - 1]))
+        trim--;
+    /* Only at a record's end (or before the first): a text cut inside a number could
+     * otherwise close into a record with a wrong value. */
+    size_t keep = trim && text[trim - 1] == ',' ? trim - 1 : trim;
+    while (keep && isspace((unsigned char)text[keep - 1]) && text[trim - 1] == ',')
+        keep--;
+    int boundary = keep && (text[keep - 1] == '}' || (text[keep - 1] == '{' && keep == trim));
+    if (at >= trim && boundary && strstr(text, "\"cache\"")) { /* the text stops early */
+        char *closed = malloc(keep + 4);
+        if (!closed) {
+            amk_diag_set(d, AMK_ENOMEM, "%s: out of memory while parsing", path);
+            return NULL;
+        }
+        memcpy(closed, text, keep);
+        memcpy(closed + keep, "}\n}", 4);
+        root = cJSON_ParseWithLengthOpts(closed, keep + 3, NULL, 0);
+        free(closed);
+        if (root && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "cache"))) {
+            amk_log(AMK_LOG_WARN, "sim: %s is not closed (a Kernel Tuner run still writing "
+                    "it, or one that stopped); replaying its complete records, as Kernel "
+                    "Tuner's own reader does", path);
+            return root;
+        }
+        cJSON_Delete(root);
+    }
+    if (at >= trim) {
+        amk_diag_set(d, AMK_EINVAL, "%s: truncated: the text ends at byte %zu (line %zu) "
+                     "before its JSON does%s", path, trim, line_of(text, trim),
+                     boundary ? "" : ", inside a record");
+        return NULL;
+    }
+    char near[24];
+    size_t k = 0;
+    for (size_t i = at; i < len && k < sizeof near - 1 && text[i] != '\n'; i++)
+        near[k++] = isprint((unsigned char)text[i]) ? text[i] : '?';
+    near[k] = '\0';
+    amk_diag_set(d, AMK_EINVAL, "%s: not valid JSON at byte %zu (line %zu), at \"%s\"", path,
+                 at, line_of(text, at), near);
+    return NULL;
+}
+
 int amk__sim_foreign_load(const char *path, const char *text, const amk_spec *spec,
-                          const amk_shape *shape, amk__sim_sink sink, void *ud, char *device,
-                          size_t device_cap, amk_diag *d)
+                          const amk_shape *shape, const char *objective, amk__sim_sink sink,
+                          void *ud, char *device, size_t device_cap, amk_diag *d)
 {
     if (!spec || !shape)
         return amk_diag_set(d, AMK_EINVAL, "%s: a Kernel Tuner file is keyed by parameter "
                             "values; replaying it needs the kernel spec (--kernel, --spec-dir)",
                             path);
-    cJSON *root = cJSON_Parse(text);
-    if (!root) {
-        const char *at = cJSON_GetErrorPtr();
-        return amk_diag_set(d, AMK_EINVAL, "%s: not valid JSON (near byte %td)", path,
-                            at ? at - text : (ptrdiff_t)-1);
-    }
-    floader L = {.path = path, .spec = spec, .shape = shape, .sink = sink, .ud = ud};
+    cJSON *root = parse_text(path, text, d);
+    if (!root)
+        return d && d->code == AMK_ENOMEM ? AMK_ENOMEM : AMK_EINVAL;
+    floader L = {.path = path, .spec = spec, .shape = shape, .sink = sink, .ud = ud,
+                 .want = objective};
     int rc;
     if (cJSON_GetObjectItemCaseSensitive(root, "cache"))
         rc = load_cachefile(&L, root, d);

@@ -57,7 +57,7 @@ typedef struct mpi_state {
     /* for the local fallback: the command line's backend */
     char *backend;
     amk_backend_opts opts;
-    char *opt_target, *opt_sim_path, *opt_cache_dir;
+    char *opt_target, *opt_sim_path, *opt_cache_dir, *opt_sim_objective;
     int *opt_devices;
     const amk_spec *kernel;
     amk_shape shape;
@@ -88,10 +88,12 @@ static int copy_opts(mpi_state *s, const amk_mpi_opts *o)
         s->opts = *o->backend_opts;
     if (dup_text(&s->backend, o->backend) || dup_text(&s->opt_target, s->opts.target) ||
         dup_text(&s->opt_sim_path, s->opts.sim_path) ||
+        dup_text(&s->opt_sim_objective, s->opts.sim_objective) ||
         dup_text(&s->opt_cache_dir, s->opts.cache_dir))
         return -1;
     s->opts.target = s->opt_target;
     s->opts.sim_path = s->opt_sim_path;
+    s->opts.sim_objective = s->opt_sim_objective;
     s->opts.cache_dir = s->opt_cache_dir;
     if (s->opts.devices && s->opts.ndevices > 0) {
         s->opt_devices = malloc((size_t)s->opts.ndevices * sizeof *s->opt_devices);
@@ -641,6 +643,7 @@ static void mpi_clear(void *state)
     free(s->backend);
     free(s->opt_target);
     free(s->opt_sim_path);
+    free(s->opt_sim_objective);
     free(s->opt_cache_dir);
     free(s->opt_devices);
     free(s->rbuf);

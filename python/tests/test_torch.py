@@ -4,6 +4,8 @@ compared with torch's own on several shapes; the tuned config comes from a datab
 exports after a short GPU run; the host time per call is measured and printed."""
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -31,12 +33,17 @@ class TestTorch(unittest.TestCase):
         cls.at = at
         cls.dir = tempfile.mkdtemp(prefix="amk-pytorch-")
         res = os.path.join(cls.dir, "r.tsv")
-        amk.loop("rmsnorm", shape="M=4096,N=4096,dtype=bf16", backend="gpu", budget=6,
-                 results=res, best=None, progress=False)
-        amk.loop("softmax", shape="M=4096,N=4096,dtype=f16", backend="gpu", budget=6,
-                 results=res, best=None, progress=False)
         cls.db = os.path.join(cls.dir, "tuned.json")
-        amk.export(res, cls.db)
+        # The tuning runs in a fresh process: amk's run workers are forked, and a process in
+        # which CUDA is already initialised (torch above) cannot hand a fork a GPU
+        # (docs/PYTHON.md). amk.torch itself launches in this process.
+        script = ("import amk\n"
+                  "for k, s in (('rmsnorm', 'M=4096,N=4096,dtype=bf16'), "
+                  "('softmax', 'M=4096,N=4096,dtype=f16')):\n"
+                  "    amk.loop(k, shape=s, backend='gpu', budget=6, results=%r, best=None, "
+                  "progress=False)\n"
+                  "amk.export(%r, %r)\n" % (res, res, cls.db))
+        subprocess.run([sys.executable, "-c", script], check=True)
         at.load(cls.db)
 
     @classmethod
