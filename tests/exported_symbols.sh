@@ -21,6 +21,9 @@ for line in sys.stdin:
     if len(f) >= 3 and f[1] not in ("U", "w", "v"):
         exported.add(f[2].split("@")[0])
 exported -= LINKER
+# AddressSanitizer exports an ODR indicator "__odr_asan.NAME" beside each global NAME: the
+# sanitizer'"'"'s, not amk'"'"'s (a bare global without a declaration is still caught as NAME).
+exported = {s for s in exported if not s.startswith("__odr_asan.")}
 declared = {}
 for path in sys.argv[1:]:
     text = open(path).read()
