@@ -425,7 +425,7 @@ static void finish(const amk_evaluator *ev, amk_verdict *v)
                  "%s backend reported ok without a usable latency", ev->type->name);
     }
     if (v->status == AMK_STATUS_OK &&
-        (v->latency_kind == AMK_LAT_MEASURED || v->latency_kind == AMK_LAT_REPLAYED) &&
+        amk_latency_is_evidence(v->latency_kind) &&
         isfinite(v->bound_us) && v->latency_us < v->bound_us) {
         char note[160];
         const char *kind = amk_latency_kind_name(v->latency_kind);

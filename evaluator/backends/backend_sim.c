@@ -78,6 +78,23 @@ static int is_failure(amk_status s)
     }
 }
 
+/* The next record slot of L, zeroed (not yet counted: L->n moves once it is filled); the
+ * array doubles from first_cap. NULL when out of memory. */
+static sim_rec *next_rec(sim_load *L, size_t first_cap)
+{
+    if (L->n == L->cap) {
+        size_t nc = L->cap ? 2 * L->cap : first_cap;
+        sim_rec *nr = realloc(L->recs, nc * sizeof *nr);
+        if (!nr)
+            return NULL;
+        L->recs = nr;
+        L->cap = nc;
+    }
+    sim_rec *rec = &L->recs[L->n];
+    memset(rec, 0, sizeof *rec);
+    return rec;
+}
+
 /* 16 hex digits -> the 64-bit value they spell (config ids are hashes already); any other
  * text is hashed. */
 static uint64_t id_key(const char *id)
@@ -128,22 +145,15 @@ static int load_row(const amk_row *r, void *ud)
     sim_load *L = ud;
     size_t order = L->lines++;
     int ok = r->status == AMK_STATUS_OK &&
-             (r->latency_kind == AMK_LAT_MEASURED || r->latency_kind == AMK_LAT_REPLAYED) &&
+             amk_latency_is_evidence(r->latency_kind) &&
              isfinite(r->latency_us) && r->latency_us > 0;
     if (!ok && !is_failure(r->status))
         return 0; /* rejected, screened, predicted, not_recorded: nothing to replay */
     if (!r->config_id[0])
         return 0;
-    if (L->n == L->cap) {
-        size_t nc = L->cap ? 2 * L->cap : 64;
-        sim_rec *nr = realloc(L->recs, nc * sizeof *nr);
-        if (!nr)
-            goto oom;
-        L->recs = nr;
-        L->cap = nc;
-    }
-    sim_rec *rec = &L->recs[L->n];
-    memset(rec, 0, sizeof *rec);
+    sim_rec *rec = next_rec(L, 64);
+    if (!rec)
+        goto oom;
     snprintf(rec->id, sizeof rec->id, "%s", r->config_id);
     rec->status = r->status;
     rec->latency_us = ok ? r->latency_us : NAN;
@@ -168,16 +178,9 @@ oom:
 static int load_foreign(const amk__sim_record *r, void *ud)
 {
     sim_load *L = ud;
-    if (L->n == L->cap) {
-        size_t nc = L->cap ? 2 * L->cap : 1024;
-        sim_rec *nr = realloc(L->recs, nc * sizeof *nr);
-        if (!nr)
-            goto oom;
-        L->recs = nr;
-        L->cap = nc;
-    }
-    sim_rec *rec = &L->recs[L->n];
-    memset(rec, 0, sizeof *rec);
+    sim_rec *rec = next_rec(L, 1024);
+    if (!rec)
+        goto oom;
     memcpy(rec->id, r->id, sizeof rec->id);
     rec->status = r->status;
     rec->latency_us = r->status == AMK_STATUS_OK ? r->latency_us : NAN;
