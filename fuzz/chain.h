@@ -3,7 +3,9 @@
  * KiB), yet that is the shape that used to crash `amk import` (issue 24). An input that starts
  * with CHAIN_MARK reads as: one byte choosing the operator, two bytes of count (doubled: up to
  * 131 070 operands), and the rest (at most 16 bytes) as the operand text, which is repeated
- * with the operator between. */
+ * with the operator between. The expansion is capped at CHAIN_MAX_BYTES (a one-character
+ * operand and operator still reach the full 131 070): a 2 MiB chain of comparisons took over libFuzzer's
+ * 10 s timeout under the sanitizers in CI, and that was linear work, not a hang. */
 #ifndef AMK_FUZZ_CHAIN_H
 #define AMK_FUZZ_CHAIN_H
 
@@ -12,6 +14,7 @@
 #include <string.h>
 
 #define CHAIN_MARK 0xC7
+#define CHAIN_MAX_BYTES ((size_t)1 << 19)
 
 /* Expands a chain input into *out (NUL-terminated, caller frees): 1, or 0 when data is not a
  * chain input (or on out of memory). ops is a NULL-terminated table. */
@@ -29,6 +32,8 @@ static int chain_expand(const uint8_t *data, size_t size, const char *const *ops
     size_t tlen = size - 4 > 16 ? 16 : size - 4, olen = strlen(op);
     if (memchr(term, '\0', tlen))
         return 0;
+    if (count * (tlen + olen + 2) > CHAIN_MAX_BYTES)
+        count = CHAIN_MAX_BYTES / (tlen + olen + 2);
     char *s = malloc(count * (tlen + olen + 2) + 1);
     if (!s)
         return 0;
