@@ -5,7 +5,9 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const regime_names[AMK__REGIME_COUNT] = {"sustained", "burst"};
 
@@ -107,4 +109,23 @@ int amk__obs_settled(const double *chunk_us, int n, double hot_s, double sustain
     double a = (chunk_us[n - 6] + chunk_us[n - 5] + chunk_us[n - 4]) / 3;
     double b = (chunk_us[n - 3] + chunk_us[n - 2] + chunk_us[n - 1]) / 3;
     return a > 0 && b > 0 && fabs(b - a) <= tol * a;
+}
+
+double amk__obs_dpm_mhz(const char *text)
+{
+    for (const char *line = text; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *colon = memchr(line, ':', len);
+        if (colon && memchr(line, '*', len)) {
+            char *after = NULL;
+            double mhz = strtod(colon + 1, &after);
+            /* "1700Mhz" (amdgpu writes "Mhz"; accept any case) */
+            if (after != colon + 1 && strncasecmp(after, "mhz", 3) == 0 && mhz > 0)
+                return mhz;
+            return NAN;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return NAN;
 }
