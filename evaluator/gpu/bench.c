@@ -198,7 +198,7 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     }
 
     int done_reps = 0, ruled = 0; /* ruled: every kernel met a stopping rule */
-    while (!ruled && done_reps < reps) {
+    for (int nchunk = 0; !ruled && done_reps < reps; nchunk++) {
         int chunk = amk__bench_next_chunk(done_reps, reps, slow, o);
         if (o->regime == AMK__REGIME_BURST) {
             /* The first-call case: the device idles, then a few launches are timed. */
@@ -219,8 +219,9 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
         for (int r = 0; r < chunk && qe == hipSuccess; r++)
             for (int j = 0; j < nk && qe == hipSuccess; j++) {
                 /* Two kernels take turns going first, so neither always follows the other
-                 * (or, in burst, the idle gap). */
-                int i = ((done_reps + r) & 1) ? nk - 1 - j : j;
+                 * (or, in burst, the idle gap: chunks of 8 began with the candidate every
+                 * time while the turn went by the launch count). */
+                int i = ((nchunk + r) & 1) ? nk - 1 - j : j;
                 int set = (int)(counter++ % nsets);
                 hipEvent_t *pair = &ev[2 * (r * nk + i)];
                 if (flush_buf)
