@@ -447,6 +447,26 @@ def row_to_result(row, tune_params):
     return r
 
 
+def output_changing_params(results, reference, tune_params):
+    """The params that seem to change what the kernel computes, when no answer was given:
+    every config wrong against the reference config (amk's check without an answer) differs
+    from it in these params, and every correct config agrees with it in them. [] when the
+    wrong configs have no such param in common (a real bug looks like that) or none is
+    wrong. Kernel Tuner's convolution example tunes its filter size, for one."""
+    wrong = [r for r in results if r.get("amk_status") == "wrong"]
+    ok = [r for r in results if r.get("amk_status") == "ok"]
+    if not wrong or not reference:
+        return []
+    names = [k for k in tune_params if k in reference and len(tune_params[k]) > 1]
+    fixed = [k for k in names if all(r.get(k) == reference[k] for r in ok)]
+    # The params left out must be shown harmless: some correct config moves one of them.
+    if not fixed or len(fixed) == len(names):
+        return []
+    if not all(any(r.get(k) != reference[k] for k in fixed) for r in wrong):
+        return []
+    return fixed
+
+
 def add_metrics(results, metrics):
     """Kernel Tuner's metrics: functions of a result (its params and "time" in ms), in order,
     each seeing the ones before; computed for the configs that ran correctly."""
@@ -677,6 +697,17 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         results = [cached_to_result(e, tune_params) for e in cached.values()]
         results += [row_to_result(r, tune_params) for r in rows]
         add_metrics(results[len(cached):], metrics)
+        suspects = output_changing_params(results[len(cached):], default, tune_params) \
+            if not answers else []
+        if suspects:
+            warnings.warn(
+                "tune_kernel: every config that failed the check as wrong differs from the "
+                "reference config in %s, and every correct one agrees with it there: without "
+                "answer=, outputs are compared with the reference config's (%s), so if these "
+                "params change what the kernel computes, tune each of their values as its own "
+                "problem or pass answer= (docs/PYTHON.md)" % (
+                    ", ".join(suspects),
+                    ", ".join("%s=%s" % (k, default[k]) for k in suspects)), stacklevel=2)
         device_name = summary["device"] if device_name is None else device_name
         if cpath and not simulation_mode and summary["trials"]:
             entries = dict(cached)

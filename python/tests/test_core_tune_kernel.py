@@ -38,6 +38,30 @@ __global__ void saxpy(float *c, const float *a, float alpha, int n) {
 
 
 @unittest.skipIf(np is None, "numpy is not installed (Debian: python3-numpy)")
+class TestOutputChangingParams(unittest.TestCase):
+    """The hint tune_kernel gives when configs fail as wrong against the reference config
+    because a tuned param changes the output (Kernel Tuner's convolution tunes its filter)."""
+    tp = {"filter_width": [3, 5], "block_size_x": [16, 32]}
+    ref = {"filter_width": 3, "block_size_x": 16}
+
+    def res(self, fw, bx, status):
+        return {"filter_width": fw, "block_size_x": bx, "amk_status": status}
+
+    def test_wrong_exactly_where_a_param_leaves_the_reference(self):
+        rs = [self.res(3, 16, "ok"), self.res(3, 32, "ok"), self.res(5, 16, "wrong"),
+              self.res(5, 32, "wrong"), self.res(5, 32, "compile_error")]
+        self.assertEqual(kt.output_changing_params(rs, self.ref, self.tp), ["filter_width"])
+
+    def test_a_wrong_config_at_the_reference_values_is_a_bug_not_a_hint(self):
+        rs = [self.res(3, 16, "ok"), self.res(3, 32, "wrong"), self.res(5, 16, "wrong")]
+        self.assertEqual(kt.output_changing_params(rs, self.ref, self.tp), [])
+
+    def test_no_wrong_config_no_hint(self):
+        rs = [self.res(3, 16, "ok"), self.res(5, 32, "ok")]
+        self.assertEqual(kt.output_changing_params(rs, self.ref, self.tp), [])
+        self.assertEqual(kt.output_changing_params([self.res(5, 16, "wrong")], None, self.tp), [])
+
+
 class TestArguments(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="amk-kt-")
