@@ -642,7 +642,7 @@ static PyObject *kernel_propose(kernel_obj *k, PyObject *args, PyObject *kw)
     amk_shape sh;
     if (kernel_shape(k, shape, &sh))
         return NULL;
-    amk_propose_opts po = {k->spec, sh, &k->target, st, seed, results};
+    amk_propose_opts po = {k->spec, sh, &k->target, st, seed, results, AMK_OBJ_TIME};
     amk_proposal_result p;
     int e;
     Py_BEGIN_ALLOW_THREADS
@@ -966,7 +966,10 @@ static int row_one(const amk_row *r, void *ud)
         str_or_none(r->clock_regime), num_or_none(r->sm_mhz), num_or_none(r->sm_mhz_min),
         num_or_none(r->sm_mhz_max), num_or_none(r->mem_mhz), num_or_none(r->power_w),
         num_or_none(r->temp_c), str_or_none(r->throttle), num_or_none(r->energy_uj),
-        str_or_none(r->peer), num_or_none(r->peer_us), num_or_none(r->vs_peer)};
+        str_or_none(r->peer), num_or_none(r->peer_us), num_or_none(r->vs_peer),
+        PyUnicode_FromString(amk_objective_name(r->objective)),
+        num_or_none(r->energy_window_ms),
+        r->energy_ticks > 0 ? PyLong_FromLong(r->energy_ticks) : (Py_INCREF(Py_None), Py_None)};
     /* a new column must be added here too */
     _Static_assert(sizeof v / sizeof *v == NCOLS, "one value per AMK_TSV_COLUMNS column");
     int bad = 0;
