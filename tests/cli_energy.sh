@@ -141,4 +141,30 @@ expect_err "not time, energy or edp"
 run propose toy "${S[@]}" --objective joules
 expect_rc 1
 
+# --- bench/energy_objective.sh end to end on a stand-in for the GPU: gemm_hopper 8192^3 rows
+# (the model's configs) with invented times and counter energies, replayed -----------------
+run loop gemm_hopper --shape big --backend model --budget 40 --results hm.tsv --best hm.json
+expect_rc 0
+python3 - hm.tsv hsweep.tsv <<'EOF' || fail "could not write the gemm_hopper stand-in sweep"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+cols = lines[1].split("\t")
+out = lines[:2]
+for i, l in enumerate(lines[2:]):
+    r = dict(zip(cols, l.split("\t")))
+    if r["status"] != "ok":
+        continue
+    us = float(r["latency_us"]) * (1 + 0.01 * (i % 7))
+    r.update(latency_kind="measured", latency_us="%.3f" % us, device="NVIDIA H100 80GB HBM3",
+             kept="0", objective="energy", energy_uj="%.1f" % (us * (600 + 13 * (i % 5))),
+             energy_window_ms="1100", energy_ticks="11", sm_mhz="1500", power_w="690")
+    out.append("\t".join(r[c] for c in cols))
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+EOF
+BACKEND="sim:$WORK/hsweep.tsv" OUT="$WORK/eo" AMK="$AMK" bash "$SRC/bench/energy_objective.sh" \
+    >eo.out 2>eo.err || { cat eo.err >&2; fail "bench/energy_objective.sh failed on the stand-in"; }
+grep -qF "| --objective energy |" eo.out && grep -qF "energy-best / time-best: time" eo.out ||
+    { cat eo.out >&2; fail "bench/energy_objective.sh printed no comparison"; }
+pass
+
 done_ok
