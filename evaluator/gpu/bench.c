@@ -21,6 +21,7 @@
 #define SETTLE_MAX_CHUNKS 1024
 #define HOT_GAP_S 0.2         /* an idle gap longer than this starts a new load */
 #define ENERGY_CHUNK_MS 5.0   /* work between two readings of the energy counter */
+#define ENERGY_AHEAD 2        /* chunks queued beyond the one read: the reading may be slow */
 #define ENERGY_FIRST_TICK_S 1.0 /* the counter must advance within this (~0.1 s on an H100) */
 
 /* ---------- the timed loops (run worker only) ------------------------------------------ */
@@ -138,8 +139,9 @@ done:
 }
 
 /* The energy per launch of kernel k (amk__energy_window, numeric_int.h says how): k runs back
- * to back in chunks of ~ENERGY_CHUNK_MS, the next one queued before the last is read so the
- * device never idles, and the energy counter is read after each chunk ends until the window
+ * to back in chunks of ~ENERGY_CHUNK_MS, ENERGY_AHEAD more queued before one is waited for
+ * so the device never idles while the host reads (an idle gap's energy would be counted to
+ * the launches), and the energy counter is read after each chunk ends until the window
  * of whole ticks is complete (at most ENERGY_FIRST_TICK_S for the first tick, and the window
  * plus 1 s in all). A flush, when the timing used one, runs before each launch here too (its
  * energy is then included: the note says so). A window that cannot complete leaves the
@@ -150,7 +152,7 @@ static hipError_t energy_window(hipStream_t s, const amk__bench_kernel *k, int n
                                 amk__bench_stats *st, char *msg, size_t cap)
 {
     hipError_t err = hipSuccess;
-    hipEvent_t ev[2] = {NULL, NULL};
+    hipEvent_t ev[ENERGY_AHEAD + 1] = {NULL};
     int per = (int)ceil(ENERGY_CHUNK_MS / est_ms);
     per = per < 1 ? 1 : per > 4096 ? 4096 : per;
     amk__obs_sample smp;
@@ -158,19 +160,19 @@ static hipError_t energy_window(hipStream_t s, const amk__bench_kernel *k, int n
     amk__energy_window w;
     amk__ewin_start(&w, o->energy_window_s, smp.energy_j);
     double t0 = smp.t_s, done = 0;
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b <= ENERGY_AHEAD; b++)
         TRY(hipEventCreate(&ev[b]));
     for (long n = 0; w.state != AMK__EWIN_FAILED; n++) {
-        /* queue chunk n, then wait for chunk n - 1 and read the counter */
+        /* queue chunk n, then wait for chunk n - ENERGY_AHEAD and read the counter */
         for (int r = 0; r < per; r++) {
             if (flush_buf)
                 TRY(hipMemsetAsync(flush_buf, r & 1, flush_bytes, s));
             TRY(launch(k, (int)((*counter)++ % nsets), s));
         }
-        TRY(hipEventRecord(ev[n & 1], s));
-        if (n == 0)
+        TRY(hipEventRecord(ev[n % (ENERGY_AHEAD + 1)], s));
+        if (n < ENERGY_AHEAD)
             continue;
-        TRY(hipEventSynchronize(ev[(n - 1) & 1]));
+        TRY(hipEventSynchronize(ev[(n - ENERGY_AHEAD) % (ENERGY_AHEAD + 1)]));
         done += per;
         amk__obs_read(&smp);
         int state = amk__ewin_feed(&w, smp.energy_j, smp.t_s, done);
@@ -193,7 +195,7 @@ static hipError_t energy_window(hipStream_t s, const amk__bench_kernel *k, int n
         st->energy_launches = w.n1 - w.n0;
     }
 done:
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b <= ENERGY_AHEAD; b++)
         if (ev[b])
             (void)hipEventDestroy(ev[b]);
     return err;
