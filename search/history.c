@@ -172,13 +172,10 @@ static const amk_row *history_incumbent(const history_state *h, size_t *file)
     return h->has_best ? &h->best : NULL;
 }
 
-/* The noise of one row's score, for what is handed back: 0 for a replayed or predicted
- * number (it comes back the same every time). */
+/* The noise of one row's score, for what is handed back. */
 static double measured_noise(const history_state *h, const amk_row *r)
 {
-    return r->latency_kind == AMK_LAT_MEASURED
-               ? amk_objective_noise(h->objective, r->spread, r->energy_ticks)
-               : 0;
+    return amk__measured_noise(h->objective, r->latency_kind, r->spread, r->energy_ticks);
 }
 
 /* 1 when fast is better than inc by more than their measured noise: inc is measurably

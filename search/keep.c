@@ -34,16 +34,12 @@ int amk__config_simpler(const amk_config *a, const amk_config *b, const amk_limi
     return 0;
 }
 
-double amk__noise(double spread)
-{
-    return isfinite(spread) && spread > 0 ? spread : 0;
-}
-
-double amk__measured_noise(amk_latency_kind kind, double spread)
+double amk__measured_noise(amk_objective objective, amk_latency_kind kind, double spread,
+                           int energy_ticks)
 {
     /* A replayed or predicted number comes back the same every time: comparing two of them
      * is exact, whatever spread the original measurement had. */
-    return kind == AMK_LAT_MEASURED ? amk__noise(spread) : 0;
+    return kind == AMK_LAT_MEASURED ? amk_objective_noise(objective, spread, energy_ticks) : 0;
 }
 
 double amk__keep_margin(double noise, double min_gain)
