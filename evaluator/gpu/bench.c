@@ -143,7 +143,7 @@ done:
  * so the device never idles while the host reads (an idle gap's energy would be counted to
  * the launches), and the energy counter is read after each chunk ends until the window
  * of whole ticks is complete (at most ENERGY_FIRST_TICK_S for the first tick, and the window
- * plus 1 s in all). A flush, when the timing used one, runs before each launch here too (its
+ * plus 2 s in all). A flush, when the timing used one, runs before each launch here too (its
  * energy is then included: the note says so). A window that cannot complete leaves the
  * energy NAN with the reason in st->energy_why; only a device error is an error. */
 static hipError_t energy_window(hipStream_t s, const amk__bench_kernel *k, int nsets,
