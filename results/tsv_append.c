@@ -303,13 +303,9 @@ int amk_tsv_append(amk_tsv *t, const amk_row *rows, size_t n, amk_diag *d)
             amk_diag_prefix(d, "%s: row %zu (trial %" PRId64 ")", t->path, i, rows[i].trial);
             return rc;
         }
-        if (t->ncols < AMK__TSV_NCOLS && rows[i].objective != AMK_OBJ_TIME) {
-            /* Its rows would read back as objective time: refused, never mislabelled. */
-            amk_sb_free(&body);
-            return amk_diag_set(d, AMK_ETSV, "%s: a v%d results file has no objective column: "
-                                "rows of objective %s need a new file", t->path,
-                                t->ncols == AMK__TSV_NCOLS_V1 ? 1 : 2,
-                                amk_objective_name(rows[i].objective));
+        if ((rc = amk_tsv_check_objective(t, rows[i].objective, d)) != AMK_OK) {
+            amk_sb_free(&body); /* it would read back as objective time: never mislabelled */
+            return rc;
         }
         amk__row_format_cols(&rows[i], t->ncols, &body);
     }
@@ -354,6 +350,15 @@ int amk_tsv_append_next(amk_tsv *t, amk_row *rows, size_t n, amk_diag *d)
     rc = amk_tsv_append(t, rows, n, d);
     flock(t->fd, LOCK_UN);
     return rc;
+}
+
+int amk_tsv_check_objective(const amk_tsv *t, amk_objective o, amk_diag *d)
+{
+    if (o == AMK_OBJ_TIME || t->ncols >= AMK__TSV_NCOLS)
+        return AMK_OK;
+    return amk_diag_set(d, AMK_ETSV, "%s: a v%d results file has no objective column: rows of "
+                        "objective %s need a new file", t->path,
+                        t->ncols == AMK__TSV_NCOLS_V1 ? 1 : 2, amk_objective_name(o));
 }
 
 void amk_tsv_sync_every(amk_tsv *t, double seconds)

@@ -196,6 +196,8 @@ static int open_run(loop_run *L, const amk_loop_opts *o, const amk_strategy_type
     if (!L->props || !L->verdicts || !L->rows || !L->cfgs || !L->ids || !L->state)
         return amk_diag_set(d, AMK_ENOMEM, "loop: out of memory");
     int rc = amk_tsv_open(o->results_path, &L->tsv, d);
+    if (rc == AMK_OK)
+        rc = amk_tsv_check_objective(L->tsv, o->objective, d); /* before any work */
     amk_tsv_sync_every(L->tsv, LOOP_SYNC_EVERY_S);
     L->best_at = -INFINITY;
     return rc < 0 ? rc : start_search(L, d);

@@ -39,6 +39,8 @@ int amk_trial_log_open(const char *path, const amk_config *cfg, const char *devi
                            .min_gain = AMK_HISTORY_MIN_GAIN, .objective = objective};
     int e = amk_tsv_open(path, &lg->tsv, d);
     if (e == AMK_OK)
+        e = amk_tsv_check_objective(lg->tsv, objective, d);
+    if (e == AMK_OK)
         e = amk_history_load(path, &ho, &lg->history, d);
     if (e != AMK_OK) {
         amk_trial_log_close(lg);

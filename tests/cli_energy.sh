@@ -119,6 +119,26 @@ run loop toy "${S[@]}" --backend sim:sweep.tsv --objective energy --budget 2 --r
 expect_rc 0
 expect_py "$WORK/out" 'd["best"]["config_id"] == "'"$low_id"'"'
 
+# an older (v2) file has no objective column: energy rows are refused before any work
+python3 - model.tsv v2.tsv <<'EOF' || fail "could not write a v2 file"
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+out = ["# amk results v2"] + ["\t".join(l.split("\t")[:31]) for l in lines[1:]]
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+EOF
+snapshot v2.tsv
+run loop toy "${S[@]}" --backend sim:sweep.tsv --objective energy --budget 2 --results v2.tsv \
+    --best x.json
+expect_rc 3
+expect_err "v2.tsv: a v2 results file has no objective column"
+expect_unchanged v2.tsv
+run evaluate cfg.json "${S[@]}" --backend sim:sweep.tsv --objective energy --results v2.tsv
+expect_rc 3
+expect_unchanged v2.tsv
+run loop toy "${S[@]}" --backend sim:sweep.tsv --objective time --budget 2 --results v2.tsv \
+    --best x.json
+expect_rc 0
+
 # --- no energy measurement: an error before any work, never a guessed number --------------
 run loop toy "${S[@]}" --backend model --objective energy --results none.tsv
 expect_rc 2
