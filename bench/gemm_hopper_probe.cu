@@ -224,9 +224,9 @@ int main(int argc, char **argv)
             for (int r = 0; r < 12; r++) {
                 CK(cudaDeviceSynchronize());
                 std::this_thread::sleep_for(std::chrono::milliseconds(200));
-                for (int i = 0; i < 8; i++) {
-                    one(i & 1);
-                    one(!(i & 1));
+                for (int i = 0; i < 8; i++) { /* who follows the gap alternates by round */
+                    one((i + r) & 1);
+                    one(!((i + r) & 1));
                 }
             }
         }

@@ -40,6 +40,35 @@ def cold_median(torch, fn, flush):
     return med, reps, (ts[(3 * len(ts)) // 4] - ts[len(ts) // 4]) / med
 
 
+def sustained_pair(torch, fn, peer, flush, warm_s=1.0, rounds=100):
+    """fn and peer in amk's sustained regime: both back to back for warm_s (the H100 reaches
+    its power-capped clock within ~1 s), then `rounds` rounds timing each once with CUDA events
+    around the call, flush.zero_() before each outside the events, the order swapped every
+    round. Returns (fn median µs, peer median µs, ratio peer/fn): the ratio is what amk's
+    vs_peer is, taken by a second harness."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < warm_s:
+        for _ in range(8):
+            fn()
+            peer()
+        torch.cuda.synchronize()
+    ev = {k: [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(rounds)] for k in ("fn", "peer")}
+    for i in range(rounds):
+        order = (("fn", fn), ("peer", peer)) if i % 2 == 0 else (("peer", peer), ("fn", fn))
+        for k, f in order:
+            flush.zero_()
+            ev[k][i][0].record()
+            f()
+            ev[k][i][1].record()
+    torch.cuda.synchronize()
+    med = {}
+    for k in ev:
+        ts = sorted(s.elapsed_time(e) * 1e3 for s, e in ev[k])
+        med[k] = ts[len(ts) // 2]
+    return med["fn"], med["peer"], med["peer"] / med["fn"]
+
+
 def l2_flush_buffer(torch):
     """A buffer of twice the L2 (50 MiB assumed when torch does not say)."""
     l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 0) or (50 << 20)

@@ -307,6 +307,23 @@ def render_race(d, res, meta):
                    "compile + check + benchmark for amk, compile + benchmark for Triton)." % (
                        tri_per / amk_per if tri_per >= amk_per else amk_per / tri_per,
                        "faster" if tri_per >= amk_per else "slower"))
+    # The bests against each other, in one regime: each tuner's best over cuBLAS timed beside
+    # it (amk: the row's vs_peer, amk's harness; Triton: sustained_pair in peers.py), so the
+    # clock state cancels within each ratio and the two ratios compare.
+    amk_vs = None
+    for r in race:
+        b = r["best"]
+        if b and b.get("vs_peer") not in (None, "", "-"):
+            amk_vs = float(b["vs_peer"])
+    tri_vs = tri.get("vs_peer") if tri and not tri.get("error") else None
+    if amk_vs and tri_vs:
+        out.append("")
+        out.append("Bests in one regime (sustained), each against cuBLAS timed beside it: amk "
+                   "%.3f× cuBLAS (amk's harness, the best row's vs_peer), Triton %.3f× cuBLAS "
+                   "(bench/peers.py sustained_pair: %.1f µs vs %.1f µs). amk's best is **%.3f×** "
+                   "Triton's (> 1: amk's is faster)." % (
+                       amk_vs, tri_vs, tri["sustained_us"], tri["sustained_peer_us"],
+                       amk_vs / tri_vs))
     if tri and tri.get("note"):
         out.append("")
         out.append("Triton: " + tri["note"])

@@ -1,7 +1,7 @@
 /* Calibration of the cost model against measured trials of results files: rebuild each
  * measured row's config, estimate it, and fit measured ~ c0 + c1*compute + c2*memory. */
 #include "amk_cost_model.h"
-#include "amk_results.h"
+#include "amk_record.h"
 
 #include <math.h>
 #include <stdlib.h>

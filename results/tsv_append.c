@@ -221,23 +221,6 @@ static int scan_trials(amk_tsv *t, amk_diag *d)
 
 /* A results file must be a regular file: a FIFO or a device would block or never end, a
  * directory cannot hold rows. Clears O_NONBLOCK (used only so opening a FIFO cannot wait). */
-int amk__tsv_regular_fd(int fd, const char *path, amk_diag *d)
-{
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        return amk_diag_set(d, AMK_EIO, "%s: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return amk_diag_set(d, AMK_EIO, "%s: not a regular file (%s); a results file must be "
-                            "one", path, S_ISDIR(st.st_mode) ? "a directory"
-                                         : S_ISFIFO(st.st_mode) ? "a FIFO"
-                                         : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                                                                                    : "a socket");
-    int fl = fcntl(fd, F_GETFL);
-    if (fl >= 0)
-        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    return AMK_OK;
-}
-
 int amk_tsv_open(const char *path, amk_tsv **out, amk_diag *d)
 {
     const char *pre;

@@ -81,6 +81,18 @@ static int file_contains(const char *path, const char *needle)
 
 /* ---------- worker pool -------------------------------------------------------------------- */
 
+/* The idle hook's calls in the child ("idles" reports them); it asks to be called again
+ * until idle_limit calls (set before the fork). */
+static int idle_calls, idle_limit;
+
+static int test_idle(void *ud)
+{
+    (void)ud;
+    struct timespec ts = {0, 5000000};
+    nanosleep(&ts, NULL);
+    return ++idle_calls < idle_limit;
+}
+
 /* Test handler: the request text says what to do. */
 static int test_handler(void *ud, const void *req, size_t len, void **resp, size_t *resp_len)
 {
@@ -133,6 +145,9 @@ static int test_handler(void *ud, const void *req, size_t len, void **resp, size
         out = malloc(8);
         out_len = (size_t)snprintf(out, 8, "%s", p ? "ok" : "null");
         free(p);
+    } else if (!strcmp(cmd, "idles")) {
+        out = malloc(32);
+        out_len = (size_t)snprintf(out, 32, "%d", idle_calls);
     } else if (!strncmp(cmd, "big:", 4)) {
         out_len = (size_t)atol(cmd + 4);
         out = malloc(out_len);
@@ -359,6 +374,40 @@ START_TEST(test_worker_pool_run_recycle)
     ck_assert_int_eq(j.rc, AMK_OK);
     amk__worker_job_clear(&j);
     amk__worker_pool_free(p);
+}
+END_TEST
+
+/* The idle hook (the run worker keeps the device loaded with it) runs while no request
+ * waits, stops when it says so, and never holds a request up by more than one call. */
+START_TEST(test_worker_pool_idle_hook)
+{
+    for (int limit = 4; limit <= 1000000; limit += 999996) {
+        amk_worker_opts o = {0};
+        o.name = "test";
+        o.n_workers = 1;
+        o.child_idle = test_idle;
+        idle_limit = limit;
+        amk_worker_pool *p = NULL;
+        amk_diag d;
+        ck_assert_msg(amk__worker_pool_create(&o, test_handler, &p, &d) == AMK_OK, "%s", d.msg);
+        struct timespec ts = {0, 150000000};
+        nanosleep(&ts, NULL);
+        amk_worker_job j;
+        double t0 = amk_now_s();
+        run1(p, &j, "idles", 10);
+        double waited = amk_now_s() - t0;
+        ck_assert_int_eq(j.rc, AMK_OK);
+        char got[32] = {0};
+        memcpy(got, j.resp, j.resp_len < 31 ? j.resp_len : 31);
+        int calls = atoi(got);
+        if (limit == 4)
+            ck_assert_int_eq(calls, 4); /* it said stop: the worker blocked instead */
+        else
+            ck_assert_msg(calls >= 10 && calls < 100, "%d idle calls in 150 ms", calls);
+        ck_assert_msg(waited < 1.0, "a request waited %.3f s behind the idle hook", waited);
+        amk__worker_job_clear(&j);
+        amk__worker_pool_free(p);
+    }
 }
 END_TEST
 
@@ -1658,6 +1707,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_worker_pool_run_cpu_limit);
     tcase_add_test(tc, test_worker_pool_create_as_limit);
     tcase_add_test(tc, test_worker_pool_run_recycle);
+    tcase_add_test(tc, test_worker_pool_idle_hook);
     tcase_add_test(tc, test_worker_pool_create_closes_other_fds);
     tcase_add_test(tc, test_worker_pool_run_big_messages);
     tcase_add_test(tc, test_worker_pool_run_cb_reports_in_completion_order);

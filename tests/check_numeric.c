@@ -864,6 +864,21 @@ START_TEST(test_objective_score_and_noise)
 }
 END_TEST
 
+/* amdgpu's DPM tables: the starred level is the current clock. */
+START_TEST(test_obs_dpm_mhz_reads_the_starred_level)
+{
+    ck_assert(amk__obs_dpm_mhz("0: 500Mhz\n1: 1700Mhz *\n2: 2100Mhz\n") == 1700);
+    ck_assert(amk__obs_dpm_mhz("S: 100Mhz *\n0: 500Mhz\n1: 1700Mhz\n") == 100);
+    ck_assert(amk__obs_dpm_mhz("0: 1600Mhz *") == 1600);      /* no final newline */
+    ck_assert(amk__obs_dpm_mhz("0: 96MHz\n1: 1000MHZ *\n") == 1000);
+    ck_assert(isnan(amk__obs_dpm_mhz("0: 500Mhz\n1: 1700Mhz\n"))); /* none starred */
+    ck_assert(isnan(amk__obs_dpm_mhz("")));
+    ck_assert(isnan(amk__obs_dpm_mhz("1: fast *\n")));        /* not a clock */
+    ck_assert(isnan(amk__obs_dpm_mhz("1: 1700 *\n")));        /* no unit */
+    ck_assert(isnan(amk__obs_dpm_mhz("1700Mhz *\n")));        /* no level */
+}
+END_TEST
+
 START_TEST(test_bench_stop_note_words)
 {
     amk__bench_opts o;
@@ -1153,6 +1168,7 @@ static Suite *suite(void)
     tcase_add_test(obs, test_ewin_counts_launches_between_whole_ticks);
     tcase_add_test(obs, test_ewin_fails_without_a_usable_counter);
     tcase_add_test(obs, test_objective_score_and_noise);
+    tcase_add_test(obs, test_obs_dpm_mhz_reads_the_starred_level);
     suite_add_tcase(s, obs);
     return s;
 }

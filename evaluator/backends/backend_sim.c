@@ -7,7 +7,7 @@
  * limit runs on a simulated clock. Strategies are tested on it. */
 #include "evaluator_int.h"
 
-#include "amk_results.h"
+#include "amk_record.h"
 
 #include <errno.h>
 #include <math.h>

@@ -253,6 +253,7 @@ static int add_device(amk__gpu_state *st, int index, amk_diag *d)
     amk_worker_opts wo = {0};
     wo.name = "run";
     wo.n_workers = 1;
+    wo.child_idle = amk__run_worker_idle;
     int rc = amk__worker_pool_create(&wo, amk__run_worker_handle, &g->run, d);
     if (rc != AMK_OK) {
         free(g);

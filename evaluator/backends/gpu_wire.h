@@ -192,5 +192,8 @@ uint64_t amk__ref_key_make(const amk__run_job *j, int ci, amk__ref_key *key);
  * AMK_WORKER_RECYCLE after a sticky error (the context is unusable; the pool respawns). */
 int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **resp,
                            size_t *resp_len);
+/* The run worker's idle hook (amk_worker_opts.child_idle): keeps the device under the last
+ * sustained job's peer while no job waits (gpu/keep_loaded.c). 1 while it does. */
+int amk__run_worker_idle(void *ud);
 
 #endif

@@ -2,12 +2,12 @@
  * does the recording hold the kernel/shape asked for? A search elsewhere could only end with
  * no config and a results file holding a header and nothing else, so the question is
  * answered first, naming the shapes the recording covers. And for `auto`: is there a
- * recorded sweep of the kernel/shape in the data directory? The sim backend replays
- * results.tsv files, so it and this file are the evaluator's only readers of the record
- * (amk_tsv_read); the pipeline and the public header know nothing of it. */
+ * recorded sweep of the kernel/shape in the data directory? The sim backend and this file
+ * are the evaluator's only readers of the record (common's amk_tsv_read); the pipeline and
+ * the public header know nothing of it. */
 #include "evaluator_int.h"
 
-#include "amk_results.h"
+#include "amk_record.h"
 
 #include <math.h>
 #include <stdio.h>

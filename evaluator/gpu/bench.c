@@ -67,16 +67,16 @@ static void sleep_s(double sec)
         ;
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* When the device last finished timed work and since when it has been under load without
  * a gap longer than HOT_GAP_S (one run worker per device: process-wide). */
 static double busy_since = -1, busy_until = -1;
+
+void amk__bench_loaded(double start, double end)
+{
+    if (busy_until < 0 || start - busy_until > HOT_GAP_S)
+        busy_since = start;
+    busy_until = end;
+}
 
 /* The sustained regime's warm-up: back-to-back chunks of the kernels (interleaved, rotating
  * sets as the timing will), each about SETTLE_CHUNK_MS of work and timed as a whole, the next
@@ -94,7 +94,7 @@ static hipError_t settle(hipStream_t s, const amk__bench_kernel *k, int nk, int 
     double chunk_us[SETTLE_MAX_CHUNKS];
     int per = (int)ceil(SETTLE_CHUNK_MS / (est_ms * nk));
     per = per < 2 ? 2 : per > 4096 ? 4096 : per;
-    double t0 = mono_s();
+    double t0 = amk_now_s();
     if (busy_until < 0 || t0 - busy_until > HOT_GAP_S)
         busy_since = t0; /* idle long enough to have cooled: the load starts now */
     amk__obs_sample first, last;
@@ -121,7 +121,7 @@ static hipError_t settle(hipStream_t s, const amk__bench_kernel *k, int nk, int 
         float ms = 0;
         TRY(hipEventElapsedTime(&ms, e[0], e[1]));
         chunk_us[n - 1] = ms * 1e3 / per;
-        double now = mono_s();
+        double now = amk_now_s();
         if (amk__obs_settled(chunk_us, n, now - busy_since, o->sustain_s, SETTLE_TOL) ||
             now - t0 >= o->settle_max_s || n == SETTLE_MAX_CHUNKS)
             break;
@@ -129,7 +129,7 @@ static hipError_t settle(hipStream_t s, const amk__bench_kernel *k, int nk, int 
     TRY(hipStreamSynchronize(s));
     amk__obs_read(&last);
     amk__obs_add_span(obs, &first, &last);
-    *settle_ms = (mono_s() - t0) * 1e3;
+    *settle_ms = (amk_now_s() - t0) * 1e3;
 done:
     for (int b = 0; b < 2; b++)
         for (int e = 0; e < 2; e++)
@@ -264,7 +264,7 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     }
 
     int done_reps = 0, ruled = 0; /* ruled: every kernel met a stopping rule */
-    while (!ruled && done_reps < reps) {
+    for (int nchunk = 0; !ruled && done_reps < reps; nchunk++) {
         int chunk = amk__bench_next_chunk(done_reps, reps, slow, o);
         if (o->regime == AMK__REGIME_BURST) {
             /* The first-call case: the device idles, then a few launches are timed. */
@@ -285,8 +285,9 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
         for (int r = 0; r < chunk && qe == hipSuccess; r++)
             for (int j = 0; j < nk && qe == hipSuccess; j++) {
                 /* Two kernels take turns going first, so neither always follows the other
-                 * (or, in burst, the idle gap). */
-                int i = ((done_reps + r) & 1) ? nk - 1 - j : j;
+                 * (or, in burst, the idle gap: chunks of 8 began with the candidate every
+                 * time while the turn went by the launch count). */
+                int i = ((nchunk + r) & 1) ? nk - 1 - j : j;
                 int set = (int)(counter++ % nsets);
                 hipEvent_t *pair = &ev[2 * (r * nk + i)];
                 if (flush_buf)
@@ -350,7 +351,7 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     }
 
 done:
-    busy_until = mono_s();
+    busy_until = amk_now_s();
     for (int i = 0; i < nev; i++)
         (void)hipEventDestroy(ev[i]);
     free(samples[0]);

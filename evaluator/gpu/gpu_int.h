@@ -161,6 +161,9 @@ typedef struct amk__bench_kernel {
 hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int nsets,
                           void *flush_buf, size_t flush_bytes, const amk__bench_opts *o,
                           amk__bench_stats *stats, char *msg, size_t cap);
+/* The device was under load from start to end (amk_now_s() times) outside amk__bench_run:
+ * the sustained regime's warm-up counts it (keep_loaded.c). */
+void amk__bench_loaded(double start, double end);
 
 /* ---------- the device's state (observe.c; run worker only) ---------------------------- */
 /* Opens the management library for device (once per process): 1 when readings will come,
@@ -184,5 +187,14 @@ int amk__peer_prepare(amk__peer *p, const amk__run_case *c, hipStream_t s, char 
                       size_t name_cap, char *why, size_t why_cap);
 /* The bench callback (amk__bench_kernel.run) of a prepared peer. */
 hipError_t amk__peer_run(void *peer, int set, hipStream_t s);
+
+/* ---------- keeping the device loaded between jobs (keep_loaded.c; run worker only) ------ */
+/* After a sustained benchmark that timed a peer: keeps running that peer (p's operation on
+ * copies of its set-0 buffers, bytes[a, b, c] each, 0 when absent) whenever the worker
+ * waits for a job (amk__run_worker_idle), launch_us being one peer launch. Disarms itself
+ * when a buffer cannot be had. */
+void amk__keep_arm(const amk__peer *p, const size_t bytes[3], double launch_us);
+/* Stops keeping the device loaded and frees the buffers (a burst-regime job). */
+void amk__keep_disarm(void);
 
 #endif

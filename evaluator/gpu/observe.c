@@ -1,11 +1,13 @@
 /* Observing the device around timed chunks: SM and memory clock, power, temperature, clock-
  * event (throttle) reasons and the energy counter, read through the vendor's management
  * library opened at run time (NVML's libnvidia-ml.so.1 on NVIDIA, ROCm SMI's
- * librocm_smi64.so on AMD), so libamk gains no link dependency. Without the library, or
+ * librocm_smi64.so on AMD, with the clocks from the amdgpu driver's sysfs text), so libamk
+ * gains no link dependency. Without the library, or
  * without a match for the device, every reading is NAN and amk__obs_open says why. One
  * observer per run worker (the process owns one device). */
 #include "gpu_int.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
@@ -99,9 +101,31 @@ static void read_lib(amk__obs_sample *s)
         s->energy_j = (double)u * 1e-3;
 }
 #else
-/* ROCm SMI. Clocks are not read: rsmi_frequencies_t changed layout between releases. */
+/* ROCm SMI for power, temperature and energy. The clocks come from the amdgpu driver's
+ * sysfs text (pp_dpm_sclk, pp_dpm_mclk) instead: ROCm SMI's rsmi_frequencies_t changed
+ * layout between releases, the driver's text did not. */
+static char dpm_path[2][96]; /* sclk, mclk of the device */
+
+static double read_dpm(const char *path)
+{
+    char text[1024];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NAN;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return amk__obs_dpm_mhz(text);
+}
+
 static int open_lib(const char *bus)
 {
+    for (int i = 0; i < 2; i++) {
+        int n = snprintf(dpm_path[i], sizeof dpm_path[i], "/sys/bus/pci/devices/%s/%s", bus,
+                         i ? "pp_dpm_mclk" : "pp_dpm_sclk");
+        for (int c = 0; c < n; c++) /* sysfs names the device in lower case */
+            dpm_path[i][c] = (char)tolower((unsigned char)dpm_path[i][c]);
+    }
     obs.lib = dlopen("librocm_smi64.so", RTLD_NOW | RTLD_LOCAL);
     if (!obs.lib)
         obs.lib = dlopen("librocm_smi64.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -149,6 +173,8 @@ static void read_lib(amk__obs_sample *s)
         s->temp_c = t * 1e-3;
     if (obs.rs_energy && obs.rs_energy(obs.rsmi_index, &e, &res, &ts) == 0)
         s->energy_j = (double)e * res * 1e-6;
+    s->sm_mhz = read_dpm(dpm_path[0]);
+    s->mem_mhz = read_dpm(dpm_path[1]);
 }
 #endif
 

@@ -604,6 +604,16 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
         amk__rw_note(x, "sustained: settled in %.0f ms", st->settle_ms);
     else
         amk__rw_note(x, "burst: %.0f ms idle before each chunk", j->bench.burst_gap_s * 1e3);
+    if (st->regime == AMK__REGIME_SUSTAINED && x->res->peer_timed) {
+        /* Until the next job comes, the peer keeps the device in this workload's state. */
+        int idx[3] = {c->peer.a, c->peer.b, c->peer.c};
+        size_t bytes[3];
+        for (int i = 0; i < 3; i++)
+            bytes[i] = idx[i] >= 0 ? buf_bytes(&c->bufs[idx[i]]) : 0;
+        amk__keep_arm(&peer, bytes, x->res->peer_stats.median_us);
+    } else if (st->regime != AMK__REGIME_SUSTAINED) {
+        amk__keep_disarm();
+    }
     ok = 1;
 out:
     if (flush_buf)

@@ -125,6 +125,10 @@ void amk__obs_throttle_text(uint64_t reasons, char *out, size_t cap);
  * idle boost under a power-bound load), and the mean time per launch of the last 3 chunks is
  * within tol (a fraction) of the 3 before (n >= 6). */
 int amk__obs_settled(const double *chunk_us, int n, double hot_s, double sustain_s, double tol);
+/* The current level of an amdgpu DPM clock table (the text of sysfs pp_dpm_sclk or
+ * pp_dpm_mclk: one line per level, "1: 1700Mhz *", the current one starred; "S: 100Mhz *"
+ * in deep sleep): its MHz, NAN when no line is starred or the text is not such a table. */
+double amk__obs_dpm_mhz(const char *text);
 
 /* The energy per launch over a window of whole energy-counter ticks (objective energy or
  * edp). The H100's counter advances every ~100 ms and its power reading lags a change of

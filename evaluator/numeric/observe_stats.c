@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *const regime_names[AMK__REGIME_COUNT] = {"sustained", "burst"};
 
@@ -179,4 +180,23 @@ double amk__energy_window_s(void)
     if (!(end && !*end && ms >= 100 && ms <= 60000))
         ms = 1000;
     return ms / 1e3;
+}
+
+double amk__obs_dpm_mhz(const char *text)
+{
+    for (const char *line = text; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *colon = memchr(line, ':', len);
+        if (colon && memchr(line, '*', len)) {
+            char *after = NULL;
+            double mhz = strtod(colon + 1, &after);
+            /* "1700Mhz" (amdgpu writes "Mhz"; accept any case) */
+            if (after != colon + 1 && strncasecmp(after, "mhz", 3) == 0 && mhz > 0)
+                return mhz;
+            return NAN;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return NAN;
 }

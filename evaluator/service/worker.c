@@ -209,6 +209,16 @@ static void child_setup(amk_worker_pool *p, int self)
     }
 }
 
+/* Returns when a request (or EOF, or an error for read_full to meet) is waiting on fd,
+ * calling idle meanwhile for as long as it asks to be called again. */
+static void wait_request(int fd, int (*idle)(void *), void *ud)
+{
+    struct pollfd pf = {fd, POLLIN, 0};
+    int more = 1;
+    while (more && poll(&pf, 1, 0) == 0)
+        more = idle(ud);
+}
+
 static void child_main(amk_worker_pool *p, int self, int req_rd, int resp_wr)
 {
     child_setup(p, self);
@@ -216,6 +226,8 @@ static void child_main(amk_worker_pool *p, int self, int req_rd, int resp_wr)
         p->opts.child_init(p->opts.ud);
     for (;;) {
         uint32_t len;
+        if (p->opts.child_idle)
+            wait_request(req_rd, p->opts.child_idle, p->opts.ud);
         if (read_full(req_rd, &len, sizeof len) != 0)
             _exit(0); /* parent closed the pipe: pool freed */
         if (len > AMK_WORKER_MSG_MAX)

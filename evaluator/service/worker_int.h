@@ -41,7 +41,11 @@ typedef struct amk_worker_opts {
     /* Optional: runs once in each child right after fork, before the first request (e.g.
      * load a compiler library). Must not touch the parent's workers. */
     void (*child_init)(void *ud);
-    void *ud;                  /* passed to child_init and the handler */
+    /* Optional: called in the child while no request is waiting (the run worker keeps the
+     * device loaded between jobs); returns 1 to be called again while the pipe stays empty,
+     * 0 to block until the next request. A request waits at most one call. */
+    int (*child_idle)(void *ud);
+    void *ud;                  /* passed to child_init, child_idle and the handler */
 } amk_worker_opts;
 
 typedef struct amk_worker_pool amk_worker_pool;

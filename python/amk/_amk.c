@@ -2,10 +2,11 @@
  * (amk_*.h) only and speaks plain Python values (str, int, float, dict, list); every
  * Python-level convenience (spaces built in Python, pandas, tune_kernel) is in the .py files.
  * A failing call raises amk._amk.Error(message, code, exit_code, step); __init__.py turns it
- * into the exception class of its exit-code category. */
+ * into the exception class of its exit-code category. amk.torch's launcher is _launch.c. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "_launch.h"
 #include "amk_search.h"
 
 #include <math.h>
@@ -1313,5 +1314,9 @@ PyMODINIT_FUNC PyInit__amk(void)
         return NULL;
     }
     Py_INCREF(amk_error);
+    if (amk__py_launch_add(m, amk_error)) {
+        Py_DECREF(m);
+        return NULL;
+    }
     return m;
 }

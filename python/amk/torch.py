@@ -12,30 +12,41 @@ shape when there is no exact one, with a one-time warning, as vLLM's "using defa
 builds the kernel once with NVRTC from the very source and options amk compiles
 (amk_compile_source_get: the vendor prelude, the template, the config's defines), keeps the
 CUBIN in amk's cache folder (torch/), and launches it on PyTorch's current stream through the
-CUDA driver. The operators are torch.library custom ops with fake implementations, so
-torch.compile traces them. Per call, after the first at a shape: one dict lookup, the tensor
-maps of gemm_hopper re-encoded when the data pointers changed, and the launch.
+CUDA driver. The operators are defined with torch.library.Library (the dispatcher calls the
+CUDA kernel's Python function directly) with fake implementations, so torch.compile traces
+them. Per call, after the first at a shape: one dict lookup on a tuple of ints, the current
+stream's handle, and the extension's Launcher (_launch.c: the data pointers written into the
+argument block, gemm_hopper's tensor maps re-encoded when a pointer changed, the launch).
 """
 import ctypes
 import ctypes.util
 import glob
 import hashlib
 import os
-import struct
 import warnings
 
 import torch
 
 from . import _amk
-from .errors import translate, NoDeviceError, InputError
+from .errors import translate, from_engine, NoDeviceError, InputError
+from .launcher import launcher as _plan_launcher
 from .results import lookup as _lookup
 
 _DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
 if hasattr(torch, "float8_e4m3fn"):
     _DTYPES["fp8e4m3"] = torch.float8_e4m3fn
 _NAMES = {v: k for k, v in _DTYPES.items()}
+# The dims of each kernel's shape, in the order of the dims in its cache key.
+_DIMS = {"rmsnorm": "MN", "softmax": "MN", "gemm_hopper": "MNK", "gemm_hopper_fp8": "MNK"}
 
-# ---------- NVRTC and the CUDA driver, through ctypes ------------------------------------
+# The current stream's handle for a device index: torch's raw getter (what Inductor's
+# generated code calls) costs a fraction of building torch.cuda.current_stream()'s object.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+if _raw_stream is None:
+    def _raw_stream(device_index):
+        return torch.cuda.current_stream(device_index).cuda_stream
+
+# ---------- NVRTC and the CUDA driver: ctypes for the one-time work ----------------------
 
 
 def _load(names, globs=()):
@@ -54,7 +65,8 @@ def _load(names, globs=()):
 
 
 class _Cuda:
-    """The few driver and NVRTC calls a launch needs."""
+    """The few driver and NVRTC calls that build and load a kernel (once per config and
+    shape); launches go through the extension's Driver (launch_driver)."""
 
     def __init__(self):
         site = os.path.dirname(os.path.dirname(torch.__file__))
@@ -67,12 +79,8 @@ class _Cuda:
             raise NoDeviceError("amk.torch: %s not found" % (
                 "the CUDA driver (libcuda.so.1)" if not self.cu else "NVRTC (libnvrtc.so)"),
                 exit_code=4)
-        vp = ctypes.c_void_p
-        self.cu.cuLaunchKernel.argtypes = [vp] + [ctypes.c_uint] * 7 + [vp, vp, vp]
-        self.cu.cuLaunchKernelEx.argtypes = [vp, vp, vp, vp]
-        self.cu.cuTensorMapEncodeTiled.argtypes = [vp, ctypes.c_int, ctypes.c_uint32, vp, vp,
-                                                   vp, vp, vp, ctypes.c_int, ctypes.c_int,
-                                                   ctypes.c_int, ctypes.c_int]
+        with translate:
+            self.launch_driver = _amk.Driver()
 
     def check(self, r, what):
         if r != 0:
@@ -136,22 +144,6 @@ def _driver():
     return _cuda
 
 
-class _LaunchAttr(ctypes.Structure):
-    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4),
-                ("value", ctypes.c_ubyte * 64)]
-
-
-class _LaunchConfig(ctypes.Structure):
-    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
-                ("shared", ctypes.c_uint), ("stream", ctypes.c_void_p),
-                ("attrs", ctypes.POINTER(_LaunchAttr)), ("nattrs", ctypes.c_uint)]
-
-
-_TMAP_TYPES = {"f32": 7, "f16": 6, "bf16": 9, "fp8e4m3": 0, "int8": 0, "i32": 3, "f64": 8}
-_SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
-_L2 = {0: 0, 64: 1, 128: 2, 256: 3}
-
-
 # ---------- one compiled config at one shape ---------------------------------------------
 
 
@@ -163,111 +155,49 @@ def _cache_dir():
     return d
 
 
-class _Launcher:
-    """A kernel built for one config and shape: the function, its launch, and the argument
-    block whose pointer slots are refilled per call."""
-
-    def __init__(self, kernel, params, shape, arch):
-        with translate:
-            self.plan = plan = kernel.plan(params, shape, arch)
-        src = plan["source"]
-        key = hashlib.sha256((src["text"] + "\0" + "\0".join(src["options"]) + "\0" +
-                              src["entry"]).encode()).hexdigest()[:24]
-        path = os.path.join(_cache_dir(), key)
-        cu = _driver()
-        if os.path.exists(path + ".cubin") and os.path.exists(path + ".name"):
-            with open(path + ".cubin", "rb") as f:
-                image = f.read()
-            with open(path + ".name") as f:
-                lowered = f.read()
-        else:
-            image, lowered = cu.compile(src["entry"] + ".cu", src["text"], src["options"],
-                                        src["entry"])
-            for ext, data, mode in ((".cubin", image, "wb"), (".name", lowered, "w")):
-                tmp = "%s%s.tmp.%d" % (path, ext, os.getpid())
-                with open(tmp, mode) as f:
-                    f.write(data)
-                os.replace(tmp, path + ext)
-        la = plan["launch"]
-        self.mod, self.fn = cu.function(image, lowered, la["shared_bytes"], la["cluster"])
-        self.cu = cu
-        n = len(plan["args"])
-        self.slots = []        # ctypes objects the kernel reads, one per argument
-        self.ptr_of = []       # (slot index, buffer name) of pointer arguments
-        self.maps = []         # (slot index, map description) of tensor maps
-        for i, a in enumerate(plan["args"]):
-            if a["kind"] == "buffer":
-                self.slots.append(ctypes.c_void_p(0))
-                self.ptr_of.append((i, a["name"]))
-            elif a["kind"] == "tensor_map":
-                raw = ctypes.create_string_buffer(128 + 64)
-                self.slots.append(raw)
-                m = next(t for t in plan["tensor_maps"] if t["name"] == a["name"])
-                self.maps.append((i, m))
-            elif a["kind"] == "scalar":  # a spec's scalars entry, passed in its own type
-                ct = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i32": ctypes.c_int32,
-                      "u32": ctypes.c_uint32, "i64": ctypes.c_int64, "u64": ctypes.c_uint64}
-                self.slots.append(ct[a["dtype"]](a["value"]))
-            else:
-                self.slots.append(ctypes.c_int32(a["value"]))
-        self.argv = (ctypes.c_void_p * n)()
-        for i, s in enumerate(self.slots):
-            addr = ctypes.addressof(s)
-            if isinstance(s, ctypes.Array):  # a tensor map: 64-byte aligned inside its buffer
-                addr = (addr + 63) & ~63
-            self.argv[i] = addr
-        self.last_ptrs = None
-        self.cluster = tuple(la["cluster"])
-        self.grid, self.block, self.shared = la["grid"], la["block"], la["shared_bytes"]
-        if self.cluster != (1, 1, 1):
-            self.attr = _LaunchAttr(id=4)  # CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            struct.pack_into("III", self.attr.value, 0, *self.cluster)
-            self.cfg = _LaunchConfig((ctypes.c_uint * 3)(*self.grid),
-                                     (ctypes.c_uint * 3)(*self.block), self.shared, None,
-                                     ctypes.pointer(self.attr), 1)
-
-    def _encode(self, i, m, ptr):
-        cu = self.cu
-        rank = len(m["dims"])
-        dims = (ctypes.c_uint64 * rank)(*m["dims"])
-        strides = (ctypes.c_uint64 * max(1, rank - 1))(*(m["strides"] or [0]))
-        box = (ctypes.c_uint32 * rank)(*m["box"])
-        one = (ctypes.c_uint32 * rank)(*([1] * rank))
-        cu.check(cu.cu.cuTensorMapEncodeTiled(
-            ctypes.c_void_p(self.argv[i]), _TMAP_TYPES[m["dtype"]], rank, ctypes.c_void_p(ptr),
-            dims, strides, box, one, 0, _SWIZZLE[m["swizzle"]], _L2[m["l2_promotion"]], 0),
-            "cuTensorMapEncodeTiled(%s)" % m["name"])
-
-    def __call__(self, tensors):
-        ptrs = tuple(t.data_ptr() for t in tensors.values())
-        if ptrs != self.last_ptrs:
-            for i, name in self.ptr_of:
-                self.slots[i].value = tensors[name].data_ptr()
-            for i, m in self.maps:
-                self._encode(i, m, tensors[m["buffer"]].data_ptr())
-            self.last_ptrs = ptrs
-        stream = torch.cuda.current_stream().cuda_stream
-        cu = self.cu
-        if self.cluster == (1, 1, 1):
-            cu.check(cu.cu.cuLaunchKernel(self.fn, *self.grid, *self.block, self.shared,
-                                          ctypes.c_void_p(stream), self.argv, None),
-                     "cuLaunchKernel")
-        else:
-            self.cfg.stream = stream
-            cu.check(cu.cu.cuLaunchKernelEx(ctypes.byref(self.cfg), self.fn, self.argv, None),
-                     "cuLaunchKernelEx")
+def _build(kernel, params, shape, arch, inputs, label):
+    """The extension's Launcher for params at shape: the kernel compiled by NVRTC (or read
+    from the cache folder), loaded into PyTorch's context, its argument block laid out for
+    the tensors named by inputs then the output (amk.launcher)."""
+    with translate:
+        plan = kernel.plan(params, shape, arch)
+    src = plan["source"]
+    key = hashlib.sha256((src["text"] + "\0" + "\0".join(src["options"]) + "\0" +
+                          src["entry"]).encode()).hexdigest()[:24]
+    path = os.path.join(_cache_dir(), key)
+    cu = _driver()
+    if os.path.exists(path + ".cubin") and os.path.exists(path + ".name"):
+        with open(path + ".cubin", "rb") as f:
+            image = f.read()
+        with open(path + ".name") as f:
+            lowered = f.read()
+    else:
+        image, lowered = cu.compile(src["entry"] + ".cu", src["text"], src["options"],
+                                    src["entry"])
+        for ext, data, mode in ((".cubin", image, "wb"), (".name", lowered, "w")):
+            tmp = "%s%s.tmp.%d" % (path, ext, os.getpid())
+            with open(tmp, mode) as f:
+                f.write(data)
+            os.replace(tmp, path + ext)
+    la = plan["launch"]
+    _, fn = cu.function(image, lowered, la["shared_bytes"], la["cluster"])
+    with translate:
+        return _plan_launcher(cu.launch_driver, fn.value, plan, inputs, label)
 
 
 # ---------- the tuned database and the operators -----------------------------------------
 
-_state = {"db": None, "launchers": {}, "kernels": {}, "warned": set()}
+_state = {"db": None, "kernels": {}, "warned": set()}
+# (kernel, dims..., dtype, device index) -> its Launcher's launch: the per-call lookup.
+_launches = {}
 
 
 def load(db):
     """Uses the export database db (`amk export`'s JSON) for every later call."""
     if not os.path.exists(os.fspath(db)):
         raise InputError("amk.torch: %s: no such database" % db)
-    _state.update(db=os.fspath(db), launchers={})
+    _state.update(db=os.fspath(db))
+    _launches.clear()
 
 
 def _kernel(name):
@@ -304,114 +234,132 @@ def _config(kernel, name, shape, dtype, device):
     key = (name, full, device)
     if why and key not in _state["warned"]:
         _state["warned"].add(key)
-        warnings.warn("amk.torch: %s at %s on %s: %s" % (name, full, device, why), stacklevel=4)
+        warnings.warn("amk.torch: %s at %s on %s: %s" % (name, full, device, why), stacklevel=3)
     return params, full
 
 
-def _launcher(name, shape, dtype, device_index):
-    key = (name, shape, dtype, device_index)
-    lz = _state["launchers"].get(key)
-    if lz is None:
-        kernel = _kernel(name)
-        dev = torch.cuda.get_device_name(device_index)
-        params, full = _config(kernel, name, shape, dtype, dev)
-        major, minor = torch.cuda.get_device_capability(device_index)
-        lz = _state["launchers"][key] = _Launcher(kernel, params, full,
-                                                  "sm_%d%d" % (major, minor))
-    return lz
+def _new_launch(key, inputs, what):
+    """The launch for key = (kernel, dims..., dtype, device index), on the first call at
+    it: the config (tuned, nearest or default; warned once), the kernel built and loaded,
+    its Launcher; kept in _launches. what names the tensor whose dtype is the kernel's."""
+    name, dims, dtype, dev = key[0], key[1:-2], key[-2], key[-1]
+    if dev < 0:
+        raise InputError("amk.torch: %s: the tensors are not on a CUDA device" % name)
+    if isinstance(dtype, str):  # the kernel's dtype whatever the tensor's (fp8)
+        dt = dtype
+    elif dtype in _NAMES:
+        dt = _NAMES[dtype]
+    else:
+        raise InputError("amk.torch: %s: dtype %s is not one amk's kernels take" % (what, dtype))
+    shape = ",".join("%s=%d" % nv for nv in zip(_DIMS[name], dims))
+    kernel = _kernel(name)
+    params, full = _config(kernel, name, shape, dt, torch.cuda.get_device_name(dev))
+    major, minor = torch.cuda.get_device_capability(dev)
+    lz = _build(kernel, params, full, "sm_%d%d" % (major, minor), inputs,
+                "amk.torch: %s at %s" % (name, full))
+    launch = _launches[key] = lz.launch
+    return launch
 
 
-def _run(name, shape, dtype, inputs, out):
-    lz = _launcher(name, shape, dtype, out.device.index or 0)
-    bufs = dict(inputs)
-    for b in lz.plan["buffers"]:
-        if b["role"] != "in":
-            bufs[b["name"]] = out
-    lz(bufs)
-    return out
-
-
-def _dt(t, what):
-    n = _NAMES.get(t.dtype)
-    if n is None:
-        raise InputError("amk.torch: %s: dtype %s is not one amk's kernels take" % (what, t.dtype))
-    return n
-
+# The operators' CUDA kernels. Each call: the inputs made contiguous, the output allocated,
+# the launch found by a tuple of ints (built on the first call at it), and launched on the
+# current stream of the output's device; a driver error becomes amk's InternalError.
 
 def _rmsnorm(x, w):
-    x, w = x.contiguous(), w.contiguous()
-    N = x.shape[-1]
+    x = x.contiguous()
+    w = w.contiguous()
+    n = x.size(-1)
     y = torch.empty_like(x)
-    return _run("rmsnorm", "M=%d,N=%d" % (x.numel() // N, N), _dt(x, "x"), {"x": x, "w": w}, y)
+    dev = y.get_device()
+    key = ("rmsnorm", x.numel() // n, n, x.dtype, dev)
+    launch = _launches.get(key) or _new_launch(key, ("x", "w"), "x")
+    try:
+        launch(_raw_stream(dev), x, w, y)
+    except _amk.Error as e:
+        raise from_engine(e) from None
+    return y
 
 
 def _softmax(x):
     x = x.contiguous()
-    N = x.shape[-1]
+    n = x.size(-1)
     y = torch.empty_like(x)
-    return _run("softmax", "M=%d,N=%d" % (x.numel() // N, N), _dt(x, "x"), {"x": x}, y)
+    dev = y.get_device()
+    key = ("softmax", x.numel() // n, n, x.dtype, dev)
+    launch = _launches.get(key) or _new_launch(key, ("x",), "x")
+    try:
+        launch(_raw_stream(dev), x, y)
+    except _amk.Error as e:
+        raise from_engine(e) from None
+    return y
 
 
 def _gemm(a, b):
-    a, b = a.contiguous(), b.contiguous()
-    (M, K), N = a.shape, b.shape[1]
-    c = torch.empty((M, N), dtype=a.dtype, device=a.device)
-    return _run("gemm_hopper", "M=%d,N=%d,K=%d" % (M, N, K), _dt(a, "a"), {"A": a, "B": b}, c)
+    a = a.contiguous()
+    b = b.contiguous()
+    m, k = a.shape
+    n = b.size(1)
+    c = torch.empty((m, n), dtype=a.dtype, device=a.device)
+    dev = c.get_device()
+    key = ("gemm_hopper", m, n, k, a.dtype, dev)
+    launch = _launches.get(key) or _new_launch(key, ("A", "B"), "a")
+    try:
+        launch(_raw_stream(dev), a, b, c)
+    except _amk.Error as e:
+        raise from_engine(e) from None
+    return c
 
 
 def _gemm_fp8(a, b, sa, sb):
-    a, b = a.contiguous(), b.contiguous()
-    (M, K), N = a.shape, b.shape[0]
-    c = torch.empty((M, N), dtype=torch.bfloat16, device=a.device)
-    return _run("gemm_hopper_fp8", "M=%d,N=%d,K=%d" % (M, N, K), "fp8e4m3",
-                {"A": a, "B": b, "SA": sa.float().contiguous(), "SB": sb.float().contiguous()}, c)
+    a = a.contiguous()
+    b = b.contiguous()
+    sa = sa.float().contiguous()
+    sb = sb.float().contiguous()
+    m, k = a.shape
+    n = b.size(0)
+    c = torch.empty((m, n), dtype=torch.bfloat16, device=a.device)
+    dev = c.get_device()
+    key = ("gemm_hopper_fp8", m, n, k, "fp8e4m3", dev)
+    launch = _launches.get(key) or _new_launch(key, ("A", "B", "SA", "SB"), "a")
+    try:
+        launch(_raw_stream(dev), a, b, sa, sb, c)
+    except _amk.Error as e:
+        raise from_engine(e) from None
+    return c
+
+
+# schema, CUDA kernel, fake implementation (what torch.compile traces with).
+_OPS = (
+    ("rmsnorm(Tensor x, Tensor w) -> Tensor", _rmsnorm,
+     lambda x, w: torch.empty_like(x, memory_format=torch.contiguous_format)),
+    ("softmax(Tensor x) -> Tensor", _softmax,
+     lambda x: torch.empty_like(x, memory_format=torch.contiguous_format)),
+    ("gemm_hopper(Tensor a, Tensor b) -> Tensor", _gemm,
+     lambda a, b: a.new_empty((a.shape[0], b.shape[1]))),
+    ("gemm_hopper_fp8(Tensor a, Tensor b, Tensor sa, Tensor sb) -> Tensor", _gemm_fp8,
+     lambda a, b, sa, sb: a.new_empty((a.shape[0], b.shape[0]), dtype=torch.bfloat16)),
+)
 
 
 def _register():
-    """torch.library custom ops (torch >= 2.4) with fake implementations."""
-    from torch.library import custom_op
-    ops = {}
-
-    @custom_op("amk::rmsnorm", mutates_args=())
-    def rmsnorm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        return _rmsnorm(x, w)
-
-    @rmsnorm.register_fake
-    def _(x, w):
-        return torch.empty_like(x)
-
-    @custom_op("amk::softmax", mutates_args=())
-    def softmax(x: torch.Tensor) -> torch.Tensor:
-        return _softmax(x)
-
-    @softmax.register_fake
-    def _(x):
-        return torch.empty_like(x)
-
-    @custom_op("amk::gemm_hopper", mutates_args=())
-    def gemm_hopper(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return _gemm(a, b)
-
-    @gemm_hopper.register_fake
-    def _(a, b):
-        return a.new_empty((a.shape[0], b.shape[1]))
-
-    @custom_op("amk::gemm_hopper_fp8", mutates_args=())
-    def gemm_hopper_fp8(a: torch.Tensor, b: torch.Tensor, sa: torch.Tensor,
-                        sb: torch.Tensor) -> torch.Tensor:
-        return _gemm_fp8(a, b, sa, sb)
-
-    @gemm_hopper_fp8.register_fake
-    def _(a, b, sa, sb):
-        return a.new_empty((a.shape[0], b.shape[0]), dtype=torch.bfloat16)
-
-    ops.update(rmsnorm=rmsnorm, softmax=softmax, gemm_hopper=gemm_hopper,
-               gemm_hopper_fp8=gemm_hopper_fp8)
-    return ops
+    """The operators amk::NAME as torch.library.Library definitions with a CUDA kernel each,
+    which the dispatcher calls directly (custom_op's Python wrapper costs tens of
+    microseconds a call), and their fake implementations (register_fake, torch >= 2.4;
+    impl_abstract before). The library is returned: registrations last while it lives."""
+    lib = torch.library.Library("amk", "DEF")
+    fake = getattr(torch.library, "register_fake", None) or torch.library.impl_abstract
+    # as custom_op marks its ops: fake implementations make them safe for torch.compile
+    tags = (torch.Tag.pt2_compliant_tag,) if hasattr(torch.Tag, "pt2_compliant_tag") else ()
+    for schema, kernel, abstract in _OPS:
+        name = schema.split("(")[0]
+        lib.define(schema, tags=tags)
+        lib.impl(name, kernel, "CUDA")
+        fake("amk::" + name, abstract, lib=lib)
+    return lib
 
 
-_ops = _register()
-rmsnorm = _ops["rmsnorm"]
-softmax = _ops["softmax"]
-gemm_hopper = _ops["gemm_hopper"]
-gemm_hopper_fp8 = _ops["gemm_hopper_fp8"]
+_lib = _register()
+rmsnorm = torch.ops.amk.rmsnorm
+softmax = torch.ops.amk.softmax
+gemm_hopper = torch.ops.amk.gemm_hopper
+gemm_hopper_fp8 = torch.ops.amk.gemm_hopper_fp8

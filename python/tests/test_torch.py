@@ -1,7 +1,8 @@
 """amk.torch on a GPU with PyTorch (CTest python_torch, label gpu): skipped, with the reason,
 without torch, without a CUDA device, or without Hopper (sm_90) for gemm_hopper. Every op is
 compared with torch's own on several shapes; the tuned config comes from a database this test
-exports after a short GPU run; the host time per call is measured and printed."""
+exports after a short GPU run; the host time per call is measured and printed (not asserted:
+bench/torch_overhead.py is the benchmark)."""
 import os
 import shutil
 import subprocess
@@ -102,6 +103,22 @@ class TestTorch(unittest.TestCase):
                 c = torch.ops.amk.gemm_hopper(a, b)
             self.close(c, a.float() @ b.float(), 2e-2)
 
+    def test_new_tensors_at_a_known_shape_get_their_own_pointers(self):
+        # The launcher keeps the argument block of the last call: new tensors must refill it
+        # (and re-encode gemm_hopper's tensor maps).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(2):
+                x = torch.randn(8, 1024, device="cuda", dtype=torch.bfloat16)
+                w = torch.rand(1024, device="cuda", dtype=torch.bfloat16) + 0.5
+                xf = x.float()
+                ref = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * w.float()
+                self.close(torch.ops.amk.rmsnorm(x, w), ref, 2e-2)
+                if hopper():
+                    a = torch.randn(257, 200, device="cuda", dtype=torch.bfloat16)
+                    b = torch.randn(200, 520, device="cuda", dtype=torch.bfloat16)
+                    self.close(torch.ops.amk.gemm_hopper(a, b), a.float() @ b.float(), 2e-2)
+
     def test_torch_compile_traces_the_ops(self):
         x = torch.randn(256, 4096, device="cuda", dtype=torch.float16)
         w = torch.rand(4096, device="cuda", dtype=torch.float16) + 0.5
@@ -133,9 +150,9 @@ class TestTorch(unittest.TestCase):
             torch.ops.amk.rmsnorm(x, w)
         op = (time.perf_counter() - t0) / n * 1e6
         torch.cuda.synchronize()
+        # A figure to read, not a check: bench/torch_overhead.py measures it with yardsticks.
         print("\namk.torch rmsnorm host time per call: %.1f us direct, %.1f us through "
               "torch.ops.amk" % (host, op))
-        self.assertLess(host, 100.0)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,30 @@
-/* results.tsv v1, the streaming reader: header checks, rows handed to a callback, the
+/* The record format, the streaming reader: header checks, rows handed to a callback, the
  * torn-row rule. */
-#include "results_int.h"
+#include "record_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+int amk__tsv_regular_fd(int fd, const char *path, amk_diag *d)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return amk_diag_set(d, AMK_EIO, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return amk_diag_set(d, AMK_EIO, "%s: not a regular file (%s); a results file must be "
+                            "one", path, S_ISDIR(st.st_mode) ? "a directory"
+                                         : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                         : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                                    : "a socket");
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return AMK_OK;
+}
 
 /* A buffered line reader over a file descriptor: lines are handed out in place (no copy),
  * the buffer doubles only for a line longer than it. */

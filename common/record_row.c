@@ -1,7 +1,8 @@
-/* results.tsv (v3; v1 and v2 still read): the row codec (one table of columns drives format and parse) and the
- * header lines. The appender is tsv_append.c, the streaming reader tsv_read.c. Numbers are
+/* The record format (v3; v1 and v2 still read): the row codec (one table of columns drives
+ * format and parse) and the header lines. The streaming reader is record_read.c, the appender
+ * results/tsv_append.c. Numbers are
  * always written and read in the C locale, whatever the embedding program set. */
-#include "results_int.h"
+#include "record_int.h"
 
 #include <inttypes.h>
 #include <locale.h>
