@@ -56,7 +56,8 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
 
     /* --devices all (n = 0): every device of device 0's model. */
     amk_backend_opts bo = {.target = t->key, .devices = devs.n ? devs.idx : NULL,
-                           .ndevices = devs.n, .regime = regime, .sim_objective = objective};
+                           .ndevices = devs.n, .regime = regime};
+    amk_backend_opts_objective(&bo, objective);
     amk_evaluate_opts eo = {&cfg, backend, &bo, t, results};
     amk_evaluate_result r;
     amk_diag d;
@@ -74,6 +75,9 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
         if (!isnan(v->latency_us))
             fprintf(stderr, ", %.3f us (%s)", v->latency_us,
                     amk_latency_kind_name(v->latency_kind));
+        if (v->energy_ticks > 0)
+            fprintf(stderr, ", %.6g J/launch (+-%.1f%%)", v->energy_uj * 1e-6,
+                    100 * amk_energy_noise(v->energy_ticks));
         if (v->reason[0])
             fprintf(stderr, ": %s", v->reason);
         fputc('\n', stderr);

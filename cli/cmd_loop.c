@@ -77,6 +77,9 @@ static void add_summary(const amk_tune_result *r, const amk_device_group *g, voi
     }
     cJSON_AddNumberToObject(out, "parallelism", r->parallelism);
     cJSON_AddStringToObject(out, "strategy", o->strategy);
+    amk_backend_opts bo = {0};
+    cJSON_AddStringToObject(out, "objective",
+                            amk_objective_name(amk_backend_opts_objective(&bo, o->objective)));
     cJSON_AddNumberToObject(out, "seed", (double)o->seed);
     cJSON_AddNumberToObject(out, "budget", (double)o->budget);
     cJSON_AddNumberToObject(out, "min_gain", o->min_gain);

@@ -22,11 +22,12 @@ int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
 {
     int rc;
     const char *kernel = NULL, *shape_txt = NULL, *dtype = NULL, *results = NULL;
-    const char *strategy = "hillclimb";
+    const char *strategy = "hillclimb", *objective = NULL;
     int64_t seed = 1;
     cli_opt opts[] = {
         CLI_STR("--shape", &shape_txt), CLI_STR("--dtype", &dtype),
         CLI_STR("--results", &results),
+        CLI_STR("--objective", &objective),
         CLI_STR("--strategy", &strategy),
         CLI_INT("--seed", &seed, 0, INT64_MAX),
         CLI_END,
@@ -37,6 +38,10 @@ int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
     const amk_strategy_type *st = cli_strategy(ctx, strategy);
     if (!st)
         return CLI_EXIT_USAGE;
+    amk_objective obj = AMK_OBJ_TIME;
+    if (objective && amk_objective_parse(objective, &obj) != AMK_OK)
+        return cli_usage(ctx, "--objective %s: not an objective (time, energy or edp)",
+                         objective);
 
     const amk_spec *s;
     const amk_target *t;
@@ -46,7 +51,7 @@ int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
         return rc;
     char shape[256];
     amk_shape_format(s, &sh, shape, sizeof shape);
-    amk_propose_opts po = {s, sh, t, st, (uint64_t)seed, results};
+    amk_propose_opts po = {s, sh, t, st, (uint64_t)seed, results, obj};
     amk_proposal_result p;
     amk_diag d;
     amk_diag_clear(&d);
@@ -71,6 +76,7 @@ int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
     cJSON_AddStringToObject(out, "config_id", id);
     cJSON_AddStringToObject(out, "source", p.source);
     cJSON_AddStringToObject(out, "strategy", st->name);
+    cJSON_AddStringToObject(out, "objective", amk_objective_name(obj));
     cJSON_AddStringToObject(out, "target", t->key);
     cJSON_AddItemToObject(out, "search_space", amk_space_to_json(s));
     cJSON_AddItemToObject(out, "incumbent", p.has_incumbent ? incumbent_json(&p)

@@ -61,8 +61,12 @@ static void draw_bar(loop_ui *ui, const amk_loop_progress *p)
     char total[32] = "";
     if (p->budget > 0)
         snprintf(total, sizeof total, "/%lld", (long long)p->budget);
-    char best[96] = "best -";
-    if (p->best && p->best->has)
+    char best[128] = "best -";
+    if (p->best && p->best->has && p->best->objective != AMK_OBJ_TIME)
+        snprintf(best, sizeof best, "best %.4g J %.3f us %s (trial %lld)",
+                 p->best->energy_uj * 1e-6, p->best->latency_us,
+                 amk_latency_kind_name(p->best->kind), (long long)p->best->trial);
+    else if (p->best && p->best->has)
         snprintf(best, sizeof best, "best %.3f us %s (trial %lld)", p->best->latency_us,
                  amk_latency_kind_name(p->best->kind), (long long)p->best->trial);
     char last[64] = "";
@@ -138,6 +142,10 @@ static void print_summary(const amk_tune_result *r, const char *results, const c
     fprintf(stderr, "best: %.3f us (%s) at trial %lld: %s -> %s\n", res->best.latency_us,
             amk_latency_kind_name(res->best.kind), (long long)res->best.trial,
             params ? params : "?", best_path);
+    if (isfinite(res->best.energy_uj)) /* J/launch next to the time, and where it came from */
+        fprintf(stderr, "energy: %.6g J/launch (%s), objective %s\n", res->best.energy_uj * 1e-6,
+                res->best.energy_ticks > 0 ? "counter window" : "estimate: power x latency",
+                amk_objective_name(res->best.objective));
     free(params);
     if (isfinite(r->vs_default.speedup))
         fprintf(stderr, "vs default: speedup %.3fx over the spec's default config (%.3f us)\n",

@@ -200,10 +200,13 @@ int cli_check_regime(cli_ctx *ctx, const char *regime)
 
 int cli_check_objective(cli_ctx *ctx, const char *backend, const char *objective)
 {
-    if (!objective || amk_backend_sim_file(backend))
+    amk_objective obj;
+    if (!objective || amk_objective_parse(objective, &obj) == AMK_OK ||
+        amk_backend_sim_file(backend))
         return CLI_EXIT_OK;
-    return cli_fail(ctx, CLI_EXIT_USAGE, "--objective chooses what a Kernel Tuner file replays: "
-                    "it needs --backend sim:FILE (not '%s')", backend);
+    return cli_fail(ctx, CLI_EXIT_USAGE, "--objective %s: not time, energy or edp; another name "
+                    "chooses the field a Kernel Tuner file replays, and needs --backend "
+                    "sim:FILE (not '%s')", objective, backend);
 }
 
 int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d)
@@ -216,7 +219,7 @@ int cli_evaluator_fail(cli_ctx *ctx, const char *backend, int rc, amk_diag *d)
         code = CLI_EXIT_NODEV;
     else if (amk_backend_sim_foreign(backend))
         code = cli_exit_for(rc); /* a Kernel Tuner file: bad input */
-    else if (amk_backend_sim_file(backend) && rc != AMK_ENOTCOVERED)
+    else if (amk_backend_sim_file(backend) && rc != AMK_ENOTCOVERED && rc != AMK_ENOENERGY)
         code = CLI_EXIT_RESULTS; /* the file to replay is a results file */
     else
         code = cli_exit_for(rc);
@@ -252,6 +255,13 @@ cJSON *cli_incumbent_json(const amk_incumbent *b, const char *config_id)
     cli_json_add_num(o, "spread", b->spread);
     cJSON_AddNumberToObject(o, "trial", (double)b->trial);
     cJSON_AddStringToObject(o, "clock_regime", b->clock_regime);
+    /* Energy per launch: measured over a counter window (energy_ticks set) or an estimate. */
+    cli_json_add_num(o, "energy_uj", b->energy_uj);
+    cli_json_add_num(o, "energy_window_ms", b->energy_window_ms);
+    if (b->energy_ticks > 0)
+        cJSON_AddNumberToObject(o, "energy_ticks", b->energy_ticks);
+    else
+        cJSON_AddNullToObject(o, "energy_ticks");
     if (b->peer[0] && b->peer_us > 0) { /* timed beside it by amk's harness, same regime */
         cJSON *p = cJSON_AddObjectToObject(o, "vs_peer");
         cJSON_AddStringToObject(p, "peer", b->peer);

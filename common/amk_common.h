@@ -43,7 +43,9 @@
     XX(EWORKER, -18, "worker process failed")                           \
     XX(EEXIST, -19, "already exists")                                   \
     XX(EUNSUPPORTED, -20, "not supported on this build or machine")    \
-    XX(ENOTCOVERED, -21, "the recording does not cover this kernel or shape")
+    XX(ENOTCOVERED, -21, "the recording does not cover this kernel or shape")  \
+    XX(ENOENERGY, -22, "no energy measurement for this objective")            \
+    XX(EOBJECTIVE, -23, "the results file's search has another objective")
 
 typedef enum amk_errno {
     AMK_OK = 0,
@@ -121,6 +123,33 @@ AMK_API int amk_latency_kind_parse(const char *name, amk_latency_kind *out);
 /* Evidence: a latency a device produced, now (measured) or when it was recorded (replayed);
  * a prediction never is. 1 or 0. */
 AMK_API int amk_latency_is_evidence(amk_latency_kind k);
+
+/* What a search minimises (--objective; HARNESS.md "Objectives"): the time per launch, the
+ * energy per launch (the device's energy counter over a window of the config's own load,
+ * evaluator/gpu/bench.c), or their product (energy-delay product). Every row records its
+ * objective; a search never mixes two. */
+typedef enum amk_objective {
+    AMK_OBJ_TIME = 0,
+    AMK_OBJ_ENERGY,
+    AMK_OBJ_EDP,
+    AMK_OBJ_COUNT
+} amk_objective;
+AMK_API const char *amk_objective_name(amk_objective o);                /* "time" */
+AMK_API int amk_objective_parse(const char *name, amk_objective *out);  /* AMK_OK, AMK_EPARSE */
+/* The relative error of an energy measured over `ticks` advances of the energy counter: one
+ * tick's energy over the window's (the tick instants are known only to within a tick). NAN
+ * when ticks < 1 (no counter window: an estimate, or nothing). */
+AMK_API double amk_energy_noise(int ticks);
+/* The number objective o minimises for a latency (us) and an energy per launch (uJ) with its
+ * counter ticks: the latency; the energy; their product (uJ x us). An energy that was not
+ * measured over a counter window (ticks < 1: an estimate) scores NAN, as does anything not
+ * finite and positive: such a row cannot take part in an energy search. */
+AMK_API double amk_objective_score(amk_objective o, double latency_us, double energy_uj,
+                                   int energy_ticks);
+/* The relative noise of that score: the latency's spread (time); the energy's quantisation,
+ * amk_energy_noise (energy); their sum (edp: relative errors of a product add). Absent parts
+ * count 0. */
+AMK_API double amk_objective_noise(amk_objective o, double spread, int energy_ticks);
 
 /* Logging to stderr. Level from AMK_LOG (error|warn|info|debug), default warn. */
 enum { AMK_LOG_ERROR = 0, AMK_LOG_WARN, AMK_LOG_INFO, AMK_LOG_DEBUG };

@@ -8,7 +8,8 @@
 
 #include "amk_common.h"
 
-#define AMK_TSV_HEADER "# amk results v2"
+#define AMK_TSV_HEADER "# amk results v3"
+#define AMK_TSV_HEADER_V2 "# amk results v2" /* still read: its first 31 columns */
 #define AMK_TSV_HEADER_V1 "# amk results v1" /* still read: its first 19 columns */
 /* Column order of v1. Every row has exactly these, tab-separated; empty field = none. */
 #define AMK_TSV_COLUMNS(XX)                                                                \
@@ -16,7 +17,8 @@
     XX(latency_us) XX(latency_kind) XX(spread) XX(predicted_us) XX(bound_us)               \
     XX(pct_of_roofline) XX(compile_ms) XX(cache_hit) XX(kept) XX(device) XX(note)         \
     XX(clock_regime) XX(sm_mhz) XX(sm_mhz_min) XX(sm_mhz_max) XX(mem_mhz) XX(power_w)      \
-    XX(temp_c) XX(throttle) XX(energy_uj) XX(peer) XX(peer_us) XX(vs_peer)
+    XX(temp_c) XX(throttle) XX(energy_uj) XX(peer) XX(peer_us) XX(vs_peer) XX(objective)   \
+    XX(energy_window_ms) XX(energy_ticks)
 
 /* One trial. Doubles are NAN when absent. Strings are NUL-terminated, never contain tabs
  * or newlines (the writer replaces them with spaces). */
@@ -42,9 +44,15 @@ typedef struct amk_row {
     double sm_mhz, sm_mhz_min, sm_mhz_max, mem_mhz; /* observed clocks (mean, min, max) */
     double power_w, temp_c;    /* mean power, highest temperature */
     char throttle[96];         /* clock-event reasons seen ("sw_power_cap,..."), "" none */
-    double energy_uj;          /* per launch: mean power x median latency */
+    double energy_uj;          /* per launch: over a counter window when energy_ticks > 0,
+                                  else an estimate (mean power x median latency) */
     char peer[32];             /* the peer timed in the same job ("cublas"), "" none */
     double peer_us, vs_peer;   /* its median latency; peer_us / latency_us */
+    /* v3: what the search minimised, and the energy counter window behind energy_uj (0 ticks
+     * / NAN: no window; v1 and v2 rows read as objective time). */
+    amk_objective objective;
+    double energy_window_ms;   /* the window: from one counter tick to the last */
+    int energy_ticks;          /* counter advances in it (amk_energy_noise: its error) */
 } amk_row;
 
 AMK_API void amk_row_init(amk_row *r); /* NANs, -1 cache_hit, empty strings */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -38,6 +39,7 @@ int amk_err_exit_code(int code)
     case AMK_EWORKER:
     case AMK_ETIMEDOUT: return 5;
     case AMK_ETSV:
+    case AMK_EOBJECTIVE:
     case AMK_EIO: return 3;
     case AMK_ENODEV:
     case AMK_EUNSUPPORTED: return 4;
@@ -136,6 +138,52 @@ int amk_latency_kind_parse(const char *name, amk_latency_kind *out)
             return AMK_OK;
         }
     return AMK_EPARSE;
+}
+
+static const char *const objective_names[AMK_OBJ_COUNT] = {"time", "energy", "edp"};
+
+const char *amk_objective_name(amk_objective o)
+{
+    return (unsigned)o < AMK_OBJ_COUNT ? objective_names[o] : "";
+}
+
+int amk_objective_parse(const char *name, amk_objective *out)
+{
+    for (int i = 0; name && i < AMK_OBJ_COUNT; i++)
+        if (strcmp(name, objective_names[i]) == 0) {
+            *out = (amk_objective)i;
+            return AMK_OK;
+        }
+    return AMK_EPARSE;
+}
+
+double amk_energy_noise(int ticks)
+{
+    return ticks >= 1 ? 1.0 / ticks : NAN;
+}
+
+static int positive(double v)
+{
+    return isfinite(v) && v > 0;
+}
+
+double amk_objective_score(amk_objective o, double latency_us, double energy_uj,
+                           int energy_ticks)
+{
+    int has_e = energy_ticks >= 1 && positive(energy_uj);
+    switch (o) {
+    case AMK_OBJ_TIME: return positive(latency_us) ? latency_us : NAN;
+    case AMK_OBJ_ENERGY: return has_e ? energy_uj : NAN;
+    case AMK_OBJ_EDP: return has_e && positive(latency_us) ? energy_uj * latency_us : NAN;
+    default: return NAN;
+    }
+}
+
+double amk_objective_noise(amk_objective o, double spread, int energy_ticks)
+{
+    double t = isfinite(spread) && spread > 0 ? spread : 0;
+    double e = energy_ticks >= 1 ? amk_energy_noise(energy_ticks) : 0;
+    return o == AMK_OBJ_TIME ? t : o == AMK_OBJ_ENERGY ? e : t + e;
 }
 
 int amk_log_level(void)

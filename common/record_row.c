@@ -1,5 +1,6 @@
-/* The record format: the row codec (one table of columns drives format and parse) and the
- * header lines. The streaming reader is record_read.c, the appender results/tsv_append.c. Numbers are
+/* The record format (v3; v1 and v2 still read): the row codec (one table of columns drives
+ * format and parse) and the header lines. The streaming reader is record_read.c, the appender
+ * results/tsv_append.c. Numbers are
  * always written and read in the C locale, whatever the embedding program set. */
 #include "record_int.h"
 
@@ -20,7 +21,9 @@ typedef enum col_type {
     COL_DBL,    /* finite decimal number or empty (NAN) */
     COL_KIND,   /* amk_latency_kind name or empty */
     COL_CACHE,  /* 0, 1, -1 or empty (-1) */
-    COL_KEPT    /* 0 or 1 */
+    COL_KEPT,   /* 0 or 1 */
+    COL_OBJ,    /* amk_objective name (empty reads as time) */
+    COL_COUNT   /* int >= 0, 0 written and read as empty */
 } col_type;
 
 typedef struct col_def {
@@ -67,6 +70,11 @@ typedef struct col_def {
 #define COLDEF_peer C_STR(peer)
 #define COLDEF_peer_us C_DBL(peer_us, 9)
 #define COLDEF_vs_peer C_DBL(vs_peer, 6)
+#define COLDEF_objective                                                                \
+    {"objective", COL_OBJ, offsetof(amk_row, objective), sizeof(amk_objective), 0}
+#define COLDEF_energy_window_ms C_DBL(energy_window_ms, 6)
+#define COLDEF_energy_ticks                                                             \
+    {"energy_ticks", COL_COUNT, offsetof(amk_row, energy_ticks), sizeof(int), 0}
 
 static const col_def cols[AMK__TSV_NCOLS] = {
 #define XX(c) COLDEF_##c,
@@ -130,6 +138,7 @@ void amk_row_init(amk_row *r)
     r->pct_of_roofline = r->compile_ms = NAN;
     r->sm_mhz = r->sm_mhz_min = r->sm_mhz_max = r->mem_mhz = NAN;
     r->power_w = r->temp_c = r->energy_uj = r->peer_us = r->vs_peer = NAN;
+    r->energy_window_ms = NAN;
     r->latency_kind = AMK_LAT_NONE;
     r->cache_hit = -1;
 }
@@ -217,6 +226,17 @@ void amk__row_format_cols(const amk_row *r, int ncols, amk_sb *out)
         case COL_KEPT:
             amk_sb_putn(out, CFIELD(r, c, int) ? "1" : "0", 1);
             break;
+        case COL_OBJ: {
+            const char *name = amk_objective_name(CFIELD(r, c, amk_objective));
+            amk_sb_putn(out, name, strlen(name));
+            break;
+        }
+        case COL_COUNT:
+            if (CFIELD(r, c, int) > 0) {
+                n = snprintf(buf, sizeof buf, "%d", CFIELD(r, c, int));
+                amk_sb_putn(out, buf, (size_t)n);
+            }
+            break;
         }
     }
     amk_sb_putn(out, "\n", 1);
@@ -238,6 +258,12 @@ int amk__row_check(const amk_row *r, amk_diag *d)
                             r->cache_hit);
     if (r->kept != 0 && r->kept != 1)
         return amk_diag_set(d, AMK_EINVAL, "column kept: %d is not 0 or 1", r->kept);
+    if ((unsigned)r->objective >= AMK_OBJ_COUNT)
+        return amk_diag_set(d, AMK_EINVAL, "column objective: %d is not an objective",
+                            (int)r->objective);
+    if (r->energy_ticks < 0)
+        return amk_diag_set(d, AMK_EINVAL, "column energy_ticks: %d is negative",
+                            r->energy_ticks);
     size_t n = strnlen(r->config_id, sizeof r->config_id);
     if (n != 0) {
         int ok = n == 16;
@@ -477,6 +503,27 @@ static int parse_col(const col_def *c, const char *p, size_t n, amk_row *r, int 
             return AMK_OK;
         }
         return amk_diag_set(d, AMK_ETSV, "column kept: '%s' is not 0 or 1", show(q, p, n));
+    case COL_OBJ: {
+        amk_objective o = AMK_OBJ_TIME;
+        if (n < sizeof buf) {
+            memcpy(buf, p, n);
+            buf[n] = '\0';
+            if (n == 0 || amk_objective_parse(buf, &o) == AMK_OK) {
+                FIELD(r, c, amk_objective) = o;
+                return AMK_OK;
+            }
+        }
+        return amk_diag_set(d, AMK_ETSV, "column objective: '%s' is not time, energy, edp or "
+                            "empty", show(q, p, n));
+    }
+    case COL_COUNT: {
+        int64_t v = 0;
+        if (n > 0 && (parse_int64(p, n, &v) != AMK_OK || v < 0 || v > INT32_MAX))
+            return amk_diag_set(d, AMK_ETSV, "column %s: '%s' is not a count", c->name,
+                                show(q, p, n));
+        FIELD(r, c, int) = (int)v;
+        return AMK_OK;
+    }
     }
     return amk_diag_set(d, AMK_ETSV, "column %s: unknown column type", c->name);
 }
@@ -538,10 +585,15 @@ int amk__tsv_check_header_line(const char *path, int lineno, const char *line, s
 {
     char q[64];
     if (lineno == 1) {
-        static const char h[] = AMK_TSV_HEADER, h1[] = AMK_TSV_HEADER_V1;
+        static const char h[] = AMK_TSV_HEADER, h2[] = AMK_TSV_HEADER_V2,
+                          h1[] = AMK_TSV_HEADER_V1;
         static const char v[] = "# amk results v";
         if (len == sizeof h - 1 && memcmp(line, h, len) == 0) {
             *ncols = AMK__TSV_NCOLS;
+            return AMK_OK;
+        }
+        if (len == sizeof h2 - 1 && memcmp(line, h2, len) == 0) {
+            *ncols = AMK__TSV_NCOLS_V2;
             return AMK_OK;
         }
         if (len == sizeof h1 - 1 && memcmp(line, h1, len) == 0) {
@@ -564,7 +616,8 @@ int amk__tsv_check_header_line(const char *path, int lineno, const char *line, s
         size_t n = (size_t)(fe - p);
         if (i >= *ncols)
             return amk_diag_set(d, AMK_ETSV, "%s:2: unexpected column %d '%s' (v%d has %d)",
-                                path, i + 1, show(q, p, n), *ncols == AMK__TSV_NCOLS ? 2 : 1,
+                                path, i + 1, show(q, p, n),
+                                *ncols == AMK__TSV_NCOLS ? 3 : *ncols == AMK__TSV_NCOLS_V2 ? 2 : 1,
                                 *ncols);
         if (strlen(cols[i].name) != n || memcmp(cols[i].name, p, n) != 0)
             return amk_diag_set(d, AMK_ETSV, "%s:2: column %d is '%s', expected '%s'", path,

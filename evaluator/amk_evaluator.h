@@ -39,9 +39,13 @@ typedef struct amk_verdict {
     double sm_mhz, sm_mhz_min, sm_mhz_max, mem_mhz; /* SM clock mean/min/max, memory clock */
     double power_w, temp_c;    /* mean power over the timed chunks, highest temperature */
     char throttle[96];         /* clock-event reasons seen, "" none */
-    double energy_uj;          /* per launch: mean power x median latency */
+    double energy_uj;          /* per launch, uJ: the energy counter's advance over a window
+                                  of the config's own load when energy_ticks > 0 (objective
+                                  energy or edp), else an estimate: mean power x median */
     char peer[32];             /* "" when no peer was timed */
     double peer_us, vs_peer;   /* the peer's median; peer_us / latency_us */
+    double energy_window_ms;   /* the counter window, tick to tick; NAN when none */
+    int energy_ticks;          /* counter advances in it; 0 when none (amk_energy_noise) */
 } amk_verdict;
 
 /* Sets every field to its "nothing known" value (NAN numbers, correct and cache_hit -1,
@@ -74,6 +78,10 @@ typedef struct amk_backend_opts {
                                   clock and pid); one per backend instance */
     const char *regime;        /* gpu: the clock/power regime of every timing, "sustained"
                                   or "burst"; NULL = $AMK_BENCH_REGIME, else sustained */
+    amk_objective objective;   /* what the search minimises: energy and edp need an energy
+                                  per launch from a counter window (gpu: the device's energy
+                                  counter, else AMK_ENOENERGY; sim: rows that carry one, else
+                                  AMK_ENOENERGY; model: AMK_ENOENERGY) */
 } amk_backend_opts;
 
 /* A GPU as the gpu backend sees it. Devices of one model (same name and arch) share one
@@ -140,6 +148,10 @@ AMK_API int amk_backend_check_name(const char *name, amk_diag *d);
 /* AMK_OK when name is a measurement regime ("sustained", "burst") or NULL (the default),
  * else AMK_EINVAL naming it and the choices. */
 AMK_API int amk_regime_check_name(const char *name, amk_diag *d);
+/* --objective TEXT into o: "time", "energy" or "edp" is what the search minimises
+ * (o->objective; o->sim_objective NULL); any other text names the field a Kernel Tuner file
+ * replays (o->sim_objective = text, o->objective time). NULL: time. Returns o->objective. */
+AMK_API amk_objective amk_backend_opts_objective(amk_backend_opts *o, const char *text);
 /* How long one config may take on backend `name` ("gpu", "sim", "model", a backend type's
  * name) with these options: its slot_seconds, else the default (see amk_backend_type). */
 AMK_API double amk_backend_slot_seconds(const char *name, const amk_backend_opts *opts);

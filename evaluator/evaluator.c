@@ -64,6 +64,15 @@ int amk_regime_check_name(const char *name, amk_diag *d)
     return amk_diag_set(d, AMK_EINVAL, "unknown regime '%s' (sustained or burst)", name);
 }
 
+amk_objective amk_backend_opts_objective(amk_backend_opts *o, const char *text)
+{
+    amk_objective obj = AMK_OBJ_TIME;
+    int named = text && amk_objective_parse(text, &obj) == AMK_OK;
+    o->objective = obj;
+    o->sim_objective = named ? NULL : text;
+    return obj;
+}
+
 int amk_backend_check_name(const char *name, amk_diag *d)
 {
     /* "gpu" is a valid spelling even in a build without the GPU layer: creating the

@@ -19,6 +19,8 @@ void amk_verdict_init(amk_verdict *v)
     v->spread = NAN;
     v->sm_mhz = v->sm_mhz_min = v->sm_mhz_max = v->mem_mhz = NAN;
     v->power_w = v->temp_c = v->energy_uj = v->peer_us = v->vs_peer = NAN;
+    v->energy_window_ms = NAN;
+    v->energy_ticks = 0;
     v->predicted_us = NAN;
     v->bound_us = NAN;
     v->pct_of_roofline = NAN;
@@ -102,6 +104,9 @@ cJSON *amk_verdict_json(const amk_verdict *v)
     ok = ok && add_num(o, "temp_c", v->temp_c);
     ok = ok && add_str(o, "throttle", v->throttle, sizeof v->throttle, 0);
     ok = ok && add_num(o, "energy_uj", v->energy_uj);
+    ok = ok && add_num(o, "energy_window_ms", v->energy_window_ms);
+    ok = ok && (v->energy_ticks > 0 ? cJSON_AddNumberToObject(o, "energy_ticks", v->energy_ticks)
+                                    : cJSON_AddNullToObject(o, "energy_ticks")) != NULL;
     ok = ok && add_str(o, "peer", v->peer, sizeof v->peer, 0);
     ok = ok && add_num(o, "peer_us", v->peer_us);
     ok = ok && add_num(o, "vs_peer", v->vs_peer);

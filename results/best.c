@@ -72,8 +72,13 @@ int amk_best_write(const char *path, const amk_row *best, const char *config_jso
     cJSON_AddItemToObject(o, "spread", num_or_null(best->spread));
     cJSON_AddItemToObject(o, "trial", cJSON_CreateNumber((double)best->trial));
     cJSON_AddItemToObject(o, "time", str_or_null(best->time));
+    cJSON_AddItemToObject(o, "objective", cJSON_CreateString(amk_objective_name(best->objective)));
+    cJSON_AddItemToObject(o, "energy_uj", num_or_null(best->energy_uj));
+    cJSON_AddItemToObject(o, "energy_window_ms", num_or_null(best->energy_window_ms));
+    cJSON_AddItemToObject(o, "energy_ticks",
+                          num_or_null(best->energy_ticks > 0 ? best->energy_ticks : NAN));
     /* Every member above is present unless an allocation failed. */
-    if (cJSON_GetArraySize(o) != 10 || !(text = cJSON_Print(o)))
+    if (cJSON_GetArraySize(o) != 14 || !(text = cJSON_Print(o)))
         goto done;
     size_t n = strlen(text);
     char *with_nl = realloc(text, n + 2);

@@ -14,6 +14,9 @@ typedef struct ent {
     int64_t trial;
     char clock_regime[16], peer[32]; /* how the best was measured; its peer, "" none */
     double peer_us, vs_peer;
+    amk_objective objective;        /* what the search that chose it minimised */
+    double energy_uj;               /* its energy per launch; NAN when not recorded */
+    int energy_ticks;               /* > 0: over a counter window; 0: an estimate */
     size_t file;
     amk__export_shape s;
     long long lgvol;
@@ -94,6 +97,9 @@ static void take_rule_best(ent *e, const amk_best_rule *rule)
         snprintf(e->peer, sizeof e->peer, "%s", r->peer);
         e->peer_us = r->peer_us;
         e->vs_peer = r->vs_peer;
+        e->objective = r->objective;
+        e->energy_uj = r->energy_uj;
+        e->energy_ticks = r->energy_ticks;
     }
     free(e->rs);
     e->rs = NULL;
@@ -236,6 +242,14 @@ static cJSON *entry_json(const ent *e, const char *const *paths)
         cJSON_AddNullToObject(o, "spread");
     cJSON_AddStringToObject(o, "device", e->device);
     cJSON_AddStringToObject(o, "clock_regime", e->clock_regime);
+    cJSON_AddStringToObject(o, "objective", amk_objective_name(e->objective));
+    if (isfinite(e->energy_uj)) {
+        cJSON_AddNumberToObject(o, "energy_uj", e->energy_uj);
+        cJSON_AddBoolToObject(o, "energy_measured", e->energy_ticks > 0);
+    } else {
+        cJSON_AddNullToObject(o, "energy_uj");
+        cJSON_AddNullToObject(o, "energy_measured");
+    }
     if (e->peer[0] && e->peer_us > 0) { /* timed beside it by amk's harness, same regime */
         cJSON *vp = cJSON_AddObjectToObject(o, "vs_peer");
         cJSON_AddStringToObject(vp, "peer", e->peer);

@@ -108,6 +108,9 @@ static cJSON *best_row_json(const amk__stat_best *b, const amk_report *rep)
     add_num(o, "sm_mhz", r->sm_mhz);
     add_num(o, "power_w", r->power_w);
     add_num(o, "energy_uj", r->energy_uj);
+    add_num(o, "energy_window_ms", r->energy_window_ms);
+    add_num(o, "energy_ticks", r->energy_ticks > 0 ? r->energy_ticks : NAN);
+    cJSON_AddStringToObject(o, "objective", amk_objective_name(r->objective));
     if (r->peer[0] && r->peer_us > 0) { /* timed beside it by amk's harness, same regime */
         cJSON *vp = cJSON_AddObjectToObject(o, "vs_peer");
         cJSON_AddStringToObject(vp, "peer", r->peer);
@@ -140,6 +143,13 @@ static void best_line(const amk__stat_best *b, const amk_report *rep, FILE *f,
     fprintf(f, "    %s: %.6g us %s, trial %lld of %s, config %s %s\n", label, r->latency_us,
             amk_latency_kind_name(r->latency_kind), (long long)r->trial,
             amk__report_file(rep, file), r->config_id[0] ? r->config_id : "-", r->params);
+    /* J/launch next to the time: measured over a counter window, or an estimate. */
+    if (isfinite(r->energy_uj))
+        fprintf(f, "    energy: %.6g J/launch (%s), objective %s\n", r->energy_uj * 1e-6,
+                r->energy_ticks > 0 ? "counter window" : "estimate: power x latency",
+                amk_objective_name(r->objective));
+    else if (r->objective != AMK_OBJ_TIME)
+        fprintf(f, "    objective %s\n", amk_objective_name(r->objective));
     if (r->peer[0] && r->peer_us > 0)
         fprintf(f, "    vs peer: %.3fx %s (%.6g us, timed beside it, %s regime, SM %.0f MHz)\n",
                 r->vs_peer, r->peer, r->peer_us, r->clock_regime[0] ? r->clock_regime : "?",

@@ -112,9 +112,12 @@ static int prefix_needed(amk_tsv *t, int check_head, const char **pre, size_t *p
         if (rc)
             return rc;
         if (t->ncols < AMK__TSV_NCOLS)
-            amk_log(AMK_LOG_WARN, "%s: a v1 results file: new rows keep its columns, without "
-                    "the device observations and peer timings (start a new file for them)",
-                    t->path);
+            amk_log(AMK_LOG_WARN, "%s: a v%d results file: new rows keep its columns, without "
+                    "%s (start a new file for them)", t->path,
+                    t->ncols == AMK__TSV_NCOLS_V1 ? 1 : 2,
+                    t->ncols == AMK__TSV_NCOLS_V1
+                        ? "the device observations, peer timings and energy windows"
+                        : "the objective and the energy windows");
     }
     char last;
     if (pread_all(t->fd, &last, 1, st.st_size - 1) != 1)
@@ -283,6 +286,10 @@ int amk_tsv_append(amk_tsv *t, const amk_row *rows, size_t n, amk_diag *d)
             amk_diag_prefix(d, "%s: row %zu (trial %" PRId64 ")", t->path, i, rows[i].trial);
             return rc;
         }
+        if ((rc = amk_tsv_check_objective(t, rows[i].objective, d)) != AMK_OK) {
+            amk_sb_free(&body); /* it would read back as objective time: never mislabelled */
+            return rc;
+        }
         amk__row_format_cols(&rows[i], t->ncols, &body);
     }
     if (body.oom) {
@@ -326,6 +333,15 @@ int amk_tsv_append_next(amk_tsv *t, amk_row *rows, size_t n, amk_diag *d)
     rc = amk_tsv_append(t, rows, n, d);
     flock(t->fd, LOCK_UN);
     return rc;
+}
+
+int amk_tsv_check_objective(const amk_tsv *t, amk_objective o, amk_diag *d)
+{
+    if (o == AMK_OBJ_TIME || t->ncols >= AMK__TSV_NCOLS)
+        return AMK_OK;
+    return amk_diag_set(d, AMK_ETSV, "%s: a v%d results file has no objective column: rows of "
+                        "objective %s need a new file", t->path,
+                        t->ncols == AMK__TSV_NCOLS_V1 ? 1 : 2, amk_objective_name(o));
 }
 
 void amk_tsv_sync_every(amk_tsv *t, double seconds)

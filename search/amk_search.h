@@ -42,10 +42,14 @@ typedef struct amk_strategy_type {
 AMK_API extern const amk_strategy_type *const amk_strategies[]; /* NULL-terminated */
 AMK_API const amk_strategy_type *amk_strategy_find(const char *name);
 
-/* Keep/revert (DESIGN §3): a correct candidate replaces the incumbent only when faster by more
- * than max(min_gain, noise), noise = the larger measured spread of the two. When both are
- * within that margin the simpler config wins (fewer threads, then less shared memory, then
- * lexicographically smaller choice indices). Returns 1 to keep. */
+/* Keep/revert (DESIGN §3): a correct candidate replaces the incumbent only when better by more
+ * than max(min_gain, noise) in the incumbent's objective (amk_objective_score: the latency,
+ * the energy per launch, or their product), noise = the larger of the two's
+ * amk_objective_noise (the spread; the energy counter's quantisation). When both are within
+ * that margin the simpler config wins (fewer threads, then less shared memory, then
+ * lexicographically smaller choice indices). A candidate the objective cannot score (an
+ * energy objective and no energy measured over a counter window) is never kept. Returns 1
+ * to keep. */
 typedef struct amk_incumbent {
     int has;
     amk_config config;
@@ -58,6 +62,11 @@ typedef struct amk_incumbent {
     char peer[32];
     double peer_us, vs_peer;
     double sm_mhz;             /* mean SM clock observed while it was timed; NAN unknown */
+    /* What the keep rule judges it by (0: time), and its energy per launch: over a counter
+     * window of energy_ticks ticks, or (ticks 0) an estimate; NAN unknown. */
+    amk_objective objective;
+    double energy_uj, energy_window_ms;
+    int energy_ticks;
 } amk_incumbent;
 /* Fills b's measurement (latency, spread, kind, trial, regime, peer) from the row that
  * recorded it; the config is the caller's. */
@@ -86,13 +95,17 @@ typedef struct amk_history_opts {
     const amk_shape *at;           /* with spec: the shape configs are rebuilt at */
     const amk_limits *limits;      /* the keep rule's tie-break (NULL: default target's) */
     double min_gain;               /* the keep rule's margin (fraction; 0 = none) */
+    amk_objective objective;       /* what the search minimises: a row of this search recorded
+                                      under another objective makes the load fail with
+                                      AMK_EOBJECTIVE (a search never switches objective) */
     /* Hears every matching row, in file order, with its config (NULL without a spec or
      * when its params do not fit the spec). May be NULL. */
     void (*each)(const amk_row *r, const amk_config *c, void *ud);
     void *ud;
 } amk_history_opts;
 /* Reads path once (NULL or a missing file: an empty history). Errors are amk_tsv_read's,
- * naming the file, or AMK_ENOMEM. */
+ * naming the file, AMK_EOBJECTIVE (a row of this search has another objective: the message
+ * names its trial, both objectives and what to do), or AMK_ENOMEM. */
 AMK_API int amk_history_load(const char *path, const amk_history_opts *o, amk_history **out,
                              amk_diag *d);
 AMK_API void amk_history_free(amk_history *h);
@@ -147,6 +160,10 @@ typedef struct amk_loop_opts {
      * configs a sampled sweep recorded (space_defs/data/README.md). NULL = none; borrowed. */
     const char (*exclude)[17];
     size_t n_exclude;
+    amk_objective objective;       /* what the keep rule and the strategy minimise (0: time).
+                                      Energy and edp: no roofline screening and no early stop
+                                      against the incumbent's time (a slower config may use
+                                      less energy), no interleaved latency re-measure */
 } amk_loop_opts;
 
 /* The valid configs of sp that ev cannot answer (a sampled sweep replayed by sim), as a
@@ -201,12 +218,13 @@ AMK_API void amk_verdict_from_row(const amk_row *r, amk_verdict *out);
 
 /* `amk evaluate --results`: a user trial appended to a results file. Open reads the file's
  * history of cfg's kernel/shape on device first (a foreign or malformed file is refused
- * before the evaluation); append numbers the row under the append's lock and sets kept=1
+ * before the evaluation; rows of cfg's search under another objective: AMK_EOBJECTIVE);
+ * append numbers the row under the append's lock, records the objective and sets kept=1
  * when it beats the file's best by the history rule's margin. Results-file errors name the
  * file; amk_verdict_to_row errors come back as they are. */
 typedef struct amk_trial_log amk_trial_log;
 AMK_API int amk_trial_log_open(const char *path, const amk_config *cfg, const char *device,
-                               amk_trial_log **out, amk_diag *d);
+                               amk_objective objective, amk_trial_log **out, amk_diag *d);
 AMK_API int amk_trial_log_append(amk_trial_log *lg, const amk_config *cfg, const char *device,
                                  const amk_verdict *v, amk_row *row, amk_diag *d);
 AMK_API void amk_trial_log_close(amk_trial_log *lg);
@@ -290,7 +308,9 @@ typedef struct amk_tune_opts {
     const amk_target *target;      /* when the evaluator names none */
     amk_evaluator *ev;             /* borrowed */
     const char *backend;           /* as asked for ("auto", "sim:FILE", ...) */
-    const char *objective;         /* sim:FILE of Kernel Tuner: amk_backend_opts' sim_objective */
+    const char *objective;         /* --objective: time, energy or edp, or the field a Kernel
+                                      Tuner file replays (amk_backend_opts_objective); NULL:
+                                      time */
     const char *strategy;
     uint64_t seed;
     int64_t budget;
@@ -366,6 +386,9 @@ typedef struct amk_propose_opts {
     const amk_strategy_type *strategy;
     uint64_t seed;
     const char *results_path;      /* NULL = no history */
+    amk_objective objective;       /* what the file's search minimises (0: time); a file whose
+                                      rows of this kernel/shape have another is refused
+                                      (AMK_EOBJECTIVE) */
 } amk_propose_opts;
 typedef enum amk_propose_stage {
     AMK_PROPOSE_ON_SETUP,     /* space, strategy, or nothing to propose (AMK_EEMPTY) */

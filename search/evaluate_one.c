@@ -36,7 +36,9 @@ int amk_evaluate_one(const amk_evaluate_opts *o, amk_evaluate_result *r, amk_dia
 
     r->failed_on = AMK_EVALUATE_ON_RESULTS;
     if (o->results_path &&
-        (e = amk_trial_log_open(o->results_path, cfg, r->device, &lg, d)) != AMK_OK)
+        (e = amk_trial_log_open(o->results_path, cfg, r->device,
+                                 o->backend_opts ? o->backend_opts->objective : AMK_OBJ_TIME, &lg,
+                                 d)) != AMK_OK)
         goto out;
     r->failed_on = AMK_EVALUATE_ON_SETUP;
     if ((e = amk_space_create(cfg->spec, &cfg->shape, &t->limits, &sp, d)) != AMK_OK)

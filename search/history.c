@@ -24,6 +24,12 @@
  *   every time), the fastest row is the best; otherwise the incumbent is. On replayed rows
  *   the best is therefore the fastest row, and never slower than the default's.
  *
+ * - Objectives (issue 21): a group's rows are compared by the objective they were recorded
+ *   under (its first row's; a search never mixes two): "faster" above reads "lower score"
+ *   (amk_objective_score: latency, energy per launch, or their product) and the noise is
+ *   amk_objective_noise. Under energy or edp only rows with an energy measured over a
+ *   counter window take part, and there are no predictions.
+ *
  * The history object (amk_history) applies that rule to one search of one results file,
  * read once, and carries it on trial by trial: the seen set, the trial numbering, the keep
  * rule's incumbent (the loop's and `amk evaluate`'s) and the best. */
@@ -48,6 +54,8 @@ typedef struct tier {
 
 typedef struct history_state {
     int started;
+    int has_objective;      /* objective is set: by the search, else by the first row */
+    amk_objective objective;
     size_t file;            /* the file whose rows `cur` holds */
     tier cur[NTIERS];
     int has_best;           /* the incumbent over the files before `file` */
@@ -58,28 +66,36 @@ typedef struct history_state {
     amk_row fast[NTIERS];
 } history_state;
 
-static int tier_of(const amk_row *r)
+/* What the group minimises, for row r: NAN when r cannot be scored. */
+static double score(const history_state *h, const amk_row *r)
 {
-    if (amk_row_has_evidence(r))
-        return TIER_MEASURED;
-    return r->status == AMK_STATUS_OK && r->latency_kind == AMK_LAT_PREDICTED &&
-                   isfinite(r->latency_us) && r->latency_us > 0 ? TIER_PREDICTED : -1;
+    return amk_objective_score(h->objective, r->latency_us, r->energy_uj, r->energy_ticks);
 }
 
-/* The noise of comparing two rows for the keep rule: the larger spread. */
-static double rows_noise(const amk_row *a, const amk_row *b)
+static int tier_of(const history_state *h, const amk_row *r)
 {
-    return fmax(amk__noise(a->spread), amk__noise(b->spread));
+    if (amk_row_has_evidence(r))
+        return isfinite(score(h, r)) ? TIER_MEASURED : -1;
+    return h->objective == AMK_OBJ_TIME && r->status == AMK_STATUS_OK &&
+                   r->latency_kind == AMK_LAT_PREDICTED && isfinite(r->latency_us) &&
+                   r->latency_us > 0 ? TIER_PREDICTED : -1;
+}
+
+/* The noise of comparing two rows for the keep rule: the larger of the two. */
+static double rows_noise(const history_state *h, const amk_row *a, const amk_row *b)
+{
+    return fmax(amk_objective_noise(h->objective, a->spread, a->energy_ticks),
+                amk_objective_noise(h->objective, b->spread, b->energy_ticks));
 }
 
 /* The keep rule on two rows: does cand replace inc? A better kind of evidence always does;
  * within one kind the keep rule with the history's margin, the earlier row winning ties. */
-static int replaces(const amk_row *inc, const amk_row *cand)
+static int replaces(const history_state *h, const amk_row *inc, const amk_row *cand)
 {
-    int ti = tier_of(inc), tc = tier_of(cand);
+    int ti = tier_of(h, inc), tc = tier_of(h, cand);
     if (ti != tc)
         return tc < ti;
-    return amk__keep_rule(inc->latency_us, cand->latency_us, rows_noise(inc, cand),
+    return amk__keep_rule(score(h, inc), score(h, cand), rows_noise(h, inc, cand),
                           AMK_HISTORY_MIN_GAIN) == AMK__KEEP_FASTER;
 }
 
@@ -99,7 +115,7 @@ static const amk_row *file_best(const history_state *h)
 static void close_file(history_state *h)
 {
     const amk_row *fb = file_best(h);
-    if (fb && (!h->has_best || replaces(&h->best, fb))) {
+    if (fb && (!h->has_best || replaces(h, &h->best, fb))) {
         h->best = *fb;
         h->best_file = h->file;
         h->has_best = 1;
@@ -115,11 +131,15 @@ static void history_add(void *state, const amk_row *r, size_t file)
         close_file(h);
     h->started = 1;
     h->file = file;
-    int t = tier_of(r);
+    if (!h->has_objective) {
+        h->objective = r->objective;
+        h->has_objective = 1;
+    }
+    int t = tier_of(h, r);
     if (t < 0)
         return;
     tier *tr = &h->cur[t];
-    if (!h->has_fast[t] || r->latency_us < h->fast[t].latency_us) {
+    if (!h->has_fast[t] || score(h, r) < score(h, &h->fast[t])) {
         h->fast[t] = *r;
         h->fast_file[t] = file;
         h->has_fast[t] = 1;
@@ -128,11 +148,11 @@ static void history_add(void *state, const amk_row *r, size_t file)
         tr->last = *r;
         tr->has_last = 1;
     }
-    if (r->kept == 1 && (!tr->has_kept || r->latency_us <= tr->kept.latency_us)) {
+    if (r->kept == 1 && (!tr->has_kept || score(h, r) <= score(h, &tr->kept))) {
         tr->kept = *r;
         tr->has_kept = 1;
     }
-    if (!tr->has_replay || replaces(&tr->replay, r)) {
+    if (!tr->has_replay || replaces(h, &tr->replay, r)) {
         tr->replay = *r;
         tr->has_replay = 1;
     }
@@ -142,7 +162,7 @@ static void history_add(void *state, const amk_row *r, size_t file)
 static const amk_row *history_incumbent(const history_state *h, size_t *file)
 {
     const amk_row *fb = file_best(h);
-    if (fb && (!h->has_best || replaces(&h->best, fb))) {
+    if (fb && (!h->has_best || replaces(h, &h->best, fb))) {
         if (file)
             *file = h->file;
         return fb;
@@ -152,13 +172,18 @@ static const amk_row *history_incumbent(const history_state *h, size_t *file)
     return h->has_best ? &h->best : NULL;
 }
 
-/* 1 when fast is faster than inc by more than their measured noise: inc is measurably
- * slower, and is not handed back. */
-static int measurably_faster(const amk_row *inc, const amk_row *fast)
+/* The noise of one row's score, for what is handed back. */
+static double measured_noise(const history_state *h, const amk_row *r)
 {
-    double noise = fmax(amk__measured_noise(inc->latency_kind, inc->spread),
-                        amk__measured_noise(fast->latency_kind, fast->spread));
-    return (inc->latency_us - fast->latency_us) / inc->latency_us > noise;
+    return amk__measured_noise(h->objective, r->latency_kind, r->spread, r->energy_ticks);
+}
+
+/* 1 when fast is better than inc by more than their measured noise: inc is measurably
+ * worse, and is not handed back. */
+static int measurably_faster(const history_state *h, const amk_row *inc, const amk_row *fast)
+{
+    double noise = fmax(measured_noise(h, inc), measured_noise(h, fast));
+    return (score(h, inc) - score(h, fast)) / score(h, inc) > noise;
 }
 
 /* Where a search of one file continues: its best kind present, the last kept row first. */
@@ -178,8 +203,8 @@ static const amk_row *history_best(const void *state, size_t *file)
     const history_state *h = state;
     size_t f = 0;
     const amk_row *inc = history_incumbent(h, &f);
-    int t = inc ? tier_of(inc) : -1;
-    if (t >= 0 && h->has_fast[t] && measurably_faster(inc, &h->fast[t])) {
+    int t = inc ? tier_of(h, inc) : -1;
+    if (t >= 0 && h->has_fast[t] && measurably_faster(h, inc, &h->fast[t])) {
         inc = &h->fast[t];
         f = h->fast_file[t];
     }
@@ -213,6 +238,8 @@ struct amk_history {
     amk_incumbent inc;      /* the keep rule's */
     amk_incumbent best;     /* the best's config, when it could be rebuilt */
     int64_t best_trial;     /* the row best describes (0: none yet) */
+    int64_t other_trial;    /* the first row of this search under another objective */
+    amk_objective other;
 };
 
 static int matches(const amk_history *h, const amk_row *r)
@@ -241,6 +268,8 @@ static history_state *device_rule(amk_history *h, const char *name, int *oom)
     h->dev = p;
     memset(&p[h->ndev], 0, sizeof *p);
     snprintf(p[h->ndev].name, sizeof p[h->ndev].name, "%s", name);
+    p[h->ndev].rule.objective = h->o.objective;
+    p[h->ndev].rule.has_objective = 1;
     h->last_dev = h->ndev++;
     return &p[h->last_dev].rule;
 }
@@ -279,6 +308,10 @@ static int load_row(const amk_row *r, void *ud)
         h->last_trial = r->trial;
     if (!matches(h, r))
         return 0;
+    if (r->objective != h->o.objective && !h->other_trial) {
+        h->other_trial = r->trial;
+        h->other = r->objective;
+    }
     if (add_row(h, r) != AMK_OK)
         return amk_diag_set(c->d, AMK_ENOMEM, "%s: out of memory", c->path);
     amk_config cfg;
@@ -304,6 +337,7 @@ static const amk_row *rule_incumbent(const amk_history *h)
 static void incumbent_of(const amk_history *h, const amk_row *r, amk_incumbent *out)
 {
     memset(out, 0, sizeof *out);
+    out->objective = h->o.objective;
     if (!r || !row_config(h, r, &out->config))
         return;
     out->has = 1;
@@ -321,6 +355,10 @@ void amk_incumbent_set_row(amk_incumbent *b, const amk_row *r)
     b->peer_us = r->peer_us;
     b->vs_peer = r->vs_peer;
     b->sm_mhz = r->sm_mhz;
+    b->objective = r->objective;
+    b->energy_uj = r->energy_uj;
+    b->energy_window_ms = r->energy_window_ms;
+    b->energy_ticks = r->energy_ticks;
 }
 
 /* After the read: the keep rule's incumbent and the best, from the rule's choices. A row
@@ -328,6 +366,7 @@ void amk_incumbent_set_row(amk_incumbent *b, const amk_row *r)
 static void restore(amk_history *h)
 {
     const amk_row *b = rule_best(h), *r = rule_incumbent(h);
+    h->inc.objective = h->best.objective = h->o.objective;
     if (!r)
         return;
     incumbent_of(h, b, &h->best);
@@ -384,6 +423,15 @@ int amk_history_load(const char *path, const amk_history_opts *o, amk_history **
             amk_diag_prefix(d, "%s", path);
         }
     }
+    if (rc == AMK_OK && h->other_trial)
+        rc = amk_diag_set(d, AMK_EOBJECTIVE, "%s: trial %lld of %s at %s%s%s was recorded with "
+                          "--objective %s, and this run asks for --objective %s: a search "
+                          "never switches objective (pass --objective %s to go on with it, or "
+                          "use another results file)", path, (long long)h->other_trial,
+                          h->kernel[0] ? h->kernel : "this search", h->shape,
+                          h->device[0] ? " on " : "", h->device,
+                          amk_objective_name(h->other), amk_objective_name(o->objective),
+                          amk_objective_name(h->other));
     if (rc != AMK_OK) {
         amk_history_free(h);
         return rc;
@@ -452,6 +500,10 @@ int amk_history_decide(amk_history *h, const amk_config *cfg, const amk_verdict 
     h->inc.peer_us = v->peer_us;
     h->inc.vs_peer = v->vs_peer;
     h->inc.sm_mhz = v->sm_mhz;
+    h->inc.objective = h->o.objective;
+    h->inc.energy_uj = v->energy_uj;
+    h->inc.energy_window_ms = v->energy_window_ms;
+    h->inc.energy_ticks = v->energy_ticks;
     return 1;
 }
 

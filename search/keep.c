@@ -34,16 +34,12 @@ int amk__config_simpler(const amk_config *a, const amk_config *b, const amk_limi
     return 0;
 }
 
-double amk__noise(double spread)
-{
-    return isfinite(spread) && spread > 0 ? spread : 0;
-}
-
-double amk__measured_noise(amk_latency_kind kind, double spread)
+double amk__measured_noise(amk_objective objective, amk_latency_kind kind, double spread,
+                           int energy_ticks)
 {
     /* A replayed or predicted number comes back the same every time: comparing two of them
      * is exact, whatever spread the original measurement had. */
-    return kind == AMK_LAT_MEASURED ? amk__noise(spread) : 0;
+    return kind == AMK_LAT_MEASURED ? amk_objective_noise(objective, spread, energy_ticks) : 0;
 }
 
 double amk__keep_margin(double noise, double min_gain)
@@ -74,17 +70,20 @@ int amk__keep_rule(double inc_us, double cand_us, double noise, double min_gain)
                                                                        : AMK__KEEP_TIE;
 }
 
-/* The noise of comparing a candidate's verdict with the incumbent: the larger of the two. */
+/* The noise of comparing a candidate's verdict with the incumbent in the incumbent's
+ * objective: the larger of the two. */
 static double pair_noise(const amk_incumbent *inc, const amk_verdict *v)
 {
-    return fmax(amk__noise(inc->spread), amk__noise(v->spread));
+    return fmax(amk_objective_noise(inc->objective, inc->spread, inc->energy_ticks),
+                amk_objective_noise(inc->objective, v->spread, v->energy_ticks));
 }
 
 int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
                     double min_gain)
 {
-    if (!inc || !inc->has || inc->kind != AMK_LAT_MEASURED || !v ||
-        v->status != AMK_STATUS_OK || v->latency_kind != AMK_LAT_MEASURED ||
+    /* Under energy or edp the energy window decides: a re-measure compares latencies only. */
+    if (!inc || !inc->has || inc->objective != AMK_OBJ_TIME || inc->kind != AMK_LAT_MEASURED ||
+        !v || v->status != AMK_STATUS_OK || v->latency_kind != AMK_LAT_MEASURED ||
         !(inc->latency_us > 0) || !(v->latency_us > 0) || amk_config_equal(&inc->config, cand))
         return 0;
     double gain = (inc->latency_us - v->latency_us) / inc->latency_us;
@@ -94,8 +93,8 @@ int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_
 int amk__keep_clock_moved(const amk_incumbent *inc, const amk_config *cand,
                           const amk_verdict *v, double min_gain)
 {
-    if (!inc || !inc->has || inc->kind != AMK_LAT_MEASURED || !v ||
-        v->status != AMK_STATUS_OK || v->latency_kind != AMK_LAT_MEASURED ||
+    if (!inc || !inc->has || inc->objective != AMK_OBJ_TIME || inc->kind != AMK_LAT_MEASURED ||
+        !v || v->status != AMK_STATUS_OK || v->latency_kind != AMK_LAT_MEASURED ||
         !(inc->sm_mhz > 0) || !(v->sm_mhz > 0) || !(inc->latency_us > 0) ||
         !(v->latency_us > 0) || amk_config_equal(&inc->config, cand))
         return 0;
@@ -110,11 +109,15 @@ int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
 {
     if (!cand || !v || v->status != AMK_STATUS_OK)
         return 0;
+    amk_objective obj = inc ? inc->objective : AMK_OBJ_TIME;
+    double cand_score = amk_objective_score(obj, v->latency_us, v->energy_uj, v->energy_ticks);
     if (!inc || !inc->has)
-        return isfinite(v->latency_us) && v->latency_us > 0;
+        return isfinite(cand_score);
     if (amk_config_equal(&inc->config, cand))
         return 0;
-    int k = amk__keep_rule(inc->latency_us, v->latency_us, pair_noise(inc, v), min_gain);
+    double inc_score =
+        amk_objective_score(obj, inc->latency_us, inc->energy_uj, inc->energy_ticks);
+    int k = amk__keep_rule(inc_score, cand_score, pair_noise(inc, v), min_gain);
     if (k == AMK__KEEP_TIE)
         return amk__config_simpler(cand, &inc->config, lim) < 0;
     return k == AMK__KEEP_FASTER;
@@ -125,4 +128,11 @@ int amk_keep_decide(const amk_incumbent *inc, const amk_config *cand, const amk_
 {
     const amk_target *t = amk_target_default();
     return amk__keep_decide_lim(inc, cand, v, min_gain, t ? &t->limits : NULL);
+}
+
+void amk__verdict_for_strategy(amk_objective objective, amk_verdict *v)
+{
+    if (objective != AMK_OBJ_TIME)
+        v->latency_us =
+            amk_objective_score(objective, v->latency_us, v->energy_uj, v->energy_ticks);
 }

@@ -123,6 +123,7 @@ static void observe_row(const amk_row *r, const amk_config *c, void *ud)
         return;
     amk_verdict v;
     amk_verdict_from_row(r, &v);
+    amk__verdict_for_strategy(L->o->objective, &v);
     L->st->observe(L->state, c, &v, r->kept == 1);
 }
 
@@ -142,7 +143,8 @@ static int start_search(loop_run *L, amk_diag *d)
     const amk_spec *spec = amk_space_spec(L->sp);
     amk_history_opts ho = {.shape = L->shape, .device = L->device, .spec = spec,
                            .at = amk_space_shape(L->sp), .limits = amk_space_limits(L->sp),
-                           .min_gain = L->min_gain, .each = observe_row, .ud = L};
+                           .min_gain = L->min_gain, .each = observe_row, .ud = L,
+                           .objective = o->objective};
     rc = amk_history_load(o->resume ? o->results_path : NULL, &ho, &L->h, d);
     if (rc < 0)
         return rc;
@@ -194,6 +196,8 @@ static int open_run(loop_run *L, const amk_loop_opts *o, const amk_strategy_type
     if (!L->props || !L->verdicts || !L->rows || !L->cfgs || !L->ids || !L->state)
         return amk_diag_set(d, AMK_ENOMEM, "loop: out of memory");
     int rc = amk_tsv_open(o->results_path, &L->tsv, d);
+    if (rc == AMK_OK)
+        rc = amk_tsv_check_objective(L->tsv, o->objective, d); /* before any work */
     amk_tsv_sync_every(L->tsv, LOOP_SYNC_EVERY_S);
     L->best_at = -INFINITY;
     return rc < 0 ? rc : start_search(L, d);
@@ -255,8 +259,10 @@ static int propose_batch(loop_run *L, int want, int *n, amk_diag *d)
 static int evaluate_batch(loop_run *L, int n, amk_diag *d)
 {
     const amk_incumbent *inc = amk_history_incumbent(L->h);
-    int rc = amk_evaluator_run(L->o->ev, L->sp, L->cfgs, (size_t)n,
-                               inc->has ? inc->latency_us : NAN, L->verdicts);
+    /* The roofline screen and the early stop compare times: under energy or edp a slower
+     * config may still win, so there is nothing to screen against. */
+    double beat = inc->has && L->o->objective == AMK_OBJ_TIME ? inc->latency_us : NAN;
+    int rc = amk_evaluator_run(L->o->ev, L->sp, L->cfgs, (size_t)n, beat, L->verdicts);
     if (rc < 0)
         return amk_diag_set(d, rc, "evaluator %s: %s", amk_evaluator_backend(L->o->ev),
                             amk_strerror(rc));
@@ -281,6 +287,7 @@ static int keep_batch(loop_run *L, int n, amk_diag *d)
                                     L->props[i].source, L->device, keep, &L->rows[i], d);
         if (rc < 0)
             return rc;
+        L->rows[i].objective = L->o->objective;
     }
     return AMK_OK;
 }
@@ -322,7 +329,9 @@ static void observe_batch(loop_run *L, int n)
     amk_incumbent best;
     amk_history_best(L->h, &best);
     for (int i = 0; i < n; i++) {
-        L->st->observe(L->state, &L->props[i].config, &L->verdicts[i], L->rows[i].kept);
+        amk_verdict v = L->verdicts[i];
+        amk__verdict_for_strategy(L->o->objective, &v);
+        L->st->observe(L->state, &L->props[i].config, &v, L->rows[i].kept);
         if (!L->o->progress)
             continue;
         amk_loop_progress p = {

@@ -2,7 +2,7 @@
  * Every recorded trial of the kernel/shape is replayed into the strategy (its seen set and
  * observations); the incumbent is the history rule's best (HARNESS.md "Best") on the device
  * of the file's latest row of this kernel and shape, the one an agent is evaluating on. */
-#include "amk_search.h"
+#include "search_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +28,7 @@ static void observe_row(const amk_row *r, const amk_config *c, void *ud)
         return;
     amk_verdict v;
     amk_verdict_from_row(r, &v);
+    amk__verdict_for_strategy(rs->o->objective, &v);
     rs->st->observe(rs->st_state, c, &v, r->kept == 1);
 }
 
@@ -40,7 +41,8 @@ static int replay_file(replay_state *rs, amk_diag *d)
         r->no_file = 1;
     amk_history_opts ho = {.shape = rs->shape, .spec = rs->o->spec, .at = &rs->o->shape,
                            .limits = &rs->o->target->limits,
-                           .min_gain = AMK_HISTORY_MIN_GAIN, .each = observe_row, .ud = rs};
+                           .min_gain = AMK_HISTORY_MIN_GAIN, .each = observe_row, .ud = rs,
+                           .objective = rs->o->objective};
     int e = amk_history_load(r->no_file ? NULL : path, &ho, &rs->h, d);
     if (e != AMK_OK)
         return e;

@@ -124,9 +124,11 @@ int amk__near_next(amk__near *nr, const amk_space *sp, gsl_rng *rng, const amk_c
 int amk__config_simpler(const amk_config *a, const amk_config *b, const amk_limits *lim);
 
 /* The keep rule (search/keep.c), a pure function of numbers so that it has one home and
- * is easy to extend. The noise of one latency: its spread (0 when absent; a replayed row
- * carries its recorded measurement's, so a replayed search decides as it would have live).
- * The noise of a measurement, for what is handed back: its spread when measured, 0 for a
+ * is easy to extend. The numbers are the objective's scores (amk_objective_score: latency,
+ * energy per launch or their product). The noise of one score: amk_objective_noise (the
+ * spread, the energy counter's quantisation; 0 when absent; a replayed row carries its
+ * recorded measurement's, so a replayed search decides as it would have live). The noise of
+ * a measurement, for what is handed back (amk__measured_noise): that when measured, 0 for a
  * replayed or predicted number (it comes back the same every time). The margin a gain must
  * clear: max(min_gain, noise). amk__keep_rule says whether a candidate
  * of cand_us replaces an incumbent of inc_us, noise being that of their comparison (the
@@ -135,8 +137,8 @@ int amk__config_simpler(const amk_config *a, const amk_config *b, const amk_limi
  * caller's tie-break decides (the loop: the simpler config; a replay of rows: the earlier
  * trial stays). */
 enum { AMK__KEEP_REVERT = 0, AMK__KEEP_FASTER = 1, AMK__KEEP_TIE = 2 };
-double amk__noise(double spread);
-double amk__measured_noise(amk_latency_kind kind, double spread);
+double amk__measured_noise(amk_objective objective, amk_latency_kind kind, double spread,
+                           int energy_ticks);
 double amk__keep_margin(double noise, double min_gain);
 int amk__keep_rule(double inc_us, double cand_us, double noise, double min_gain);
 /* 1 when candidate and incumbent are both measured and their gap is within twice the keep
@@ -154,6 +156,11 @@ int amk__keep_clock_moved(const amk_incumbent *inc, const amk_config *cand,
  * space's limits; the public function uses the default target's). */
 int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
                          const amk_verdict *v, double min_gain, const amk_limits *lim);
+/* Strategies rank configs by a verdict's latency_us. Under another objective they are shown
+ * its score in that place (amk_objective_score: the energy per launch, or energy x latency;
+ * NAN, i.e. no usable number, when the energy was not measured over a counter window), so
+ * every strategy follows the objective without knowing of it. Time leaves v unchanged. */
+void amk__verdict_for_strategy(amk_objective objective, amk_verdict *v);
 /* The history's incumbent, for the loop's interleaved re-measure (which refreshes its
  * latency and spread). */
 amk_incumbent *amk__history_incumbent(amk_history *h);

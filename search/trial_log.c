@@ -12,6 +12,7 @@ struct amk_trial_log {
     char *path;
     amk_tsv *tsv;
     amk_history *history;
+    amk_objective objective;
 };
 
 /* Every error names the file once. */
@@ -25,7 +26,7 @@ static int file_error(int e, const char *path, amk_diag *d)
 }
 
 int amk_trial_log_open(const char *path, const amk_config *cfg, const char *device,
-                       amk_trial_log **out, amk_diag *d)
+                       amk_objective objective, amk_trial_log **out, amk_diag *d)
 {
     *out = NULL;
     amk_trial_log *lg = calloc(1, sizeof *lg);
@@ -33,9 +34,12 @@ int amk_trial_log_open(const char *path, const amk_config *cfg, const char *devi
         free(lg);
         return amk_diag_set(d, AMK_ENOMEM, "%s: out of memory", path);
     }
+    lg->objective = objective;
     amk_history_opts ho = {.device = device, .spec = cfg->spec, .at = &cfg->shape,
-                           .min_gain = AMK_HISTORY_MIN_GAIN};
+                           .min_gain = AMK_HISTORY_MIN_GAIN, .objective = objective};
     int e = amk_tsv_open(path, &lg->tsv, d);
+    if (e == AMK_OK)
+        e = amk_tsv_check_objective(lg->tsv, objective, d);
     if (e == AMK_OK)
         e = amk_history_load(path, &ho, &lg->history, d);
     if (e != AMK_OK) {
@@ -55,6 +59,7 @@ int amk_trial_log_append(amk_trial_log *lg, const amk_config *cfg, const char *d
     if (e != AMK_OK)
         return e;
     row->kept = amk_history_decide(lg->history, cfg, v);
+    row->objective = lg->objective;
     e = amk_tsv_append_next(lg->tsv, row, 1, d); /* numbered under the append's lock */
     if (e != AMK_OK)
         return file_error(e, lg->path, d);

@@ -32,7 +32,9 @@ static int check_fresh_file(const amk_tune_opts *o, const amk_tune_result *r, am
         return AMK_OK;
     const char *kernel = amk_spec_name(o->spec);
     amk_history *prev = NULL;
-    amk_history_opts ho = {.kernel = kernel, .shape = r->shape, .device = r->device};
+    amk_backend_opts bo = {0};
+    amk_history_opts ho = {.kernel = kernel, .shape = r->shape, .device = r->device,
+                           .objective = amk_backend_opts_objective(&bo, o->objective)};
     int e = amk_history_load(o->results_path, &ho, &prev, d);
     if (e != AMK_OK) {
         if (!d->msg[0])
@@ -68,6 +70,8 @@ static int run_loop(const amk_tune_opts *o, amk_tune_result *r, const amk_space 
     lo.resume = o->resume;
     lo.progress = o->progress;
     lo.progress_ud = o->ud;
+    amk_backend_opts bo = {0};
+    lo.objective = amk_backend_opts_objective(&bo, o->objective);
     /* A sampled sweep (sim): search only the configs it recorded. */
     char (*unrecorded)[17] = NULL;
     size_t n_unrecorded = 0;
@@ -149,7 +153,7 @@ static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const c
     amk_backend_opts bo;
     memset(&bo, 0, sizeof bo);
     bo.target = o->target->key;
-    bo.sim_objective = o->objective;
+    amk_backend_opts_objective(&bo, o->objective);
     bo.jobs = o->jobs;
     bo.regime = o->regime;
     bo.seed = o->seed;

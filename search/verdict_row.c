@@ -54,6 +54,8 @@ int amk_verdict_to_row(const amk_verdict *v, const amk_config *c, int64_t trial,
     snprintf(r->peer, sizeof r->peer, "%s", v->peer);
     r->peer_us = v->peer_us;
     r->vs_peer = v->vs_peer;
+    r->energy_window_ms = v->energy_window_ms;
+    r->energy_ticks = v->energy_ticks > 0 ? v->energy_ticks : 0;
     return AMK_OK;
 }
 
@@ -89,4 +91,6 @@ void amk_verdict_from_row(const amk_row *r, amk_verdict *v)
     snprintf(v->peer, sizeof v->peer, "%s", r->peer);
     v->peer_us = r->peer_us;
     v->vs_peer = r->vs_peer;
+    v->energy_window_ms = r->energy_window_ms;
+    v->energy_ticks = r->energy_ticks;
 }

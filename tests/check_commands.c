@@ -387,7 +387,7 @@ END_TEST
 START_TEST(test_amk_propose_default_then_unseen_with_incumbent)
 {
     const amk_strategy_type *st = amk_strategy_find("hillclimb");
-    amk_propose_opts po = {F.spec, F.shape, F.target, st, 1, F.results};
+    amk_propose_opts po = {F.spec, F.shape, F.target, st, 1, F.results, AMK_OBJ_TIME};
     amk_proposal_result p;
     amk_diag d = {0};
     /* No file yet: the default config, and the file is said to be missing. */
@@ -428,7 +428,7 @@ START_TEST(test_amk_propose_names_what_a_resumed_loop_tries_next)
     amk_diag d = {0};
     ck_assert_msg(amk_tune(&o, &r, &d) == AMK_OK, "%s", d.msg);
     amk_propose_opts po = {F.spec, F.shape, F.target, amk_strategy_find("hillclimb"), o.seed,
-                           F.results};
+                           F.results, AMK_OBJ_TIME};
     amk_proposal_result p;
     ck_assert_msg(amk_propose(&po, &p, &d) == AMK_OK, "%s", d.msg);
     char id[17];
@@ -447,7 +447,7 @@ START_TEST(test_amk_propose_bad_file_fails_on_results)
 {
     amk_test_write_file(F.results, "not\ta\tresults\tfile\n");
     amk_propose_opts po = {F.spec, F.shape, F.target, amk_strategy_find("random"), 1,
-                           F.results};
+                           F.results, AMK_OBJ_TIME};
     amk_proposal_result p;
     amk_diag d = {0};
     ck_assert_int_ne(amk_propose(&po, &p, &d), AMK_OK);
@@ -484,7 +484,7 @@ START_TEST(test_amk_trial_log_numbers_and_keeps_by_the_history_rule)
     const int want_kept[3] = {1, 0, 1};
     for (int k = 0; k < 3; k++) {
         amk_trial_log *lg = NULL;
-        ck_assert_msg(amk_trial_log_open(F.results, cfg[k], dev, &lg, &d) == AMK_OK, "%s",
+        ck_assert_msg(amk_trial_log_open(F.results, cfg[k], dev, AMK_OBJ_TIME, &lg, &d) == AMK_OK, "%s",
                       d.msg);
         amk_verdict v;
         amk_verdict_init(&v);
@@ -504,7 +504,8 @@ START_TEST(test_amk_trial_log_numbers_and_keeps_by_the_history_rule)
     /* A file that is not a results file is refused at open, before any evaluation. */
     amk_test_write_file(F.results, "garbage\n");
     amk_trial_log *lg = NULL;
-    ck_assert_int_ne(amk_trial_log_open(F.results, &r.loop.best.config, dev, &lg, &d), AMK_OK);
+    ck_assert_int_ne(amk_trial_log_open(F.results, &r.loop.best.config, dev, AMK_OBJ_TIME, &lg,
+                                       &d), AMK_OK);
     ck_assert_ptr_null(lg);
     ck_assert_ptr_nonnull(strstr(d.msg, F.results));
 }

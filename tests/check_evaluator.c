@@ -286,7 +286,7 @@ static const char *const verdict_keys[] = {
     "spread", "predicted_us", "bound_us", "pct_of_roofline", "compile_ms", "cache_hit", "seed",
     "config_id", "device", "regime", "notes", "clock_regime", "sm_mhz", "sm_mhz_min",
     "sm_mhz_max", "mem_mhz", "power_w", "temp_c", "throttle", "energy_uj", "peer", "peer_us",
-    "vs_peer", NULL};
+    "vs_peer", "energy_window_ms", "energy_ticks", NULL};
 
 START_TEST(test_amk_verdict_to_json_exact_keys)
 {

@@ -411,6 +411,49 @@ START_TEST(test_gpu_bench_stops_early_and_screens)
 }
 END_TEST
 
+/* Objective energy: the energy per launch is measured over a window of whole energy-counter
+ * ticks (at least AMK_ENERGY_WINDOW_MS), and is physically plausible; objective time keeps
+ * the estimate (no window). A device whose management library reads no energy counter
+ * refuses the energy objective when the evaluator is created, saying why. */
+START_TEST(test_gpu_energy_window_measures_energy_per_launch)
+{
+    const char *gemm = "{\"kernel\":\"gemm\",\"shape\":{\"M\":1024,\"N\":1024,\"K\":1024},"
+                       "\"params\":{\"BM\":128,\"BN\":128,\"BK\":8,\"TM\":8,\"TN\":8,\"VEC\":4,"
+                       "\"STAGES\":2}}";
+    amk_backend_opts o = {0};
+    amk_diag d = {0};
+    amk_evaluator *ev = NULL;
+    o.jobs = 2;
+    o.objective = AMK_OBJ_ENERGY;
+    setenv("AMK_ENERGY_WINDOW_MS", "500", 1);
+    int rc = amk_evaluator_create("gpu", &o, NULL, NULL, &ev, &d);
+    unsetenv("AMK_ENERGY_WINDOW_MS");
+    if (rc == AMK_ENOENERGY) {
+        fprintf(stderr, "  no energy counter here: %s\n", d.msg);
+        ck_assert_msg(strstr(d.msg, "needs the energy counter"), "%s", d.msg);
+        return;
+    }
+    ck_assert_msg(rc == AMK_OK, "gpu backend: %s", d.msg);
+    amk_verdict v;
+    eval_json(ev, gemm, &v);
+    assert_measured(&v);
+    ck_assert_msg(v.energy_ticks >= 1 && v.energy_window_ms >= 500, "%d ticks, %g ms: %s",
+                  v.energy_ticks, v.energy_window_ms, v.notes);
+    double watts = v.energy_uj / v.latency_us; /* uJ per us */
+    ck_assert_msg(watts > 5 && watts < 2000, "%g uJ over %g us: %g W", v.energy_uj,
+                  v.latency_us, watts);
+    ck_assert_msg(strstr(v.notes, "energy: ") && strstr(v.notes, "counter ticks"), "%s",
+                  v.notes);
+    amk_evaluator_free(ev);
+    ev = make_gpu(0, 0); /* objective time: the estimate, no window */
+    eval_json(ev, gemm, &v);
+    assert_measured(&v);
+    ck_assert_int_eq(v.energy_ticks, 0);
+    ck_assert(isnan(v.energy_window_ms));
+    amk_evaluator_free(ev);
+}
+END_TEST
+
 /* The cases of one job share a function but size their dynamic shared memory by their own
  * shape: quant_per_tensor with SMEM=1 and no register keep asks 192 KiB at 16384x4096 and
  * 64 KiB on its small check shape. The opt-in must cover the larger (it once followed the
@@ -578,6 +621,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_gpu_bench_stops_early_and_screens);
         tcase_add_test(tc, test_gpu_shared_opt_in_covers_every_case);
         tcase_add_test(tc, test_gpu_remeasure_interleaved);
+        tcase_add_test(tc, test_gpu_energy_window_measures_energy_per_launch);
         tc = device_tcase(s, "sm_90", "sm_90");
         tcase_add_test(tc, test_gpu_hopper_cluster_launch);
         tcase_add_test(tc, test_gpu_hopper_tensor_map_copy);

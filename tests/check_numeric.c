@@ -756,6 +756,114 @@ START_TEST(test_obs_settled_needs_load_time_and_steady_chunks)
 }
 END_TEST
 
+/* A simulated device: constant power, one launch every launch_s, an energy counter that
+ * advances every tick_s (first at phase_s) to the energy used up to that instant, read
+ * after every chunk of `per` launches. Returns the window's energy per launch (uJ). */
+static double ewin_simulate(double power_w, double launch_s, double tick_s, double phase_s,
+                            int per, double want_s, amk__energy_window *w)
+{
+    amk__ewin_start(w, want_s, 5000.0); /* the counter at the start: 5 kJ since boot */
+    for (long n = 1; n < 100000; n++) {
+        double t = n * per * launch_s;
+        double last_tick = t < phase_s ? 0 : phase_s + floor((t - phase_s) / tick_s) * tick_s;
+        double counter = 5000.0 + power_w * last_tick;
+        int st = amk__ewin_feed(w, counter, t, (double)(n * per));
+        if (st == AMK__EWIN_DONE || st == AMK__EWIN_FAILED)
+            break;
+    }
+    double uj = NAN, ms = NAN;
+    int ticks = 0;
+    return amk__ewin_result(w, &uj, &ms, &ticks) ? uj : NAN;
+}
+
+START_TEST(test_ewin_counts_launches_between_whole_ticks)
+{
+    /* 700 W, 1.4 ms launches (0.98 J each), ticks every 100 ms, a reading every 5 launches:
+     * the window opens at the first tick and closes at the first tick after 1 s. */
+    amk__energy_window w;
+    double want = 700 * 1.4e-3 * 1e6;
+    for (int k = 0; k < 7; k++) {
+        double phase = 0.013 + k * 0.0137; /* ticks fall anywhere between two readings */
+        double uj = ewin_simulate(700, 1.4e-3, 0.1, phase, 5, 1.0, &w);
+        /* the tick instants are known to half a chunk (3.5 ms) at each end of ~1.1 s */
+        ck_assert_msg(fabs(uj - want) / want < 0.0075, "phase %g: %g uJ, want %g", phase, uj,
+                      want);
+        double u, ms;
+        int ticks;
+        ck_assert(amk__ewin_result(&w, &u, &ms, &ticks));
+        ck_assert_msg(ticks >= 10 && ticks <= 11 && ms >= 1000 && ms < 1110, "%d ticks %g ms",
+                      ticks, ms);
+        ck_assert(w.t0_s >= phase); /* opened at a tick, not at the start */
+    }
+    /* A longer window: more ticks, a smaller quantisation error. */
+    double uj = ewin_simulate(700, 1.4e-3, 0.1, 0.05, 5, 2.0, &w);
+    ck_assert(fabs(uj - want) / want < 0.004);
+    ck_assert_int_ge(w.ticks, 20);
+    ck_assert(fabs(amk_energy_noise(w.ticks) - 1.0 / w.ticks) < 1e-15);
+    /* Wrong by a whole tick if the window were not aligned: the arithmetic must not be. */
+    ck_assert(fabs(ewin_simulate(300, 20e-6, 0.1, 0.0371, 250, 1.0, &w) - 300 * 20) < 300 * 20 *
+                                                                                         0.01);
+}
+END_TEST
+
+START_TEST(test_ewin_fails_without_a_usable_counter)
+{
+    amk__energy_window w;
+    double uj, ms;
+    int ticks;
+    amk__ewin_start(&w, 1.0, NAN); /* no counter */
+    ck_assert_int_eq(w.state, AMK__EWIN_FAILED);
+    ck_assert_ptr_nonnull(w.why);
+    ck_assert_int_eq(amk__ewin_feed(&w, 10, 0.1, 5), AMK__EWIN_FAILED);
+    ck_assert(!amk__ewin_result(&w, &uj, &ms, &ticks));
+    amk__ewin_start(&w, 1.0, 10);
+    ck_assert_int_eq(amk__ewin_feed(&w, 10, 0.05, 5), AMK__EWIN_WAIT); /* no advance yet */
+    ck_assert_int_eq(amk__ewin_feed(&w, 12, 0.10, 10), AMK__EWIN_OPEN);
+    ck_assert(w.n0 == 7.5); /* the tick fell between the readings after 5 and 10 launches */
+    ck_assert(!amk__ewin_result(&w, &uj, &ms, &ticks)); /* not complete */
+    ck_assert_int_eq(amk__ewin_feed(&w, 11, 0.15, 15), AMK__EWIN_FAILED); /* backwards */
+    ck_assert_str_eq(w.why, "the energy counter went backwards");
+    /* A window shorter than asked never closes, however many ticks. */
+    amk__ewin_start(&w, 1.0, 0);
+    for (int i = 1; i <= 9; i++)
+        ck_assert_int_ne(amk__ewin_feed(&w, i, 0.1 * i, 10.0 * i), AMK__EWIN_DONE);
+    ck_assert_int_eq(amk__ewin_feed(&w, 10, 1.0, 100), AMK__EWIN_OPEN);
+    ck_assert_int_eq(amk__ewin_feed(&w, 11, 1.1, 110), AMK__EWIN_DONE);
+    ck_assert(amk__ewin_result(&w, &uj, &ms, &ticks));
+    ck_assert_int_eq(ticks, 10);
+    ck_assert(fabs(uj - 10 * 1e6 / 100) < 1e-6 && fabs(ms - 1000) < 1e-6);
+    /* The window's length: AMK_ENERGY_WINDOW_MS, else 1 s. */
+    ck_assert(amk__energy_window_s() == 1.0);
+    setenv("AMK_ENERGY_WINDOW_MS", "2500", 1);
+    ck_assert(amk__energy_window_s() == 2.5);
+    setenv("AMK_ENERGY_WINDOW_MS", "5", 1); /* below a counter tick: the default */
+    ck_assert(amk__energy_window_s() == 1.0);
+    unsetenv("AMK_ENERGY_WINDOW_MS");
+}
+END_TEST
+
+START_TEST(test_objective_score_and_noise)
+{
+    ck_assert(amk_objective_score(AMK_OBJ_TIME, 100, NAN, 0) == 100);
+    ck_assert(amk_objective_score(AMK_OBJ_ENERGY, 100, 5e4, 10) == 5e4);
+    ck_assert(amk_objective_score(AMK_OBJ_EDP, 100, 5e4, 10) == 5e6);
+    /* an estimate (no counter window) is not an energy measurement */
+    ck_assert(isnan(amk_objective_score(AMK_OBJ_ENERGY, 100, 5e4, 0)));
+    ck_assert(isnan(amk_objective_score(AMK_OBJ_EDP, NAN, 5e4, 10)));
+    ck_assert(isnan(amk_objective_score(AMK_OBJ_TIME, -1, 5e4, 10)));
+    ck_assert(amk_objective_noise(AMK_OBJ_TIME, 0.02, 10) == 0.02);
+    ck_assert(fabs(amk_objective_noise(AMK_OBJ_ENERGY, 0.02, 10) - 0.1) < 1e-15);
+    ck_assert(fabs(amk_objective_noise(AMK_OBJ_EDP, 0.02, 10) - 0.12) < 1e-15);
+    ck_assert(amk_objective_noise(AMK_OBJ_ENERGY, NAN, 0) == 0);
+    ck_assert(isnan(amk_energy_noise(0)));
+    amk_objective o;
+    ck_assert_int_eq(amk_objective_parse("edp", &o), AMK_OK);
+    ck_assert_int_eq(o, AMK_OBJ_EDP);
+    ck_assert_int_eq(amk_objective_parse("GFLOP/s", &o), AMK_EPARSE);
+    ck_assert_str_eq(amk_objective_name(AMK_OBJ_ENERGY), "energy");
+}
+END_TEST
+
 /* amdgpu's DPM tables: the starred level is the current clock. */
 START_TEST(test_obs_dpm_mhz_reads_the_starred_level)
 {
@@ -1057,6 +1165,9 @@ static Suite *suite(void)
     TCase *obs = tcase_create("amk__obs");
     tcase_add_test(obs, test_obs_add_span_folds_readings);
     tcase_add_test(obs, test_obs_settled_needs_load_time_and_steady_chunks);
+    tcase_add_test(obs, test_ewin_counts_launches_between_whole_ticks);
+    tcase_add_test(obs, test_ewin_fails_without_a_usable_counter);
+    tcase_add_test(obs, test_objective_score_and_noise);
     tcase_add_test(obs, test_obs_dpm_mhz_reads_the_starred_level);
     suite_add_tcase(s, obs);
     return s;

@@ -84,6 +84,9 @@ static amk_row full_row(int64_t trial)
     snprintf(r.peer, sizeof r.peer, "cublas");
     r.peer_us = 130.5;
     r.vs_peer = 1.0571;
+    r.objective = AMK_OBJ_TIME; /* the history tests' rows; the v2 test round-trips edp */
+    r.energy_window_ms = 1103.25;
+    r.energy_ticks = 11;
     return r;
 }
 
@@ -138,11 +141,11 @@ static void assert_rows_equal(const amk_row *a, const amk_row *b)
     const double *da[] = {&a->latency_us, &a->spread, &a->predicted_us, &a->bound_us,
                           &a->pct_of_roofline, &a->compile_ms, &a->sm_mhz, &a->sm_mhz_min,
                           &a->sm_mhz_max, &a->mem_mhz, &a->power_w, &a->temp_c,
-                          &a->energy_uj, &a->peer_us, &a->vs_peer};
+                          &a->energy_uj, &a->peer_us, &a->vs_peer, &a->energy_window_ms};
     const double *db[] = {&b->latency_us, &b->spread, &b->predicted_us, &b->bound_us,
                           &b->pct_of_roofline, &b->compile_ms, &b->sm_mhz, &b->sm_mhz_min,
                           &b->sm_mhz_max, &b->mem_mhz, &b->power_w, &b->temp_c,
-                          &b->energy_uj, &b->peer_us, &b->vs_peer};
+                          &b->energy_uj, &b->peer_us, &b->vs_peer, &b->energy_window_ms};
     for (int i = 0; i < (int)(sizeof da / sizeof da[0]); i++) {
         if (isnan(*da[i]))
             ck_assert_msg(isnan(*db[i]), "double %d: NAN became %.17g", i, *db[i]);
@@ -156,6 +159,8 @@ static void assert_rows_equal(const amk_row *a, const amk_row *b)
     ck_assert_str_eq(a->clock_regime, b->clock_regime);
     ck_assert_str_eq(a->throttle, b->throttle);
     ck_assert_str_eq(a->peer, b->peer);
+    ck_assert_int_eq(a->objective, b->objective);
+    ck_assert_int_eq(a->energy_ticks, b->energy_ticks);
 }
 
 /* ---- amk_row_format / amk_row_parse ------------------------------------------------ */
@@ -187,9 +192,9 @@ START_TEST(test_amk_row_parse_round_trips_empty_fields)
     r.trial = 3;
     r.status = AMK_STATUS_COMPILE_ERROR;
     char *line = format_line(&r);
-    /* trial, 17 empty-or-fixed fields: status and kept are the only non-empty ones. */
+    /* status, kept and objective are the only non-empty fields after the trial. */
     ck_assert_str_eq(line, "3\t\t\t\t\t\t\tcompile_error\t\t\t\t\t\t\t\t\t0\t\t"
-                           "\t\t\t\t\t\t\t\t\t\t\t\t\n");
+                           "\t\t\t\t\t\t\t\t\t\t\t\t\ttime\t\t\n");
     ck_assert_msg(amk_row_parse(line, strlen(line) - 1, &back, &d) == AMK_OK, "%s", d.msg);
     assert_rows_equal(&r, &back);
     ck_assert(isnan(back.latency_us));
@@ -227,12 +232,14 @@ START_TEST(test_amk_row_format_columns_follow_header_macro)
         ck_assert_str_eq(amk__tsv_column_name(i), want[i]);
     ck_assert_ptr_null(amk__tsv_column_name(AMK__TSV_NCOLS));
     ck_assert_str_eq(amk__tsv_header_block(),
-                     "# amk results v2\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
+                     "# amk results v3\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
                      "status\tlatency_us\tlatency_kind\tspread\tpredicted_us\tbound_us\t"
                      "pct_of_roofline\tcompile_ms\tcache_hit\tkept\tdevice\tnote\t"
                      "clock_regime\tsm_mhz\tsm_mhz_min\tsm_mhz_max\tmem_mhz\tpower_w\t"
-                     "temp_c\tthrottle\tenergy_uj\tpeer\tpeer_us\tvs_peer\n");
+                     "temp_c\tthrottle\tenergy_uj\tpeer\tpeer_us\tvs_peer\tobjective\t"
+                     "energy_window_ms\tenergy_ticks\n");
     ck_assert_str_eq(amk__tsv_column_name(AMK__TSV_NCOLS_V1 - 1), "note");
+    ck_assert_str_eq(amk__tsv_column_name(AMK__TSV_NCOLS_V2 - 1), "vs_peer");
 }
 END_TEST
 
@@ -301,11 +308,11 @@ START_TEST(test_amk_row_parse_rejects_wrong_field_count)
     amk_diag d = {0};
     char *line = line_with(AMK__COL_note, "a\tb");
     ck_assert_int_eq(amk_row_parse(line, strlen(line), &r, &d), AMK_ETSV);
-    ck_assert_msg(strstr(d.msg, "32 fields, expected 31"), "%s", d.msg);
+    ck_assert_msg(strstr(d.msg, "35 fields, expected 34"), "%s", d.msg);
     free(line);
     const char *torn = "12\t2026-11-22T10:12:04Z\tgem";
     ck_assert_int_eq(amk_row_parse(torn, strlen(torn), &r, &d), AMK_ETSV);
-    ck_assert_msg(strstr(d.msg, "3 fields, expected 31"), "%s", d.msg);
+    ck_assert_msg(strstr(d.msg, "3 fields, expected 34"), "%s", d.msg);
     /* The tolerant parser calls the same line torn: its complete fields are valid. */
     ck_assert_int_eq(amk__row_parse(torn, strlen(torn), &r, 1, AMK__TSV_NCOLS, &d),
                      AMK__ROW_TORN);
@@ -394,10 +401,10 @@ START_TEST(test_amk_tsv_open_rejects_other_version)
 {
     amk_tsv *t = NULL;
     amk_diag d = {0};
-    const char *p = tpath("v3.tsv");
-    amk_test_write_file(p, "# amk results v3\ntrial\n");
+    const char *p = tpath("v4.tsv");
+    amk_test_write_file(p, "# amk results v4\ntrial\n");
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
-    ck_assert_msg(strstr(d.msg, ":1: unsupported format '# amk results v3'"), "%s", d.msg);
+    ck_assert_msg(strstr(d.msg, ":1: unsupported format '# amk results v4'"), "%s", d.msg);
 }
 END_TEST
 
@@ -489,10 +496,62 @@ START_TEST(test_amk_tsv_open_v1_file_read_and_appended_as_v1)
 }
 END_TEST
 
+/* A v2 file (31 columns, before the objective and the energy window) is read, its rows as
+ * objective time; a time row appended keeps its 31 columns, and a row of another objective
+ * is refused (it would read back as time), leaving the file as it was. */
+START_TEST(test_amk_tsv_open_v2_file_refuses_energy_rows)
+{
+    const char *p = tpath("v2.tsv");
+    amk_row a = full_row(1);
+    a.objective = AMK_OBJ_TIME;
+    amk_sb sb = {0};
+    amk_sb_printf(&sb, "# amk results v2\n");
+    for (int i = 0; i < AMK__TSV_NCOLS_V2; i++)
+        amk_sb_printf(&sb, "%s%s", i ? "\t" : "", amk__tsv_column_name(i));
+    amk_sb_printf(&sb, "\n");
+    amk__row_format_cols(&a, AMK__TSV_NCOLS_V2, &sb);
+    amk_test_write_file(p, sb.p);
+    amk_sb_free(&sb);
+    collected c = {0};
+    amk_tsv_stats st;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_read(p, collect, &c, &st, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c.n, 1);
+    ck_assert_int_eq(c.rows[0].objective, AMK_OBJ_TIME);
+    ck_assert_int_eq(c.rows[0].energy_ticks, 0);
+    ck_assert(isnan(c.rows[0].energy_window_ms) && c.rows[0].energy_uj == a.energy_uj);
+    char *before = slurp(p);
+    amk_tsv *t = NULL;
+    ck_assert_msg(amk_tsv_open(p, &t, &d) == AMK_OK, "%s", d.msg);
+    amk_row e = full_row(2);
+    e.objective = AMK_OBJ_ENERGY;
+    ck_assert_int_eq(amk_tsv_append(t, &e, 1, &d), AMK_ETSV);
+    ck_assert_msg(strstr(d.msg, "objective energy need a new file"), "%s", d.msg);
+    char *after = slurp(p);
+    ck_assert_str_eq(before, after);
+    e.objective = AMK_OBJ_TIME;
+    ck_assert_msg(amk_tsv_append(t, &e, 1, &d) == AMK_OK, "%s", d.msg);
+    amk_tsv_close(t);
+    c.n = 0;
+    ck_assert_msg(amk_tsv_read(p, collect, &c, &st, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c.n, 2);
+    free(before);
+    free(after);
+    /* In a v3 row the objective and the energy window round-trip. */
+    e.objective = AMK_OBJ_EDP;
+    char *line = format_line(&e);
+    amk_row back;
+    ck_assert_msg(amk_row_parse(line, strlen(line) - 1, &back, &d) == AMK_OK, "%s", d.msg);
+    assert_rows_equal(&e, &back);
+    ck_assert_int_eq(back.objective, AMK_OBJ_EDP);
+    free(line);
+}
+END_TEST
+
 START_TEST(test_amk_tsv_open_completes_header_cut_short)
 {
     const char *p = tpath("cut.tsv");
-    amk_test_write_file(p, "# amk results v2\ntrial\ttime\tker");
+    amk_test_write_file(p, "# amk results v3\ntrial\ttime\tker");
     collected c = {0};
     amk_tsv_stats st;
     amk_diag d = {0};
@@ -1046,7 +1105,7 @@ START_TEST(test_amk_tsv_read_pandas_reads_writer_output)
              "%s -c 'import pandas, math, sys\n"
              "df = pandas.read_csv(sys.argv[1], sep=\"\\t\", comment=\"#\")\n"
              "assert len(df) == 3, len(df)\n"
-             "assert len(df.columns) == 31, list(df.columns)\n"
+             "assert len(df.columns) == 34, list(df.columns)\n"
              "assert list(df.columns) == sys.argv[2].split(\"\\t\"), list(df.columns)\n"
              "assert list(df.trial) == [1, 2, 3], list(df.trial)\n"
              "assert df.latency_us[1] == 12.5, df.latency_us[1]\n"
@@ -1284,7 +1343,7 @@ START_TEST(test_amk_best_write_writes_every_field)
     ck_assert(cJSON_GetObjectItem(j, "spread")->valuedouble == r.spread);
     ck_assert_int_eq(cJSON_GetObjectItem(j, "trial")->valueint, 57);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "time")->valuestring, r.time);
-    ck_assert_int_eq(cJSON_GetArraySize(j), 10);
+    ck_assert_int_eq(cJSON_GetArraySize(j), 14);
     cJSON_Delete(j);
     cJSON_Delete(cfg);
     char *text = slurp(p);
@@ -1538,6 +1597,7 @@ static Suite *results_suite(void)
     tcase_add_test(t, test_amk_tsv_open_rejects_wrong_columns);
     tcase_add_test(t, test_amk_tsv_open_isolates_torn_row);
     tcase_add_test(t, test_amk_tsv_open_completes_header_cut_short);
+    tcase_add_test(t, test_amk_tsv_open_v2_file_refuses_energy_rows);
     tcase_add_test(t, test_amk_tsv_open_v1_file_read_and_appended_as_v1);
     t = tc(s, "amk_tsv_append");
     tcase_add_test(t, test_amk_tsv_append_keeps_rows_after_other_writers_torn_row);

@@ -489,6 +489,51 @@ START_TEST(test_amk_keep_decide_respects_noise_margin)
 }
 END_TEST
 
+/* Objective energy or edp: the keep rule judges the energy per launch measured over a counter
+ * window (or energy x latency), with the counter's quantisation (1/ticks) as the noise; an
+ * estimated energy (no window) is never evidence; no interleaved latency re-measure. */
+START_TEST(test_amk_keep_decide_follows_the_objective)
+{
+    amk_config inc_c = make(5, 5, 5, 128), c = make(5, 5, 5, 256);
+    amk_incumbent inc = incumbent(inc_c, 100.0, 0.005);
+    inc.objective = AMK_OBJ_ENERGY;
+    inc.energy_uj = 70000;
+    inc.energy_ticks = 20; /* 5% noise */
+    amk_verdict v = ok_verdict(130.0, 0.005); /* 30% slower ... */
+    v.energy_uj = 63000;                      /* ... but 10% less energy: kept */
+    v.energy_ticks = 20;
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 1);
+    v.energy_uj = 67000; /* 4.3% less: inside the counter's 5% */
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 0);
+    v.energy_ticks = 50; /* a longer window of the candidate: the incumbent's 5% still counts */
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 0);
+    v = ok_verdict(50.0, 0.005); /* twice as fast, energy an estimate only: not evidence */
+    v.energy_uj = 10000;
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 0);
+    amk_incumbent none = {0};
+    none.objective = AMK_OBJ_ENERGY;
+    ck_assert_int_eq(amk_keep_decide(&none, &c, &v, 0.01), 0); /* not even as the first */
+    v.energy_ticks = 12;
+    ck_assert_int_eq(amk_keep_decide(&none, &c, &v, 0.01), 1);
+    /* edp: 20% slower and 30% less energy is 16% better (noise 0.5% + 5%) */
+    inc.objective = AMK_OBJ_EDP;
+    v = ok_verdict(120.0, 0.005);
+    v.energy_uj = 49000;
+    v.energy_ticks = 20;
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 1);
+    v.energy_uj = 63000; /* 8% less energy, 20% slower: worse */
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 0);
+    /* a close call in time is not re-measured: the energy window decides */
+    inc.objective = AMK_OBJ_ENERGY;
+    v = ok_verdict(99.5, 0.005);
+    v.energy_uj = 69000;
+    v.energy_ticks = 20;
+    ck_assert_int_eq(amk__keep_close(&inc, &c, &v, 0.01), 0);
+    inc.objective = AMK_OBJ_TIME;
+    ck_assert_int_eq(amk__keep_close(&inc, &c, &v, 0.01), 1);
+}
+END_TEST
+
 START_TEST(test_amk_keep_decide_tie_goes_to_simpler)
 {
     amk_config t256 = make(4, 4, 4, 256), t128 = make(4, 4, 4, 128);
@@ -1466,6 +1511,62 @@ END_TEST
 /* Issue 21 item 5: whatever was kept, the best is never slower than another row of the same
  * kind of evidence by more than their measured noise; replayed rows have none, so on them the
  * best is the fastest row. */
+/* A row of objective energy (or edp), measured over a counter window of `ticks` ticks. */
+static amk_row energy_row(int64_t trial, double us, double uj, int ticks, int kept,
+                          amk_objective obj)
+{
+    amk_row r = hist_row(trial, us, kept, AMK_STATUS_OK);
+    r.spread = 0.005;
+    r.objective = obj;
+    r.energy_uj = uj;
+    r.energy_ticks = ticks;
+    r.energy_window_ms = ticks * 100.0;
+    return r;
+}
+
+/* The rule follows the objective the rows were recorded under: the lowest energy (or
+ * energy x latency) beyond the counter's noise, not the fastest; replayed rows have no noise,
+ * so the lowest-energy row is the best; rows without a window take no part. */
+START_TEST(test_amk_history_rule_follows_the_objective)
+{
+    amk_row rows[4] = {energy_row(1, 100.0, 70000, 10, 0, AMK_OBJ_ENERGY),
+                       energy_row(2, 90.0, 76000, 10, 0, AMK_OBJ_ENERGY),  /* fastest */
+                       energy_row(3, 120.0, 60000, 10, 0, AMK_OBJ_ENERGY), /* least energy */
+                       energy_row(4, 80.0, 50000, 0, 0, AMK_OBJ_ENERGY)};  /* an estimate */
+    ck_assert_int_eq(history_pick(rows, NULL, 4), 3);
+    /* 6% less energy is inside a 10-tick window's noise: the earlier row stays */
+    rows[2].energy_uj = 66000;
+    ck_assert_int_eq(history_pick(rows, NULL, 3), 1);
+    /* 20 ticks (5%): beyond the noise */
+    for (int i = 0; i < 3; i++)
+        rows[i].energy_ticks = 20;
+    ck_assert_int_eq(history_pick(rows, NULL, 3), 3);
+    /* edp: row 1 100 x 70000 = 7.0e6, row 2 90 x 76000 = 6.84e6 (2% better, inside 5.5%),
+     * row 3 120 x 66000 = 7.9e6 */
+    for (int i = 0; i < 4; i++)
+        rows[i].objective = AMK_OBJ_EDP;
+    ck_assert_int_eq(history_pick(rows, NULL, 4), 1);
+    rows[1].latency_us = 80.0; /* 13% better */
+    ck_assert_int_eq(history_pick(rows, NULL, 4), 2);
+    /* replayed: the lowest energy, exactly, whatever was kept */
+    amk_row rep[3] = {energy_row(1, 100.0, 70000, 10, 1, AMK_OBJ_ENERGY),
+                      energy_row(2, 90.0, 69000, 10, 0, AMK_OBJ_ENERGY),
+                      energy_row(3, 95.0, 69500, 10, 0, AMK_OBJ_ENERGY)};
+    for (int i = 0; i < 3; i++)
+        rep[i].latency_kind = AMK_LAT_REPLAYED;
+    ck_assert_int_eq(history_pick(rep, NULL, 3), 2);
+    /* the same rows under objective time: the fastest */
+    for (int i = 0; i < 3; i++)
+        rep[i].objective = AMK_OBJ_TIME;
+    ck_assert_int_eq(history_pick(rep, NULL, 3), 2);
+    rep[1].latency_us = 99.0;
+    ck_assert_int_eq(history_pick(rep, NULL, 3), 3);
+    /* only estimates: nothing to hand back under energy */
+    amk_row est[1] = {energy_row(1, 100.0, 70000, 0, 1, AMK_OBJ_ENERGY)};
+    ck_assert_int_eq(history_pick(est, NULL, 1), -1);
+}
+END_TEST
+
 START_TEST(test_amk_history_rule_hands_back_no_measurably_slower_row)
 {
     /* Measured without a spread: the 0.65% faster row that was not kept is the best. */
@@ -1517,6 +1618,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_keep_decide_respects_noise_margin);
     tcase_add_test(tc, test_keep_clock_moved_asks_for_a_remeasure);
     tcase_add_test(tc, test_amk_keep_decide_tie_goes_to_simpler);
+    tcase_add_test(tc, test_amk_keep_decide_follows_the_objective);
 
     tc = tcase(s, "amk_loop_run", 240);
     tcase_add_test(tc, test_amk_loop_run_hillclimb_and_anneal_beat_random);
@@ -1540,6 +1642,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk__jump_moves_two_or_three_params);
     tcase_add_test(tc, test_amk_history_rule_honours_kept_then_replays_keep_rule);
     tcase_add_test(tc, test_amk_history_rule_hands_back_no_measurably_slower_row);
+    tcase_add_test(tc, test_amk_history_rule_follows_the_objective);
     return s;
 }
 

@@ -16,6 +16,11 @@ static int model_init(void *state, const amk_backend_opts *opts, amk_diag *d)
 {
     model_state *s = state;
     const char *name = opts ? opts->target : NULL;
+    if (opts && opts->objective != AMK_OBJ_TIME)
+        return amk_diag_set(d, AMK_ENOENERGY, "model backend: --objective %s needs an energy "
+                            "per launch measured on a device, and the cost model predicts "
+                            "none (use --backend gpu, or sim:FILE of rows measured with "
+                            "--objective energy or edp)", amk_objective_name(opts->objective));
     if (name && *name) {
         s->target = amk_target_find(name);
         if (!s->target)

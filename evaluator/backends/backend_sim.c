@@ -28,6 +28,8 @@ typedef struct sim_rec {
     char *note;   /* failures only: the recorded reason */
     char *key;    /* Kernel Tuner files: the record's name in the file */
     double cost_s; /* Kernel Tuner files: what the trial cost when recorded; NAN else */
+    double energy_uj, energy_window_ms; /* over a counter window (ticks > 0), else NAN */
+    int energy_ticks;
 } sim_rec;
 
 /* What a config replays as. */
@@ -39,6 +41,8 @@ typedef struct sim_outcome {
     char *reason; /* failures: recorded reason (may be NULL) */
     char *notes;  /* "replayed from FILE (trial N)" */
     double cost_s; /* recorded cost of the trial; NAN when unknown */
+    double energy_uj, energy_window_ms; /* the median window energy of its rows; NAN none */
+    int energy_ticks;                   /* the fewest ticks among them (the widest noise) */
 } sim_outcome;
 
 typedef struct sim_state {
@@ -161,6 +165,12 @@ static int load_row(const amk_row *r, void *ud)
     rec->trial = r->trial;
     rec->order = order;
     rec->cost_s = NAN;
+    /* Only an energy measured over a counter window replays: an estimate is not evidence
+     * for an energy search. */
+    int windowed = ok && r->energy_ticks > 0 && isfinite(r->energy_uj) && r->energy_uj > 0;
+    rec->energy_uj = windowed ? r->energy_uj : NAN;
+    rec->energy_window_ms = windowed ? r->energy_window_ms : NAN;
+    rec->energy_ticks = windowed ? r->energy_ticks : 0;
     rec->dev = intern_device(L, r->device);
     if (rec->dev < 0)
         goto oom;
@@ -186,6 +196,7 @@ static int load_foreign(const amk__sim_record *r, void *ud)
     rec->latency_us = r->status == AMK_STATUS_OK ? r->latency_us : NAN;
     rec->spread = r->spread;
     rec->cost_s = r->cost_s;
+    rec->energy_uj = rec->energy_window_ms = NAN; /* Kernel Tuner records: no counter window */
     rec->order = L->lines++;
     rec->dev = 0;
     if (!(rec->key = strdup(r->key)) || (r->note && !(rec->note = strdup(r->note)))) {
@@ -313,6 +324,31 @@ static const char *source_of(const sim_rec *r)
     return buf;
 }
 
+/* The energy a config replays as: the median of its rows' window energies (scratch holds n
+ * doubles), the median window and the fewest ticks (the widest noise); NAN when none. */
+static void energy_outcome(const sim_rec *recs, size_t n, double *scratch, sim_outcome *o)
+{
+    size_t k = 0;
+    double *win = scratch;
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].energy_ticks > 0 &&
+            (o->energy_ticks == 0 || recs[i].energy_ticks < o->energy_ticks))
+            o->energy_ticks = recs[i].energy_ticks;
+    if (!o->energy_ticks)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].energy_ticks > 0)
+            win[k++] = recs[i].energy_uj;
+    qsort(win, k, sizeof *win, dbl_cmp);
+    o->energy_uj = k % 2 ? win[k / 2] : 0.5 * (win[k / 2 - 1] + win[k / 2]);
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].energy_ticks > 0)
+            win[k++] = recs[i].energy_window_ms;
+    qsort(win, k, sizeof *win, dbl_cmp);
+    o->energy_window_ms = k % 2 ? win[k / 2] : 0.5 * (win[k / 2 - 1] + win[k / 2]);
+}
+
 /* Builds the outcome of one config from its rows recs[0..n) (sorted by trial). */
 static int build_outcome(sim_state *s, const sim_rec *recs, size_t n, sim_outcome *o)
 {
@@ -322,6 +358,7 @@ static int build_outcome(sim_state *s, const sim_rec *recs, size_t n, sim_outcom
     o->latency_us = NAN;
     o->spread = NAN;
     o->cost_s = NAN;
+    o->energy_uj = o->energy_window_ms = NAN;
     size_t n_ok = 0, n_fail = 0;
     for (size_t i = 0; i < n; i++)
         recs[i].status == AMK_STATUS_OK ? n_ok++ : n_fail++;
@@ -347,7 +384,6 @@ static int build_outcome(sim_state *s, const sim_rec *recs, size_t n, sim_outcom
         o->latency_us = k % 2 ? lat[k / 2] : 0.5 * (lat[k / 2 - 1] + lat[k / 2]);
         if (ks)
             o->spread = ks % 2 ? spr[ks / 2] : 0.5 * (spr[ks / 2 - 1] + spr[ks / 2]);
-        free(lat);
         free(spr);
         double cost = 0;
         for (size_t i = 0; i < n; i++)
@@ -371,6 +407,8 @@ static int build_outcome(sim_state *s, const sim_rec *recs, size_t n, sim_outcom
         }
         if (n_fail)
             amk_sb_printf(&sb, "; %zu failed trial(s) of this config also recorded", n_fail);
+        energy_outcome(recs, n, lat, o);
+        free(lat);
     } else {
         const sim_rec *last = &recs[n - 1]; /* the most recent failure */
         o->status = last->status;
@@ -524,8 +562,18 @@ static int sim_init(void *state, const amk_backend_opts *opts, amk_diag *d)
         s->slots[h] = (uint32_t)(i + 1);
     }
     s->clocked = 1;
-    for (size_t i = 0; i < s->n_outs; i++)
+    size_t with_energy = 0;
+    for (size_t i = 0; i < s->n_outs; i++) {
         s->clocked &= isfinite(s->outs[i].cost_s);
+        with_energy += s->outs[i].energy_ticks > 0;
+    }
+    if (opts->objective != AMK_OBJ_TIME && with_energy == 0) {
+        rc = amk_diag_set(d, AMK_ENOENERGY, "%s: --objective %s replays energies measured over "
+                          "the energy counter's window, and no trial of '%s' carries one (rows "
+                          "recorded with --objective time hold an estimate only)", path,
+                          amk_objective_name(opts->objective), devname);
+        goto fail;
+    }
     amk_log(AMK_LOG_INFO, "sim: replaying %zu configs of %s from %s%s", s->n_outs, devname,
             path, s->clocked ? " (recorded trial costs: the loop's clock is simulated)" : "");
     load_free(&L);
@@ -582,6 +630,9 @@ static int sim_evaluate(void *state, const amk_config *const *cfgs, size_t n, am
             v->latency_us = o->latency_us;
             v->latency_kind = AMK_LAT_REPLAYED;
             v->spread = o->spread;
+            v->energy_uj = o->energy_uj;
+            v->energy_window_ms = o->energy_window_ms;
+            v->energy_ticks = o->energy_ticks;
             v->reason[0] = '\0';
         } else if (o->reason) {
             snprintf(v->reason, sizeof v->reason, "%s", o->reason);

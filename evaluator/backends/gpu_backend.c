@@ -547,6 +547,20 @@ static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
         return amk_diag_set(d, AMK_EUNSUPPORTED, "gpu backend: device arch '%s' cannot be "
                             "compiled by this build's %s", arch, amk__rtc_name());
     }
+    if (opts->objective != AMK_OBJ_TIME) {
+        /* Energy is measured, never guessed: without the counter, nothing is evaluated. */
+        for (int k = 0; k < st->ndev; k++)
+            if (!st->devs[k]->info.energy_counter) {
+                char why[200];
+                int idx = st->devs[k]->index;
+                snprintf(why, sizeof why, "%s", st->devs[k]->info.energy_why);
+                gpu_clear(st);
+                return amk_diag_set(d, AMK_ENOENERGY, "gpu backend: --objective %s needs the "
+                                    "energy counter of device %d: %s",
+                                    amk_objective_name(opts->objective), idx, why);
+            }
+        st->bench.energy_window_s = amk__energy_window_s();
+    }
     make_target(st);
     snprintf(st->device, sizeof st->device, "%s", st->info.name);
     /* The run workers check at the same time: they share the cores. */

@@ -396,6 +396,10 @@ static void observed_into(amk_verdict *v, const amk__bench_stats *st)
     v->temp_c = o->temp_c;
     amk__obs_throttle_text(o->throttle, v->throttle, sizeof v->throttle);
     v->energy_uj = st->energy_uj;
+    if (st->energy_ticks > 0) { /* measured over a counter window, not estimated */
+        v->energy_window_ms = st->energy_window_ms;
+        v->energy_ticks = st->energy_ticks;
+    }
 }
 
 /* The verdict of a config that reached the run stage. */
@@ -659,6 +663,7 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
      * close calls, each waiting for it in the keep step. */
     j->bench.ci_rel = 0.0025;
     j->bench.beat_us = NAN;
+    j->bench.energy_window_s = 0; /* a re-measure compares latencies only */
     j->ncodes = 2;
     for (int i = 0; i < 2; i++)
         j->codes[i] = (amk__run_code){codes[i].image, codes[i].size,

@@ -145,6 +145,8 @@ typedef struct amk__gpu_info {
     int64_t l2_bytes, total_mem;
     int clock_khz, mem_clock_khz, bus_width;
     int driver_version, runtime_version;
+    int energy_counter;     /* the device's energy counter reads (objectives energy, edp) */
+    char energy_why[200];   /* why not, when it does not */
 } amk__gpu_info;
 
 /* Serialises a job for the worker (one malloc'd block: header, the struct, the images).

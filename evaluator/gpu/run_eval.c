@@ -592,6 +592,14 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
     amk__bench_stop_note(&x->res->stats[0], &j->bench, stopped, sizeof stopped);
     amk__rw_note(x, "%s", stopped);
     const amk__bench_stats *st = &x->res->stats[0];
+    if (j->bench.energy_window_s > 0 && st->energy_ticks > 0)
+        amk__rw_note(x, "energy: %.6g uJ/launch over %d counter ticks in %.0f ms, %.0f "
+                     "launches (+-%.1f%%)%s", st->energy_uj, st->energy_ticks,
+                     st->energy_window_ms, st->energy_launches,
+                     100 * amk_energy_noise(st->energy_ticks),
+                     flush_buf ? ", L2 flush included" : "");
+    else if (j->bench.energy_window_s > 0)
+        amk__rw_note(x, "energy not measured: %s", st->energy_why);
     if (st->regime == AMK__REGIME_SUSTAINED)
         amk__rw_note(x, "sustained: settled in %.0f ms", st->settle_ms);
     else

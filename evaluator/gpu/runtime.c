@@ -201,6 +201,15 @@ static void query_device(int dev, amk__gpu_info *info)
     Q(hipMemGetInfo(&fr, &tot));
 #undef Q
     info->ok = 1;
+    /* The energy counter, for objectives that need it: known before any work is done. */
+    amk__obs_sample smp;
+    if (!amk__obs_open(dev, info->energy_why, sizeof info->energy_why))
+        return;
+    amk__obs_read(&smp);
+    info->energy_counter = isfinite(smp.energy_j);
+    if (!info->energy_counter)
+        snprintf(info->energy_why, sizeof info->energy_why, "the management library reads no "
+                 "energy counter on this device");
 }
 
 static int ensure_ready(int dev, amk__run_ctx *x)

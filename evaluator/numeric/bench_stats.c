@@ -44,6 +44,7 @@ void amk__bench_opts_default(amk__bench_opts *o)
     o->settle_max_s = 2.0;
     o->sustain_s = 1.0;
     o->burst_gap_s = 0.200;
+    o->energy_window_s = 0; /* set by the gpu backend for objective energy or edp */
     o->settle_max_s = env_double("AMK_BENCH_SETTLE_MS", o->settle_max_s * 1e3) / 1e3;
     o->sustain_s = env_double("AMK_BENCH_SUSTAIN_MS", o->sustain_s * 1e3) / 1e3;
     o->burst_gap_s = env_double("AMK_BENCH_BURST_GAP_MS", o->burst_gap_s * 1e3) / 1e3;
@@ -107,7 +108,9 @@ void amk__bench_summarize(double *s, int n, amk__bench_stats *out)
     out->reps = n;
     out->stop = AMK__STOP_NONE;
     out->regime = AMK__REGIME_SUSTAINED;
-    out->settle_ms = out->energy_uj = NAN;
+    out->settle_ms = out->energy_uj = out->energy_window_ms = out->energy_launches = NAN;
+    out->energy_ticks = 0;
+    out->energy_why[0] = '\0';
     amk__obs_init(&out->obs);
     if (n <= 0)
         return;

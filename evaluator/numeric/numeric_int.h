@@ -130,6 +130,39 @@ int amk__obs_settled(const double *chunk_us, int n, double hot_s, double sustain
  * in deep sleep): its MHz, NAN when no line is starred or the text is not such a table. */
 double amk__obs_dpm_mhz(const char *text);
 
+/* The energy per launch over a window of whole energy-counter ticks (objective energy or
+ * edp). The H100's counter advances every ~100 ms and its power reading lags a change of
+ * load by ~1 s (docs/evidence/h100-2026-11-25-c/trace.txt), so a config's energy is the
+ * counter's advance between two of its ticks, under the config's own back-to-back load,
+ * over the launches that ran between them. The run worker reads the counter after every
+ * short chunk of launches and feeds each reading here: the window opens at the first
+ * advance seen and closes at the first advance once want_s has passed. A tick happened
+ * between two readings, so the launches at a tick are taken as the mean of the launches
+ * completed at those two readings. Pure arithmetic: tested without a device. */
+enum { AMK__EWIN_WAIT, AMK__EWIN_OPEN, AMK__EWIN_DONE, AMK__EWIN_FAILED };
+typedef struct amk__energy_window {
+    double want_s;          /* the least window, tick to tick */
+    int state;              /* AMK__EWIN_* */
+    double last_j;          /* the counter at the previous reading */
+    double last_done;       /* launches completed at the previous reading */
+    double e0_j, t0_s, n0;  /* at the opening tick: counter, time, launches */
+    double e1_j, t1_s, n1;  /* at the closing tick */
+    int ticks;              /* advances after the opening one */
+    const char *why;        /* AMK__EWIN_FAILED: why (static text) */
+} amk__energy_window;
+/* Starts a window of at least want_s with the counter (J) read before the first launch. A
+ * non-finite reading fails it (no counter). */
+void amk__ewin_start(amk__energy_window *w, double want_s, double counter_j);
+/* One reading: the counter (J) at monotonic time t_s with `done` launches completed since the
+ * start. Returns the state: WAIT, OPEN, DONE (the window is complete) or FAILED (a
+ * non-finite reading, or a counter that went backwards). */
+int amk__ewin_feed(amk__energy_window *w, double counter_j, double t_s, double done);
+/* A complete window's energy per launch (uJ), its length (ms) and ticks: 1, or 0 when the
+ * window is not DONE or saw no launch between its ticks. */
+int amk__ewin_result(const amk__energy_window *w, double *uj, double *window_ms, int *ticks);
+/* The window energy objectives use: AMK_ENERGY_WINDOW_MS (100 .. 60000), default 1000 ms. */
+double amk__energy_window_s(void);
+
 /* ---------- benchmark statistics and stopping rule (bench_stats.c) --------------------- */
 #define AMK__BENCH_CHUNK_MAX 64 /* timed launches queued behind one gate, per kernel */
 int amk__bench_cmp_double(const void *a, const void *b); /* qsort order of doubles */
@@ -152,6 +185,9 @@ typedef struct amk__bench_opts {
     double settle_max_s;    /* sustained: the bound on bringing the device to steady state */
     double sustain_s;       /* sustained: load time after which the device is steady */
     double burst_gap_s;     /* burst: the idle gap before each timed chunk */
+    double energy_window_s; /* > 0: measure the energy per launch of kernel 0 over a window
+                               of whole counter ticks this long (objective energy or edp);
+                               0: the estimate mean power x median (objective time) */
 } amk__bench_opts;
 /* Defaults (cold, 20..2000 reps, 100 ms window cap, 1 s cap, 5 ms warm-up, 4 GiB, CI stop
  * at +-1% after >= 10 ms, screening margin 10%, no incumbent, sustained regime settled within
@@ -179,7 +215,12 @@ typedef struct amk__bench_stats {
     int regime;             /* AMK__REGIME_* it was taken in */
     double settle_ms;       /* sustained: time spent reaching steady state; NAN otherwise */
     amk__obs obs;           /* the device during the timed chunks */
-    double energy_uj;       /* per launch: mean power x median; NAN when power is unknown */
+    double energy_uj;       /* per launch: over the counter window when energy_ticks > 0,
+                               else mean power x median; NAN when unknown */
+    double energy_window_ms;   /* the counter window; NAN when none */
+    int energy_ticks;          /* its counter advances; 0 when none */
+    double energy_launches;    /* launches between its ticks */
+    char energy_why[96];       /* a window was asked for and failed: why */
 } amk__bench_stats;
 /* Median, quartiles (linear interpolation), spread and median CI of n samples in
  * microseconds (sorted in place). n == 0 leaves NANs. */

@@ -111,6 +111,77 @@ int amk__obs_settled(const double *chunk_us, int n, double hot_s, double sustain
     return a > 0 && b > 0 && fabs(b - a) <= tol * a;
 }
 
+void amk__ewin_start(amk__energy_window *w, double want_s, double counter_j)
+{
+    memset(w, 0, sizeof *w);
+    w->want_s = want_s;
+    w->last_j = counter_j;
+    w->e0_j = w->e1_j = w->t0_s = w->t1_s = w->n0 = w->n1 = NAN;
+    w->state = AMK__EWIN_WAIT;
+    if (!isfinite(counter_j)) {
+        w->state = AMK__EWIN_FAILED;
+        w->why = "the energy counter could not be read";
+    }
+}
+
+int amk__ewin_feed(amk__energy_window *w, double counter_j, double t_s, double done)
+{
+    if (w->state == AMK__EWIN_DONE || w->state == AMK__EWIN_FAILED)
+        return w->state;
+    if (!isfinite(counter_j) || !isfinite(t_s)) {
+        w->state = AMK__EWIN_FAILED;
+        w->why = "the energy counter could not be read";
+        return w->state;
+    }
+    if (counter_j < w->last_j) {
+        w->state = AMK__EWIN_FAILED;
+        w->why = "the energy counter went backwards";
+        return w->state;
+    }
+    if (counter_j > w->last_j) {
+        /* The tick fell between the previous reading and this one. */
+        double at = 0.5 * (w->last_done + done);
+        if (w->state == AMK__EWIN_WAIT) {
+            w->state = AMK__EWIN_OPEN;
+            w->e0_j = counter_j;
+            w->t0_s = t_s;
+            w->n0 = at;
+        } else {
+            w->ticks++;
+            if (t_s - w->t0_s >= w->want_s) {
+                w->state = AMK__EWIN_DONE;
+                w->e1_j = counter_j;
+                w->t1_s = t_s;
+                w->n1 = at;
+            }
+        }
+    }
+    w->last_j = counter_j;
+    w->last_done = done;
+    return w->state;
+}
+
+int amk__ewin_result(const amk__energy_window *w, double *uj, double *window_ms, int *ticks)
+{
+    double launches = w->n1 - w->n0;
+    if (w->state != AMK__EWIN_DONE || !(launches > 0) || w->ticks < 1)
+        return 0;
+    *uj = (w->e1_j - w->e0_j) * 1e6 / launches;
+    *window_ms = (w->t1_s - w->t0_s) * 1e3;
+    *ticks = w->ticks;
+    return 1;
+}
+
+double amk__energy_window_s(void)
+{
+    const char *e = getenv("AMK_ENERGY_WINDOW_MS");
+    char *end = NULL;
+    double ms = e && *e ? strtod(e, &end) : NAN;
+    if (!(end && !*end && ms >= 100 && ms <= 60000))
+        ms = 1000;
+    return ms / 1e3;
+}
+
 double amk__obs_dpm_mhz(const char *text)
 {
     for (const char *line = text; line && *line;) {

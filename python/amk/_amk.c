@@ -433,11 +433,13 @@ static PyObject *incumbent_dict(const amk_incumbent *b)
     amk_config_id(&b->config, id);
     char sh[256];
     amk_shape_format(b->config.spec, &b->config.shape, sh, sizeof sh);
-    return Py_BuildValue("{s:s,s:s,s:N,s:N,s:s,s:N,s:L}", "config_id", id, "shape", sh,
+    return Py_BuildValue("{s:s,s:s,s:N,s:N,s:s,s:N,s:L,s:N,s:N}", "config_id", id, "shape", sh,
                          "params", params_dict(&b->config), "latency_us",
                          num_or_none(b->latency_us), "latency_kind",
                          amk_latency_kind_name(b->kind), "spread", num_or_none(b->spread),
-                         "trial", (long long)b->trial);
+                         "trial", (long long)b->trial, "energy_uj", num_or_none(b->energy_uj),
+                         "energy_ticks",
+                         num_or_none(b->energy_ticks > 0 ? b->energy_ticks : NAN));
 }
 
 static void on_progress(const amk_loop_progress *p, void *ud)
@@ -534,26 +536,43 @@ static const char *tune_step(amk_tune_stage st)
     return (unsigned)st < sizeof names / sizeof *names ? names[st] : "?";
 }
 
+/* --objective TEXT for backend: time, energy or edp, or (sim:FILE only) a Kernel Tuner field,
+ * as `amk loop` and `amk evaluate` check it. 0, or -1 with the usage error raised. */
+static int check_objective(const char *objective, const char *backend)
+{
+    amk_objective o;
+    if (!objective || amk_objective_parse(objective, &o) == AMK_OK ||
+        amk_backend_sim_file(backend))
+        return 0;
+    amk_diag d = {0};
+    amk_diag_set(&d, AMK_EINVAL, "objective '%s': not time, energy or edp; another name chooses "
+                 "the field a Kernel Tuner file replays, and needs backend sim:FILE", objective);
+    raise_diag(AMK_EINVAL, &d, 1, "usage");
+    return -1;
+}
+
 /* tune(shape, backend, strategy, seed, budget, time_limit_s, batch, min_gain, results, best,
- * resume, jobs, devices, exclude, progress, note): all of `amk loop` (amk_tune_groups); the
- * list of the searches' summaries (one per device model). */
+ * resume, jobs, devices, exclude, progress, note, regime, objective): all of `amk loop`
+ * (amk_tune_groups); the list of the searches' summaries (one per device model). */
 static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"shape",  "backend", "strategy", "seed",    "budget",
                              "time_limit_s", "batch", "min_gain", "results", "best",
                              "resume", "jobs",    "devices",  "exclude", "progress",
-                             "note",   "regime",  NULL};
+                             "note",   "regime",  "objective", NULL};
     const char *shape = NULL, *backend = "auto", *strategy = "hillclimb", *results = "results.tsv",
-               *best = NULL, *regime = NULL;
+               *best = NULL, *regime = NULL, *objective = NULL;
     unsigned long long seed = 1;
     long long budget = 100;
     double time_limit = 0, min_gain = 0.01;
     int batch = 0, resume = 0, jobs = 0;
     PyObject *devices = NULL, *exclude = NULL, *progress = NULL, *note = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zssKLdidszpiOOOOz", kwlist, &shape, &backend,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zssKLdidszpiOOOOzz", kwlist, &shape, &backend,
                                      &strategy, &seed, &budget, &time_limit, &batch,
                                      &min_gain, &results, &best, &resume, &jobs, &devices,
-                                     &exclude, &progress, &note, &regime))
+                                     &exclude, &progress, &note, &regime, &objective))
+        return NULL;
+    if (check_objective(objective, backend))
         return NULL;
     amk_diag d = {0};
     if (amk_regime_check_name(regime, &d))
@@ -606,7 +625,7 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
                        .results_path = results, .best_path = best, .resume = resume,
                        .progress = on_progress, .note = on_note, .ud = &t, .jobs = jobs,
                        .devices = ndev ? devs : NULL, .ndevices = ndev, .done = on_done,
-                       .regime = regime,
+                       .regime = regime, .objective = objective,
                        .exclude = (const char (*)[17])ids, .n_exclude = (size_t)nex};
     amk_tune_result r;
     Py_BEGIN_ALLOW_THREADS
@@ -625,16 +644,22 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
     return t.groups;
 }
 
-/* propose(shape=None, strategy="hillclimb", seed=1, results=None): amk propose's answer. */
+/* propose(shape=None, strategy="hillclimb", seed=1, results=None, objective=None): amk
+ * propose's answer. */
 static PyObject *kernel_propose(kernel_obj *k, PyObject *args, PyObject *kw)
 {
-    static char *kwlist[] = {"shape", "strategy", "seed", "results", NULL};
-    const char *shape = NULL, *strategy = "hillclimb", *results = NULL;
+    static char *kwlist[] = {"shape", "strategy", "seed", "results", "objective", NULL};
+    const char *shape = NULL, *strategy = "hillclimb", *results = NULL, *objective = NULL;
     unsigned long long seed = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zsKz", kwlist, &shape, &strategy, &seed,
-                                     &results))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zsKzz", kwlist, &shape, &strategy, &seed,
+                                     &results, &objective))
         return NULL;
     amk_diag d = {0};
+    amk_objective obj = AMK_OBJ_TIME;
+    if (objective && amk_objective_parse(objective, &obj) != AMK_OK) {
+        amk_diag_set(&d, AMK_EINVAL, "objective '%s': not time, energy or edp", objective);
+        return raise_diag(AMK_EINVAL, &d, 1, "usage");
+    }
     const amk_strategy_type *st = amk_strategy_find(strategy);
     if (!st) {
         amk_diag_set(&d, AMK_EINVAL, "unknown strategy '%s'", strategy);
@@ -643,7 +668,7 @@ static PyObject *kernel_propose(kernel_obj *k, PyObject *args, PyObject *kw)
     amk_shape sh;
     if (kernel_shape(k, shape, &sh))
         return NULL;
-    amk_propose_opts po = {k->spec, sh, &k->target, st, seed, results};
+    amk_propose_opts po = {k->spec, sh, &k->target, st, seed, results, obj};
     amk_proposal_result p;
     int e;
     Py_BEGIN_ALLOW_THREADS
@@ -861,11 +886,14 @@ static PyObject *mod_evaluate(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"config", "spec_dirs", "backend", "target", "results", "devices",
-                             "regime", NULL};
+                             "regime", "objective", NULL};
     const char *text, *backend = "model", *target = NULL, *results = NULL, *regime = NULL;
+    const char *objective = NULL;
     PyObject *dirs = NULL, *devices = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OszzOz", kwlist, &text, &dirs, &backend,
-                                     &target, &results, &devices, &regime))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|OszzOzz", kwlist, &text, &dirs, &backend,
+                                     &target, &results, &devices, &regime, &objective))
+        return NULL;
+    if (check_objective(objective, backend))
         return NULL;
     amk_diag d = {0};
     if (amk_regime_check_name(regime, &d))
@@ -906,6 +934,7 @@ static PyObject *mod_evaluate(PyObject *self, PyObject *args, PyObject *kw)
     amk_target_with_ceilings(t, &tc);
     amk_backend_opts bo = {.target = tc.key, .devices = ndev ? devs : NULL, .ndevices = ndev,
                            .regime = regime};
+    amk_backend_opts_objective(&bo, objective);
     amk_evaluate_opts eo = {&cfg, backend, &bo, &tc, results};
     amk_evaluate_result r;
     Py_BEGIN_ALLOW_THREADS
@@ -967,7 +996,10 @@ static int row_one(const amk_row *r, void *ud)
         str_or_none(r->clock_regime), num_or_none(r->sm_mhz), num_or_none(r->sm_mhz_min),
         num_or_none(r->sm_mhz_max), num_or_none(r->mem_mhz), num_or_none(r->power_w),
         num_or_none(r->temp_c), str_or_none(r->throttle), num_or_none(r->energy_uj),
-        str_or_none(r->peer), num_or_none(r->peer_us), num_or_none(r->vs_peer)};
+        str_or_none(r->peer), num_or_none(r->peer_us), num_or_none(r->vs_peer),
+        PyUnicode_FromString(amk_objective_name(r->objective)),
+        num_or_none(r->energy_window_ms),
+        r->energy_ticks > 0 ? PyLong_FromLong(r->energy_ticks) : (Py_INCREF(Py_None), Py_None)};
     /* a new column must be added here too */
     _Static_assert(sizeof v / sizeof *v == NCOLS, "one value per AMK_TSV_COLUMNS column");
     int bad = 0;

@@ -40,12 +40,14 @@ def _duration(value):
 def loop(kernel, shape=None, *, backend="auto", strategy="hillclimb", budget=None, time=None,
          seed=1, batch=0, min_gain=0.01, results="results.tsv", best="best.json",
          resume=False, jobs=0, devices=None, spec_dirs=None, target=None, progress=True,
-         exclude=None, notes=None, regime=None):
+         exclude=None, notes=None, regime=None, objective=None):
     """`amk loop KERNEL`: search, logging every trial to `results`, the best to `best`.
 
     kernel: a kernel name, a kernel folder or an amk.Space. budget: trials (default 100, or
     none when time is given). time: seconds or "10m". devices: GPU indices (None: all of
     device 0's model). regime: "sustained" or "burst" (gpu timing; None: amk's default).
+    objective: "time" (None), "energy" or "edp": what the search minimises (HARNESS.md
+    "Objectives"); another name is a Kernel Tuner field to replay (backend "sim:FILE").
     exclude: config ids never to try. progress: True (tqdm or a line),
     False, or a callable(trial, budget, elapsed_s, time_limit_s, status, latency_us,
     best_us). notes: a callable(message, warning) for what `amk loop` prints as notes
@@ -78,33 +80,37 @@ def loop(kernel, shape=None, *, backend="auto", strategy="hillclimb", budget=Non
                                 min_gain=min_gain, results=os.fspath(results),
                                 best=os.fspath(best) if best else None, resume=resume,
                                 jobs=jobs, devices=devices, exclude=list(exclude or []),
-                                progress=cb, note=notes, regime=regime)
+                                progress=cb, note=notes, regime=regime,
+                                objective=objective)
     finally:
         if bar:
             bar.close()
     for g in groups:
         g.update(strategy=strategy, seed=seed, budget=budget, min_gain=min_gain,
-                 results=os.fspath(results), resumed=bool(resume))
+                 results=os.fspath(results), resumed=bool(resume),
+                 objective=objective if objective in ("energy", "edp") else "time")
         if not g.get("best_file"):
             g["best_file"] = None
     return groups[0] if len(groups) == 1 else groups
 
 
 def propose(kernel, shape=None, *, strategy="hillclimb", seed=1, results=None,
-            spec_dirs=None, target=None):
-    """`amk propose KERNEL`: the next config to try given the trials in `results`.
+            spec_dirs=None, target=None, objective=None):
+    """`amk propose KERNEL`: the next config to try given the trials in `results`, whose
+    search minimises `objective` ("time" when None, "energy" or "edp").
     Returns {"config", "config_id", "shape", "params", "source", "exhausted", ...};
     "config" is what amk.evaluate takes."""
     sp = _space(kernel, spec_dirs, target)
     with translate:
         p = sp._k.propose(shape=sp._shape(shape), strategy=strategy, seed=seed,
-                          results=os.fspath(results) if results else None)
+                          results=os.fspath(results) if results else None,
+                          objective=objective)
     p["config"] = json.loads(p["config"])
     return p
 
 
 def evaluate(config, params=None, *, shape=None, backend="model", results=None,
-             spec_dirs=None, target=None, devices=None, regime=None):
+             spec_dirs=None, target=None, devices=None, regime=None, objective=None):
     """`amk evaluate CONFIG`: one config through the pipeline; its verdict (a dict, as
     `amk evaluate` prints it; the backend defaults to model, as there). config: a config dict {"kernel", "shape", "params"}, a
     propose() answer, JSON text, a file path; or a kernel name / Space with params."""
@@ -125,7 +131,7 @@ def evaluate(config, params=None, *, shape=None, backend="model", results=None,
     with translate:
         r = _amk.evaluate(text, spec_dirs=list(spec_dirs or []), backend=backend,
                           target=target, results=os.fspath(results) if results else None,
-                          devices=devices, regime=regime)
+                          devices=devices, regime=regime, objective=objective)
     v = json.loads(r["verdict"])
     v.setdefault("backend", r["backend"])
     if r["trial"]:

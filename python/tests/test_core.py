@@ -223,6 +223,29 @@ class TestErrors(Tmp):
         with self.assertRaises(amk.InputError):
             amk.loop("gemv", shape="Q=3", backend="model", budget=1, results="r.tsv")
 
+    def test_objective_needs_an_energy_measurement_and_one_per_search(self):
+        # The model backend measures no energy: bad input before any work (exit 2).
+        with self.assertRaises(amk.InputError) as cm:
+            amk.loop("gemv", backend="model", objective="energy", budget=1, results="e.tsv",
+                     progress=False)
+        self.assertEqual(cm.exception.exit_code, 2)
+        self.assertFalse(os.path.exists("e.tsv"))
+        with self.assertRaises(amk.UsageError):
+            amk.loop("gemv", backend="model", objective="joules", budget=1, results="e.tsv",
+                     progress=False)
+        # Rows of objective time: another objective on the same search is refused (exit 3).
+        s = amk.loop("gemv", backend="model", objective="time", budget=2, results="t.tsv",
+                     progress=False)
+        self.assertEqual(s["objective"], "time")
+        with open("t.tsv") as f:
+            lines = [l.rstrip("\n").split("\t") for l in f if not l.startswith("#")]
+        col = lines[0].index("objective")
+        self.assertEqual({l[col] for l in lines[1:]}, {"time"})
+        with self.assertRaises(amk.ResultsError) as cm:
+            amk.propose("gemv", results="t.tsv", objective="edp")
+        self.assertEqual(cm.exception.exit_code, 3)
+        self.assertIn("never switches objective", str(cm.exception))
+
     def test_gpu_backend_without_a_gpu_is_no_device(self):
         if amk.devices()["devices"]:
             self.skipTest("a GPU answers here")
