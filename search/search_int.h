@@ -147,9 +147,9 @@ int amk__keep_rule(double inc_us, double cand_us, double noise, double min_gain)
 int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
                     double min_gain);
 /* 1 when both were measured with an observed SM clock, the clocks differ by more than the
- * keep margin, and the gap between them is small enough that the clock could have decided
- * it (within twice the margin plus the clock's move): the loop re-measures both
- * interleaved, at one clock, instead of deciding. */
+ * keep margin, the faster of the two ran at the higher clock, and the gap between them is
+ * small enough that the clock could have decided it (within twice the margin plus the
+ * clock's move): the loop re-measures both interleaved, at one clock, instead of deciding. */
 int amk__keep_clock_moved(const amk_incumbent *inc, const amk_config *cand,
                           const amk_verdict *v, double min_gain);
 /* amk_keep_decide with the limits used to evaluate launch geometry (the loop passes its

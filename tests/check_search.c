@@ -437,24 +437,34 @@ START_TEST(test_amk_keep_decide_not_ok_never_kept)
 END_TEST
 
 /* A candidate timed at another SM clock than its incumbent is re-measured when the clock
- * moved beyond the keep margin and could explain the gap; not when either clock is unknown,
- * the clocks agree, or the gap is larger than any clock move explains. */
+ * moved beyond the keep margin in the winner's favour and could explain the gap; not when
+ * the winner had the lower clock, either clock is unknown, the clocks agree, or the gap is
+ * larger than any clock move explains. */
 START_TEST(test_keep_clock_moved_asks_for_a_remeasure)
 {
     amk_config inc_c = make(5, 5, 5, 128), c = make(6, 5, 5, 64);
     amk_incumbent inc = incumbent(inc_c, 100.0, 0.005);
-    inc.sm_mhz = 1980;
+    inc.sm_mhz = 1700;
     amk_verdict v = ok_verdict(97.0, 0.005);
-    v.sm_mhz = 1700; /* 14% lower clock, 3% faster: the clock could have decided it */
+    v.sm_mhz = 1980; /* 16% higher clock, 3% faster: the clock could have decided it */
     ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 1);
+    v.latency_us = 103.0; /* slower, at the higher clock: slower still at one clock */
+    ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0);
+    inc.sm_mhz = 1980;
+    v.sm_mhz = 1700; /* slower at the lower clock: the clock could have decided it */
+    ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 1);
+    v.latency_us = 97.0; /* faster at the lower clock: faster still at one clock */
+    ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0);
+    inc.sm_mhz = 1700;
+    v.sm_mhz = 1980;
     v.latency_us = 50.0; /* 2x faster: no clock move explains that */
     ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0);
     v.latency_us = 97.0;
-    v.sm_mhz = 1975; /* the same clock, within the margin */
+    v.sm_mhz = 1705; /* the same clock, within the margin */
     ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0);
     v.sm_mhz = NAN; /* not observed */
     ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0);
-    v.sm_mhz = 1700;
+    v.sm_mhz = 1980;
     v.latency_kind = AMK_LAT_REPLAYED; /* replays carry no clock state */
     ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0);
     v.latency_kind = AMK_LAT_MEASURED;
