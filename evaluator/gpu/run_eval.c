@@ -633,6 +633,7 @@ void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hi
     void *ins[AMK__RUN_MAX_CASES][AMK__RUN_MAX_BUFS];
     amk__dev_set s;
     int nbufs = 0, cached = 0, hits = 0, tried = 0;
+    double t0 = amk_now_s(), t1 = t0; /* where a job's time goes, for the row's note */
     if (!alloc_check_set(j, &s, &nbufs, x))
         return;
     for (int ci = 0; ci < j->ncases; ci++) {
@@ -651,8 +652,12 @@ void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hi
     const amk__run_case *bc = &j->cases[bench_ci];
     hipFunction_t fns[1] = {fcand[bench_ci]};
     const amk__run_kernel *ks[1] = {&bc->cand};
-    if (amk__rw_bench_case(j, bc, fns, ks, 1, ins[bench_ci], &s, x))
+    t1 = amk_now_s();
+    if (amk__rw_bench_case(j, bc, fns, ks, 1, ins[bench_ci], &s, x)) {
         r->status = AMK_STATUS_OK;
+        amk__rw_note(x, "run worker: checks %.0f ms, benchmark %.0f ms", (t1 - t0) * 1e3,
+                     (amk_now_s() - t1) * 1e3);
+    }
 out:
     if (hits && hits == tried)
         amk__rw_note(x, "reference cached");
