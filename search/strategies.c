@@ -12,6 +12,7 @@ const amk_strategy_type *const amk_strategies[] = {
     &amk__strategy_random,
     &amk__strategy_exhaustive,
     &amk__strategy_anneal,
+    &amk__strategy_evolve,
     NULL,
 };
 
