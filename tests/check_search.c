@@ -809,7 +809,8 @@ START_TEST(test_amk_loop_run_rejects_bad_options)
     o = opts_for(NULL, 1, -5);
     ck_assert_int_eq(amk_loop_run(&o, &res, &d), AMK_EINVAL);
     ck_assert_int_eq(access(F.results, F_OK), -1); /* nothing written */
-    /* NULL strategy = hillclimb: its first row is the spec's default config. */
+    /* NULL strategy = the default (evolve, starting with hillclimb): its first row is the
+     * spec's default config. */
     o = opts_for(NULL, 1, 3);
     ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
     rowvec rv = read_rows(F.results, NULL);

@@ -542,7 +542,7 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
                              "time_limit_s", "batch", "min_gain", "results", "best",
                              "resume", "jobs",    "devices",  "exclude", "progress",
                              "note",   "regime",  NULL};
-    const char *shape = NULL, *backend = "auto", *strategy = "hillclimb", *results = "results.tsv",
+    const char *shape = NULL, *backend = "auto", *strategy = amk_strategies[0]->name, *results = "results.tsv",
                *best = NULL, *regime = NULL;
     unsigned long long seed = 1;
     long long budget = 100;
@@ -624,11 +624,11 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
     return t.groups;
 }
 
-/* propose(shape=None, strategy="hillclimb", seed=1, results=None): amk propose's answer. */
+/* propose(shape=None, strategy="evolve", seed=1, results=None): amk propose's answer. */
 static PyObject *kernel_propose(kernel_obj *k, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"shape", "strategy", "seed", "results", NULL};
-    const char *shape = NULL, *strategy = "hillclimb", *results = NULL;
+    const char *shape = NULL, *strategy = amk_strategies[0]->name, *results = NULL;
     unsigned long long seed = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|zsKz", kwlist, &shape, &strategy, &seed,
                                      &results))
