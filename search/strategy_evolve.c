@@ -17,7 +17,7 @@
 #define EVO_BREED_TRIES 64  /* crossover draws before a uniform sample instead */
 /* Once the genetic search runs, the walk keeps a share of the proposals: it hears every
  * verdict, so it climbs from whatever crossover found (without it the deceptive landscape
- * of tests/check_search.c took 488 evaluations, median, instead of about 100). The share
+ * of tests/check_search.c took 488 evaluations, median, instead of 83). The share
  * follows the two arms' success (their configs entering the elite) over their last
  * EVO_WINDOW proposals, within [EVO_SHARE_MIN, 1 - EVO_SHARE_MIN]: on a flat landscape the
  * walk's small steps keep paying and crossover's do not (dedispersion/A100's time score
