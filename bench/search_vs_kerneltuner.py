@@ -56,12 +56,12 @@ import numpy as np
 KT_STRATEGIES = ["random_sample", "genetic_algorithm", "dual_annealing", "simulated_annealing",
                  "diff_evo", "pso", "firefly_algorithm", "basinhopping", "greedy_ils", "mls",
                  "bayes_opt", "hybrid_vndx", "adaptive_tabu_greywolf", "skopt"]
-AMK_STRATEGIES = ["hillclimb", "hillclimb@nodefault", "anneal", "random"]
+AMK_STRATEGIES = ["evolve", "evolve@nodefault", "hillclimb", "hillclimb@nodefault", "anneal", "random"]
 EVALS = [25, 50, 100, 200]
 # Kernel Tuner 1.5's skopt default (gp_hedge over a random forest) stops with "pvals contains
 # NaNs" in scikit-optimize 0.10.2 with numpy 2 on these spaces; expected improvement runs.
 KT_OPTIONS = {"skopt": {"acq_func": "EI"}}
-AMK_DEFAULT = "hillclimb"
+AMK_DEFAULT = "evolve"
 CUTOFF = 0.95
 CUTOFF_START = 0.01
 RESOLUTION = 1000

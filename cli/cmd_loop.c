@@ -103,7 +103,7 @@ static void add_summary(const amk_tune_result *r, const amk_device_group *g, voi
 int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
 {
     int rc, resume = 0;
-    const char *kernel = NULL, *shape_txt = NULL, *dtype = NULL, *strategy = "hillclimb";
+    const char *kernel = NULL, *shape_txt = NULL, *dtype = NULL, *strategy = amk_strategies[0]->name;
     const char *backend = "auto";
     const char *results = "results.tsv", *best_path = "best.json", *regime = NULL;
     const char *objective = NULL;

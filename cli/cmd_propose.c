@@ -22,7 +22,7 @@ int cli_cmd_propose(cli_ctx *ctx, int argc, char **argv)
 {
     int rc;
     const char *kernel = NULL, *shape_txt = NULL, *dtype = NULL, *results = NULL;
-    const char *strategy = "hillclimb", *objective = NULL;
+    const char *strategy = amk_strategies[0]->name, *objective = NULL;
     int64_t seed = 1;
     cli_opt opts[] = {
         CLI_STR("--shape", &shape_txt), CLI_STR("--dtype", &dtype),

@@ -26,7 +26,7 @@ typedef struct amk_proposal {
 
 typedef struct amk_strategy_type {
     int api_version;        /* first, always: 1 */
-    const char *name;       /* "hillclimb", "random", "exhaustive", "anneal" */
+    const char *name;       /* "evolve", "hillclimb", "random", "exhaustive", "anneal" */
     const char *doc;
     size_t state_size;
     int (*init)(void *state, const amk_space *sp, const amk_strategy_opts *opts);
@@ -39,7 +39,8 @@ typedef struct amk_strategy_type {
     void (*clear)(void *state);
 } amk_strategy_type;
 
-AMK_API extern const amk_strategy_type *const amk_strategies[]; /* NULL-terminated */
+AMK_API extern const amk_strategy_type *const amk_strategies[]; /* NULL-terminated; the first
+                                                                   is the default */
 AMK_API const amk_strategy_type *amk_strategy_find(const char *name);
 
 /* Keep/revert (DESIGN §3): a correct candidate replaces the incumbent only when better by more
@@ -139,7 +140,7 @@ typedef struct amk_loop_progress {
 typedef struct amk_loop_opts {
     const amk_space *space;
     amk_evaluator *ev;
-    const char *strategy;          /* NULL = "hillclimb" */
+    const char *strategy;          /* NULL = the default, amk_strategies[0] ("evolve") */
     amk_strategy_opts strategy_opts;
     int64_t budget;                /* trials (rows written); 0 = until exhausted/time */
     double time_limit_s;           /* 0 = none; on the simulated clock when the evaluator

@@ -103,7 +103,7 @@ static int check_opts(const amk_loop_opts *o, amk_loop_result *out,
     if (o->n_exclude && !o->exclude)
         return amk_diag_set(d, AMK_EINVAL, "loop: %zu excluded config ids but no list",
                             o->n_exclude);
-    const char *sname = o->strategy ? o->strategy : "hillclimb";
+    const char *sname = o->strategy ? o->strategy : amk_strategies[0]->name;
     if ((*st = amk_strategy_find(sname)))
         return AMK_OK;
     amk_sb names = {0};

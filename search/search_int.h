@@ -14,6 +14,7 @@ extern const amk_strategy_type amk__strategy_hillclimb;
 extern const amk_strategy_type amk__strategy_random;
 extern const amk_strategy_type amk__strategy_exhaustive;
 extern const amk_strategy_type amk__strategy_anneal;
+extern const amk_strategy_type amk__strategy_evolve;
 
 /* mt19937 seeded from a 64-bit seed (both halves folded in, so seeds differing only in the
  * high word give different streams). NULL on ENOMEM. Also turns GSL's abort handler off. */

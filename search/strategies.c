@@ -8,7 +8,8 @@
 #include <string.h>
 
 const amk_strategy_type *const amk_strategies[] = {
-    &amk__strategy_hillclimb, /* first = default */
+    &amk__strategy_evolve, /* first = default */
+    &amk__strategy_hillclimb,
     &amk__strategy_random,
     &amk__strategy_exhaustive,
     &amk__strategy_anneal,

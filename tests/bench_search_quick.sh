@@ -23,7 +23,7 @@ fi
 for f in table.md scores.json curves.png curves.svg; do
     [ -s "$OUT/$f" ] || { echo "FAIL: no $f"; exit 1; }
 done
-grep -q '^| amk hillclimb (default) | -\?[0-9.]* ± ' "$OUT/table.md" ||
+grep -q '^| amk evolve (default) | -\?[0-9.]* ± ' "$OUT/table.md" ||
     { echo "FAIL: table.md lacks amk's default strategy's score"; exit 1; }
 grep -q '^| KT random_sample | -\?[0-9.]* ± ' "$OUT/table.md" ||
     { echo "FAIL: table.md lacks Kernel Tuner random_sample's score"; exit 1; }

@@ -293,7 +293,7 @@ END_TEST
 
 START_TEST(test_amk_strategy_find_every_listed_strategy)
 {
-    const char *want[] = {"hillclimb", "random", "exhaustive", "anneal"};
+    const char *want[] = {"hillclimb", "random", "exhaustive", "anneal", "evolve"};
     int n = 0;
     for (; amk_strategies[n]; n++) {
         const amk_strategy_type *t = amk_strategies[n];
@@ -304,8 +304,8 @@ START_TEST(test_amk_strategy_find_every_listed_strategy)
         for (int j = 0; j < n; j++)
             ck_assert_str_ne(amk_strategies[j]->name, t->name);
     }
-    ck_assert_int_eq(n, 4);
-    for (int i = 0; i < 4; i++)
+    ck_assert_int_eq(n, 5);
+    for (int i = 0; i < 5; i++)
         ck_assert_ptr_nonnull(amk_strategy_find(want[i]));
     ck_assert_ptr_null(amk_strategy_find("genetic"));
     ck_assert_ptr_null(amk_strategy_find(NULL));
@@ -372,6 +372,42 @@ START_TEST(test_amk_strategy_next_avoids_seen_and_ends)
     }
     gsl_rng_free(rng);
     free(e.v);
+}
+END_TEST
+
+/* evolve driven directly, its walk cut to 2 trials so that crossover starts at once: every
+ * proposal satisfies the restrictions (X + Y + Z <= 30: children of two valid parents often
+ * do not), none repeats, and most come from crossover (the walk keeps 3 in 10). */
+START_TEST(test_amk_strategy_next_evolve_children_are_valid_and_new)
+{
+    const amk_strategy_type *st = amk_strategy_find("evolve");
+    ck_assert_ptr_nonnull(st);
+    void *state = calloc(1, st->state_size);
+    amk_strategy_opts so = {.seed = 3, .patience = 2};
+    ck_assert_int_eq(st->init(state, F.sp, &so), AMK_OK);
+    amk_idset *seen = amk_idset_create();
+    int crossover = 0;
+    for (int call = 0; call < 400; call++) {
+        amk_proposal p;
+        ck_assert_int_eq(st->next(state, seen, &p), 1);
+        ck_assert_msg(amk_space_valid(F.sp, &p.config, NULL) == AMK_OK,
+                      "proposal %d (%s) breaks a restriction", call, p.source);
+        char id[17];
+        amk_config_id(&p.config, id);
+        ck_assert_msg(!amk_idset_has(seen, id), "proposal %d (%s) repeats a config", call,
+                      p.source);
+        amk_idset_add(seen, id);
+        crossover += strcmp(p.source, "crossover") == 0;
+        amk_verdict v = {0};
+        amk_verdict_init(&v);
+        v.status = AMK_STATUS_OK;
+        v.latency_us = predicted(&p.config);
+        st->observe(state, &p.config, &v, 0);
+    }
+    ck_assert_msg(crossover > 200, "only %d of 400 proposals came from crossover", crossover);
+    st->clear(state);
+    free(state);
+    amk_idset_free(seen);
 }
 END_TEST
 
@@ -617,6 +653,27 @@ START_TEST(test_amk_loop_run_hillclimb_and_anneal_beat_random)
 }
 END_TEST
 
+START_TEST(test_amk_loop_run_evolve_beats_random)
+{
+    int64_t count = count_space();
+    int64_t ev[N_SEEDS], rnd[N_SEEDS];
+    int found = 0;
+    const int64_t budget = 1500;
+    for (int s = 0; s < N_SEEDS; s++) {
+        ev[s] = evals_to_optimum("evolve", 1000 + (uint64_t)s, budget, NULL);
+        found += ev[s] <= budget;
+        rnd[s] = evals_to_optimum("random", 1000 + (uint64_t)s, count, NULL);
+    }
+    double me = median_i64(ev, N_SEEDS), mr = median_i64(rnd, N_SEEDS);
+    fprintf(stderr, "quality: evaluations to the optimum of %lld configs, median of %d seeds: "
+            "evolve %.1f (found by %d within %lld), random %.1f\n", (long long)count,
+            N_SEEDS, me, found, (long long)budget, mr);
+    ck_assert_msg(me * 4 < mr, "evolve median %.1f is not 4x better than random's %.1f", me,
+                  mr);
+    ck_assert_int_ge(found, N_SEEDS - 1);
+}
+END_TEST
+
 START_TEST(test_amk_loop_run_hillclimb_batched_finds_optimum)
 {
     /* Batches of 8 proposals evaluated together still climb, without repeats. */
@@ -694,8 +751,8 @@ START_TEST(test_amk_loop_run_strategies_exhaust_without_repeats)
     /* Run to the end of the space: no strategy repeats a config and each reports
      * exhaustion exactly when every valid config has been evaluated. */
     int64_t count = count_space();
-    const char *names[] = {"hillclimb", "random", "anneal"};
-    for (int k = 0; k < 3; k++) {
+    const char *names[] = {"hillclimb", "random", "anneal", "evolve"};
+    for (int k = 0; k < 4; k++) {
         remove_results();
         amk_loop_opts o = opts_for(names[k], 5, 0);
         o.batch = 32;
@@ -714,8 +771,8 @@ END_TEST
 
 START_TEST(test_amk_loop_run_same_seed_same_sequence)
 {
-    const char *names[] = {"hillclimb", "random", "anneal"};
-    for (int k = 0; k < 3; k++) {
+    const char *names[] = {"hillclimb", "random", "anneal", "evolve"};
+    for (int k = 0; k < 4; k++) {
         probe *p[3];
         const uint64_t seeds[3] = {7, 7, 8};
         for (int r = 0; r < 3; r++) {
@@ -807,7 +864,8 @@ START_TEST(test_amk_loop_run_rejects_bad_options)
     o = opts_for(NULL, 1, -5);
     ck_assert_int_eq(amk_loop_run(&o, &res, &d), AMK_EINVAL);
     ck_assert_int_eq(access(F.results, F_OK), -1); /* nothing written */
-    /* NULL strategy = hillclimb: its first row is the spec's default config. */
+    /* NULL strategy = the default (evolve, starting with hillclimb): its first row is the
+     * spec's default config. */
     o = opts_for(NULL, 1, 3);
     ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
     rowvec rv = read_rows(F.results, NULL);
@@ -1621,6 +1679,7 @@ static Suite *search_suite(void)
     tc = tcase(s, "amk_strategy_find", 10);
     tcase_add_test(tc, test_amk_strategy_find_every_listed_strategy);
     tcase_add_test(tc, test_amk_strategy_next_avoids_seen_and_ends);
+    tcase_add_test(tc, test_amk_strategy_next_evolve_children_are_valid_and_new);
 
     tc = tcase(s, "amk_keep_decide", 10);
     tcase_add_test(tc, test_amk_keep_decide_first_ok_candidate_is_kept);
@@ -1632,6 +1691,7 @@ static Suite *search_suite(void)
 
     tc = tcase(s, "amk_loop_run", 240);
     tcase_add_test(tc, test_amk_loop_run_hillclimb_and_anneal_beat_random);
+    tcase_add_test(tc, test_amk_loop_run_evolve_beats_random);
     tcase_add_test(tc, test_amk_loop_run_hillclimb_batched_finds_optimum);
     tcase_add_test(tc, test_amk_loop_run_replayed_sweep_hillclimb_beats_random);
     tcase_add_test(tc, test_amk_loop_run_exhaustive_visits_every_config_in_order);

@@ -58,7 +58,7 @@ for sweep in rmsnorm quant_per_tensor noisy; do
     kernel=$sweep
     file="$DATA/$sweep.tsv"
     [ "$sweep" = noisy ] && kernel=rmsnorm file="$WORK/noisy.tsv"
-    runs="hillclimb:1 random:3 anneal:4 exhaustive:1"
+    runs="evolve:2 hillclimb:1 random:3 anneal:4 exhaustive:1"
     [ "$sweep" = noisy ] && runs="hillclimb:1 exhaustive:1"
     for run in $runs; do
         strategy=${run%:*} seed=${run#*:}

@@ -15,7 +15,7 @@ cp "$WORK/out" l1.json
 expect_py l1.json 'd["kernel"] == "toy" and d["backend"] == "model" and d["trials"] == 12'
 expect_py l1.json 'd["first_trial"] == 1 and d["last_trial"] == 12 and d["resumed"] is False'
 expect_py l1.json 'd["best"] is not None and d["best"]["latency_kind"] == "predicted" and d["best"]["latency_us"] > 0'
-expect_py l1.json 'd["results"] == "r.tsv" and d["best_file"] == "b.json" and d["strategy"] == "hillclimb"'
+expect_py l1.json 'd["results"] == "r.tsv" and d["best_file"] == "b.json" and d["strategy"] == "evolve"'
 [ "$(tsv_rows r.tsv)" = 12 ] || fail "loop --budget 12 logged $(tsv_rows r.tsv) rows"
 [ "$(tsv_col r.tsv trial | tr '\n' ' ')" = "$(seq -s ' ' 1 12) " ] || fail "trials are not 1..12"
 [ "$(tsv_col r.tsv config_id | sort | uniq -d | wc -l)" = 0 ] || fail "loop repeated a config"
@@ -98,7 +98,7 @@ c=$(tsv_col seed3.tsv config_id | tr '\n' ' ')
 [ "$a" = "$b" ] || fail "same seed gave different trials"
 [ "$a" != "$c" ] || fail "seeds 7 and 8 gave identical trials"
 pass
-for st in hillclimb random exhaustive anneal; do
+for st in evolve hillclimb random exhaustive anneal; do
     run loop toy "${S[@]}" --backend model --budget 6 --strategy "$st" --results "st-$st.tsv" --best "st-$st.json"
     expect_rc 0
     expect_py "$WORK/out" 'd["strategy"] == "'"$st"'" and d["trials"] == 6'

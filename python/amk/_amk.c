@@ -560,8 +560,8 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
                              "time_limit_s", "batch", "min_gain", "results", "best",
                              "resume", "jobs",    "devices",  "exclude", "progress",
                              "note",   "regime",  "objective", NULL};
-    const char *shape = NULL, *backend = "auto", *strategy = "hillclimb", *results = "results.tsv",
-               *best = NULL, *regime = NULL, *objective = NULL;
+    const char *shape = NULL, *backend = "auto", *strategy = amk_strategies[0]->name,
+               *results = "results.tsv", *best = NULL, *regime = NULL, *objective = NULL;
     unsigned long long seed = 1;
     long long budget = 100;
     double time_limit = 0, min_gain = 0.01;
@@ -644,12 +644,13 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
     return t.groups;
 }
 
-/* propose(shape=None, strategy="hillclimb", seed=1, results=None, objective=None): amk
+/* propose(shape=None, strategy="evolve", seed=1, results=None, objective=None): amk
  * propose's answer. */
 static PyObject *kernel_propose(kernel_obj *k, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"shape", "strategy", "seed", "results", "objective", NULL};
-    const char *shape = NULL, *strategy = "hillclimb", *results = NULL, *objective = NULL;
+    const char *shape = NULL, *strategy = amk_strategies[0]->name, *results = NULL,
+               *objective = NULL;
     unsigned long long seed = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|zsKzz", kwlist, &shape, &strategy, &seed,
                                      &results, &objective))

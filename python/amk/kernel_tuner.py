@@ -28,7 +28,8 @@ STRATEGIES = {None: "exhaustive", "brute_force": "exhaustive", "random_sample": 
               "simulated_annealing": "anneal", "greedy_ils": "hillclimb",
               "greedy_mls": "hillclimb", "mls": "hillclimb", "ils": "hillclimb",
               "basinhopping": "hillclimb", "hillclimb": "hillclimb", "exhaustive": "exhaustive",
-              "random": "random", "anneal": "anneal"}
+              "random": "random", "anneal": "anneal", "genetic_algorithm": "evolve",
+              "evolve": "evolve"}
 
 # numpy dtype -> the T1 "Type" of an argument (the importer decides what it supports).
 _T1_TYPES = {"float32": "float", "float16": "half", "float64": "double", "int8": "int8",

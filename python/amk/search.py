@@ -37,7 +37,7 @@ def _duration(value):
         raise UsageError("time: '%s' is not a duration (90s, 10m, 1h)" % value) from None
 
 
-def loop(kernel, shape=None, *, backend="auto", strategy="hillclimb", budget=None, time=None,
+def loop(kernel, shape=None, *, backend="auto", strategy="evolve", budget=None, time=None,
          seed=1, batch=0, min_gain=0.01, results="results.tsv", best="best.json",
          resume=False, jobs=0, devices=None, spec_dirs=None, target=None, progress=True,
          exclude=None, notes=None, regime=None, objective=None):
@@ -94,7 +94,7 @@ def loop(kernel, shape=None, *, backend="auto", strategy="hillclimb", budget=Non
     return groups[0] if len(groups) == 1 else groups
 
 
-def propose(kernel, shape=None, *, strategy="hillclimb", seed=1, results=None,
+def propose(kernel, shape=None, *, strategy="evolve", seed=1, results=None,
             spec_dirs=None, target=None, objective=None):
     """`amk propose KERNEL`: the next config to try given the trials in `results`, whose
     search minimises `objective` ("time" when None, "energy" or "edp").

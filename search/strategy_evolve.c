@@ -1,0 +1,269 @@
+/* evolve: hillclimb for the first trials (the spec's default config and the walk around
+ * it: the early lead on every recorded space), then a steady-state genetic search over the
+ * fastest configs seen, interleaved with that walk by a two-armed bandit: each genetic
+ * proposal is a child of two elite configs (rank-biased parents, uniform crossover, a light
+ * mutation), now and then a uniform sample. The walk alone stalls in the first good basin
+ * it finds; recombining the best configs crosses between basins, which is where Kernel
+ * Tuner's genetic_algorithm wins late (docs/PERFORMANCE.md, "Search quality"). Never
+ * proposes a config twice or one in `seen`. */
+#include "search_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EVO_ELITE 8         /* parents are drawn from the 8 fastest configs seen */
+#define EVO_RANDOM 0.05     /* share of the genetic proposals that are uniform samples */
+#define EVO_BREED_TRIES 64  /* crossover draws before a uniform sample instead */
+/* Once the genetic search runs, the walk keeps a share of the proposals: it hears every
+ * verdict, so it climbs from whatever crossover found (without it the deceptive landscape
+ * of tests/check_search.c took 488 evaluations, median, instead of 83). The share
+ * follows the two arms' success (their configs entering the elite) over their last
+ * EVO_WINDOW proposals, within [EVO_SHARE_MIN, 1 - EVO_SHARE_MIN]: on a flat landscape the
+ * walk's small steps keep paying and crossover's do not (dedispersion/A100's time score
+ * fell from 0.83 to 0.67 with a fixed share of 0.3; 0.81 with this one). */
+#define EVO_WINDOW 20
+#define EVO_SHARE_MIN 0.2
+#define EVO_PENDING 256     /* proposals remembered while their verdicts are due */
+
+typedef struct evo_member {
+    uint8_t choice[AMK_MAX_PARAMS];
+    double lg;              /* log latency */
+} evo_member;
+
+enum { ARM_WALK, ARM_GENETIC, N_ARMS };
+
+/* A proposal waiting for its verdict, and the arm that made it. */
+typedef struct evo_pending {
+    uint8_t choice[AMK_MAX_PARAMS];
+    int arm;
+} evo_pending;
+
+typedef struct evo_state {
+    const amk_space *sp;
+    int n;
+    gsl_rng *rng;
+    amk__visited vis;
+    amk__sampler smp;
+    void *hc;               /* the walk: hillclimb's state, driven through its type object */
+    long walk_trials;       /* proposals the walk makes before the genetic search starts */
+    long proposed;
+    evo_member elite[EVO_ELITE]; /* fastest first */
+    int nelite;
+    evo_pending pend[EVO_PENDING];
+    int npend;
+    /* the last EVO_WINDOW outcomes of each arm (1: its config entered the elite) */
+    uint8_t outcome[N_ARMS][EVO_WINDOW];
+    int nout[N_ARMS], next_out[N_ARMS];
+} evo_state;
+
+static void evo_clear(void *state)
+{
+    evo_state *s = state;
+    if (s->hc) {
+        amk__strategy_hillclimb.clear(s->hc);
+        free(s->hc);
+        s->hc = NULL;
+    }
+    amk__sampler_clear(&s->smp);
+    amk__visited_clear(&s->vis);
+    if (s->rng)
+        gsl_rng_free(s->rng);
+    s->rng = NULL;
+}
+
+static int evo_init(void *state, const amk_space *sp, const amk_strategy_opts *opts)
+{
+    evo_state *s = state;
+    memset(s, 0, sizeof *s);
+    s->sp = sp;
+    s->n = amk_spec_n_params(amk_space_spec(sp));
+    amk__visited_init(&s->vis, sp);
+    s->rng = amk__rng_create(opts ? opts->seed : 0);
+    s->hc = calloc(1, amk__strategy_hillclimb.state_size);
+    if (!s->rng || !s->hc) {
+        evo_clear(s);
+        return AMK_ENOMEM;
+    }
+    int rc = amk__strategy_hillclimb.init(s->hc, sp, opts);
+    if (rc < 0) {
+        free(s->hc); /* init failed: nothing of it to clear */
+        s->hc = NULL;
+        evo_clear(s);
+        return rc;
+    }
+    amk__sampler_init(&s->smp, sp, s->rng, &s->vis);
+    /* hillclimb's patience: the walk gets about one stall's worth of trials alone */
+    s->walk_trials = opts && opts->patience > 0 ? opts->patience : 2 * s->n + 8;
+    return AMK_OK;
+}
+
+/* A rank-biased draw from the elite (index n*u^2): the fastest is likeliest. */
+static int pick_parent(evo_state *s)
+{
+    double u = gsl_rng_uniform(s->rng);
+    int i = (int)(s->nelite * u * u);
+    return i < s->nelite ? i : s->nelite - 1;
+}
+
+/* A child of two elite configs: uniform crossover, then each param moves with probability
+ * 1/n, one step up or down (reflected at the ends) or, one time in four, to any of its
+ * values; a child equal to its first parent gets one forced move. 1 with *out valid and
+ * neither visited nor seen; 0 when EVO_BREED_TRIES draws found none. */
+static int breed(evo_state *s, const amk_idset *seen, amk_config *out)
+{
+    const amk_spec *spec = amk_space_spec(s->sp);
+    for (int t = 0; t < EVO_BREED_TRIES; t++) {
+        int a = pick_parent(s), b = pick_parent(s);
+        if (a == b)
+            b = (a + 1 + (int)gsl_rng_uniform_int(s->rng, (unsigned long)(s->nelite - 1))) %
+                s->nelite;
+        amk_config c;
+        amk__config_zero(s->sp, &c);
+        int same = 1;
+        for (int p = 0; p < s->n; p++) {
+            c.choice[p] = gsl_rng_uniform_int(s->rng, 2) ? s->elite[a].choice[p]
+                                                          : s->elite[b].choice[p];
+            same &= c.choice[p] == s->elite[a].choice[p];
+        }
+        int forced = same ? (int)gsl_rng_uniform_int(s->rng, (unsigned long)s->n) : -1;
+        for (int p = 0; p < s->n; p++) {
+            int nc = amk_spec_param_n_choices(spec, p);
+            if (nc < 2 || (p != forced && gsl_rng_uniform(s->rng) >= 1.0 / s->n))
+                continue;
+            int v = c.choice[p];
+            if (gsl_rng_uniform(s->rng) < 0.25) {
+                v = (int)gsl_rng_uniform_int(s->rng, (unsigned long)nc);
+            } else {
+                v += gsl_rng_uniform_int(s->rng, 2) ? 1 : -1;
+                if (v < 0 || v >= nc)
+                    v = 2 * c.choice[p] - v;
+            }
+            c.choice[p] = (uint8_t)v;
+        }
+        if (amk__space_valid(s->sp, &c) && !amk__visited_has(&s->vis, seen, &c)) {
+            *out = c;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void pending_add(evo_state *s, const amk_config *c, int arm)
+{
+    if (s->npend == EVO_PENDING) { /* a verdict never came: forget the oldest */
+        memmove(s->pend, s->pend + 1, (EVO_PENDING - 1) * sizeof *s->pend);
+        s->npend--;
+    }
+    memcpy(s->pend[s->npend].choice, c->choice, sizeof s->pend[s->npend].choice);
+    s->pend[s->npend++].arm = arm;
+}
+
+/* The arm that proposed c (removed from the pending list), or -1 (a resumed run's rows). */
+static int pending_take(evo_state *s, const amk_config *c)
+{
+    for (int i = s->npend - 1; i >= 0; i--)
+        if (memcmp(s->pend[i].choice, c->choice, sizeof c->choice) == 0) {
+            int arm = s->pend[i].arm;
+            s->pend[i] = s->pend[--s->npend];
+            return arm;
+        }
+    return -1;
+}
+
+/* The walk's share of the proposals: the arms' success rates over their recent proposals
+ * (Laplace-smoothed), in proportion, kept within [EVO_SHARE_MIN, 1 - EVO_SHARE_MIN]. */
+static double walk_share(const evo_state *s)
+{
+    double rate[N_ARMS];
+    for (int a = 0; a < N_ARMS; a++) {
+        int won = 0;
+        for (int i = 0; i < s->nout[a]; i++)
+            won += s->outcome[a][i];
+        rate[a] = (won + 1.0) / (s->nout[a] + 2.0);
+    }
+    double p = rate[ARM_WALK] / (rate[ARM_WALK] + rate[ARM_GENETIC]);
+    return p < EVO_SHARE_MIN ? EVO_SHARE_MIN : p > 1 - EVO_SHARE_MIN ? 1 - EVO_SHARE_MIN : p;
+}
+
+static int emit(evo_state *s, amk_proposal *out, const amk_config *c, const char *source)
+{
+    pending_add(s, c, ARM_GENETIC);
+    amk__visited_mark(&s->vis, c);
+    s->proposed++;
+    amk__proposal_set(out, c, source);
+    return 1;
+}
+
+static int evo_next(void *state, const amk_idset *seen, amk_proposal *out)
+{
+    evo_state *s = state;
+    amk_config c;
+    if (s->proposed < s->walk_trials || gsl_rng_uniform(s->rng) < walk_share(s)) {
+        int rc = amk__strategy_hillclimb.next(s->hc, seen, out);
+        if (rc != 0) {
+            if (rc == 1) {
+                pending_add(s, &out->config, ARM_WALK);
+                amk__visited_mark(&s->vis, &out->config);
+                s->proposed++;
+            }
+            return rc;
+        }
+        /* the walk has nothing left: the space is exhausted, the sampler will say so */
+    }
+    if (s->nelite >= 2 && gsl_rng_uniform(s->rng) >= EVO_RANDOM && breed(s, seen, &c))
+        return emit(s, out, &c, "crossover");
+    int rc = amk__sampler_next(&s->smp, seen, &c);
+    return rc == 1 ? emit(s, out, &c, "random") : rc;
+}
+
+/* Inserts a config into the elite (fastest first) when it is among the EVO_ELITE fastest. */
+static int elite_add(evo_state *s, const amk_config *c, double lg)
+{
+    if (s->nelite == EVO_ELITE && lg >= s->elite[EVO_ELITE - 1].lg)
+        return 0;
+    int i = s->nelite < EVO_ELITE ? s->nelite++ : EVO_ELITE - 1;
+    while (i > 0 && s->elite[i - 1].lg > lg) {
+        s->elite[i] = s->elite[i - 1];
+        i--;
+    }
+    memcpy(s->elite[i].choice, c->choice, sizeof s->elite[i].choice);
+    s->elite[i].lg = lg;
+    return 1;
+}
+
+static void evo_observe(void *state, const amk_config *c, const amk_verdict *v, int kept)
+{
+    evo_state *s = state;
+    /* the walk hears every verdict: a resumed run's replayed rows restore its centre */
+    amk__strategy_hillclimb.observe(s->hc, c, v, kept);
+    amk__visited_mark(&s->vis, c);
+    int won = v && v->status == AMK_STATUS_OK && isfinite(v->latency_us) &&
+              v->latency_us > 0 && elite_add(s, c, log(v->latency_us));
+    int arm = pending_take(s, c);
+    if (arm < 0) {
+        /* a row of an earlier run (resume, `amk propose`): it counts as a trial of this
+         * search, so a long history goes on with the genetic search, not a new walk */
+        s->proposed++;
+        return;
+    }
+    if (s->proposed <= s->walk_trials)
+        return; /* the walk alone: no comparison to learn from */
+    s->outcome[arm][s->next_out[arm]] = (uint8_t)won;
+    s->next_out[arm] = (s->next_out[arm] + 1) % EVO_WINDOW;
+    if (s->nout[arm] < EVO_WINDOW)
+        s->nout[arm]++;
+}
+
+const amk_strategy_type amk__strategy_evolve = {
+    .api_version = AMK__STRATEGY_API,
+    .name = "evolve",
+    .doc = "hillclimb's walk from the spec's default config for the first trials, then "
+           "crossover and mutation of the fastest configs seen (steady-state genetic search) "
+           "interleaved with that walk",
+    .state_size = sizeof(evo_state),
+    .init = evo_init,
+    .next = evo_next,
+    .observe = evo_observe,
+    .clear = evo_clear,
+};
