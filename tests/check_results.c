@@ -456,20 +456,26 @@ START_TEST(test_amk_tsv_open_isolates_torn_row)
 }
 END_TEST
 
+/* A results file of an older version: its header line, its ncols column names, one row. */
+static void write_old_version(const char *p, const char *header, int ncols, const amk_row *r)
+{
+    amk_sb sb = {0};
+    amk_sb_printf(&sb, "%s\n", header);
+    for (int i = 0; i < ncols; i++)
+        amk_sb_printf(&sb, "%s%s", i ? "\t" : "", amk__tsv_column_name(i));
+    amk_sb_printf(&sb, "\n");
+    amk__row_format_cols(r, ncols, &sb);
+    amk_test_write_file(p, sb.p);
+    amk_sb_free(&sb);
+}
+
 /* A v1 file (19 columns, before the observation and peer columns) is read, and rows
  * appended to it keep its 19 columns, so the file stays one format. */
 START_TEST(test_amk_tsv_open_v1_file_read_and_appended_as_v1)
 {
     const char *p = tpath("v1.tsv");
     amk_row a = full_row(1);
-    amk_sb sb = {0};
-    amk_sb_printf(&sb, "# amk results v1\n");
-    for (int i = 0; i < AMK__TSV_NCOLS_V1; i++)
-        amk_sb_printf(&sb, "%s%s", i ? "\t" : "", amk__tsv_column_name(i));
-    amk_sb_printf(&sb, "\n");
-    amk__row_format_cols(&a, AMK__TSV_NCOLS_V1, &sb);
-    amk_test_write_file(p, sb.p);
-    amk_sb_free(&sb);
+    write_old_version(p, "# amk results v1", AMK__TSV_NCOLS_V1, &a);
     collected c = {0};
     amk_tsv_stats st;
     amk_diag d = {0};
@@ -504,14 +510,7 @@ START_TEST(test_amk_tsv_open_v2_file_refuses_energy_rows)
     const char *p = tpath("v2.tsv");
     amk_row a = full_row(1);
     a.objective = AMK_OBJ_TIME;
-    amk_sb sb = {0};
-    amk_sb_printf(&sb, "# amk results v2\n");
-    for (int i = 0; i < AMK__TSV_NCOLS_V2; i++)
-        amk_sb_printf(&sb, "%s%s", i ? "\t" : "", amk__tsv_column_name(i));
-    amk_sb_printf(&sb, "\n");
-    amk__row_format_cols(&a, AMK__TSV_NCOLS_V2, &sb);
-    amk_test_write_file(p, sb.p);
-    amk_sb_free(&sb);
+    write_old_version(p, "# amk results v2", AMK__TSV_NCOLS_V2, &a);
     collected c = {0};
     amk_tsv_stats st;
     amk_diag d = {0};
