@@ -5,7 +5,8 @@
  * worker keeps running the last job's vendor-library peer (the same operation, shape and
  * data on buffers of its own), so the next candidate meets the clock and power state of its
  * workload and pays only the settle check. Without a peer nothing is kept (the candidate
- * warms up as before); after KEEP_FOR_S without a job the device is let cool. */
+ * warms up as before); after KEEP_FOR_S without a job the device is let cool. The buffers
+ * are freed when the next job starts, so the keeper never holds memory a job needs. */
 #include "runtime_int.h"
 
 #include <math.h>
@@ -35,17 +36,10 @@ void amk__keep_disarm(void)
 
 void amk__keep_arm(const amk__peer *p, const size_t bytes[3], double launch_us)
 {
-    if (!(launch_us > 0)) {
-        amk__keep_disarm();
+    amk__keep_disarm();
+    if (!(launch_us > 0))
         return;
-    }
     for (int i = 0; i < 3; i++) {
-        if (keep.bytes[i] == bytes[i])
-            continue; /* same shape as the last job: the buffers are reused */
-        if (keep.buf[i])
-            (void)hipFree(keep.buf[i]);
-        keep.buf[i] = NULL;
-        keep.bytes[i] = 0;
         if (bytes[i] && hipMalloc(&keep.buf[i], bytes[i]) != hipSuccess) {
             (void)hipGetLastError();
             amk__keep_disarm(); /* no memory to spare: the next candidate warms up itself */
@@ -62,6 +56,12 @@ void amk__keep_arm(const amk__peer *p, const size_t bytes[3], double launch_us)
             amk__keep_disarm();
             return;
         }
+    /* The job frees its buffers next: the copies must be done by then. */
+    if (hipStreamSynchronize(amk__rw.stream) != hipSuccess) {
+        (void)hipGetLastError();
+        amk__keep_disarm();
+        return;
+    }
     keep.peer = *p;
     for (int i = 0; i < 3; i++)
         keep.peer.ptr[0][i] = keep.buf[i];
