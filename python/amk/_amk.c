@@ -15,18 +15,23 @@
 
 static PyObject *amk_error; /* amk._amk.Error */
 
-/* Raises Error from a diagnostic: (message, code, exit_code, step). exit_code -1 = by code. */
-static PyObject *raise_diag(int code, const amk_diag *d, int exit_code, const char *step)
+PyObject *amk__py_raise(const char *msg, int code, int exit_code, const char *step)
 {
-    const char *msg = d && d->msg[0] ? d->msg : amk_strerror(code);
-    if (exit_code < 0)
-        exit_code = amk_err_exit_code(code);
     PyObject *args = Py_BuildValue("(siis)", msg, code, exit_code, step ? step : "");
     if (args) {
         PyErr_SetObject(amk_error, args);
         Py_DECREF(args);
     }
     return NULL;
+}
+
+/* Raises Error from a diagnostic: (message, code, exit_code, step). exit_code -1 = by code. */
+static PyObject *raise_diag(int code, const amk_diag *d, int exit_code, const char *step)
+{
+    const char *msg = d && d->msg[0] ? d->msg : amk_strerror(code);
+    if (exit_code < 0)
+        exit_code = amk_err_exit_code(code);
+    return amk__py_raise(msg, code, exit_code, step);
 }
 
 static PyObject *num_or_none(double v)
@@ -1315,7 +1320,7 @@ PyMODINIT_FUNC PyInit__amk(void)
         return NULL;
     }
     Py_INCREF(amk_error);
-    if (amk__py_launch_add(m, amk_error)) {
+    if (amk__py_launch_add(m)) {
         Py_DECREF(m);
         return NULL;
     }

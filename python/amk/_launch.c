@@ -51,10 +51,9 @@ typedef cu_result (*cu_encode_fn)(void *map, int dtype, uint32_t rank, void *add
                                   int interleave, int swizzle, int l2_promotion, int oob_fill);
 typedef cu_result (*cu_error_fn)(cu_result r, const char **text);
 
-static PyObject *launch_error; /* amk._amk.Error */
 static PyObject *str_data_ptr; /* "data_ptr", interned */
 
-/* Raises Error(message, code, exit_code, step), as _amk.c's raise_diag. */
+/* Raises Error(message, code, exit_code, step), the message formatted. */
 static PyObject *raise_error(int code, int exit_code, const char *step, const char *fmt, ...)
 {
     char msg[512];
@@ -62,12 +61,7 @@ static PyObject *raise_error(int code, int exit_code, const char *step, const ch
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    PyObject *args = Py_BuildValue("(siis)", msg, code, exit_code, step);
-    if (args) {
-        PyErr_SetObject(launch_error, args);
-        Py_DECREF(args);
-    }
-    return NULL;
+    return amk__py_raise(msg, code, exit_code, step);
 }
 
 /* ---------- Driver: the few entry points a launch needs -------------------------------------- */
@@ -502,9 +496,8 @@ static PyTypeObject launcher_type = {
     .tp_methods = launcher_methods,
 };
 
-int amk__py_launch_add(PyObject *m, PyObject *error)
+int amk__py_launch_add(PyObject *m)
 {
-    launch_error = error;
     if (!str_data_ptr && !(str_data_ptr = PyUnicode_InternFromString("data_ptr")))
         return -1;
     if (PyType_Ready(&driver_type) < 0 || PyType_Ready(&launcher_type) < 0)

@@ -5,8 +5,9 @@
 
 #include <Python.h>
 
-/* Adds Driver and Launcher to module m; their failures raise error (amk._amk.Error).
- * Returns 0, or -1 with a Python exception set. */
-int amk__py_launch_add(PyObject *m, PyObject *error);
+/* Adds Driver and Launcher to module m. Returns 0, or -1 with a Python exception set. */
+int amk__py_launch_add(PyObject *m);
+/* Sets amk._amk.Error(msg, code, exit_code, step) (in _amk.c, for both files); NULL. */
+PyObject *amk__py_raise(const char *msg, int code, int exit_code, const char *step);
 
 #endif
