@@ -95,8 +95,7 @@ static hipError_t settle(hipStream_t s, const amk__bench_kernel *k, int nk, int 
     int per = (int)ceil(SETTLE_CHUNK_MS / (est_ms * nk));
     per = per < 2 ? 2 : per > 4096 ? 4096 : per;
     double t0 = amk_now_s();
-    if (busy_until < 0 || t0 - busy_until > HOT_GAP_S)
-        busy_since = t0; /* idle long enough to have cooled: the load starts now */
+    amk__bench_loaded(t0, t0); /* after a gap long enough to cool, the load starts now */
     amk__obs_sample first, last;
     amk__obs_read(&first);
     for (int b = 0; b < 2; b++)
