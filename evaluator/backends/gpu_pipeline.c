@@ -629,7 +629,7 @@ done:
 }
 
 int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
-                       double lat_us[2], double spread[2], amk_diag *d)
+                       double lat_us[2], double spread[2], double *sm_mhz, amk_diag *d)
 {
     amk__gpu_state *st = state;
     amk_compile_unit units[2];
@@ -637,7 +637,7 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
     int rc = AMK_OK;
     memset(units, 0, sizeof units);
     memset(codes, 0, sizeof codes);
-    lat_us[0] = lat_us[1] = spread[0] = spread[1] = NAN;
+    lat_us[0] = lat_us[1] = spread[0] = spread[1] = *sm_mhz = NAN;
     if (a->spec != b->spec || a->shape.dtype != b->shape.dtype ||
         memcmp(a->shape.dims, b->shape.dims, sizeof a->shape.dims) != 0)
         return amk_diag_set(d, AMK_EINVAL, "remeasure: configs of different kernels or shapes");
@@ -708,6 +708,7 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
         lat_us[i] = res.stats[i].median_us;
         spread[i] = res.stats[i].spread;
     }
+    *sm_mhz = res.stats[0].obs.sm_mhz; /* one window: both configs saw these readings */
 done:
     for (int i = 0; i < 2; i++) {
         amk__compile_unit_clear(&units[i]);

@@ -600,7 +600,10 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
                      flush_buf ? ", L2 flush included" : "");
     else if (j->bench.energy_window_s > 0)
         amk__rw_note(x, "energy not measured: %s", st->energy_why);
-    if (st->regime == AMK__REGIME_SUSTAINED)
+    if (st->regime == AMK__REGIME_SUSTAINED && st->loaded_before_s >= j->bench.sustain_s)
+        amk__rw_note(x, "sustained: device loaded %.1f s already, warmed up in %.0f ms",
+                     st->loaded_before_s, st->settle_ms);
+    else if (st->regime == AMK__REGIME_SUSTAINED)
         amk__rw_note(x, "sustained: settled in %.0f ms", st->settle_ms);
     else
         amk__rw_note(x, "burst: %.0f ms idle before each chunk", j->bench.burst_gap_s * 1e3);
