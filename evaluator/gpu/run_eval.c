@@ -4,6 +4,7 @@
  * state, device query, code objects and job dispatch are in runtime.c. */
 #include "runtime_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -574,8 +575,13 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
     if (e == hipSuccess && timed > nk) {
         x->res->peer_timed = 1;
         x->res->peer_stats = st2[1];
-        amk__rw_note(x, "peer %s: %.2f us (same loop, interleaved)", x->res->peer,
-                     st2[1].median_us);
+        double ci = (st2[1].ci_hi_us - st2[1].ci_lo_us) / 2 / st2[1].median_us;
+        if (isfinite(ci))
+            amk__rw_note(x, "peer %s: %.2f us (same loop, interleaved; 95%% CI +-%.2f%%)",
+                         x->res->peer, st2[1].median_us, 100 * ci);
+        else
+            amk__rw_note(x, "peer %s: %.2f us (same loop, interleaved)", x->res->peer,
+                         st2[1].median_us);
     }
     if (e != hipSuccess) {
         amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: benchmark: %s", c->label, msg);
