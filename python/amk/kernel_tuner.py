@@ -534,15 +534,22 @@ def probe_output_params(kernel_name, tune_params, strs, fns, ks, kfile, default,
     values = probe_values(tune_params, default)
     if all(len(v) == 1 for v in values.values()):
         return []
-    folder, remove = build_folder(kernel_name, values, list(strs) + probe_restrictions(
-        values, default), default, ks, kfile, data)
+    remove = None
     try:
+        folder, remove = build_folder(kernel_name, values, list(strs) + probe_restrictions(
+            values, default), default, ks, kfile, data)
         finish_spec(folder, symbols, None)
         space = Space(folder)
         probed = _probe_statuses(space, backend, device, excluded_by(space, fns),
                                  os.path.join(work, "probe.tsv"))
+    except AmkError as e:
+        # the tuning itself reports what is wrong with the call; it only lacks the probe
+        warnings.warn("tune_kernel: the probe for params that change what the kernel "
+                      "computes failed (%s); tuning without it" % e, stacklevel=4)
+        return []
     finally:
-        remove()
+        if remove:
+            remove()
     return output_params(default, probed)
 
 

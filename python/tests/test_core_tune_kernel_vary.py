@@ -50,6 +50,10 @@ class TestProbe(unittest.TestCase):
                   (self.p(bx=64), "ok"), (self.p(ro=1), "ok")]
         self.assertEqual(kt.output_params(self.ref, probed), ["fw"])
 
+    def test_params_are_named_in_tune_params_order(self):
+        probed = [(self.p(ro=1), "wrong"), (self.p(fw=5), "wrong"), (self.p(bx=64), "ok")]
+        self.assertEqual(kt.output_params(self.ref, probed), ["fw", "ro"])
+
     def test_one_correct_move_clears_a_param(self):
         probed = [(self.p(fw=5), "wrong"), (self.p(fw=9), "ok"), (self.p(bx=64), "ok")]
         self.assertEqual(kt.output_params(self.ref, probed), [])
@@ -150,6 +154,17 @@ class TestTuneKernelVary(unittest.TestCase):
         with self.assertRaises(amk.InputError) as e:
             self.tune(amk_vary=["filter"])
         self.assertIn("'filter', which is not in tune_params", str(e.exception))
+
+    def test_a_failed_probe_warns_and_tunes_without(self):
+        def broken(*args):
+            raise amk.AmkError("probe: no device")
+        kt._probe_statuses = broken
+        res, env, spec, warned = self.tune()
+        self.assertEqual(env["amk_vary"], [])
+        self.assertNotIn("vary", spec["reference"])
+        self.assertTrue([m for m in warned if "the probe for params that change what the "
+                         "kernel computes failed (probe: no device)" in m], warned)
+        self.assertEqual(len(res), 9)
 
     def test_an_answer_needs_no_probe(self):
         kt._probe_statuses = self.fake_probe
