@@ -63,10 +63,12 @@ def child(mode, script, record):
             c["exhaustive_best_ms"] = best_time(res2)
             if c["best_ms"] and c["exhaustive_best_ms"]:
                 c["within_5pct"] = c["best_ms"] <= 1.05 * c["exhaustive_best_ms"]
+        if mode == "amk":  # smoke runs too: how many came back ok, wrong, ...
             c["amk_statuses"] = {}
             for r in res:
                 s = r.get("amk_status", "?")
                 c["amk_statuses"][s] = c["amk_statuses"].get(s, 0) + 1
+            c["amk_vary"] = env.get("amk_vary")
         calls.append(c)
         with open(record, "w") as f:
             json.dump(calls, f, indent=1)

@@ -253,9 +253,11 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
         amk_spec_reference ref;
         amk_spec_get_reference(sp, &ref);
         snprintf(rc->ref.entry, sizeof rc->ref.entry, "%s", ref.entry);
-        if (amk_config_reference_launch(c, lim, &rc->ref.launch, d) != AMK_OK)
+        amk_config at; /* the config the reference runs at: its launch and values */
+        if (amk_config_reference_config(c, lim, &at, d) != AMK_OK ||
+            amk_config_reference_launch(&at, lim, &rc->ref.launch, d) != AMK_OK)
             return d ? d->code : AMK_ESPEC;
-        if (build_args(c, lim, amk_spec_n_reference_args(sp), amk_spec_reference_arg, rc,
+        if (build_args(&at, lim, amk_spec_n_reference_args(sp), amk_spec_reference_arg, rc,
                        &rc->ref, d) != AMK_OK)
             return amk_diag_prefix(d, "reference");
     }
@@ -444,10 +446,23 @@ static void run_verdict(const amk_config *c, const amk_code *cand, const amk_cod
     append(v->notes, sizeof v->notes, res->notes);
     amk_spec_reference rj;
     amk_spec_get_reference(c->spec, &rj);
-    if (rj.default_config)
+    if (rj.default_config && amk_spec_n_reference_vary(c->spec) == 0)
         append(v->notes, sizeof v->notes, "reference: the default config's output (no "
                "independent reference: weaker, a config is only checked to agree with the "
                "default)");
+    else if (rj.default_config) {
+        char with[200] = "";
+        size_t n = 0;
+        for (int k = 0; k < amk_spec_n_reference_vary(c->spec) && n < sizeof with; k++) {
+            int p = amk_spec_reference_vary(c->spec, k);
+            n += (size_t)snprintf(with + n, sizeof with - n, "%s%s", k ? ", " : "",
+                                  amk_spec_param_name(c->spec, p));
+        }
+        char note[320];
+        snprintf(note, sizeof note, "reference: the default config's output with this "
+                 "config's %s (no independent reference: weaker)", with);
+        append(v->notes, sizeof v->notes, note);
+    }
     append(v->notes, sizeof v->notes, cand->notes);
     if (res->status == AMK_STATUS_OK && res->nstats >= 1 && isfinite(res->stats[0].median_us)) {
         v->latency_us = res->stats[0].median_us;
@@ -550,10 +565,9 @@ int amk__gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_
             continue;
         }
         unit_of[i] = (int)nu++;
-        /* One reference unit per (spec, dtype) of the batch. */
+        /* One reference unit per (spec, dtype, "vary" values) of the batch. */
         for (size_t k = 0; k < i && ref_of[i] < 0; k++)
-            if (ref_of[k] >= 0 && cfgs[k]->spec == cfgs[i]->spec &&
-                cfgs[k]->shape.dtype == cfgs[i]->shape.dtype)
+            if (ref_of[k] >= 0 && amk_config_same_reference(cfgs[k], cfgs[i]))
                 ref_of[i] = ref_of[k];
         if (ref_of[i] < 0) {
             if (amk__compile_unit_reference(cfgs[i], st->info.arch, &units[nu], &d) == AMK_OK) {
