@@ -192,8 +192,13 @@ sec_triton() {
         return
     fi
     say "triton: autotune of 72 configs, fp16 4096^3, cap $cap s"
-    local rc
-    timeout -k 5 "$cap" $py "$HERE/triton_autotune.py" 4096 4096 4096 >"$WORK/triton.out" 2>"$OUT/triton.err"
+    local rc tuned=()
+    # amk's race best beside Triton's, one harness (amk.torch; when the package imports here)
+    if [ -s "$OUT/race.tsv" ] && $py -c 'import amk.torch' 2>/dev/null &&
+        "$AMK" export "$OUT/race.tsv" -o "$WORK/race-tuned.json" 2>>"$OUT/triton.err"; then
+        tuned=(AMK_TUNED="$WORK/race-tuned.json")
+    fi
+    env "${tuned[@]}" timeout -k 5 "$cap" $py "$HERE/triton_autotune.py" 4096 4096 4096 >"$WORK/triton.out" 2>"$OUT/triton.err"
     rc=$?
     if tail -n 1 "$WORK/triton.out" | $py -c 'import json,sys; json.loads(sys.stdin.read())' 2>/dev/null; then
         tail -n 1 "$WORK/triton.out" >"$OUT/triton.json"

@@ -324,6 +324,18 @@ def render_race(d, res, meta):
                    "Triton's (> 1: amk's is faster)." % (
                        amk_vs, tri_vs, tri["sustained_us"], tri["sustained_peer_us"],
                        amk_vs / tri_vs))
+    both = tri.get("amk_beside") if tri else None
+    if both and not both.get("error"):
+        out.append("")
+        out.append("Side by side, one harness (amk's best through amk.torch and Triton's best "
+                   "interleaved in one process, sustained): amk %.1f µs, Triton %.1f µs: amk's "
+                   "best is **%.3f×** Triton's%s." % (
+                       both["amk_us"], both["triton_us"], both["amk_over_triton"],
+                       "" if both.get("amk_verified") else
+                       " (**amk.torch's result does not match torch.matmul**)"))
+    elif both:
+        out.append("")
+        out.append("Side by side, one harness: not run (%s)." % both["error"])
     if tri and tri.get("note"):
         out.append("")
         out.append("Triton: " + tri["note"])

@@ -68,6 +68,34 @@ def build(triton, tl):
     return mm_f16, warm
 
 
+def amk_beside(torch, run, c, a, b, ref, flush):
+    """With $AMK_TUNED (a database `amk export` wrote from amk's race), amk's best config
+    launched through amk.torch and Triton's best timed side by side by one harness, in one
+    process, in the sustained regime (peers.sustained_pair): the second harness for "amk's
+    best >= Triton's best" (amk's own is its run worker, each against cuBLAS). None without
+    it; {"error"} when amk.torch cannot run here."""
+    path = os.environ.get("AMK_TUNED")
+    if not path:
+        return None
+    from peers import sustained_pair
+    try:
+        import amk.torch as at
+        at.load(path)
+        amk_fn = lambda: torch.ops.amk.gemm_hopper(a, b)
+        got = amk_fn()
+        torch.cuda.synchronize()
+    except Exception as e:  # the package or the database is not usable here: say why
+        return {"error": "amk.torch: %s" % str(e).splitlines()[0][:200]}
+    diff = (got.float() - ref.float()).abs().max().item()
+    amk_us, tri_us, ratio = sustained_pair(torch, amk_fn, run, flush)
+    return {"amk_us": round(amk_us, 3), "triton_us": round(tri_us, 3),
+            "amk_over_triton": round(ratio, 4), "amk_max_abs_diff": diff,
+            "amk_verified": diff <= 1e-2 * ref.float().abs().max().item(),
+            "note": "amk.torch (database %s) and Triton's best interleaved, sustained, one "
+                    "harness; amk_over_triton = Triton µs / amk µs (> 1: amk faster)"
+                    % os.path.basename(path)}
+
+
 def main(argv):
     M, N, K = (int(v) for v in argv[:3]) if len(argv) >= 3 else (4096, 4096, 4096)
     cache = tempfile.mkdtemp(prefix="triton-cache-")
@@ -113,6 +141,7 @@ def main(argv):
     c2 = torch.empty_like(c)
     sus_us, sus_peer_us, vs_peer = sustained_pair(torch, run, lambda: torch.matmul(a, b, out=c2),
                                                   flush)
+    both = amk_beside(torch, run, c, a, b, ref, flush)
     best = mm.best_config
     timings = getattr(mm, "configs_timings", None) or {}
     failed = sum(1 for v in timings.values()
@@ -128,7 +157,7 @@ def main(argv):
         "best_us": round(us, 3), "best_tflops": round(2.0 * M * N * K / us / 1e6, 2),
         "spread": round(spread, 4), "reps": reps, "verified": ok, "max_abs_diff": diff,
         "sustained_us": round(sus_us, 3), "sustained_peer_us": round(sus_peer_us, 3),
-        "vs_peer": round(vs_peer, 4), "peer": "torch.matmul (cuBLAS)",
+        "vs_peer": round(vs_peer, 4), "peer": "torch.matmul (cuBLAS)", "amk_beside": both,
         "note": "first call of the autotuned kernel timed (compile + benchmark of %d configs, "
                 "fresh TRITON_CACHE_DIR)%s; result %s torch.matmul (max |diff| %.3g); best "
                 "timed cold-L2, median of %d; vs_peer: the best and torch.matmul interleaved in the sustained regime (1 s of both first)" % (
