@@ -486,8 +486,8 @@ static void on_note(const char *msg, int warning, void *ud)
 
 /* The judge of the outputs checked outside amk (amk_tune_opts.verify): the Python callable
  * verify(config_id, prefix) -> (ok, why), where prefix + buffer name is the file of each
- * output. 1 correct, 0 wrong, -1 when the callable raised (kept, raised after the search;
- * the config is a run_error) or returned something else. */
+ * output: ok true 1 (correct), false 0 (wrong), None -1 (could not judge: run_error); -1
+ * also when the callable raised (kept, raised after the search) or returned no such pair. */
 static int on_verify(const amk_config *c, const char *prefix, char *why, size_t cap, void *ud)
 {
     tune_ctx *t = ud;
@@ -501,8 +501,8 @@ static int on_verify(const amk_config *c, const char *prefix, char *why, size_t 
         PyObject *ok = NULL, *text = NULL;
         if (res && PyArg_ParseTuple(res, "OU", &ok, &text)) {
             const char *w = PyUnicode_AsUTF8(text);
-            int b = PyObject_IsTrue(ok);
-            if (w && b >= 0) {
+            int b = ok == Py_None ? -1 : PyObject_IsTrue(ok);
+            if (w && !PyErr_Occurred()) {
                 snprintf(why, cap, "%s", w);
                 r = b;
             }
