@@ -466,10 +466,13 @@ static void judge_external(const amk_evaluator *ev, const amk_config *c, amk_ver
             v->correct = r == 0 ? 0 : -1;
             snprintf(v->reason, sizeof v->reason, "%s %s: %s", r == 0 ? "the external check "
                      "of" : "cannot check", names, why[0] ? why : "no reason given");
-        } else {
-            char note[200];
-            snprintf(note, sizeof note, "%s: passed the external check", names);
-            append_text(v->notes, sizeof v->notes, note);
+        } else { /* first in the notes, which the run's own fill up */
+            char old[sizeof v->notes];
+            memcpy(old, v->notes, sizeof old);
+            old[sizeof old - 1] = '\0';
+            snprintf(v->notes, sizeof v->notes, "%s: passed the external check", names);
+            if (old[0])
+                append_text(v->notes, sizeof v->notes, old);
         }
     }
     for (int i = 0; ev->outputs_dir[0] && i < n; i++) {

@@ -354,7 +354,8 @@ START_TEST(test_amk_evaluator_run_external_check_judges_before_the_verdict)
     ck_assert_int_eq(g_verify_calls, 1);
     ck_assert_int_eq(v.status, AMK_STATUS_OK);
     ck_assert(isfinite(v.latency_us));
-    ck_assert_msg(strstr(v.notes, "y: passed the external check"), "%s", v.notes);
+    ck_assert_msg(strstr(v.notes, "y: passed the external check; fake run") == v.notes, "%s",
+                  v.notes);
     ck_assert(!amk_fs_exists(file));
 
     /* refused: wrong, no latency, the judge's words in the reason */
