@@ -10,7 +10,7 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
 {
     int rc;
     const char *input = NULL, *output = NULL, *name = NULL, *kernel = NULL;
-    const char *data = NULL, *answer = NULL;
+    const char *data = NULL, *answer = NULL, *vary = NULL;
     cli_opt opts[] = {
         CLI_STR("--output", &output),
         CLI_STR("-o", &output),
@@ -18,6 +18,7 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
         CLI_STR("--kernel", &kernel),
         CLI_STR("--data", &data),
         CLI_STR("--answer", &answer),
+        CLI_STR("--vary", &vary),
         CLI_END,
     };
     cli_pos pos = {&input, 1, NULL, "unexpected argument '%s' (one SPACE.json)",
@@ -29,30 +30,38 @@ int cli_cmd_import(cli_ctx *ctx, int argc, char **argv)
 
     amk_diag d;
     amk_diag_clear(&d);
-    if ((data || answer) && !kernel)
-        return cli_usage(ctx, "--data and --answer need --kernel");
-    /* "A=f1,B=f2" -> {"A=f1", "B=f2"} */
-    char *lists[2] = {data ? strdup(data) : NULL, answer ? strdup(answer) : NULL};
-    const char *items[2][32];
-    int nitems[2] = {0, 0};
-    for (int k = 0; k < 2; k++) {
-        if ((k ? answer : data) && !lists[k])
-            return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
-        for (char *save = NULL, *t = lists[k] ? strtok_r(lists[k], ",", &save) : NULL; t;
-             t = strtok_r(NULL, ",", &save)) {
-            if (nitems[k] == 32) {
-                free(lists[0]);
-                free(lists[1]);
-                return cli_usage(ctx, "at most 32 entries in --data / --answer");
-            }
-            items[k][nitems[k]++] = t;
+    if ((data || answer || vary) && !kernel)
+        return cli_usage(ctx, "--data, --answer and --vary need --kernel");
+    /* "A=f1,B=f2" -> {"A=f1", "B=f2"}; "P,Q" -> {"P", "Q"} */
+    const char *given[3] = {data, answer, vary};
+    char *lists[3];
+    const char *items[3][32];
+    int nitems[3] = {0, 0, 0};
+    for (int k = 0; k < 3; k++)
+        lists[k] = given[k] ? strdup(given[k]) : NULL;
+    rc = -1;
+    for (int k = 0; k < 3 && rc < 0; k++) {
+        if (given[k] && !lists[k])
+            rc = cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
+        for (char *save = NULL, *t = lists[k] ? strtok_r(lists[k], ",", &save) : NULL;
+             t && rc < 0; t = strtok_r(NULL, ",", &save)) {
+            if (nitems[k] == 32)
+                rc = cli_usage(ctx, "at most 32 entries in --data / --answer / --vary");
+            else
+                items[k][nitems[k]++] = t;
         }
     }
-    amk_import_opts io = {.name = name, .kernel_file = kernel, .data = items[0],
-                          .ndata = nitems[0], .answers = items[1], .nanswers = nitems[1]};
-    int e = amk_import_t1(input, output, &io, &d);
-    free(lists[0]);
-    free(lists[1]);
+    int e = AMK_OK;
+    if (rc < 0) {
+        amk_import_opts io = {.name = name, .kernel_file = kernel, .data = items[0],
+                              .ndata = nitems[0], .answers = items[1], .nanswers = nitems[1],
+                              .vary = items[2], .nvary = nitems[2]};
+        e = amk_import_t1(input, output, &io, &d);
+    }
+    for (int k = 0; k < 3; k++)
+        free(lists[k]);
+    if (rc >= 0)
+        return rc;
     if (e != AMK_OK)
         return cli_fail_diag(ctx, e == AMK_ENOMEM ? CLI_EXIT_INTERNAL : CLI_EXIT_INPUT, &d);
     amk_spec *s = NULL;

@@ -122,9 +122,10 @@ typedef struct amk_backend_type {
     void (*clear)(void *state);
     /* Optional, NULL when unsupported (model, sim): times configs a and b of one kernel and
      * shape interleaved in one window (A B A B ...) so drift hits both alike; fills the
-     * medians lat_us[2] and spreads spread[2]. Used by keep/revert when a gap is close. */
+     * medians lat_us[2] and spreads spread[2], and *sm_mhz with the mean SM clock seen over
+     * that window (NAN when not read). Used by keep/revert when a gap is close. */
     int (*remeasure)(void *state, const amk_config *a, const amk_config *b, double lat_us[2],
-                     double spread[2], amk_diag *d);
+                     double spread[2], double *sm_mhz, amk_diag *d);
     /* Optional, NULL = 1: how many configs the backend usefully holds in flight at once
      * (the gpu backend: 8 per device, so that compiles overlap runs, at most its compile
      * workers, at least one per device; the mpi backend: the total over its ranks). The
@@ -278,7 +279,8 @@ AMK_API int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_
 /* Interleaved re-measure of a and b through the backend (see amk_backend_type.remeasure).
  * AMK_EUNSUPPORTED when the backend has none (its latencies are not measurements). */
 AMK_API int amk_evaluator_remeasure(amk_evaluator *ev, const amk_config *a, const amk_config *b,
-                                    double lat_us[2], double spread[2], amk_diag *d);
+                                    double lat_us[2], double spread[2], double *sm_mhz,
+                                    amk_diag *d);
 /* Screen margin (fraction, default 0.02): floor > incumbent * (1 + margin) is screened. */
 AMK_API void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin);
 

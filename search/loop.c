@@ -57,9 +57,9 @@ static int write_best(const char *path, const amk_row *row, const amk_incumbent 
 static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_config *cand,
                             amk_verdict *decide, amk_verdict *logged)
 {
-    double lat[2], spread[2];
+    double lat[2], spread[2], sm_mhz;
     amk_diag d = {0};
-    int rc = amk_evaluator_remeasure(ev, &inc->config, cand, lat, spread, &d);
+    int rc = amk_evaluator_remeasure(ev, &inc->config, cand, lat, spread, &sm_mhz, &d);
     if (rc == AMK_EUNSUPPORTED)
         return;
     size_t len = strlen(logged->notes);
@@ -81,11 +81,14 @@ static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_con
         snprintf(which, sizeof which, "trial %lld", (long long)inc->trial);
     snprintf(tail, cap, "%sre-measured interleaved with incumbent (%s): incumbent "
              "%.3f us, candidate %.3f us", len ? "; " : "", which, lat[0], lat[1]);
+    /* Both are now timed in one state, the window's clock: the next candidate's clock is
+     * held against it (the candidate's first clock here made every later call look moved). */
     inc->latency_us = lat[0];
     inc->spread = spread[0];
-    inc->sm_mhz = decide->sm_mhz; /* both now timed in one state */
+    inc->sm_mhz = sm_mhz;
     decide->latency_us = lat[1];
     decide->spread = spread[1];
+    decide->sm_mhz = sm_mhz;
 }
 
 /* The options, and the strategy they name. */

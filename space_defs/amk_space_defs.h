@@ -235,10 +235,24 @@ typedef struct amk_spec_reference {
     int default_config; /* 1: the reference is the template at its default config */
 } amk_spec_reference;
 AMK_API void amk_spec_get_reference(const amk_spec *s, amk_spec_reference *out);
+/* "reference.vary" (default_config references only): the params that change what the
+ * kernel computes, which the reference takes from the config it checks. Param indices. */
+AMK_API int amk_spec_n_reference_vary(const amk_spec *s);
+AMK_API int amk_spec_reference_vary(const amk_spec *s, int i); /* -1 when i is out of range */
+/* The config c's reference runs at: c itself for an independent reference; for a
+ * default_config one, the default config at c's shape with c's values of the "vary" params.
+ * With "vary", that config must be valid (amk_config_check with lim): AMK_ERESTRICT or the
+ * check's code, d->msg naming it ("the reference config (the default with filter_height=3)
+ * is not valid: restriction '...' is false"); *out is untouched on error. */
+AMK_API int amk_config_reference_config(const amk_config *c, const amk_limits *lim,
+                                        amk_config *out, amk_diag *d);
+/* 1 when a and b are checked against the same reference program: same spec and dtype, and
+ * the same values of the "vary" params. */
+AMK_API int amk_config_same_reference(const amk_config *a, const amk_config *b);
 AMK_API int amk_spec_n_reference_args(const amk_spec *s);
 AMK_API const char *amk_spec_reference_arg(const amk_spec *s, int i);
-/* The reference's launch for c (no limit checks: it is the reference). Errors are prefixed
- * "reference.launch". */
+/* The reference's launch expressions evaluated at c (no limit checks: it is the reference;
+ * pass amk_config_reference_config's config). Errors are prefixed "reference.launch". */
 AMK_API int amk_config_reference_launch(const amk_config *c, const amk_limits *lim, amk_launch *out,
                                         amk_diag *d);
 
@@ -365,6 +379,10 @@ typedef struct amk_import_opts {
     int ndata;
     const char *const *answers;
     int nanswers;
+    /* With kernel_file: params that change what the kernel computes (a filter size): the
+     * reference runs with the checked config's values of them (spec "reference.vary"). */
+    const char *const *vary;
+    int nvary;
 } amk_import_opts;
 
 /* Reads a T1 space file (Kernel Tuner's benchmark_hub format) and writes the kernel folder

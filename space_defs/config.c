@@ -708,6 +708,47 @@ int amk_config_eval_expr(const amk_config *c, const amk_limits *lim, const amk_e
     return rc ? rc : amk_expr_eval(e, slots, out, d);
 }
 
+int amk_config_reference_config(const amk_config *c, const amk_limits *lim, amk_config *out,
+                                amk_diag *d)
+{
+    const amk_spec *s = c->spec;
+    if (!s->ref_default_config) {
+        *out = *c;
+        return AMK_OK;
+    }
+    amk_config r;
+    amk_config_default(s, &c->shape, &r);
+    for (int k = 0; k < s->nref_vary; k++)
+        r.choice[s->ref_vary[k]] = c->choice[s->ref_vary[k]];
+    if (s->nref_vary > 0) {
+        char with[256] = "";
+        size_t n = 0;
+        for (int k = 0; k < s->nref_vary && n < sizeof with; k++) {
+            int i = s->ref_vary[k];
+            n += (size_t)snprintf(with + n, sizeof with - n, "%s%s=%lld", k ? ", " : "",
+                                  s->params[i].name, (long long)amk_config_param(&r, i));
+        }
+        int rc = amk_config_check(&r, lim, d);
+        if (rc != AMK_OK) {
+            amk_diag_prefix(d, "the reference config (the default with %s) is not valid",
+                            with);
+            return rc;
+        }
+    }
+    *out = r;
+    return AMK_OK;
+}
+
+int amk_config_same_reference(const amk_config *a, const amk_config *b)
+{
+    if (a->spec != b->spec || a->shape.dtype != b->shape.dtype)
+        return 0;
+    for (int k = 0; a->spec && k < a->spec->nref_vary; k++)
+        if (a->choice[a->spec->ref_vary[k]] != b->choice[a->spec->ref_vary[k]])
+            return 0;
+    return 1;
+}
+
 /* Like backend code always did for the reference: no limit checks, errors prefixed
  * "reference.launch". */
 int amk_config_reference_launch(const amk_config *c, const amk_limits *lim, amk_launch *out,

@@ -685,6 +685,9 @@ int amk_import_t1(const char *t1_path, const char *out_dir, const amk_import_opt
             }
             rc = amk__imp_with_kernel(im, spec, opts->kernel_file, files, &nfiles);
         }
+    } else if (opts && opts->nvary > 0) {
+        rc = amk__imp_fail(im, AMK_EINVAL, "--vary", "needs --kernel (the reference is the "
+                           "kernel at its default config)");
     } else {
         if (amk__imp_space_only_kernel(spec, name, &files[1].name, &files[1].text))
             rc = amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");

@@ -83,7 +83,34 @@ typedef struct launch_leaf {
     int defaults; /* 1: params become their default values (the reference's launch) */
 } launch_leaf;
 
-/* Launch and size expressions: params (or their defaults), ProblemSize[i] as the dims,
+/* 1 when --vary names param `name`: the reference takes it from the checked config. */
+static int is_vary(const importer *im, const char *name)
+{
+    const amk_import_opts *o = im->opts;
+    for (int k = 0; o && o->vary && k < o->nvary; k++)
+        if (!strcmp(o->vary[k], name))
+            return 1;
+    return 0;
+}
+
+/* --vary: names of integer params, each once. */
+static int check_vary(importer *im)
+{
+    const amk_import_opts *o = im->opts;
+    for (int k = 0; o && o->vary && k < o->nvary; k++) {
+        int i = amk__imp_param_index(im, o->vary[k]);
+        if (i < 0)
+            return amk__imp_fail(im, AMK_ESPEC, "--vary", "'%s' is not a tuning parameter",
+                                 o->vary[k]);
+        for (int j = 0; j < k; j++)
+            if (!strcmp(o->vary[j], o->vary[k]))
+                return amk__imp_fail(im, AMK_ESPEC, "--vary", "'%s' is named twice",
+                                     o->vary[k]);
+    }
+    return AMK_OK;
+}
+
+/* Launch and size expressions: params (or their defaults, --vary params excepted), ProblemSize[i] as the dims,
  * max(p) / min(p) of one param as the largest / smallest of its values (the T1 meaning). */
 static int kernel_leaf(void *ud, const py_node *n, const char *src, amk_sb *sb, amk_diag *d)
 {
@@ -94,7 +121,7 @@ static int kernel_leaf(void *ud, const py_node *n, const char *src, amk_sb *sb, 
         if (i < 0 || im->params[i].vals.strs)
             return amk_diag_set(d, AMK_EEXPR, "unknown name '%s' (not an integer tuning "
                                 "parameter) at column %zu in '%s'", n->str, n->col + 1, src);
-        if (ll->defaults)
+        if (ll->defaults && !is_vary(im, n->str))
             amk_sb_printf(sb, "%lld", (long long)im->params[i].vals.ints[im->params[i].def]);
         else
             amk_sb_printf(sb, "%s", n->str);
@@ -638,6 +665,9 @@ int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out
                                  "param %s has "
                                  "string values: a kernel receives params as integer #defines",
                                  im->params[i].name);
+    int vrc = check_vary(im);
+    if (vrc)
+        return vrc;
     const cJSON *kn = cJSON_GetObjectItemCaseSensitive(ks, "KernelName");
     int ok = cJSON_IsString(kn) && kn->valuestring[0] && strlen(kn->valuestring) < AMK_NAME_MAX;
     for (const char *c = ok ? kn->valuestring : ""; *c; c++)
@@ -673,9 +703,15 @@ int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out
                   "is checked\n * against the default config's output only, which is weaker). "
                   "*/\n",
                   kn->valuestring);
+    const amk_import_opts *vo = im->opts;
+    for (int k = 0; vo && vo->vary && k < vo->nvary; k++)
+        amk_sb_printf(&ref, "%s%s", k ? ", " : "/* With the checked config's ", vo->vary[k]);
+    if (vo && vo->vary && vo->nvary > 0)
+        amk_sb_printf(&ref, " (spec reference.vary: -D defines per config). */\n");
     for (int i = 0; i < im->nparams; i++)
-        amk_sb_printf(&ref, "#define %s %lld\n", im->params[i].name,
-                      (long long)im->params[i].vals.ints[im->params[i].def]);
+        if (!is_vary(im, im->params[i].name)) /* --vary params come as -D, per config */
+            amk_sb_printf(&ref, "#define %s %lld\n", im->params[i].name,
+                          (long long)im->params[i].vals.ints[im->params[i].def]);
     amk_sb_printf(&ref, "#line 1 \"%s\"\n%s", files[1].name, text);
     files[2].name = strdup("reference.cu");
     files[2].text = ref.oom ? NULL : amk_sb_take(&ref);
@@ -713,6 +749,11 @@ int amk__imp_with_kernel(importer *im, cJSON *spec, const char *kernel_file, out
     if ((rc = kernel_launch(im, ks, 1, refj)))
         return rc;
     cJSON_AddBoolToObject(refj, "default_config", 1);
+    if (vo && vo->vary && vo->nvary > 0) {
+        cJSON *v = cJSON_AddArrayToObject(refj, "vary");
+        for (int k = 0; v && k < vo->nvary; k++)
+            cJSON_AddItemToArray(v, cJSON_CreateString(vo->vary[k]));
+    }
     /* the reduction length the tolerance allows for: the largest problem dimension (a
      * reassociated sum over at most that many terms) */
     int64_t red = 1;

@@ -175,6 +175,8 @@ struct amk_spec {
 
     char *ref_source, *ref_entry, *ref_host;
     int ref_default_config;
+    int nref_vary; /* "vary": params the reference takes from the checked config */
+    int ref_vary[AMK_MAX_PARAMS]; /* their indices, in the order given */
     int nref_args;
     char ref_args[AMK__MAX_ARGS][AMK_NAME_MAX];
     amk__launch_exprs ref_launch;

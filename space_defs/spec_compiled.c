@@ -287,6 +287,13 @@ void amk_spec_get_reference(const amk_spec *s, amk_spec_reference *out)
 
 int amk_spec_n_reference_args(const amk_spec *s) { return s->nref_args; }
 
+int amk_spec_n_reference_vary(const amk_spec *s) { return s->nref_vary; }
+
+int amk_spec_reference_vary(const amk_spec *s, int i)
+{
+    return i >= 0 && i < s->nref_vary ? s->ref_vary[i] : -1;
+}
+
 const char *amk_spec_reference_arg(const amk_spec *s, int i)
 {
     return i >= 0 && i < s->nref_args ? s->ref_args[i] : NULL;

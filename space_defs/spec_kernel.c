@@ -478,12 +478,45 @@ int amk__ld_load_cost(loader *L, const cJSON *root)
                         "int8 none)", unit);
 }
 
+/* "reference.vary": the params that change what the kernel computes, which the reference
+ * (the template at its default config) takes from the config it checks. Names of params,
+ * each once; only with "default_config": true (an independent reference computes the one
+ * right answer itself). */
+static int load_vary(loader *L, const cJSON *v)
+{
+    amk_spec *s = L->s;
+    s->nref_vary = 0;
+    if (!v)
+        return 0;
+    if (!cJSON_IsArray(v))
+        return amk__ld_fail(L, AMK_ESPEC, "reference.vary", "expected a list of param names, "
+                            "got %s", amk__ld_json_type(v));
+    if (!s->ref_default_config && cJSON_GetArraySize(v) > 0)
+        return amk__ld_fail(L, AMK_ESPEC, "reference.vary", "needs \"default_config\": true "
+                            "(an independent reference computes every config's answer)");
+    int k = 0;
+    for (const cJSON *e = v->child; e; e = e->next, k++) {
+        int i = cJSON_IsString(e) ? amk_spec_param_index(s, e->valuestring) : -1;
+        if (i < 0)
+            return amk__ld_fail(L, AMK_ESPEC, "reference.vary", "[%d]: %s%s%s is not a param",
+                                k, cJSON_IsString(e) ? "'" : "",
+                                cJSON_IsString(e) ? e->valuestring : amk__ld_json_type(e),
+                                cJSON_IsString(e) ? "'" : "");
+        for (int j = 0; j < s->nref_vary; j++)
+            if (s->ref_vary[j] == i)
+                return amk__ld_fail(L, AMK_ESPEC, "reference.vary", "[%d]: '%s' is named "
+                                    "twice", k, e->valuestring);
+        s->ref_vary[s->nref_vary++] = i;
+    }
+    return 0;
+}
+
 int amk__ld_load_reference(loader *L, const cJSON *root)
 {
     amk_spec *s = L->s;
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(root, "reference");
     static const char *const allowed[] = {"source", "entry", "args", "launch", "host",
-                                          "default_config", NULL};
+                                          "default_config", "vary", NULL};
     static const char *const required[] = {"source", "entry", "args", "launch", NULL};
     if (!cJSON_IsObject(r))
         return amk__ld_fail(L, AMK_ESPEC, "reference", "expected an object, got %s",
@@ -496,6 +529,8 @@ int amk__ld_load_reference(loader *L, const cJSON *root)
                             "expected true or false, got %s",
                             amk__ld_json_type(dc));
     s->ref_default_config = cJSON_IsTrue(dc);
+    if (load_vary(L, cJSON_GetObjectItemCaseSensitive(r, "vary")))
+        return L->err;
     const char *src = amk__ld_get_string(L, r, "source", "reference", 1);
     if (!src || amk__ld_check_file(L, "reference.source", src))
         return L->err;

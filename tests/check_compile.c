@@ -1042,6 +1042,82 @@ START_TEST(test_compile_unit_defines_and_headers)
 }
 END_TEST
 
+/* With `amk import --vary tile_size_x` the reference takes tile_size_x from the config it
+ * checks: its unit gets -Dtile_size_x (the other params are #defines of reference.cu), the
+ * spec's defines at that reference config; configs differing only in other params share
+ * one reference unit (one compile-cache key) and those differing in tile_size_x do not; a
+ * reference config that breaks a condition cannot be built, and says so. */
+START_TEST(test_compile_unit_reference_vary_params)
+{
+    char dir[256], out[512], path[600];
+    amk_test_tmpdir_make(dir, sizeof dir, "compile-vary");
+    snprintf(out, sizeof out, "%s/asis", dir);
+    const char *vary[] = {"tile_size_x"};
+    amk_import_opts io = {.kernel_file = AMK_TEST_FIXTURES "/t1/asis/asis.cu", .vary = vary,
+                          .nvary = 1};
+    amk_diag d = {0};
+    ck_assert_msg(amk_import_t1(AMK_TEST_FIXTURES "/t1/asis/asis.json", out, &io, &d) == AMK_OK,
+                  "%s", d.msg);
+    snprintf(path, sizeof path, "%s/spec.json", out);
+    char *text = NULL;
+    ck_assert_int_eq(amk_fs_read_all(path, &text, NULL, &d), AMK_OK);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(j, "defines"), "tiles",
+                            "block_size_x * tile_size_x");
+    text = cJSON_Print(j);
+    cJSON_Delete(j);
+    amk_test_write_file(path, text);
+    free(text);
+    amk_spec *s = NULL;
+    ck_assert_msg(amk_spec_load(out, &s, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_spec_n_reference_vary(s), 1);
+    amk_config a, b, c;
+    amk_config_default(s, NULL, &a); /* block_size_x 128, tile_size_x 2 */
+    a.choice[0] = 0;                 /* block_size_x 32 */
+    a.choice[1] = 0;                 /* tile_size_x 1 */
+    b = a;
+    b.choice[0] = 1; /* block_size_x 64: not varied */
+    c = a;
+    c.choice[1] = 2; /* tile_size_x 4: with the default block_size_x 128, 512 > 256 */
+    amk_compile_unit ua, ub, uc;
+    ck_assert_msg(amk__compile_unit_reference(&a, "sm_90", &ua, &d) == AMK_OK, "%s", d.msg);
+    ck_assert(has_option(&ua, "-Dtile_size_x=1"));
+    ck_assert(!has_option(&ua, "-Dblock_size_x=32") && !has_option(&ua, "-Dblock_size_x=128"));
+    ck_assert(has_option(&ua, "-Dtiles=128")); /* at the reference config: 128 * 1 */
+    ck_assert(strstr(ua.source, "#define block_size_x 128\n") != NULL);
+    ck_assert(strstr(ua.source, "#define tile_size_x") == NULL);
+    ck_assert_msg(amk__compile_unit_reference(&b, "sm_90", &ub, &d) == AMK_OK, "%s", d.msg);
+    uint64_t ka = amk__cache_key(ua.source, ua.source_len, (const char *const *)ua.options,
+                                 ua.n_options, ua.arch, "nvrtc 13.0");
+    ck_assert(ka == amk__cache_key(ub.source, ub.source_len, (const char *const *)ub.options,
+                                   ub.n_options, ub.arch, "nvrtc 13.0"));
+    ck_assert(amk_config_same_reference(&a, &b));
+    amk__compile_unit_clear(&ub);
+    b.choice[1] = 1; /* tile_size_x 2 */
+    ck_assert_msg(amk__compile_unit_reference(&b, "sm_90", &ub, &d) == AMK_OK, "%s", d.msg);
+    ck_assert(has_option(&ub, "-Dtile_size_x=2"));
+    ck_assert(ka != amk__cache_key(ub.source, ub.source_len, (const char *const *)ub.options,
+                                   ub.n_options, ub.arch, "nvrtc 13.0"));
+    ck_assert(!amk_config_same_reference(&a, &b));
+    ck_assert_int_eq(amk__compile_unit_reference(&c, "sm_90", &uc, &d), AMK_ERESTRICT);
+    ck_assert_msg(strstr(d.msg, "the reference config (the default with tile_size_x=4) is not "
+                         "valid: restriction") != NULL, "%s", d.msg);
+    ck_assert_ptr_null(uc.source);
+    /* The reference's launch at its config: the default block, the checked tile size. */
+    amk_config r;
+    amk_launch l;
+    ck_assert_int_eq(amk_config_reference_config(&b, NULL, &r, &d), AMK_OK);
+    ck_assert_int_eq(amk_config_reference_launch(&r, NULL, &l, &d), AMK_OK);
+    ck_assert_int_eq(l.block[0], 128);
+    ck_assert_int_eq(l.grid[0], (100000 + 255) / 256);
+    amk__compile_unit_clear(&ua);
+    amk__compile_unit_clear(&ub);
+    amk_spec_free(s);
+    amk_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* A spec that "requires" sm_90a: an sm_90 target compiles it for sm_90a (options and the
  * cache key see the effective arch, so sm_90 and sm_90a share one entry); other archs and
  * the other vendor cannot build it, with a message naming the requirement. */
@@ -1732,6 +1808,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_amk_compile_source_get_is_the_unit_amk_compiles);
     tcase_add_test(tc, test_compile_unit_reference);
     tcase_add_test(tc, test_compile_unit_defines_and_headers);
+    tcase_add_test(tc, test_compile_unit_reference_vary_params);
     tcase_add_test(tc, test_compile_unit_config_required_arch);
     tcase_add_test(tc, test_arch_vendor);
     suite_add_tcase(s, tc);

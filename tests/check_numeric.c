@@ -722,12 +722,18 @@ START_TEST(test_obs_settled_needs_load_time_and_steady_chunks)
 {
     /* The clock coming down under a power cap: 3% per 100 ms, then flat. */
     double us[] = {100, 103, 106, 109, 112, 114, 115, 115.2, 115.1, 115.3, 115.2, 115.2};
-    ck_assert(!amk__obs_settled(us, 5, 5.0, 1.0, 0.005));  /* fewer than 6 chunks */
-    ck_assert(!amk__obs_settled(us, 6, 5.0, 1.0, 0.005));  /* still slowing */
-    ck_assert(!amk__obs_settled(us, 12, 0.5, 1.0, 0.005)); /* steady, but loaded 0.5 s only */
-    ck_assert(amk__obs_settled(us, 12, 1.0, 1.0, 0.005));
+    ck_assert(!amk__obs_settled(us, 5, 0.0, 5.0, 1.0, 0.005));  /* fewer than 6 chunks */
+    ck_assert(!amk__obs_settled(us, 6, 0.0, 5.0, 1.0, 0.005));  /* still slowing */
+    ck_assert(!amk__obs_settled(us, 12, 0.0, 0.5, 1.0, 0.005)); /* steady, loaded 0.5 s only */
+    ck_assert(amk__obs_settled(us, 12, 0.0, 1.0, 1.0, 0.005));
     double zero[] = {0, 0, 0, 0, 0, 0};
-    ck_assert(!amk__obs_settled(zero, 6, 2.0, 1.0, 0.005));
+    ck_assert(!amk__obs_settled(zero, 6, 0.0, 2.0, 1.0, 0.005));
+    /* Loaded for the sustain time before the warm-up began: 2 chunks warm the caches, the
+     * power state is already there; not loaded that long: the whole rule. */
+    ck_assert(!amk__obs_settled(us, 1, 1.5, 1.5, 1.0, 0.005));
+    ck_assert(amk__obs_settled(us, 2, 1.5, 1.5, 1.0, 0.005));
+    ck_assert(!amk__obs_settled(us, 2, 0.9, 1.5, 1.0, 0.005));
+    ck_assert(!amk__obs_settled(zero, 2, 1.5, 1.5, 1.0, 0.005));
     /* Power: the counter over >= 1 s of load, else the last reading (a moving average). */
     amk__obs o;
     amk__obs_init(&o);

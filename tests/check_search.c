@@ -1276,9 +1276,10 @@ END_TEST
 
 /* ---- interleaved re-measure of close calls ------------------------------------------------ */
 
-/* A fake measuring backend: the k-th evaluated config measures fake_lat[k]; remeasure answers
- * fake_re[0] (incumbent) and fake_re[1] (candidate) and counts its calls. */
-static double fake_lat[4], fake_re[2];
+/* A fake measuring backend: the k-th evaluated config measures fake_lat[k] at SM clock
+ * fake_mhz[k] (0: not read); remeasure answers fake_re[0] (incumbent) and fake_re[1]
+ * (candidate) at fake_re_mhz and counts its calls. */
+static double fake_lat[4], fake_mhz[4], fake_re[2], fake_re_mhz;
 static int fake_calls, fake_re_calls;
 
 static int fake_init(void *st, const amk_backend_opts *o, amk_diag *d)
@@ -1294,6 +1295,7 @@ static int fake_evaluate(void *st, const amk_config *const *c, size_t n, amk_ver
         out[i].status = AMK_STATUS_OK;
         out[i].correct = 1;
         out[i].latency_kind = AMK_LAT_MEASURED;
+        out[i].sm_mhz = fake_mhz[fake_calls % 4];
         out[i].latency_us = fake_lat[fake_calls++ % 4];
         out[i].spread = 0.001;
     }
@@ -1301,9 +1303,10 @@ static int fake_evaluate(void *st, const amk_config *const *c, size_t n, amk_ver
 }
 
 static int fake_remeasure(void *st, const amk_config *a, const amk_config *b, double lat[2],
-                          double spread[2], amk_diag *d)
+                          double spread[2], double *sm_mhz, amk_diag *d)
 {
     (void)st, (void)a, (void)b, (void)d;
+    *sm_mhz = fake_re_mhz;
     fake_re_calls++;
     lat[0] = fake_re[0];
     lat[1] = fake_re[1];
@@ -1318,26 +1321,33 @@ static const amk_backend_type fake_bench = {
     .clear = fake_clear, .remeasure = fake_remeasure,
 };
 
-/* Runs exhaustive for 2 trials on the fake backend; returns the rows. */
-static rowvec two_trials(double first, double second, double re_inc, double re_cand)
+/* Runs exhaustive for n trials on the fake backend (fake_lat, fake_mhz, fake_re set);
+ * returns the rows. */
+static rowvec fake_trials(int n)
 {
     amk_evaluator *ev = NULL;
     amk_diag d = {0};
     ck_assert_int_eq(amk__evaluator_create_type(&fake_bench, NULL, &ev, &d), AMK_OK);
-    fake_lat[0] = first;
-    fake_lat[1] = second;
-    fake_re[0] = re_inc;
-    fake_re[1] = re_cand;
     fake_calls = fake_re_calls = 0;
     remove_results();
-    amk_loop_opts o = opts_for("exhaustive", 1, 2);
+    amk_loop_opts o = opts_for("exhaustive", 1, n);
     o.ev = ev;
     amk_loop_result res;
     ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
     amk_evaluator_free(ev);
     rowvec rv = read_rows(F.results, NULL);
-    ck_assert_int_eq(rv.n, 2);
+    ck_assert_int_eq(rv.n, n);
     return rv;
+}
+
+static rowvec two_trials(double first, double second, double re_inc, double re_cand)
+{
+    fake_lat[0] = first;
+    fake_lat[1] = second;
+    fake_re[0] = re_inc;
+    fake_re[1] = re_cand;
+    memset(fake_mhz, 0, sizeof fake_mhz);
+    return fake_trials(2);
 }
 
 START_TEST(test_amk_loop_run_remeasures_close_calls_interleaved)
@@ -1363,6 +1373,26 @@ START_TEST(test_amk_loop_run_remeasures_close_calls_interleaved)
     ck_assert_int_eq(rv.v[1].kept, 1);
     ck_assert_ptr_null(strstr(rv.v[1].note, "re-measured"));
     free(rv.v);
+}
+END_TEST
+
+START_TEST(test_amk_loop_run_remeasure_gives_the_incumbent_the_window_clock)
+{
+    /* Trial 2 is a close call, re-measured at 1450 MHz and reverted: the incumbent's latency
+     * and clock are now the window's. Trial 3 is 5% faster at 1600 MHz: a clock that favours
+     * it against the incumbent's 1450, so it is re-measured too (held against trial 2's own
+     * 1600 MHz, it would have looked like the same clock). */
+    double lat[] = {1000.0, 999.0, 950.0, 0}, mhz[] = {1400, 1600, 1600, 0};
+    memcpy(fake_lat, lat, sizeof lat);
+    memcpy(fake_mhz, mhz, sizeof mhz);
+    fake_re[0] = 1000.0, fake_re[1] = 1100.0, fake_re_mhz = 1450;
+    rowvec rv = fake_trials(3);
+    ck_assert_int_eq(fake_re_calls, 2);
+    ck_assert_int_eq(rv.v[1].kept, 0);
+    ck_assert_msg(strstr(rv.v[2].note, "SM clock 1600 MHz (incumbent 1450 MHz)"), "%s",
+                  rv.v[2].note);
+    free(rv.v);
+    fake_re_mhz = 0;
 }
 END_TEST
 
@@ -1704,6 +1734,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_loop_run_resume_continues_numbering_and_incumbent);
     tcase_add_test(tc, test_amk_loop_run_resume_exhaustive_completes_the_space);
     tcase_add_test(tc, test_amk_loop_run_survives_sigkill_and_resumes);
+    tcase_add_test(tc, test_amk_loop_run_remeasure_gives_the_incumbent_the_window_clock);
     tcase_add_test(tc, test_amk_loop_run_remeasures_close_calls_interleaved);
     tcase_add_test(tc, test_amk_loop_run_rows_same_for_any_parallelism);
 

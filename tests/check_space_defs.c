@@ -534,6 +534,129 @@ START_TEST(test_amk_spec_tolerance_defaults_resolved_once)
 }
 END_TEST
 
+/* ---- reference.vary: params the reference takes from the checked config ---- */
+
+/* tgemm with a default_config reference that varies `vary` (JSON text). */
+static amk_spec *load_with_vary(const char *vary)
+{
+    cJSON *j = base_spec();
+    set(j, "reference", "default_config", "true");
+    set(j, "reference", "vary", vary);
+    const char *dir = make_dir(j);
+    cJSON_Delete(j);
+    amk_spec *s = load(dir);
+    amk_test_tmpdir_remove(tmpdir);
+    return s;
+}
+
+START_TEST(test_amk_spec_load_reference_vary)
+{
+    amk_spec *s = load_with_vary("[\"TM\", \"BM\"]");
+    ck_assert_int_eq(amk_spec_n_reference_vary(s), 2);
+    ck_assert_int_eq(amk_spec_reference_vary(s, 0), amk_spec_param_index(s, "TM"));
+    ck_assert_int_eq(amk_spec_reference_vary(s, 1), amk_spec_param_index(s, "BM"));
+    ck_assert_int_eq(amk_spec_reference_vary(s, 2), -1);
+    ck_assert_int_eq(amk_spec_reference_vary(s, -1), -1);
+    amk_spec_free(s);
+    s = load(GOOD "/tgemm"); /* absent: none */
+    ck_assert_int_eq(amk_spec_n_reference_vary(s), 0);
+    amk_spec_free(s);
+
+    cJSON *j = base_spec();
+    set(j, "reference", "vary", "[\"BM\"]"); /* an independent reference */
+    expect_spec_error(j, AMK_ESPEC, "reference.vary: needs \"default_config\": true", NULL);
+    j = base_spec();
+    set(j, "reference", "default_config", "true");
+    set(j, "reference", "vary", "[\"BM\", \"XX\"]");
+    expect_spec_error(j, AMK_ESPEC, "reference.vary: [1]: 'XX' is not a param", NULL);
+    j = base_spec();
+    set(j, "reference", "default_config", "true");
+    set(j, "reference", "vary", "[\"BM\", 3]");
+    expect_spec_error(j, AMK_ESPEC, "reference.vary: [1]: a number is not a param", NULL);
+    j = base_spec();
+    set(j, "reference", "default_config", "true");
+    set(j, "reference", "vary", "[\"BM\", \"BM\"]");
+    expect_spec_error(j, AMK_ESPEC, "reference.vary: [1]: 'BM' is named twice", NULL);
+    j = base_spec();
+    set(j, "reference", "default_config", "true");
+    set(j, "reference", "vary", "\"BM\"");
+    expect_spec_error(j, AMK_ESPEC, "reference.vary: expected a list of param names", NULL);
+}
+END_TEST
+
+/* The reference config: the default with the checked config's "vary" params, which must be
+ * valid; an independent reference runs at the config itself, a default_config one without
+ * "vary" at the default. */
+START_TEST(test_amk_config_reference_config_default_with_vary_params)
+{
+    amk_spec *s = load_with_vary("[\"BM\", \"TM\"]");
+    int bm = amk_spec_param_index(s, "BM"), bn = amk_spec_param_index(s, "BN");
+    int tm = amk_spec_param_index(s, "TM");
+    amk_config c, r;
+    amk_config_default(s, NULL, &c);
+    c.choice[bm] = 0; /* BM 16 */
+    c.choice[bn] = 2; /* BN 64: not varied */
+    c.choice[tm] = 2; /* TM 4 */
+    amk_diag d = {0};
+    ck_assert_msg(amk_config_reference_config(&c, NULL, &r, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_config_param(&r, bm), 16);
+    ck_assert_int_eq(amk_config_param(&r, tm), 4);
+    ck_assert_int_eq(amk_config_param(&r, bn), 128); /* the default's */
+    ck_assert_int_eq(amk_config_param(&r, amk_spec_param_index(s, "TN")), 8);
+    ck_assert(!amk_config_equal(&r, &c));
+    /* BM 128, TM 1 at the default BN 128, TN 8: 2048 threads, not a valid config. */
+    c.choice[bm] = 3;
+    c.choice[tm] = 0;
+    amk_config_default(s, NULL, &r);
+    amk_config before = r;
+    ck_assert_int_eq(amk_config_reference_config(&c, NULL, &r, &d), AMK_ERESTRICT);
+    ck_assert_msg(strstr(d.msg, "the reference config (the default with BM=128, TM=1) is not "
+                         "valid: restriction 'threads >= warp") != NULL, "%s", d.msg);
+    ck_assert(amk_config_equal(&r, &before)); /* untouched */
+    amk_spec_free(s);
+
+    s = load_with_vary("[]"); /* default_config, nothing varied: the default */
+    amk_config_default(s, NULL, &c);
+    c.choice[0] = 0;
+    ck_assert_int_eq(amk_config_reference_config(&c, NULL, &r, &d), AMK_OK);
+    amk_config_default(s, NULL, &before);
+    ck_assert(amk_config_equal(&r, &before));
+    amk_spec_free(s);
+
+    s = load(GOOD "/tgemm"); /* independent: the config itself */
+    amk_config_default(s, NULL, &c);
+    c.choice[0] = 1;
+    ck_assert_int_eq(amk_config_reference_config(&c, NULL, &r, &d), AMK_OK);
+    ck_assert(amk_config_equal(&r, &c));
+    amk_spec_free(s);
+}
+END_TEST
+
+START_TEST(test_amk_config_same_reference_vary_and_dtype)
+{
+    amk_spec *s = load_with_vary("[\"BM\"]");
+    int bm = amk_spec_param_index(s, "BM"), bn = amk_spec_param_index(s, "BN");
+    amk_config a, b;
+    amk_config_default(s, NULL, &a);
+    b = a;
+    b.choice[bn] = 0;
+    b.shape.dims[0] = 512; /* another shape of the same dtype */
+    ck_assert_int_eq(amk_config_same_reference(&a, &b), 1);
+    b.choice[bm] = 0;
+    ck_assert_int_eq(amk_config_same_reference(&a, &b), 0);
+    b = a;
+    b.shape.dtype = 1;
+    ck_assert_int_eq(amk_config_same_reference(&a, &b), 0);
+    amk_spec_free(s);
+    s = load(GOOD "/tgemm"); /* nothing varied: every config of a dtype shares it */
+    amk_config_default(s, NULL, &a);
+    b = a;
+    b.choice[0] = 0;
+    ck_assert_int_eq(amk_config_same_reference(&a, &b), 1);
+    amk_spec_free(s);
+}
+END_TEST
+
 /* ---- spec accessors ---- */
 
 START_TEST(test_amk_spec_param_accessors)
@@ -2579,6 +2702,10 @@ static Suite *suite(void)
         {"amk_config_eval", {test_amk_config_eval_named_values}},
         {"amk_spec_compiled", {test_amk_spec_compiled_kernel_reference_buffers,
                                test_amk_spec_tolerance_defaults_resolved_once}},
+        {"amk_spec_reference_vary", {test_amk_spec_load_reference_vary}},
+        {"amk_config_reference_config",
+         {test_amk_config_reference_config_default_with_vary_params}},
+        {"amk_config_same_reference", {test_amk_config_same_reference_vary_and_dtype}},
         {"amk_config_launch", {test_amk_config_launch_geometry}},
         {"amk_spec_asis", {test_amk_spec_load_asis_fields, test_amk_spec_load_asis_errors,
                            test_amk_spec_load_data_files, test_amk_spec_load_check_external}},

@@ -261,6 +261,29 @@ else
     expect_rc 0
     [ "$(grep -c ' ok ' "$WORK/out")" -eq 4 ] || fail "asis: expected 4 ok units (3 configs + reference)"
 fi
+# --vary: the reference takes tile_size_x from the checked config (-D per config, no
+# #define in reference.cu, its name kept in the reference's grid); other names are refused
+run import "$AS/asis.json" --kernel "$AS/asis.cu" --vary tile_size_x -o asv
+expect_rc 0
+expect_py asv/spec.json 'd["reference"]["vary"] == ["tile_size_x"] and d["reference"]["default_config"]'
+expect_py asv/spec.json '"tile_size_x" in d["reference"]["launch"]["grid"][0] and d["reference"]["launch"]["block"][0] == "128"'
+grep -q '^#define block_size_x 128$' asv/reference.cu || fail "reference.cu lost the default block_size_x"
+! grep -q '^#define tile_size_x' asv/reference.cu || fail "reference.cu #defines the varied tile_size_x"
+# one reference unit per tile_size_x of the configs (1, 2, 4); at 4 the reference config
+# (block_size_x 128 by default) breaks the condition, and the unit says so
+run compile asis --spec-dir asv --random 8 --jobs 1 --cache-dir "$WORK/cc"
+if [ "$RC" -ne 4 ]; then
+    expect_rc 6 # a unit did not compile: that reference
+    [ "$(grep -cE '^asis +reference ' "$WORK/out")" -eq 3 ] || fail "asv: expected 3 reference units"
+    expect_out "the reference config (the default with tile_size_x=4) is not valid: restriction 'block_size_x * tile_size_x <= 256' is false"
+fi
+run import "$AS/asis.json" --kernel "$AS/asis.cu" --vary tile_size_x,nope -o out_dir
+expect_rc 2
+expect_err "--vary: 'nope' is not a tuning parameter"
+[ ! -e out_dir ] || fail "a bad --vary wrote out_dir"
+run import "$AS/asis.json" --vary tile_size_x -o out_dir
+expect_rc 1
+expect_err "--vary need --kernel"
 run import "$MM/matmul.json" --kernel "$WORK/nothing.cu" -o out_dir
 expect_rc 2
 expect_err "nothing.cu"

@@ -89,4 +89,42 @@ expect_rc 0
 run evaluate c.json --spec-dir asw --backend gpu
 expect_rc 0
 expect_py "$WORK/out" 'd["status"] == "wrong"'
+
+# 3. --vary: filter_width changes the output; checked against the default config it is wrong,
+# against the default with the same filter_width (reference.vary) it is ok, and says so
+cat >fw.cu <<'CU'
+__global__ void scale_fw(float *y, const float *x, int n)
+{
+    int i = blockIdx.x * block_size_x + threadIdx.x;
+    if (i < n)
+        y[i] = filter_width * x[i];
+}
+CU
+cat >fw.json <<'JS'
+{"General": {"BenchmarkName": "fw", "OutputFormat": "JSON"},
+ "ConfigurationSpace": {"TuningParameters": [
+   {"Name": "block_size_x", "Type": "int", "Values": "[32, 64]", "Default": 32},
+   {"Name": "filter_width", "Type": "int", "Values": "[1, 2]", "Default": 1}],
+  "Conditions": []},
+ "KernelSpecification": {"Language": "CUDA", "KernelName": "scale_fw", "KernelFile": "fw.cu",
+  "GlobalSizeType": "CUDA", "LocalSize": {"X": "block_size_x", "Y": "1", "Z": "1"},
+  "GridDivX": ["block_size_x"], "ProblemSize": [4096], "SharedMemory": 0,
+  "Arguments": [
+   {"Name": "y", "Type": "float", "MemoryType": "Vector", "AccessType": "WriteOnly",
+    "FillType": "Constant", "FillValue": 0.0, "Size": "ProblemSize[0]", "Output": 1},
+   {"Name": "x", "Type": "float", "MemoryType": "Vector", "AccessType": "ReadOnly",
+    "FillType": "Random", "FillValue": 1.0, "Size": "ProblemSize[0]"},
+   {"Name": "n", "Type": "int32", "MemoryType": "Scalar", "FillValue": 4096}]}}
+JS
+echo '{"kernel": "fw", "shape": {}, "params": {"block_size_x": 64, "filter_width": 2}}' >fw2.json
+run import fw.json --kernel fw.cu -o fwd
+expect_rc 0
+run evaluate fw2.json --spec-dir fwd --backend gpu
+expect_rc 0
+expect_py "$WORK/out" 'd["status"] == "wrong"'
+run import fw.json --kernel fw.cu --vary filter_width -o fwv
+expect_rc 0
+run evaluate fw2.json --spec-dir fwv --backend gpu
+expect_rc 0
+expect_py "$WORK/out" 'd["status"] == "ok" and "filter_width (no independent reference" in d["notes"]'
 done_ok

@@ -76,7 +76,7 @@ int amk__gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_
  * lat_us[2] (medians) and spread[2]. AMK_OK, or AMK_EBACKEND / AMK_ETIMEDOUT with d.
  * (gpu_pipeline.c) */
 int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
-                       double lat_us[2], double spread[2], amk_diag *d);
+                       double lat_us[2], double spread[2], double *sm_mhz, amk_diag *d);
 /* Configs the backend holds in flight on ndev devices with a compile pool of jobs workers
  * (its parallelism): ndev * AMK__GPU_CONFIGS_PER_DEVICE, at most jobs, at least ndev.
  * (gpu_backend.c) */

@@ -254,9 +254,11 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
         amk_spec_reference ref;
         amk_spec_get_reference(sp, &ref);
         snprintf(rc->ref.entry, sizeof rc->ref.entry, "%s", ref.entry);
-        if (amk_config_reference_launch(c, lim, &rc->ref.launch, d) != AMK_OK)
+        amk_config at; /* the config the reference runs at: its launch and values */
+        if (amk_config_reference_config(c, lim, &at, d) != AMK_OK ||
+            amk_config_reference_launch(&at, lim, &rc->ref.launch, d) != AMK_OK)
             return d ? d->code : AMK_ESPEC;
-        if (build_args(c, lim, amk_spec_n_reference_args(sp), amk_spec_reference_arg, rc,
+        if (build_args(&at, lim, amk_spec_n_reference_args(sp), amk_spec_reference_arg, rc,
                        &rc->ref, d) != AMK_OK)
             return amk_diag_prefix(d, "reference");
     }
@@ -452,10 +454,23 @@ static void run_verdict(const amk_config *c, const amk_code *cand, const amk_cod
     append(v->notes, sizeof v->notes, res->notes);
     amk_spec_reference rj;
     amk_spec_get_reference(c->spec, &rj);
-    if (rj.default_config)
+    if (rj.default_config && amk_spec_n_reference_vary(c->spec) == 0)
         append(v->notes, sizeof v->notes, "reference: the default config's output (no "
                "independent reference: weaker, a config is only checked to agree with the "
                "default)");
+    else if (rj.default_config) {
+        char with[200] = "";
+        size_t n = 0;
+        for (int k = 0; k < amk_spec_n_reference_vary(c->spec) && n < sizeof with; k++) {
+            int p = amk_spec_reference_vary(c->spec, k);
+            n += (size_t)snprintf(with + n, sizeof with - n, "%s%s", k ? ", " : "",
+                                  amk_spec_param_name(c->spec, p));
+        }
+        char note[320];
+        snprintf(note, sizeof note, "reference: the default config's output with this "
+                 "config's %s (no independent reference: weaker)", with);
+        append(v->notes, sizeof v->notes, note);
+    }
     append(v->notes, sizeof v->notes, cand->notes);
     if (res->status == AMK_STATUS_OK && res->nstats >= 1 && isfinite(res->stats[0].median_us)) {
         v->latency_us = res->stats[0].median_us;
@@ -558,10 +573,9 @@ int amk__gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_
             continue;
         }
         unit_of[i] = (int)nu++;
-        /* One reference unit per (spec, dtype) of the batch. */
+        /* One reference unit per (spec, dtype, "vary" values) of the batch. */
         for (size_t k = 0; k < i && ref_of[i] < 0; k++)
-            if (ref_of[k] >= 0 && cfgs[k]->spec == cfgs[i]->spec &&
-                cfgs[k]->shape.dtype == cfgs[i]->shape.dtype)
+            if (ref_of[k] >= 0 && amk_config_same_reference(cfgs[k], cfgs[i]))
                 ref_of[i] = ref_of[k];
         if (ref_of[i] < 0) {
             if (amk__compile_unit_reference(cfgs[i], st->info.arch, &units[nu], &d) == AMK_OK) {
@@ -637,7 +651,7 @@ done:
 }
 
 int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
-                       double lat_us[2], double spread[2], amk_diag *d)
+                       double lat_us[2], double spread[2], double *sm_mhz, amk_diag *d)
 {
     amk__gpu_state *st = state;
     amk_compile_unit units[2];
@@ -645,7 +659,7 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
     int rc = AMK_OK;
     memset(units, 0, sizeof units);
     memset(codes, 0, sizeof codes);
-    lat_us[0] = lat_us[1] = spread[0] = spread[1] = NAN;
+    lat_us[0] = lat_us[1] = spread[0] = spread[1] = *sm_mhz = NAN;
     if (a->spec != b->spec || a->shape.dtype != b->shape.dtype ||
         memcmp(a->shape.dims, b->shape.dims, sizeof a->shape.dims) != 0)
         return amk_diag_set(d, AMK_EINVAL, "remeasure: configs of different kernels or shapes");
@@ -716,6 +730,7 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
         lat_us[i] = res.stats[i].median_us;
         spread[i] = res.stats[i].spread;
     }
+    *sm_mhz = res.stats[0].obs.sm_mhz; /* one window: both configs saw these readings */
 done:
     for (int i = 0; i < 2; i++) {
         amk__compile_unit_clear(&units[i]);

@@ -76,7 +76,9 @@ int amk__arch_options(const char *arch, char out[][64], int cap, amk_diag *d);
  * arch. On error u is left cleared. */
 int amk__compile_unit_config(const amk_config *c, const char *arch, amk_compile_unit *u,
                              amk_diag *d);
-/* The spec's reference kernel for c's shape dtype (no params). */
+/* The spec's reference kernel for c's shape dtype: no params, except the "vary" params of
+ * a default_config reference at c's values (amk_config_reference_config; its refusal of an
+ * invalid reference config is this call's error). */
 int amk__compile_unit_reference(const amk_config *c, const char *arch, amk_compile_unit *u,
                                 amk_diag *d);
 /* Any source text (e.g. a calibration kernel): prelude + "\n" + text, the given extra

@@ -183,7 +183,7 @@ int amk_compile_plan_references(amk_compile_plan *p, amk_diag *d)
         int dup = 0;
         for (size_t k = n_cfg; k < p->n; k++)
             dup |= p->v[k].spec == p->v[i].spec &&
-                   p->v[k].cfg.shape.dtype == p->v[i].cfg.shape.dtype;
+                   amk_config_same_reference(&p->v[k].cfg, &p->v[i].cfg);
         amk_config c = p->v[i].cfg; /* push may move p->v */
         if (!dup && !push(p, &c, 1))
             return amk_diag_set(d, AMK_ENOMEM, "out of memory");

@@ -146,23 +146,16 @@ static int add_dtype_defines(amk_compile_unit *u, const amk_config *c, amk_diag 
     return add_option(u, opt, d);
 }
 
-/* The spec's "defines" as -DNAME=<value>: evaluated for c (the template) or for the default
- * params at c's shape (the reference, whose code must not change with the config). */
-static int add_spec_defines(amk_compile_unit *u, const amk_config *c, int at_config,
-                            amk_diag *d)
+/* The spec's "defines" as -DNAME=<value>, evaluated at c (the template's config, or the
+ * config the reference runs at). */
+static int add_spec_defines(amk_compile_unit *u, const amk_config *at, amk_diag *d)
 {
-    amk_config dc;
-    const amk_config *at = c;
-    if (!at_config) {
-        amk_config_default(c->spec, &c->shape, &dc);
-        at = &dc;
-    }
-    for (int i = 0; i < amk_spec_n_defines(c->spec); i++) {
+    for (int i = 0; i < amk_spec_n_defines(at->spec); i++) {
         const char *name;
         const amk_expr *e;
         int64_t v;
         char opt[128];
-        amk_spec_define_at(c->spec, i, &name, &e);
+        amk_spec_define_at(at->spec, i, &name, &e);
         int rc = amk_config_eval_expr(at, NULL, e, &v, d);
         if (rc != AMK_OK)
             return amk_diag_prefix(d, "defines.%s", name);
@@ -283,8 +276,17 @@ static int build_unit(const amk_config *c, const char *arch, const char *name,
         for (int i = 0; i < n && rc == AMK_OK; i++)
             rc = add_option(u, defs[i], d);
     }
+    /* A reference gets the "vary" params only (the rest of its config is in its text). */
+    for (int k = 0; rc == AMK_OK && !with_params && k < amk_spec_n_reference_vary(c->spec);
+         k++) {
+        int i = amk_spec_reference_vary(c->spec, k);
+        char opt[96];
+        snprintf(opt, sizeof opt, "-D%s=%lld", amk_spec_param_name(c->spec, i),
+                 (long long)amk_config_param(c, i));
+        rc = add_option(u, opt, d);
+    }
     if (rc == AMK_OK)
-        rc = add_spec_defines(u, c, with_params, d);
+        rc = add_spec_defines(u, c, d);
     if (rc == AMK_OK)
         rc = add_dtype_defines(u, c, d);
     if (rc == AMK_OK)
@@ -310,7 +312,19 @@ int amk__compile_unit_reference(const amk_config *c, const char *arch, amk_compi
     char name[64];
     const char *dt = amk_spec_dtype_name(c->spec, c->shape.dtype);
     snprintf(name, sizeof name, "%s.reference.%s", amk_spec_name(c->spec), dt ? dt : "?");
-    return build_unit(c, arch, name, ref.source, ref.entry, 0, u, d);
+    /* Its code must not change with the config: built at the default config (an
+     * independent reference) or at the config it runs at (the template's default with the
+     * checked config's "vary" params). */
+    amk_config at;
+    memset(u, 0, sizeof *u);
+    if (!ref.default_config)
+        amk_config_default(c->spec, &c->shape, &at);
+    else {
+        int rc = amk_config_reference_config(c, NULL, &at, d);
+        if (rc != AMK_OK)
+            return rc;
+    }
+    return build_unit(&at, arch, name, ref.source, ref.entry, 0, u, d);
 }
 
 int amk__compile_unit_text(const char *name, const char *entry, const char *text,

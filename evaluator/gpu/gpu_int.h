@@ -194,7 +194,10 @@ hipError_t amk__peer_run(void *peer, int set, hipStream_t s);
  * waits for a job (amk__run_worker_idle), launch_us being one peer launch. Disarms itself
  * when a buffer cannot be had. */
 void amk__keep_arm(const amk__peer *p, const size_t bytes[3], double launch_us);
-/* Stops keeping the device loaded and frees the buffers (every job's start; a burst job). */
+/* Stops keeping the device loaded and frees the buffers (an evaluation's start; a burst
+ * job). */
 void amk__keep_disarm(void);
+/* A job that left the keeper its buffers (a re-measure) has ended: keep loading from now. */
+void amk__keep_resume(void);
 
 #endif

@@ -6,7 +6,10 @@
  * data on buffers of its own), so the next candidate meets the clock and power state of its
  * workload and pays only the settle check. Without a peer nothing is kept (the candidate
  * warms up as before); after KEEP_FOR_S without a job the device is let cool. The buffers
- * are freed when the next job starts, so the keeper never holds memory a job needs. */
+ * are freed when the next evaluation starts, so the keeper never holds memory one needs. A
+ * re-measure (two configs of the last jobs' shape, timed on one set, no checks) runs beside
+ * them and the keeping resumes after it: freed, the next job after the keep step's
+ * re-measures met a cold device and paid a full warm-up (5 of 72 in the H100 race). */
 #include "runtime_int.h"
 
 #include <math.h>
@@ -69,6 +72,12 @@ void amk__keep_arm(const amk__peer *p, const size_t bytes[3], double launch_us)
     keep.per_slice = n < 1 ? 1 : n > 4096 ? 4096 : (int)n;
     keep.last_job = amk_now_s();
     keep.armed = 1;
+}
+
+void amk__keep_resume(void)
+{
+    if (keep.armed)
+        keep.last_job = amk_now_s();
 }
 
 int amk__run_worker_idle(void *ud)

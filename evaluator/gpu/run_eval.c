@@ -5,6 +5,7 @@
 #include "runtime_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -612,8 +613,13 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
     if (e == hipSuccess && timed > nk) {
         x->res->peer_timed = 1;
         x->res->peer_stats = st2[1];
-        amk__rw_note(x, "peer %s: %.2f us (same loop, interleaved)", x->res->peer,
-                     st2[1].median_us);
+        double ci = (st2[1].ci_hi_us - st2[1].ci_lo_us) / 2 / st2[1].median_us;
+        if (isfinite(ci))
+            amk__rw_note(x, "peer %s: %.2f us (same loop, interleaved; 95%% CI +-%.2f%%)",
+                         x->res->peer, st2[1].median_us, 100 * ci);
+        else
+            amk__rw_note(x, "peer %s: %.2f us (same loop, interleaved)", x->res->peer,
+                         st2[1].median_us);
     }
     if (e != hipSuccess) {
         amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: benchmark: %s", c->label, msg);
@@ -638,7 +644,10 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
                      flush_buf ? ", L2 flush included" : "");
     else if (j->bench.energy_window_s > 0)
         amk__rw_note(x, "energy not measured: %s", st->energy_why);
-    if (st->regime == AMK__REGIME_SUSTAINED)
+    if (st->regime == AMK__REGIME_SUSTAINED && st->loaded_before_s >= j->bench.sustain_s)
+        amk__rw_note(x, "sustained: device loaded %.1f s already, warmed up in %.0f ms",
+                     st->loaded_before_s, st->settle_ms);
+    else if (st->regime == AMK__REGIME_SUSTAINED)
         amk__rw_note(x, "sustained: settled in %.0f ms", st->settle_ms);
     else
         amk__rw_note(x, "burst: %.0f ms idle before each chunk", j->bench.burst_gap_s * 1e3);

@@ -464,8 +464,12 @@ int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **res
         return ok ? AMK_WORKER_CONTINUE : AMK_WORKER_RECYCLE;
     }
     r->status = AMK_STATUS_RUN_ERROR;
-    amk__keep_disarm(); /* the job gets all the memory the keeper held; re-armed after it */
+    int remeasure = j->op == AMK__RUN_OP_REMEASURE;
+    if (!remeasure)
+        amk__keep_disarm(); /* the job gets all the memory the keeper held; re-armed after it */
     run_job(j, &x);
+    if (remeasure)
+        amk__keep_resume();
     amk__rw_host_trim();
     if (r->status != AMK_STATUS_OK && !r->reason[0])
         snprintf(r->reason, sizeof r->reason, "run worker: the job failed without a reason");

@@ -108,7 +108,7 @@ void amk__bench_summarize(double *s, int n, amk__bench_stats *out)
     out->reps = n;
     out->stop = AMK__STOP_NONE;
     out->regime = AMK__REGIME_SUSTAINED;
-    out->settle_ms = out->energy_uj = out->energy_window_ms = out->energy_launches = NAN;
+    out->settle_ms = out->loaded_before_s = out->energy_uj = out->energy_window_ms = out->energy_launches = NAN;
     out->energy_ticks = 0;
     out->energy_why[0] = '\0';
     amk__obs_init(&out->obs);

@@ -126,8 +126,12 @@ void amk__obs_throttle_text(uint64_t reasons, char *out, size_t cap);
 /* 1 when a sustained warm-up may stop: the device has been under load for at least
  * sustain_s (hot_s; the H100's power controller takes ~1 s to bring the clock down from its
  * idle boost under a power-bound load), and the mean time per launch of the last 3 chunks is
- * within tol (a fraction) of the 3 before (n >= 6). */
-int amk__obs_settled(const double *chunk_us, int n, double hot_s, double sustain_s, double tol);
+ * within tol (a fraction) of the 3 before (n >= 6). When the device was already loaded that
+ * long as the warm-up began (hot_before_s: the keeper or the previous job), 2 chunks do:
+ * the power state is there, and the controller answers a change of load over ~1 s, longer
+ * than waiting for 6 steady chunks could follow; the 2 chunks warm the candidate's caches. */
+int amk__obs_settled(const double *chunk_us, int n, double hot_before_s, double hot_s,
+                     double sustain_s, double tol);
 /* The current level of an amdgpu DPM clock table (the text of sysfs pp_dpm_sclk or
  * pp_dpm_mclk: one line per level, "1: 1700Mhz *", the current one starred; "S: 100Mhz *"
  * in deep sleep): its MHz, NAN when no line is starred or the text is not such a table. */
@@ -217,6 +221,7 @@ typedef struct amk__bench_stats {
     int stop;               /* AMK__STOP_*: why the timing ended */
     int regime;             /* AMK__REGIME_* it was taken in */
     double settle_ms;       /* sustained: time spent reaching steady state; NAN otherwise */
+    double loaded_before_s; /* sustained: how long the device had been loaded as it began */
     amk__obs obs;           /* the device during the timed chunks */
     double energy_uj;       /* per launch: over the counter window when energy_ticks > 0,
                                else mean power x median; NAN when unknown */

@@ -1223,25 +1223,29 @@ static PyObject *mod_lookup(PyObject *self, PyObject *args, PyObject *kw)
     return o;
 }
 
-/* import_t1(t1_path, out_dir, name=None, kernel_file=None, data=None, answers=None): amk
- * import (--kernel, --data, --answer: lists of "ARG=FILE"). */
+/* import_t1(t1_path, out_dir, name=None, kernel_file=None, data=None, answers=None,
+ * vary=None): amk import (--kernel, --data, --answer: lists of "ARG=FILE"; --vary: a list
+ * of param names). */
 static PyObject *mod_import_t1(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"t1", "out_dir", "name", "kernel_file", "data", "answers", NULL};
+    static char *kwlist[] = {"t1", "out_dir", "name", "kernel_file", "data", "answers",
+                             "vary", NULL};
     const char *t1, *out, *name = NULL, *kfile = NULL;
-    PyObject *data = Py_None, *answers = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|zzOO", kwlist, &t1, &out, &name, &kfile,
-                                     &data, &answers))
+    PyObject *data = Py_None, *answers = Py_None, *vary = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|zzOOO", kwlist, &t1, &out, &name, &kfile,
+                                     &data, &answers, &vary))
         return NULL;
-    const char **dl = NULL, **al = NULL;
-    int nd = 0, na = 0;
-    if (str_list(data, &dl, &nd) || str_list(answers, &al, &na)) {
+    const char **dl = NULL, **al = NULL, **vl = NULL;
+    int nd = 0, na = 0, nv = 0;
+    if (str_list(data, &dl, &nd) || str_list(answers, &al, &na) ||
+        str_list(vary, &vl, &nv)) {
         free(dl);
+        free(al);
         return NULL;
     }
     amk_import_opts io = {.name = name, .kernel_file = kfile, .data = dl, .ndata = nd,
-                          .answers = al, .nanswers = na};
+                          .answers = al, .nanswers = na, .vary = vl, .nvary = nv};
     amk_diag d = {0};
     int e;
     Py_BEGIN_ALLOW_THREADS
@@ -1249,6 +1253,7 @@ static PyObject *mod_import_t1(PyObject *self, PyObject *args, PyObject *kw)
     Py_END_ALLOW_THREADS
     free(dl);
     free(al);
+    free(vl);
     if (e)
         return raise_diag(e, &d, -1, "import");
     Py_RETURN_NONE;

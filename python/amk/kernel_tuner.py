@@ -541,6 +541,91 @@ def output_changing_params(results, reference, tune_params):
     return fixed
 
 
+# ---------- params that change what the kernel computes ----------------------------------
+# Without answer=, amk checks each config against the kernel at the reference config. A
+# param such as the convolution example's filter size changes what is computed: tuned
+# against one reference, every other value is `wrong`. Before tuning, a probe moves one
+# param at a time away from the reference config; the params whose every move is wrong,
+# while a move of another param is correct, are named in the spec's reference.vary, so each
+# config is checked against the reference config with the same values of them.
+
+
+def probe_values(tune_params, default, per_param=2):
+    """{param: values} of the probe space: the reference config's value and up to per_param
+    others (its neighbour in the list, then the farthest)."""
+    out = {}
+    for k, vals in tune_params.items():
+        d = vals.index(default[k])
+        others = []
+        for i in (d + 1 if d + 1 < len(vals) else d - 1, 0 if d == len(vals) - 1 else
+                  len(vals) - 1):
+            if 0 <= i < len(vals) and i != d and vals[i] not in others:
+                others.append(vals[i])
+        out[k] = [default[k]] + others[:per_param]
+    return out
+
+
+def probe_restrictions(values, default):
+    """At most one param away from the reference config: one condition per pair."""
+    names = [k for k, v in values.items() if len(v) > 1]
+    return ["%s == %d or %s == %d" % (a, default[a], b, default[b])
+            for i, a in enumerate(names) for b in names[i + 1:]]
+
+
+def output_params(default, probed):
+    """The params whose every probed move (a config that differs from the reference config
+    in that param only) came back wrong, in probe order; [] unless some move of another
+    param came back ok (the check can pass away from the reference config: otherwise the
+    kernel, or the reference config itself, is what fails). probed: [(params, status)]."""
+    moves = {}
+    for params, status in probed:
+        moved = [k for k in default if params.get(k) != default[k]]
+        if len(moved) == 1 and status in ("ok", "wrong"):
+            moves.setdefault(moved[0], []).append(status)
+    found = [k for k in default if k in moves and all(x == "wrong" for x in moves[k])]
+    ok_elsewhere = any("ok" in st for k, st in moves.items() if k not in found)
+    return found if ok_elsewhere else []
+
+
+def _probe_statuses(space, backend, device, exclude, results):
+    """[(params, status)] of every config of the probe space not in exclude, run on backend
+    (the model backend checks nothing: every config is ok there)."""
+    n = space.count() - len(exclude)
+    if n <= 0:
+        return []
+    summary = _tune(space, backend, "exhaustive", 1, n, 0.0, results, exclude, device, True)
+    if not summary["trials"]:
+        return []
+    rows = rows_of_run(results, summary["first_trial"], summary["last_trial"])
+    return [(row_to_result(r, space.params), r["status"]) for r in rows]
+
+
+def probe_output_params(kernel_name, tune_params, strs, fns, ks, kfile, default, data,
+                        symbols, backend, device, work):
+    """The params of a tune_kernel call without answer= that change what the kernel
+    computes (output_params of a probe run on backend; docs/PYTHON.md)."""
+    values = probe_values(tune_params, default)
+    if all(len(v) == 1 for v in values.values()):
+        return []
+    remove = None
+    try:
+        folder, remove = build_folder(kernel_name, values, list(strs) + probe_restrictions(
+            values, default), default, ks, kfile, data)
+        finish_spec(folder, symbols, None)
+        space = Space(folder)
+        probed = _probe_statuses(space, backend, device, excluded_by(space, fns),
+                                 os.path.join(work, "probe.tsv"))
+    except AmkError as e:
+        # the tuning itself reports what is wrong with the call; it only lacks the probe
+        warnings.warn("tune_kernel: the probe for params that change what the kernel "
+                      "computes failed (%s); tuning without it" % e, stacklevel=4)
+        return []
+    finally:
+        if remove:
+            remove()
+    return output_params(default, probed)
+
+
 def add_metrics(results, metrics):
     """Kernel Tuner's metrics: functions of a result (its params and "time" in ms), in order,
     each seeing the ones before; computed for the configs that ran correctly."""
@@ -650,7 +735,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     model instead, e.g. to check a script without a GPU), amk_results (keep the trials in
     this results.tsv; default: a temporary file), amk_seed (search seed, default 1),
     amk_spec_dir (a new folder: a copy of the kernel folder amk generated, spec.json and the
-    data and answer files included, for `amk loop --spec-dir` or a look at what was tuned).
+    data and answer files included, for `amk loop --spec-dir` or a look at what was tuned),
+    amk_vary (the params that change what the kernel computes, which the check without
+    answer= takes from each config; default: found by a probe run; [] for none).
     An argument amk cannot honour raises amk.UnsupportedError naming it.
     """
     o = dict(zip(_KT_OPTIONS, (grid_div_x, grid_div_y, grid_div_z, restrictions, answer, atol,
@@ -663,6 +750,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     keep_results = amk_options.pop("amk_results", None)
     seed = int(amk_options.pop("amk_seed", (strategy_options or {}).get("seed", 1) or 1))
     keep_spec = amk_options.pop("amk_spec_dir", None)
+    amk_vary = amk_options.pop("amk_vary", None)
     if amk_options:
         raise TypeError("tune_kernel() got an unexpected keyword argument '%s'" %
                         sorted(amk_options)[0])
@@ -727,8 +815,14 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 f.write(src)
         default = None if simulation_mode else reference_config(
             kernel_name, tune_params, strs, fns, ks["ProblemSize"], block_size_names)
+        # with verify= every output is the function's to judge: amk compares none of them
+        vary = _vary(amk_vary, tune_params, simulation_mode, answers or external,
+                     lambda: probe_output_params(
+                         kernel_name, tune_params, strs, fns, ks, kfile, default, data,
+                         symbols, backend or os.environ.get("AMK_TUNE_KERNEL_BACKEND") or "gpu",
+                         device, work))
         folder, remove = _import(kernel_name, tune_params, strs, ks, kfile, default, data,
-                                 answers, symbols)
+                                 answers, symbols, vary)
         if not simulation_mode:
             finish_spec(folder, symbols, atol if answers else None,
                         [args[i]["Name"] for i in external])
@@ -800,6 +894,7 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             write_cache(cpath, entries, kernel_name, problem_size, tune_params, device_name)
         env = _env(kernel_name, src, problem_size, tune_params, o, summary, device_name,
                    backend, results_path if keep_results else None)
+        env["amk_vary"] = vary
         if verbose and not quiet:
             for r in results:
                 print(", ".join("%s=%s" % (k, v) for k, v in r.items()
@@ -836,12 +931,40 @@ def reference_config(kernel_name, tune_params, strs, fns, problem_size, block_si
     raise InputError("tune_kernel: no config of tune_params satisfies the restrictions")
 
 
+def _vary(named, tune_params, simulation_mode, answers, probe):
+    """The params the reference takes from each config (reference.vary): amk_vary= as
+    given, else (no answer= and no verify=: answers empty; not a replay) what probe()
+    finds, with a warning naming them."""
+    if simulation_mode:
+        return []
+    if named is not None:
+        named = [named] if isinstance(named, str) else list(named)
+        for k in named:
+            if k not in tune_params:
+                raise InputError("tune_kernel: amk_vary names %r, which is not in tune_params"
+                                 % (k,))
+        return named
+    if answers:
+        return []
+    found = probe()
+    if found:
+        warnings.warn(
+            "tune_kernel: %s change%s what the kernel computes (without answer=, each other "
+            "value failed the check against the reference config while moving another param "
+            "did not): each config is checked against the reference config with the same %s "
+            "(docs/PYTHON.md; amk_vary= names them yourself)" % (
+                ", ".join(found), "s" if len(found) == 1 else "", ", ".join(found)),
+            stacklevel=3)
+    return found
+
+
 def _import(kernel_name, tune_params, strs, ks, kfile, default=None, data=None,
-            answers=None, symbols=None):
+            answers=None, symbols=None, vary=None):
     """The kernel folder of the call (the library's importer, data and answer files
     included). A refusal is an UnsupportedError naming what it refused."""
     try:
-        return build_folder(kernel_name, tune_params, strs, default, ks, kfile, data, answers)
+        return build_folder(kernel_name, tune_params, strs, default, ks, kfile, data, answers,
+                            vary)
     except AmkError as e:
         raise UnsupportedError("tune_kernel: %s" % e.message,
                                argument=_culprit(e.message, ks, data, answers, symbols),

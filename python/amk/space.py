@@ -34,22 +34,25 @@ def _t1_document(name, params, restrictions, default, kernel_spec=None):
     return doc
 
 
-def import_t1(t1, out_dir, kernel_file=None, name=None, data=None, answers=None):
+def import_t1(t1, out_dir, kernel_file=None, name=None, data=None, answers=None, vary=None):
     """`amk import T1.json [--kernel FILE] [--data ARG=FILE,...] [--answer ARG=FILE,...]
-    -o OUT_DIR`: writes the kernel folder out_dir. data / answers: {argument: file}."""
+    [--vary P,...] -o OUT_DIR`: writes the kernel folder out_dir. data / answers: {argument:
+    file}; vary: param names (the reference takes them from the checked config)."""
     def pairs(d):
         return ["%s=%s" % (k, os.fspath(v)) for k, v in d.items()] if d else None
     with translate:
         _amk.import_t1(os.fspath(t1), os.fspath(out_dir), name=name,
                        kernel_file=os.fspath(kernel_file) if kernel_file else None,
-                       data=pairs(data), answers=pairs(answers))
+                       data=pairs(data), answers=pairs(answers),
+                       vary=list(vary) if vary else None)
 
 
 def build_folder(name, params, restrictions=(), default=None, kernel_spec=None,
-                 kernel_file=None, data=None, answers=None):
+                 kernel_file=None, data=None, answers=None, vary=None):
     """Writes a kernel folder for a space (and optionally a kernel, its inputs' data files and
-    its outputs' answer files: {argument: file}) built in Python; returns (folder, remove)
-    where remove() deletes it."""
+    its outputs' answer files: {argument: file}, and the params its reference takes from the
+    checked config: vary) built in Python; returns (folder, remove) where remove() deletes
+    it."""
     tmp = tempfile.mkdtemp(prefix="amk-space-")
     try:
         t1 = os.path.join(tmp, name + ".json")
@@ -57,7 +60,8 @@ def build_folder(name, params, restrictions=(), default=None, kernel_spec=None,
             json.dump(_t1_document(name, params, list(restrictions), default or {},
                                    kernel_spec), f, indent=1)
         out = os.path.join(tmp, name)
-        import_t1(t1, out, kernel_file=kernel_file, name=name, data=data, answers=answers)
+        import_t1(t1, out, kernel_file=kernel_file, name=name, data=data, answers=answers,
+                  vary=vary)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
