@@ -705,11 +705,11 @@ static void classify_part(void *ud, int part, int64_t lo, int64_t hi)
  * elements and a non-finite reference never pass. A float element the reference itself left
  * unwritten (still the 0xFF poison, a NaN no arithmetic produces) is not part of the output:
  * it is skipped (out->skipped), whatever the candidate holds there; a reference that wrote
- * no element at all cannot certify anything (AMK__CMP_REF_UNWRITTEN). Fills *out with the count of failing
- * elements and the worst one: the first unwritten/non-finite element if any, else the
- * element with the largest |diff| / tol (the lowest index among equals). Parts are merged
- * in index order with the same rule, so *out is the same for any thread count. Returns 1
- * when every element passes, else 0. */
+ * no element at all cannot certify anything (AMK__CMP_REF_UNWRITTEN). Fills *out with the
+ * count of failing elements and the worst one: the first unwritten/non-finite element if
+ * any, else the element with the largest |diff| / tol (the lowest index among equals). Parts
+ * are merged in index order with the same rule, so *out is the same for any thread count.
+ * Returns 1 when every element passes, else 0. */
 int amk__check_compare_threads(int dt, const void *got, const void *want, int64_t count,
                                double reduction, double rtol_scale, double atol_override,
                                int threads, amk__compare *out)
