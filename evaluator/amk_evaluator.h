@@ -82,6 +82,20 @@ typedef struct amk_backend_opts {
                                   per launch from a counter window (gpu: the device's energy
                                   counter, else AMK_ENOENERGY; sim: rows that carry one, else
                                   AMK_ENOENERGY; model: AMK_ENOENERGY) */
+    /* Outputs checked outside amk (spec buffers with "check": "external"; Kernel Tuner's
+     * verify= in the Python tune_kernel). gpu: the run worker writes each such output of a
+     * config's own shape, after its check run, to <outputs_dir>/<config_id>.<buffer> (raw
+     * bytes; at most 199 bytes of folder). NULL: not written. */
+    const char *outputs_dir;
+    /* The judge of those outputs, called by amk_evaluator_run on its calling thread for
+     * every config whose run passed amk's own checks (verdict correct = 1), before the
+     * verdict is returned, with prefix "<outputs_dir>/<config_id>." (the files are removed
+     * after the call). Returns 1: correct; 0: wrong (the verdict becomes `wrong`, its
+     * latency dropped, why in its reason); < 0: it could not judge (`run_error`, why).
+     * NULL with such buffers: those configs are `run_error` ("cannot check"): nothing
+     * judges their outputs, so no latency is reported. */
+    int (*verify)(const amk_config *c, const char *prefix, char *why, size_t cap, void *ud);
+    void *verify_ud;
 } amk_backend_opts;
 
 /* A GPU as the gpu backend sees it. Devices of one model (same name and arch) share one

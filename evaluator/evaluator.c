@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define DEFAULT_SCREEN_MARGIN 0.02
 
@@ -19,6 +20,10 @@ struct amk_evaluator {
     void *state;
     double margin;
     amk_target target; /* the backend's target with measured ceilings (amk calibrate) */
+    /* The judge of outputs checked outside amk (amk_backend_opts.verify). */
+    int (*verify)(const amk_config *c, const char *prefix, char *why, size_t cap, void *ud);
+    void *verify_ud;
+    char outputs_dir[200];
 };
 
 const amk_backend_type *const amk_backends[] = {
@@ -120,6 +125,19 @@ int amk__evaluator_create_type(const amk_backend_type *type, const amk_backend_o
         goto oom;
     ev->type = type;
     ev->margin = DEFAULT_SCREEN_MARGIN;
+    if (opts->verify && !opts->outputs_dir) {
+        rc = amk_diag_set(d, AMK_EINVAL, "evaluator: a verify function needs an outputs_dir");
+        goto fail;
+    }
+    if (opts->outputs_dir && strlen(opts->outputs_dir) >= sizeof ev->outputs_dir) {
+        rc = amk_diag_set(d, AMK_EINVAL, "evaluator: outputs_dir '%s': at most %zu bytes",
+                          opts->outputs_dir, sizeof ev->outputs_dir - 1);
+        goto fail;
+    }
+    ev->verify = opts->verify;
+    ev->verify_ud = opts->verify_ud;
+    snprintf(ev->outputs_dir, sizeof ev->outputs_dir, "%s",
+             opts->outputs_dir ? opts->outputs_dir : "");
     ev->state = calloc(1, type->state_size ? type->state_size : 1);
     if (!ev->state)
         goto oom;
@@ -417,6 +435,56 @@ static void reject(amk_verdict *v, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Outputs checked outside amk (spec "check": "external"): a config whose run passed amk's
+ * own checks is judged by the caller's verify function before its verdict leaves the
+ * pipeline (so no latency of a config it refuses reaches a row, the keep rule or best);
+ * without one nothing has judged those outputs, and the verdict cannot stand. The files
+ * the run worker wrote for the judge are removed afterwards, whatever the verdict. */
+static void judge_external(const amk_evaluator *ev, const amk_config *c, amk_verdict *v)
+{
+    const amk_spec *sp = c->spec;
+    char names[160] = "", prefix[sizeof ev->outputs_dir + 20];
+    int n = amk_spec_n_buffers(sp), ext = 0;
+    for (int i = 0; i < n; i++) {
+        amk_spec_buffer b;
+        if (amk_spec_buffer_at(sp, i, &b) == AMK_OK && b.external) {
+            append_text(names, sizeof names, b.name);
+            ext++;
+        }
+    }
+    if (!ext)
+        return;
+    snprintf(prefix, sizeof prefix, "%s/%s.", ev->outputs_dir, v->config_id);
+    if (v->status == AMK_STATUS_OK && v->correct == 1) {
+        char why[400] = "";
+        int r = ev->verify ? ev->verify(c, prefix, why, sizeof why, ev->verify_ud) : -1;
+        if (!ev->verify)
+            snprintf(why, sizeof why, "nothing judges them here (spec \"check\": \"external\": "
+                     "Kernel Tuner's verify=, which amk.tune_kernel calls)");
+        if (r <= 0) {
+            v->status = r == 0 ? AMK_STATUS_WRONG : AMK_STATUS_RUN_ERROR;
+            v->correct = r == 0 ? 0 : -1;
+            snprintf(v->reason, sizeof v->reason, "%s %s: %s", r == 0 ? "the external check "
+                     "of" : "cannot check", names, why[0] ? why : "no reason given");
+        } else { /* first in the notes, which the run's own fill up */
+            char old[sizeof v->notes];
+            memcpy(old, v->notes, sizeof old);
+            old[sizeof old - 1] = '\0';
+            snprintf(v->notes, sizeof v->notes, "%s: passed the external check", names);
+            if (old[0])
+                append_text(v->notes, sizeof v->notes, old);
+        }
+    }
+    for (int i = 0; ev->outputs_dir[0] && i < n; i++) {
+        amk_spec_buffer b;
+        char path[sizeof prefix + AMK_NAME_MAX];
+        if (amk_spec_buffer_at(sp, i, &b) == AMK_OK && b.external) {
+            snprintf(path, sizeof path, "%s%s", prefix, b.name);
+            (void)unlink(path);
+        }
+    }
+}
+
 /* Normalises what a backend returned and applies the floor guard. */
 static void finish(const amk_evaluator *ev, amk_verdict *v)
 {
@@ -549,6 +617,7 @@ int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_config *
                 v->predicted_us = keep.predicted_us;
             if (!v->device[0])
                 memcpy(v->device, keep.device, sizeof v->device);
+            judge_external(ev, bcfg[k], v);
             finish(ev, v);
         }
         if (brc != AMK_OK)

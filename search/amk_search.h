@@ -340,6 +340,12 @@ typedef struct amk_tune_opts {
      * NULL = none; borrowed. */
     const char (*exclude)[17];
     size_t n_exclude;
+    /* amk_tune_groups: outputs checked outside amk (spec "check": "external"): where the run
+     * workers write them and the function that judges them (amk_backend_opts' outputs_dir,
+     * verify and verify_ud; the Python tune_kernel's verify=). */
+    const char *outputs_dir;
+    int (*verify)(const amk_config *c, const char *prefix, char *why, size_t cap, void *ud);
+    void *verify_ud;
 } amk_tune_opts;
 typedef enum amk_tune_stage {
     AMK_TUNE_ON_SETUP,     /* shape, space, or no config satisfies the spec (AMK_EEMPTY) */

@@ -159,6 +159,9 @@ static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const c
     bo.seed = o->seed;
     bo.devices = g->n ? g->idx : NULL;
     bo.ndevices = g->n;
+    bo.outputs_dir = o->outputs_dir;
+    bo.verify = o->verify;
+    bo.verify_ud = o->verify_ud;
     amk_mpi_opts mo = {o->backend, &bo, o->spec, &o->shape, o->rank_timeout_s};
     amk_evaluator *ev = NULL;
     amk_rank_role role;

@@ -283,6 +283,8 @@ typedef struct amk_spec_buffer {
     const char *symbol;  /* the symbol's name (default: the buffer's); NULL unless constant */
     const char *data;    /* input: file of the folder holding its bytes (.npy or raw), or NULL */
     const char *answer;  /* output: file of its expected bytes, or NULL (the reference's) */
+    int external;        /* output: 1 = "check": "external": judged by a function outside
+                            amk (amk_backend_opts.verify), never compared with the reference */
 } amk_spec_buffer;
 AMK_API int amk_spec_n_buffers(const amk_spec *s);
 AMK_API int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out); /* AMK_EINVAL: i */

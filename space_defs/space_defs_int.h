@@ -91,6 +91,7 @@ typedef struct amk__buffer {
     int constant_memory;     /* "memory": "constant": also copied into __constant__ symbol */
     char symbol[AMK_NAME_MAX];
     char data[128], answer[128]; /* files of the folder ("" = none) */
+    int external;            /* "check": "external": judged outside amk, not compared */
     amk_expr *count;
     amk_expr *tol_reduction; /* NULL unless given */
 } amk__buffer;

@@ -320,6 +320,7 @@ int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out)
     out->symbol = b->constant_memory ? b->symbol : NULL;
     out->data = b->data[0] ? b->data : NULL;
     out->answer = b->answer[0] ? b->answer : NULL;
+    out->external = b->external;
     return AMK_OK;
 }
 

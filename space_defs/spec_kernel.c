@@ -108,6 +108,19 @@ static int load_buffer_extras(loader *L, const cJSON *b, const char *path, amk__
     if (sym && !amk__ld_is_identifier(sym))
         return amk__ld_fail(L, AMK_ESPEC, fpath, "'%s' is not an identifier", sym);
     snprintf(bf->symbol, sizeof bf->symbol, "%s", bf->constant_memory ? (sym ? sym : bf->name) : "");
+    /* "check": "external": an output judged outside amk (Kernel Tuner's verify=) */
+    const char *check = amk__ld_get_string(L, b, "check", path, 0);
+    if (L->err)
+        return L->err;
+    snprintf(fpath, sizeof fpath, "%s.check", path);
+    if (check && strcmp(check, "compare") && strcmp(check, "external"))
+        return amk__ld_fail(L, AMK_ESPEC, fpath, "unknown check '%s' (compare, external)", check);
+    bf->external = check && !strcmp(check, "external");
+    if (bf->external && bf->role == AMK__ROLE_IN)
+        return amk__ld_fail(L, AMK_ESPEC, fpath, "only outputs are checked");
+    if (bf->external && cJSON_GetObjectItemCaseSensitive(b, "answer"))
+        return amk__ld_fail(L, AMK_ESPEC, fpath, "an output checked externally has no answer "
+                            "file (the external check has it)");
     return load_buffer_files(L, b, path, bf);
 }
 
@@ -124,7 +137,7 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
                             AMK__MAX_BUFFERS, n);
     static const char *const allowed[] = {"name", "dtype", "count", "role", "init", "value",
                                           "memory", "symbol", "data", "answer",
-                                          "tolerance_reduction", NULL};
+                                          "tolerance_reduction", "check", NULL};
     static const char *const required[] = {"name", "dtype", "count", "role", NULL};
     int i = 0, nout = 0;
     for (const cJSON *b = bs->child; b; b = b->next, i++) {

@@ -233,6 +233,179 @@ static void tmp_teardown(void)
     teardown();
 }
 
+/* ---------- outputs checked outside amk (amk_backend_opts.verify) ----------------------- */
+
+static char g_outputs[256];        /* what the fake got as outputs_dir */
+static const char *g_written;      /* what it writes as output y ("" = writes nothing) */
+static int g_ext_correct = 1;      /* the correct it reports */
+static int g_verify_calls;
+
+static int ext_init(void *state, const amk_backend_opts *opts, amk_diag *d)
+{
+    (void)state;
+    (void)d;
+    snprintf(g_outputs, sizeof g_outputs, "%s", opts->outputs_dir ? opts->outputs_dir : "");
+    return AMK_OK;
+}
+
+/* What the gpu backend's run worker does: output y of each config into the outputs folder. */
+static int ext_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_verdict *out)
+{
+    int rc = fake_evaluate(state, cfgs, n, out);
+    for (size_t i = 0; i < n; i++) {
+        char path[512];
+        out[i].correct = g_ext_correct;
+        snprintf(path, sizeof path, "%s/%s.y", g_outputs, out[i].config_id);
+        if (g_outputs[0] && g_written[0])
+            amk_test_write_file(path, g_written);
+    }
+    return rc;
+}
+
+static const amk_backend_type fake_backend_ext = {
+    .api_version = 1, .name = "fake", .state_size = 8, .init = ext_init,
+    .evaluate = ext_evaluate, .target = fake_target, .device = fake_device,
+    .clear = fake_clear,
+};
+
+/* The judge: the output file says "good" or something else; "raise" cannot be judged. */
+static int judge_file(const amk_config *c, const char *prefix, char *why, size_t cap, void *ud)
+{
+    char path[512], text[32] = "";
+    g_verify_calls++;
+    ck_assert_ptr_eq(ud, &g_verify_calls);
+    ck_assert_ptr_nonnull(c->spec);
+    snprintf(path, sizeof path, "%sy", prefix);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, cap, "no file %s", path);
+        return -1;
+    }
+    ck_assert_ptr_nonnull(fgets(text, sizeof text, f));
+    fclose(f);
+    if (!strcmp(text, "raise")) {
+        snprintf(why, cap, "verify() raised");
+        return -1;
+    }
+    snprintf(why, cap, "verify() returned False on %s", text);
+    return strcmp(text, "good") == 0;
+}
+
+/* evalfix with its output y checked externally, in g_tmpdir/ext. */
+static amk_spec *ext_spec(void)
+{
+    char dir[400], path[512], *text = NULL;
+    size_t len = 0;
+    amk_diag d = {0};
+    snprintf(dir, sizeof dir, "%s/ext", g_tmpdir);
+    ck_assert_int_eq(amk_fs_mkdir_p(dir, &d), AMK_OK);
+    static const char *const files[] = {"evalfix.hip", "reference.hip", "spec.json"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", EVALFIX, files[i]);
+        ck_assert_int_eq(amk_fs_read_all(path, &text, &len, &d), AMK_OK);
+        if (i == 2) {
+            cJSON *j = cJSON_Parse(text);
+            cJSON *y = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "buffers"), 1);
+            ck_assert_str_eq(cJSON_GetObjectItem(y, "name")->valuestring, "y");
+            cJSON_AddStringToObject(y, "check", "external");
+            free(text);
+            text = cJSON_Print(j);
+            cJSON_Delete(j);
+        }
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        amk_test_write_file(path, text);
+        free(text);
+    }
+    amk_spec *sp = NULL;
+    ck_assert_msg(amk_spec_load(dir, &sp, &d) == AMK_OK, "%s", d.msg);
+    return sp;
+}
+
+START_TEST(test_amk_evaluator_run_external_check_judges_before_the_verdict)
+{
+    amk_spec *sp = ext_spec();
+    amk_shape sh;
+    amk_spec_shape(sp, 0, &sh);
+    amk_space *space = NULL;
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_space_create(sp, &sh, &g_target->limits, &space, &d), AMK_OK);
+    char outputs[300];
+    snprintf(outputs, sizeof outputs, "%s/outputs", g_tmpdir);
+    ck_assert_int_eq(amk_fs_mkdir_p(outputs, &d), AMK_OK);
+    amk_backend_opts o = {0};
+    o.outputs_dir = outputs;
+    o.verify = judge_file;
+    o.verify_ud = &g_verify_calls;
+    amk_evaluator *ev = NULL;
+    ck_assert_int_eq(amk__evaluator_create_type(&fake_backend_ext, &o, &ev, &d), AMK_OK);
+    amk_config c;
+    amk_config_default(sp, &sh, &c);
+    const amk_config *cs[1] = {&c};
+    amk_verdict v;
+    char id[17], file[512];
+    amk_config_id(&c, id);
+    snprintf(file, sizeof file, "%s/%s.y", outputs, id);
+
+    /* passes: the measured latency stays, the file is gone */
+    g_written = "good";
+    g_ext_correct = 1;
+    g_verify_calls = 0;
+    ck_assert_int_eq(amk_evaluator_run(ev, space, cs, 1, NAN, &v), AMK_OK);
+    ck_assert_int_eq(g_verify_calls, 1);
+    ck_assert_int_eq(v.status, AMK_STATUS_OK);
+    ck_assert(isfinite(v.latency_us));
+    ck_assert_msg(strstr(v.notes, "y: passed the external check; fake run") == v.notes, "%s",
+                  v.notes);
+    ck_assert(!amk_fs_exists(file));
+
+    /* refused: wrong, no latency, the judge's words in the reason */
+    g_written = "bad";
+    ck_assert_int_eq(amk_evaluator_run(ev, space, cs, 1, NAN, &v), AMK_OK);
+    ck_assert_int_eq(v.status, AMK_STATUS_WRONG);
+    ck_assert_int_eq(v.correct, 0);
+    ck_assert(isnan(v.latency_us));
+    ck_assert_int_eq(v.latency_kind, AMK_LAT_NONE);
+    ck_assert_msg(strstr(v.reason, "the external check of y: verify() returned False on bad"),
+                  "%s", v.reason);
+    ck_assert(!amk_fs_exists(file));
+
+    /* could not judge: run_error, no latency */
+    g_written = "raise";
+    ck_assert_int_eq(amk_evaluator_run(ev, space, cs, 1, NAN, &v), AMK_OK);
+    ck_assert_int_eq(v.status, AMK_STATUS_RUN_ERROR);
+    ck_assert(isnan(v.latency_us));
+    ck_assert_msg(strstr(v.reason, "cannot check y: verify() raised"), "%s", v.reason);
+
+    /* a run that failed amk's own checks (or checked nothing) is not judged */
+    g_written = "good";
+    g_ext_correct = -1;
+    g_verify_calls = 0;
+    ck_assert_int_eq(amk_evaluator_run(ev, space, cs, 1, NAN, &v), AMK_OK);
+    ck_assert_int_eq(g_verify_calls, 0);
+    ck_assert_int_eq(v.status, AMK_STATUS_OK);
+    ck_assert(!amk_fs_exists(file));
+    amk_evaluator_free(ev);
+
+    /* no judge: nothing checked y, so no latency either */
+    g_ext_correct = 1;
+    o.verify = NULL;
+    ck_assert_int_eq(amk__evaluator_create_type(&fake_backend_ext, &o, &ev, &d), AMK_OK);
+    ck_assert_int_eq(amk_evaluator_run(ev, space, cs, 1, NAN, &v), AMK_OK);
+    ck_assert_int_eq(v.status, AMK_STATUS_RUN_ERROR);
+    ck_assert(isnan(v.latency_us));
+    ck_assert_msg(strstr(v.reason, "cannot check y: nothing judges them"), "%s", v.reason);
+    amk_evaluator_free(ev);
+
+    /* a judge needs the folder its files are written to */
+    o.verify = judge_file;
+    o.outputs_dir = NULL;
+    ck_assert_int_eq(amk__evaluator_create_type(&fake_backend_ext, &o, &ev, &d), AMK_EINVAL);
+    ck_assert_msg(strstr(d.msg, "needs an outputs_dir"), "%s", d.msg);
+    amk_space_free(space);
+    amk_spec_free(sp);
+}
+END_TEST
+
 static amk_row row_of(const amk_config *c, int64_t trial, amk_status st, double lat,
                       amk_latency_kind kind, const char *device, const char *note)
 {
@@ -1137,6 +1310,10 @@ static Suite *evaluator_suite(void)
     tcase_add_test(tc, test_amk_evaluator_run_floor_guard_withholds_too_fast);
     tcase_add_test(tc, test_amk_evaluator_run_ok_without_latency_is_not_ok);
     tcase_add_test(tc, test_amk_evaluator_run_backend_failure_is_an_error);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("amk_evaluator_run_external");
+    tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
+    tcase_add_test(tc, test_amk_evaluator_run_external_check_judges_before_the_verdict);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("backend_model");

@@ -314,7 +314,8 @@ START_TEST(test_ref_key_follows_fills_symbols_files_and_scalars)
 }
 END_TEST
 
-/* The codec carries the new buffer and argument fields and refuses inconsistent ones. */
+/* The codec carries the new buffer and argument fields (constant memory, data and answer
+ * files, scalars, external outputs and their path) and refuses inconsistent ones. */
 START_TEST(test_run_job_codec_checks_constant_memory_files_and_scalars)
 {
     amk__run_job *k = malloc(sizeof *k), *j = malloc(sizeof *j);
@@ -337,7 +338,16 @@ START_TEST(test_run_job_codec_checks_constant_memory_files_and_scalars)
     ck_assert(j->cases[0].bufs[0].fill == 0.25);
     ck_assert_str_eq(j->cases[0].bufs[2].answer, "/x/answer.npy");
     ck_assert_uint_eq(j->cases[0].cand.args[4].bits, UINT64_C(0x4000000000000000));
-    for (int bad = 0; bad < 7; bad++) {
+    /* an output checked outside amk, and where its bytes go */
+    make_job(k);
+    k->cases[0].bufs[2].external = 1;
+    snprintf(k->outputs, sizeof k->outputs, "/o/0123456789abcdef.");
+    ck_assert_int_eq(amk__run_job_encode(k, &buf, &len), AMK_OK);
+    ck_assert_int_eq(amk__run_job_decode(buf, len, j), AMK_OK);
+    free(buf);
+    ck_assert_int_eq(j->cases[0].bufs[2].external, 1);
+    ck_assert_str_eq(j->outputs, "/o/0123456789abcdef.");
+    for (int bad = 0; bad < 10; bad++) {
         make_job(k);
         rc = &k->cases[0];
         switch (bad) {
@@ -349,6 +359,10 @@ START_TEST(test_run_job_codec_checks_constant_memory_files_and_scalars)
         case 4: snprintf(rc->bufs[0].answer, sizeof rc->bufs[0].answer, "/a"); break; /* in */
         case 5: memset(rc->bufs[0].data, 'p', sizeof rc->bufs[0].data); break;
         case 6: rc->cand.args[4].bytes = 2; break;
+        case 7: rc->bufs[0].external = 1; break;                        /* an input */
+        case 8: rc->bufs[2].external = 1;                               /* with an answer */
+                snprintf(rc->bufs[2].answer, sizeof rc->bufs[2].answer, "/a"); break;
+        case 9: memset(k->outputs, 'p', sizeof k->outputs); break;
         }
         ck_assert_int_eq(amk__run_job_encode(k, &buf, &len), AMK_OK);
         ck_assert_msg(amk__run_job_decode(buf, len, j) == AMK_EPARSE, "bad %d accepted", bad);

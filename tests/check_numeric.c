@@ -1041,6 +1041,57 @@ START_TEST(test_check_compare_detects_each_failure)
 }
 END_TEST
 
+/* Float elements the reference leaves unwritten are not part of the output (Kernel Tuner's
+ * reduction writes sum[0 .. num_blocks) of a larger array); elements it writes are checked
+ * as before, and a reference that writes nothing certifies nothing. */
+START_TEST(test_check_compare_skips_what_the_reference_left_unwritten)
+{
+    enum { N = 3000 };
+    static const int types[] = {AMK__DT_F32, AMK__DT_F16, AMK__DT_BF16};
+    static float want[N], got[N];
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        int dt = types[t];
+        size_t sz = amk__dtype_size(dt);
+        for (int i = 0; i < N; i++)
+            amk__dtype_put(dt, want, i, 1.0 + i % 7);
+        memset((char *)want + 5 * sz, 0xff, (N - 5) * sz); /* written: want[0..5) only */
+        memcpy(got, want, N * sz);
+        amk__compare c;
+        for (int threads = 1; threads <= 7; threads += 6) {
+            ck_assert(amk__check_compare_threads(dt, got, want, N, 1, 1.0, NAN, threads, &c));
+            ck_assert_int_eq(c.skipped, N - 5);
+            /* what the candidate holds where the reference wrote nothing does not count */
+            amk__dtype_put(dt, got, 100, 42.0);
+            ck_assert(amk__check_compare_threads(dt, got, want, N, 1, 1.0, NAN, threads, &c));
+            memset((char *)got + 100 * sz, 0xff, sz);
+            /* a written element is still checked: a wrong value, then an unwritten one */
+            amk__dtype_put(dt, got, 3, 9.0);
+            ck_assert(!amk__check_compare_threads(dt, got, want, N, 1, 1.0, NAN, threads, &c));
+            ck_assert_int_eq(c.kind, AMK__CMP_MISMATCH);
+            ck_assert_int_eq(c.worst, 3);
+            memset((char *)got + 3 * sz, 0xff, sz);
+            ck_assert(!amk__check_compare_threads(dt, got, want, N, 1, 1.0, NAN, threads, &c));
+            ck_assert_int_eq(c.kind, AMK__CMP_UNWRITTEN);
+            ck_assert_int_eq(c.worst, 3);
+            memcpy(got, want, N * sz);
+        }
+        /* a reference that wrote nothing */
+        memset(want, 0xff, N * sz);
+        amk__compare c2;
+        ck_assert(!amk__check_compare_threads(dt, got, want, N, 1, 1.0, NAN, 7, &c2));
+        ck_assert_int_eq(c2.kind, AMK__CMP_REF_UNWRITTEN);
+        char text[400];
+        amk__compare_describe(&c2, "sum", text, sizeof text);
+        ck_assert_msg(strstr(text, "left all 3000 elements unwritten"), "%s", text);
+    }
+    /* int8 has no spare pattern: 0xFF is -1, compared as a value (both unwritten pass) */
+    int8_t w8[3] = {-1, -1, 4}, g8[3] = {7, -1, 4};
+    amk__compare c;
+    ck_assert(!amk__check_compare_threads(AMK__DT_INT8, g8, w8, 3, 1, 1.0, NAN, 1, &c));
+    ck_assert_int_eq(c.skipped, 0);
+}
+END_TEST
+
 START_TEST(test_check_compare_bf16_and_explicit_atol)
 {
     enum { N = 64 };
@@ -1164,6 +1215,7 @@ static Suite *suite(void)
     tcase_add_test(host, test_check_fill_deterministic_never_zero);
     tcase_add_test(host, test_check_compare_detects_each_failure);
     tcase_add_test(host, test_check_compare_bf16_and_explicit_atol);
+    tcase_add_test(host, test_check_compare_skips_what_the_reference_left_unwritten);
     tcase_add_test(host, test_tolerance_for_scales_with_reduction);
     tcase_add_test(host, test_bench_summarize_median_iqr);
     tcase_add_test(host, test_bench_sets_rotation_exceeds_l2);

@@ -1456,6 +1456,8 @@ START_TEST(test_amk_spec_load_asis_errors)
         {"buffers.0", "answer", "\"tgemm.hip\"", "only outputs have an answer"},
         {"buffers.0", "data", "\"tgemm.hip\"", "give either 'data' or 'init'"},
         {"buffers.2", "answer", "\"nope.npy\"", "file 'nope.npy' not found"},
+        {"buffers.0", "check", "\"external\"", "buffers[0].check: only outputs are checked"},
+        {"buffers.2", "check", "\"maybe\"", "unknown check 'maybe' (compare, external)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cJSON *j = base_spec();
@@ -1467,6 +1469,30 @@ START_TEST(test_amk_spec_load_asis_errors)
             set(j, NULL, bad[i].key, bad[i].value);
         expect_spec_error(j, AMK_ESPEC, bad[i].want, NULL);
     }
+}
+END_TEST
+
+/* "check": "external" marks an output judged outside amk; such an output has no answer
+ * file (the external judge has the answer). */
+START_TEST(test_amk_spec_load_check_external)
+{
+    cJSON *j = base_spec();
+    set(cJSON_GetArrayItem(at(j, "buffers"), 2), NULL, "check", "\"external\"");
+    const char *dir = make_dir(j);
+    cJSON_Delete(j);
+    amk_spec *s = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_spec_load(dir, &s, &d) == AMK_OK, "%s", d.msg);
+    amk_spec_buffer b;
+    amk_spec_buffer_at(s, 2, &b);
+    ck_assert_int_eq(b.external, 1);
+    amk_spec_buffer_at(s, 0, &b);
+    ck_assert_int_eq(b.external, 0);
+    amk_spec_free(s);
+    cJSON *k = base_spec();
+    set(cJSON_GetArrayItem(at(k, "buffers"), 2), NULL, "check", "\"external\"");
+    set(cJSON_GetArrayItem(at(k, "buffers"), 2), NULL, "answer", "\"c.bin\"");
+    expect_spec_error(k, AMK_ESPEC, "has no answer file", NULL);
 }
 END_TEST
 
@@ -2682,7 +2708,7 @@ static Suite *suite(void)
         {"amk_config_same_reference", {test_amk_config_same_reference_vary_and_dtype}},
         {"amk_config_launch", {test_amk_config_launch_geometry}},
         {"amk_spec_asis", {test_amk_spec_load_asis_fields, test_amk_spec_load_asis_errors,
-                           test_amk_spec_load_data_files}},
+                           test_amk_spec_load_data_files, test_amk_spec_load_check_external}},
         {"amk_config_tensor_map", {test_amk_spec_load_bad_tensor_maps,
                                    test_amk_config_tensor_map_values,
                                    test_amk_config_check_tensor_map_rules,

@@ -509,6 +509,11 @@ static int gpu_init(void *state, const amk_backend_opts *opts, amk_diag *d)
     if (!opts)
         opts = &dflt;
     st->run_timeout_s = run_timeout_s(opts);
+    if (opts->outputs_dir && strlen(opts->outputs_dir) >= sizeof st->outputs_dir)
+        return amk_diag_set(d, AMK_EINVAL, "outputs_dir '%s': at most %zu bytes",
+                            opts->outputs_dir, sizeof st->outputs_dir - 1);
+    snprintf(st->outputs_dir, sizeof st->outputs_dir, "%s",
+             opts->outputs_dir ? opts->outputs_dir : "");
     amk__bench_opts_default(&st->bench);
     if (opts->regime) {
         int regime = amk__regime_from_name(opts->regime);

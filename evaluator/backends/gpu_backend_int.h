@@ -53,6 +53,8 @@ typedef struct amk__gpu_state {
     amk__bench_opts bench;
     uint64_t seed;             /* inputs of every check of this backend (see gpu_init) */
     int check_threads;         /* host threads of one run worker's check */
+    char outputs_dir[200];     /* amk_backend_opts.outputs_dir; "" = external outputs are not
+                                  written (then nothing judges them: see evaluator.c) */
     /* The device threads take run slots from a FIFO and count the ones they finish. */
     int sync_ready;
     pthread_mutex_t mu;

@@ -197,6 +197,7 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
         if (data_paths(sp, &b, i, rb, d) != AMK_OK)
             return d ? d->code : AMK_ESPEC;
         rb->fill = b.value;
+        rb->external = b.external;
         rb->memory = b.constant_memory ? AMK__MEM_CONSTANT : AMK__MEM_GLOBAL;
         snprintf(rb->symbol, sizeof rb->symbol, "%s", b.symbol ? b.symbol : "");
         if (amk_config_eval_expr(c, lim, b.count, &rb->count, d) != AMK_OK)
@@ -368,6 +369,13 @@ static void prepare_run(amk__gpu_state *st, const amk_config *c, const amk_code 
     }
     j->seed = st->seed;
     j->check_threads = st->check_threads;
+    for (int b = 0; st->outputs_dir[0] && b < j->cases[0].nbufs; b++)
+        if (j->cases[0].bufs[b].external) {
+            char id[17];
+            amk_config_id(c, id);
+            snprintf(j->outputs, sizeof j->outputs, "%s/%s.", st->outputs_dir, id);
+            break;
+        }
     s->job = j;
 }
 

@@ -101,7 +101,8 @@ int amk__run_job_decode(const void *buf, size_t len, amk__run_job *j)
         return AMK_EPARSE;
     memcpy(j, p + sizeof h, sizeof *j);
     if ((uint32_t)j->op != h.op || j->ncodes < 0 || j->ncodes > AMK__RUN_MAX_CODES ||
-        j->ncases < 0 || j->ncases > AMK__RUN_MAX_CASES)
+        j->ncases < 0 || j->ncases > AMK__RUN_MAX_CASES ||
+        memchr(j->outputs, '\0', sizeof j->outputs) == NULL)
         return AMK_EPARSE;
     size_t off = sizeof h + sizeof *j;
     for (int i = 0; i < j->ncodes; i++) {
@@ -127,6 +128,7 @@ int amk__run_job_decode(const void *buf, size_t len, amk__run_job *j)
                 memchr(rb->answer, '\0', sizeof rb->answer) == NULL ||
                 (rb->data[0] && rb->role == AMK__ROLE_OUT) ||
                 (rb->answer[0] && rb->role == AMK__ROLE_IN) ||
+                (rb->external && (rb->role == AMK__ROLE_IN || rb->answer[0])) ||
                 (rb->memory != AMK__MEM_GLOBAL && rb->memory != AMK__MEM_CONSTANT) ||
                 (rb->memory == AMK__MEM_CONSTANT && (rb->role != AMK__ROLE_IN || !rb->symbol[0])))
                 return AMK_EPARSE;

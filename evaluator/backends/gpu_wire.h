@@ -36,6 +36,8 @@ typedef struct amk__run_buf {
     char data[AMK__RUN_PATH_MAX];   /* "": none; else the file the input's bytes come from */
     char answer[AMK__RUN_PATH_MAX]; /* "": none; else the file of the output's expected bytes,
                                        which replace the reference's output in the compare */
+    int external;           /* an output judged outside amk (spec "check": "external"): not
+                               compared; the bench case's is written to the job's outputs */
 } amk__run_buf;
 enum { AMK__MEM_GLOBAL = 0, AMK__MEM_CONSTANT = 1 };
 
@@ -114,6 +116,10 @@ typedef struct amk__run_job {
     int ncases;
     amk__run_case cases[AMK__RUN_MAX_CASES];
     amk__run_kernel other;
+    /* EVAL: "" or a path prefix: after the bench case's check run, each external output's
+     * bytes go to the file <outputs><buffer name> (raw, as downloaded), for the judge that
+     * the evaluator calls in the parent (amk_backend_opts.verify). */
+    char outputs[AMK__RUN_PATH_MAX];
 } amk__run_job;
 
 typedef struct amk__run_result {

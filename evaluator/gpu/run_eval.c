@@ -4,7 +4,9 @@
  * state, device query, code objects and job dispatch are in runtime.c. */
 #include "runtime_int.h"
 
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -383,6 +385,35 @@ int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t 
     return 1;
 }
 
+/* The external outputs of case c (got[]) into the files <j->outputs><name>, raw bytes, for
+ * the judge the evaluator calls in the parent (amk_backend_opts.verify). 0 with x failed
+ * (run_error) when a file cannot be written. */
+static int write_outputs(const amk__run_job *j, const amk__run_case *c, void *const *got,
+                         amk__run_ctx *x)
+{
+    for (int b = 0; b < c->nbufs; b++) {
+        const amk__run_buf *rb = &c->bufs[b];
+        char path[AMK__RUN_PATH_MAX + AMK_NAME_MAX];
+        if (!rb->external)
+            continue;
+        snprintf(path, sizeof path, "%s%s", j->outputs, rb->name);
+        FILE *f = fopen(path, "wb");
+        size_t n = buf_bytes(rb);
+        int ok = f && fwrite(got[b], 1, n, f) == n;
+        int err = errno;
+        if (f && fclose(f) != 0 && ok) {
+            ok = 0;
+            err = errno;
+        }
+        if (!ok) {
+            amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: output %s for the external check: %s: %s",
+                         c->label, rb->name, path, strerror(err));
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* The correctness check of case ci on the job's check set s: inputs from the seed,
  * reference into its outputs, candidate into poisoned outputs, host comparison. Inputs and
  * reference outputs come from the reference cache when it holds this case (*cached = 1),
@@ -457,21 +488,28 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
         return 0;
     if (!download(c, s, got, x))
         return 0;
+    if (c->bench && j->outputs[0] && !write_outputs(j, c, got, x))
+        return 0;
     amk__rw_stage(c->label, "compare");
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
-        if (rb->role == AMK__ROLE_IN)
+        if (rb->role == AMK__ROLE_IN || rb->external)
             continue;
         amk__compare cmp;
         if (!amk__check_compare_threads(rb->dtype, got[b], want[b], rb->count, rb->reduction,
                                         c->rtol_scale, c->atol, check_threads(j), &cmp)) {
             char what[400];
             amk__compare_describe(&cmp, rb->name, what, sizeof what);
-            amk__rw_fail(x, cmp.kind == AMK__CMP_REF_NONFINITE ? AMK_STATUS_RUN_ERROR
-                                                        : AMK_STATUS_WRONG,
+            amk__rw_fail(x, cmp.kind == AMK__CMP_REF_NONFINITE ||
+                                    cmp.kind == AMK__CMP_REF_UNWRITTEN
+                                ? AMK_STATUS_RUN_ERROR
+                                : AMK_STATUS_WRONG,
                          "%s: %s", c->label, what);
             return 0;
         }
+        if (cmp.skipped && c->bench)
+            amk__rw_note(x, "%s: %lld of %lld elements left unwritten by the reference, not "
+                         "compared", rb->name, (long long)cmp.skipped, (long long)rb->count);
     }
     return 1;
 oom:

@@ -595,6 +595,7 @@ void amk__tolerance_for(int dt, double reduction, double rtol_scale, double atol
 /* One part of a comparison: pass 1 (reference scan) and pass 2 (classification). */
 typedef struct cmp_part {
     int64_t bad_ref;        /* first non-finite reference element, -1 none */
+    int64_t skipped;        /* reference elements still holding the poison (float types) */
     double max_ref;
     int64_t bad, unwritten, nonfinite;
     int64_t worst;          /* -1 none */
@@ -613,9 +614,14 @@ ALWAYS_INLINE void ref_range(int dt, cmp_job *j, cmp_part *p, int64_t lo, int64_
 {
     double max_ref = 0.0;
     p->bad_ref = -1;
+    p->skipped = 0;
     for (int64_t i = lo; i < hi; i++) {
         double r = elt_get(dt, j->want, i);
         if (!isfinite(r)) {
+            if (dtypes[dt].is_float && poisoned(dt, j->want, i)) {
+                p->skipped++; /* left unwritten by the reference */
+                continue;
+            }
             p->bad_ref = i;
             break;
         }
@@ -648,7 +654,10 @@ ALWAYS_INLINE void classify_range(int dt, cmp_job *j, cmp_part *p, int64_t lo, i
                 ratio = lim > 0 ? diff / lim : INFINITY;
             }
         }
-        if (cls < 0)
+        /* A non-finite reference element here is one the reference left unwritten (pass 1
+         * let no other through): not part of the output. (A finite got passes it anyway:
+         * nothing is > a NaN limit.) Tested only on failures, to keep the loop lean. */
+        if (cls < 0 || !isfinite(w))
             continue;
         p->bad++;
         if (cls == 2)
@@ -693,11 +702,14 @@ static void classify_part(void *ud, int part, int64_t lo, int64_t hi)
 }
 
 /* Compares got against want (both of type dt). Non-finite outputs, poisoned (unwritten)
- * elements and a non-finite reference never pass. Fills *out with the count of failing
- * elements and the worst one: the first unwritten/non-finite element if any, else the
- * element with the largest |diff| / tol (the lowest index among equals). Parts are merged
- * in index order with the same rule, so *out is the same for any thread count. Returns 1
- * when every element passes, else 0. */
+ * elements and a non-finite reference never pass. A float element the reference itself left
+ * unwritten (still the 0xFF poison, a NaN no arithmetic produces) is not part of the output:
+ * it is skipped (out->skipped), whatever the candidate holds there; a reference that wrote
+ * no element at all cannot certify anything (AMK__CMP_REF_UNWRITTEN). Fills *out with the
+ * count of failing elements and the worst one: the first unwritten/non-finite element if
+ * any, else the element with the largest |diff| / tol (the lowest index among equals). Parts
+ * are merged in index order with the same rule, so *out is the same for any thread count.
+ * Returns 1 when every element passes, else 0. */
 int amk__check_compare_threads(int dt, const void *got, const void *want, int64_t count,
                                double reduction, double rtol_scale, double atol_override,
                                int threads, amk__compare *out)
@@ -725,8 +737,14 @@ int amk__check_compare_threads(int dt, const void *got, const void *want, int64_
         }
         if (p->max_ref > max_ref)
             max_ref = p->max_ref;
+        out->skipped += p->skipped;
     }
     out->max_ref = max_ref;
+    if (out->skipped == count) {
+        out->kind = AMK__CMP_REF_UNWRITTEN;
+        out->bad = count;
+        return 0;
+    }
     amk__tolerance_for(dt, reduction, rtol_scale, atol_override, max_ref, &out->tol);
     j->atol = out->tol.atol;
     j->rtol = out->tol.rtol;
@@ -772,6 +790,10 @@ void amk__compare_describe(const amk__compare *c, const char *buf, char *out, si
     switch (c->kind) {
     case AMK__CMP_OK: snprintf(out, cap, "%s: all %lld elements within tolerance", buf,
                                (long long)c->count); break;
+    case AMK__CMP_REF_UNWRITTEN:
+        snprintf(out, cap, "%s: the reference left all %lld elements unwritten (still NaN "
+                 "poison); cannot check", buf, (long long)c->count);
+        break;
     case AMK__CMP_REF_NONFINITE:
         snprintf(out, cap, "%s[%lld]: the reference produced %g; cannot check", buf,
                  (long long)c->worst, c->want);

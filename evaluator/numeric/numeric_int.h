@@ -61,16 +61,19 @@ void amk__tolerance_for(int dt, double reduction, double rtol_scale, double atol
 
 enum {
     AMK__CMP_OK, AMK__CMP_MISMATCH, AMK__CMP_NONFINITE, AMK__CMP_UNWRITTEN,
-    AMK__CMP_REF_NONFINITE
+    AMK__CMP_REF_NONFINITE, AMK__CMP_REF_UNWRITTEN
 };
 typedef struct amk__compare {
     int64_t count, bad, unwritten, nonfinite;
+    int64_t skipped;        /* float elements the reference left unwritten: not compared */
     int64_t worst;          /* index of the reported element, -1 when all pass */
     int kind;               /* AMK__CMP_* of the reported element */
     double got, want, diff, limit, max_ref;
     amk__tolerance tol;
 } amk__compare;
-/* 1 when every element passes |got-want| <= atol + rtol*|want| (finite, written). The worst
+/* 1 when every element passes |got-want| <= atol + rtol*|want| (finite, written). Float
+ * elements the reference left unwritten (the poison pattern in want) are skipped, counted
+ * in skipped; a want that is all poison fails (AMK__CMP_REF_UNWRITTEN). The worst
  * element: the first unwritten, else the first non-finite, else the largest diff/tol (the
  * lowest index among equals), so *out does not depend on the thread count. */
 int amk__check_compare(int dt, const void *got, const void *want, int64_t count,

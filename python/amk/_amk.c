@@ -415,6 +415,7 @@ static PyObject *kernel_config_json(kernel_obj *k, PyObject *args, PyObject *kw)
 
 typedef struct tune_ctx {
     PyObject *progress, *note, *groups;
+    PyObject *verify; /* verify(config_id, prefix) -> (ok, why), or NULL */
     const amk_spec *spec;
     int failed; /* a Python callback raised: the error is kept and re-raised at the end */
     PyObject *exc_type, *exc, *exc_tb;
@@ -481,6 +482,37 @@ static void on_note(const char *msg, int warning, void *ud)
         Py_XDECREF(r);
     }
     PyGILState_Release(g);
+}
+
+/* The judge of the outputs checked outside amk (amk_tune_opts.verify): the Python callable
+ * verify(config_id, prefix) -> (ok, why), where prefix + buffer name is the file of each
+ * output: ok true 1 (correct), false 0 (wrong), None -1 (could not judge: run_error); -1
+ * also when the callable raised (kept, raised after the search) or returned no such pair. */
+static int on_verify(const amk_config *c, const char *prefix, char *why, size_t cap, void *ud)
+{
+    tune_ctx *t = ud;
+    char id[17];
+    int r = -1;
+    amk_config_id(c, id);
+    snprintf(why, cap, "the verify callback failed");
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (!t->failed) {
+        PyObject *res = PyObject_CallFunction(t->verify, "ss", id, prefix);
+        PyObject *ok = NULL, *text = NULL;
+        if (res && PyArg_ParseTuple(res, "OU", &ok, &text)) {
+            const char *w = PyUnicode_AsUTF8(text);
+            int b = ok == Py_None ? -1 : PyObject_IsTrue(ok);
+            if (w && !PyErr_Occurred()) {
+                snprintf(why, cap, "%s", w);
+                r = b;
+            }
+        }
+        if (PyErr_Occurred())
+            keep_exc(t);
+        Py_XDECREF(res);
+    }
+    PyGILState_Release(g);
+    return r;
 }
 
 /* One search's summary, as `amk loop` prints it. */
@@ -557,26 +589,36 @@ static int check_objective(const char *objective, const char *backend)
 }
 
 /* tune(shape, backend, strategy, seed, budget, time_limit_s, batch, min_gain, results, best,
- * resume, jobs, devices, exclude, progress, note, regime, objective): all of `amk loop`
- * (amk_tune_groups); the list of the searches' summaries (one per device model). */
+ * resume, jobs, devices, exclude, progress, note, regime, objective, verify, outputs): all of
+ * `amk loop` (amk_tune_groups), and the judge of outputs checked outside amk (on_verify;
+ * outputs: the folder the run workers write them to); the list of the searches' summaries
+ * (one per device model). */
 static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"shape",  "backend", "strategy", "seed",    "budget",
                              "time_limit_s", "batch", "min_gain", "results", "best",
                              "resume", "jobs",    "devices",  "exclude", "progress",
-                             "note",   "regime",  "objective", NULL};
+                             "note",   "regime",  "objective", "verify", "outputs", NULL};
     const char *shape = NULL, *backend = "auto", *strategy = amk_strategies[0]->name,
-               *results = "results.tsv", *best = NULL, *regime = NULL, *objective = NULL;
+               *results = "results.tsv", *best = NULL, *regime = NULL, *objective = NULL,
+               *outputs = NULL;
     unsigned long long seed = 1;
     long long budget = 100;
     double time_limit = 0, min_gain = 0.01;
     int batch = 0, resume = 0, jobs = 0;
-    PyObject *devices = NULL, *exclude = NULL, *progress = NULL, *note = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zssKLdidszpiOOOOzz", kwlist, &shape, &backend,
-                                     &strategy, &seed, &budget, &time_limit, &batch,
+    PyObject *devices = NULL, *exclude = NULL, *progress = NULL, *note = NULL, *verify = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|zssKLdidszpiOOOOzzOz", kwlist, &shape,
+                                     &backend, &strategy, &seed, &budget, &time_limit, &batch,
                                      &min_gain, &results, &best, &resume, &jobs, &devices,
-                                     &exclude, &progress, &note, &regime, &objective))
+                                     &exclude, &progress, &note, &regime, &objective, &verify,
+                                     &outputs))
         return NULL;
+    if (verify == Py_None)
+        verify = NULL;
+    if (verify && (!PyCallable_Check(verify) || !outputs)) {
+        PyErr_SetString(PyExc_TypeError, "tune: verify must be callable, with outputs");
+        return NULL;
+    }
     if (check_objective(objective, backend))
         return NULL;
     amk_diag d = {0};
@@ -619,7 +661,7 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
     }
     free(ex);
     tune_ctx t = {progress != Py_None ? progress : NULL, note != Py_None ? note : NULL,
-                  PyList_New(0), k->spec, 0, NULL, NULL, NULL};
+                  PyList_New(0), verify, k->spec, 0, NULL, NULL, NULL};
     if (!t.groups) {
         free(ids);
         return NULL;
@@ -631,7 +673,9 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
                        .progress = on_progress, .note = on_note, .ud = &t, .jobs = jobs,
                        .devices = ndev ? devs : NULL, .ndevices = ndev, .done = on_done,
                        .regime = regime, .objective = objective,
-                       .exclude = (const char (*)[17])ids, .n_exclude = (size_t)nex};
+                       .exclude = (const char (*)[17])ids, .n_exclude = (size_t)nex,
+                       .outputs_dir = outputs, .verify = verify ? on_verify : NULL,
+                       .verify_ud = &t};
     amk_tune_result r;
     Py_BEGIN_ALLOW_THREADS
     e = amk_tune_groups(&o, &r, &d);

@@ -116,23 +116,28 @@ def _answer_array(a, ans, label):
     return ans.reshape(-1).astype(a.dtype, copy=False)
 
 
-def describe_arguments(arguments, answer, names, data_dir):
+def describe_arguments(arguments, answer, names, data_dir, verify=False):
     """T1 Arguments for Kernel Tuner's argument list, plus the files the library's importer
-    copies into the kernel folder: (arguments, data, answers), data and answers mapping an
-    argument's name to an .npy file written to data_dir.
+    copies into the kernel folder: (arguments, data, answers, external), data and answers
+    mapping an argument's name to an .npy file written to data_dir, external the indices of
+    the outputs a verify function judges (verify=True).
 
     Outputs: the arguments whose answer is not None, or (no answer) the arrays whose content
     is one constant (Kernel Tuner's numpy.zeros output convention); an output whose initial
     content is not one constant is ReadWrite (the kernel may read it) and keeps its bytes.
     Inputs: a constant fill (FillType Constant), else the array itself as the buffer's data.
     answer[i] becomes the answer file of output i (the correctness reference of that output).
+    With verify (Kernel Tuner's verify=), answer is only handed to that function: the outputs
+    are ReadWrite with their initial content (Kernel Tuner copies an output's original
+    array to the device before the check run) and no answer file, and a scalar may have
+    an answer entry.
     numpy scalars are Scalar arguments of their type (int32: a value; float32, float64,
     uint32, int64, uint64: the spec's scalars)."""
     import numpy as np
     if answer is not None and len(answer) != len(arguments):
         raise InputError("tune_kernel: answer has %d entries for %d arguments" %
                          (len(answer), len(arguments)))
-    out, data, answers = [], {}, {}
+    out, data, answers, external = [], {}, {}, []
     for i, a in enumerate(arguments):
         name = names[i] if names and i < len(names) else "arg%d" % i
         label = "arguments[%d] (%s)" % (i, name)
@@ -141,14 +146,19 @@ def describe_arguments(arguments, answer, names, data_dir):
                 is_out = answer[i] is not None
             else:
                 is_out = _is_constant(a)
-            if is_out and answer is not None and answer[i] is not None:
+            if is_out and verify:
+                external.append(i)
+            elif is_out and answer is not None and answer[i] is not None:
                 ans = _answer_array(a, answer[i], "answer[%d] (%s)" % (i, name))
                 answers[name] = _npy(os.path.join(data_dir, "%s_answer.npy" % name),
                                      _buffer_view(ans, label)[1])
             t, a = _buffer_view(a, label)
             d = {"Name": name, "Type": t, "Size": int(a.size), "MemoryType": "Vector"}
-            if is_out and _is_constant(a):
+            if is_out and _is_constant(a) and not verify:
                 d.update(AccessType="WriteOnly", FillType="Constant",
+                         FillValue=a.reshape(-1)[0].item(), Output=1)
+            elif is_out and _is_constant(a):
+                d.update(AccessType="ReadWrite", FillType="Constant",
                          FillValue=a.reshape(-1)[0].item(), Output=1)
             elif is_out:
                 d.update(AccessType="ReadWrite", Output=1)
@@ -161,7 +171,7 @@ def describe_arguments(arguments, answer, names, data_dir):
                 data[name] = _npy(os.path.join(data_dir, "%s.npy" % name), a)
             out.append(d)
         elif isinstance(a, (np.generic, int, float)):
-            if answer is not None and answer[i] is not None:
+            if answer is not None and answer[i] is not None and not verify:
                 raise _unsupported("answer[%d] (%s)" % (i, name), "an expected value of a "
                                    "scalar argument (a kernel cannot change it)")
             v = np.asarray(a)
@@ -175,7 +185,67 @@ def describe_arguments(arguments, answer, names, data_dir):
         else:
             raise _unsupported(label, "an argument of type %s (amk takes numpy arrays and "
                                "numpy scalars)" % type(a).__name__)
-    return out, data, answers
+    return out, data, answers, external
+
+
+def verify_judge(verify, answer, arguments, names, external, atol):
+    """The judge amk's evaluator calls, in this process, for each config whose run passed
+    amk's own checks: Kernel Tuner's verify(answer, gpu_result, atol=atol), gpu_result being
+    what Kernel Tuner hands it: each output the function judges as the run worker wrote it
+    after the config's check run (the files prefix + name, a numpy array of the argument's
+    dtype and shape), without answer every other array as given (amk's inputs: the kernel
+    does not write them), and None for the rest (scalars; arrays whose answer is None).
+    Returns judge(config_id, prefix) -> (ok, why): ok None when it cannot judge (no file);
+    verify raising, or returning something that is not a truth value, is a wrong config
+    whose why names it."""
+    import numpy as np
+
+    def judge(config_id, prefix):
+        gpu_result = []
+        for i, a in enumerate(arguments):
+            if i in external:
+                path = prefix + names[i]
+                try:
+                    raw = np.fromfile(path, dtype=np.uint8)
+                except OSError as e:
+                    return None, "no output %s for verify(): %s" % (names[i], e)
+                if raw.size != a.nbytes:
+                    return None, "output %s: %d bytes, the argument has %d" % (
+                        names[i], raw.size, a.nbytes)
+                gpu_result.append(raw.view(a.dtype).reshape(a.shape))
+            elif answer is None and isinstance(a, np.ndarray):
+                gpu_result.append(a.copy())
+            else:
+                gpu_result.append(None)
+        try:
+            ok = verify(answer, gpu_result, atol=atol)
+        except Exception as e:  # noqa: B902: a failing verify is that config's verdict
+            return False, "verify() raised %s: %s" % (type(e).__name__, e)
+        try:
+            ok = bool(ok)
+        except Exception as e:  # noqa: B902
+            return False, "verify() returned %s, not a truth value (%s)" % (
+                type(ok).__name__, e)
+        return ok, "" if ok else "verify() returned False"
+    return judge
+
+
+def check_verify(verify, answer, atol):
+    """Kernel Tuner calls verify(answer, gpu_result, atol=atol): a verify that cannot be
+    called so is a TypeError naming it, before anything runs."""
+    import inspect
+    if not callable(verify):
+        raise TypeError("tune_kernel: verify must be a function verify(answer, gpu_result, "
+                        "atol=None), got %s" % type(verify).__name__)
+    try:
+        sig = inspect.signature(verify)
+    except (TypeError, ValueError):
+        return  # a builtin without a signature: it is called as it is
+    try:
+        sig.bind(answer, [], atol=atol)
+    except TypeError as e:
+        raise TypeError("tune_kernel: verify%s cannot be called as verify(answer, gpu_result, "
+                        "atol=...): %s" % (sig, e)) from None
 
 
 def declares_constant(source, symbol):
@@ -205,11 +275,12 @@ def describe_cmem(cmem_args, data_dir, taken=()):
     return out, data, symbols
 
 
-def finish_spec(folder, symbols, atol):
+def finish_spec(folder, symbols, atol, external=()):
     """What T1 cannot say, written into the imported spec.json: the cmem_args buffers live in
-    constant memory only (memory "constant", symbol; not kernel arguments), and Kernel
-    Tuner's atol is the tolerance's atol when an answer is given. The library loads the
-    result (Space) and refuses it if it is wrong."""
+    constant memory only (memory "constant", symbol; not kernel arguments), Kernel
+    Tuner's atol is the tolerance's atol when an answer is given, and the outputs a verify
+    function judges (names in external) are "check": "external" (never compared by amk).
+    The library loads the result (Space) and refuses it if it is wrong."""
     path = os.path.join(folder, "spec.json")
     with open(path) as f:
         spec = json.load(f)
@@ -217,6 +288,8 @@ def finish_spec(folder, symbols, atol):
         if b["name"] in symbols:
             b["memory"] = "constant"
             b["symbol"] = symbols[b["name"]]
+        if b["name"] in external:
+            b["check"] = "external"
     for section in (spec, spec.get("reference") or {}):
         if "args" in section:
             section["args"] = [a for a in section["args"] if a not in symbols]
@@ -593,10 +666,6 @@ def _check_unsupported(o):
     """Options amk cannot honour: an UnsupportedError naming the first one."""
     if o["lang"] not in (None, "CUDA", "cuda", "cupy", "nvcuda", "NVCUDA", "CuPy"):
         raise _unsupported("lang=%r" % o["lang"], "amk runs CUDA kernels (NVRTC)")
-    if o["verify"] is not None:
-        raise _unsupported("verify", "a custom verification function (amk's run worker "
-                           "checks every output in C; give answer= arrays, compared "
-                           "element-wise within atol, instead)")
     if o["smem_args"]:
         raise _unsupported("smem_args", "dynamic shared memory sizes from Python")
     if o["texmem_args"]:
@@ -641,13 +710,15 @@ def _budget(strategy_options, n_valid):
     return budget, time_s
 
 
-def _tune(space, backend, strategy, seed, budget, time_s, results, exclude, device, quiet):
+def _tune(space, backend, strategy, seed, budget, time_s, results, exclude, device, quiet,
+          verify=None, outputs=None):
     """The one path that runs kernels (on the GPU, or replays a cachefile): amk.loop."""
     from .search import loop
     return loop(space, backend=backend, strategy=strategy, seed=seed, budget=budget,
                 time=time_s, results=results, best=None, exclude=exclude,
                 devices=None if device is None else [device], progress=not quiet,
-                notes=lambda msg, warning: warning and warnings.warn(msg, stacklevel=4))
+                notes=lambda msg, warning: warning and warnings.warn(msg, stacklevel=4),
+                verify=verify, outputs=outputs)
 
 
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params,
@@ -684,6 +755,8 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         raise TypeError("tune_kernel() got an unexpected keyword argument '%s'" %
                         sorted(amk_options)[0])
     _check_unsupported(o)
+    if verify is not None and not simulation_mode:
+        check_verify(verify, answer, atol)
     if not isinstance(tune_params, dict) or not tune_params:
         raise InputError("tune_kernel: tune_params must be a non-empty dict")
     for k, vals in tune_params.items():
@@ -714,10 +787,12 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     try:
         data_dir = os.path.join(work, "data")
         os.mkdir(data_dir)
-        args, cmem, data, answers, symbols = [], [], {}, {}, {}
+        args, cmem, data, answers, symbols, external = [], [], {}, {}, {}, []
+        judge = None
         if not simulation_mode:
             names = kernel_params(src, kernel_name)
-            args, data, answers = describe_arguments(arguments, answer, names, data_dir)
+            args, data, answers, external = describe_arguments(
+                arguments, answer, names, data_dir, verify=verify is not None)
             cmem, cdata, symbols = describe_cmem(cmem_args, data_dir,
                                                  taken=[a["Name"] for a in args])
             data.update(cdata)
@@ -740,13 +815,20 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 f.write(src)
         default = None if simulation_mode else reference_config(
             kernel_name, tune_params, strs, fns, ks["ProblemSize"], block_size_names)
-        vary = _vary(amk_vary, tune_params, simulation_mode, answers, lambda: probe_output_params(
-            kernel_name, tune_params, strs, fns, ks, kfile, default, data, symbols,
-            backend or os.environ.get("AMK_TUNE_KERNEL_BACKEND") or "gpu", device, work))
+        # with verify= every output is the function's to judge: amk compares none of them
+        vary = _vary(amk_vary, tune_params, simulation_mode, answers or external,
+                     lambda: probe_output_params(
+                         kernel_name, tune_params, strs, fns, ks, kfile, default, data,
+                         symbols, backend or os.environ.get("AMK_TUNE_KERNEL_BACKEND") or "gpu",
+                         device, work))
         folder, remove = _import(kernel_name, tune_params, strs, ks, kfile, default, data,
                                  answers, symbols, vary)
         if not simulation_mode:
-            finish_spec(folder, symbols, atol if answers else None)
+            finish_spec(folder, symbols, atol if answers else None,
+                        [args[i]["Name"] for i in external])
+            if verify is not None:
+                judge = verify_judge(verify, answer, arguments,
+                                     [a["Name"] for a in args], external, atol)
         if keep_spec:
             shutil.copytree(folder, os.fspath(keep_spec))
         space = Space(folder)
@@ -782,15 +864,18 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
             # every config is in the cachefile: nothing to tune (as Kernel Tuner)
             summary = {"trials": 0, "device": device_name, "backend": backend, "best": None}
         else:
+            outputs = os.path.join(work, "outputs")
+            os.mkdir(outputs)
             summary = _tune(space, backend, STRATEGIES[strategy], seed, budget, time_s,
-                            results_path, exclude + known, device, quiet)
+                            results_path, exclude + known, device, quiet, judge,
+                            outputs if judge else None)
         rows = rows_of_run(results_path, summary["first_trial"], summary["last_trial"]) \
             if summary["trials"] else []
         results = [cached_to_result(e, tune_params) for e in cached.values()]
         results += [row_to_result(r, tune_params) for r in rows]
         add_metrics(results[len(cached):], metrics)
         suspects = output_changing_params(results[len(cached):], default, tune_params) \
-            if not answers else []
+            if not answers and verify is None else []
         if suspects:
             warnings.warn(
                 "tune_kernel: every config that failed the check as wrong differs from the "
@@ -848,7 +933,8 @@ def reference_config(kernel_name, tune_params, strs, fns, problem_size, block_si
 
 def _vary(named, tune_params, simulation_mode, answers, probe):
     """The params the reference takes from each config (reference.vary): amk_vary= as
-    given, else (no answer=, not a replay) what probe() finds, with a warning naming them."""
+    given, else (no answer= and no verify=: answers empty; not a replay) what probe()
+    finds, with a warning naming them."""
     if simulation_mode:
         return []
     if named is not None:

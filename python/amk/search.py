@@ -40,7 +40,7 @@ def _duration(value):
 def loop(kernel, shape=None, *, backend="auto", strategy="evolve", budget=None, time=None,
          seed=1, batch=0, min_gain=0.01, results="results.tsv", best="best.json",
          resume=False, jobs=0, devices=None, spec_dirs=None, target=None, progress=True,
-         exclude=None, notes=None, regime=None, objective=None):
+         exclude=None, notes=None, regime=None, objective=None, verify=None, outputs=None):
     """`amk loop KERNEL`: search, logging every trial to `results`, the best to `best`.
 
     kernel: a kernel name, a kernel folder or an amk.Space. budget: trials (default 100, or
@@ -51,7 +51,10 @@ def loop(kernel, shape=None, *, backend="auto", strategy="evolve", budget=None, 
     exclude: config ids never to try. progress: True (tqdm or a line),
     False, or a callable(trial, budget, elapsed_s, time_limit_s, status, latency_us,
     best_us). notes: a callable(message, warning) for what `amk loop` prints as notes
-    (default: warnings.warn for warnings).
+    (default: warnings.warn for warnings). verify: the judge of outputs checked outside amk
+    (spec "check": "external"), a callable(config_id, prefix) -> (ok, why) where the file
+    prefix + buffer name holds each such output after the config's check run (gpu backend;
+    written into the folder `outputs`); amk.tune_kernel's verify= goes through it.
     Returns the summary `amk loop` prints (a dict), or a list of them when the devices span
     several models.
     """
@@ -81,7 +84,8 @@ def loop(kernel, shape=None, *, backend="auto", strategy="evolve", budget=None, 
                                 best=os.fspath(best) if best else None, resume=resume,
                                 jobs=jobs, devices=devices, exclude=list(exclude or []),
                                 progress=cb, note=notes, regime=regime,
-                                objective=objective)
+                                objective=objective, verify=verify,
+                                outputs=os.fspath(outputs) if outputs else None)
     finally:
         if bar:
             bar.close()

@@ -36,6 +36,30 @@ __global__ void saxpy(float *c, const float *a, float alpha, int n) {
 }
 """
 
+REDUCTION = """
+__global__ void sum_floats(float *sum_global, float *array, int n) {
+    int x = blockIdx.x * block_size_x + threadIdx.x;
+    float sum = 0.0f;
+    for (int i = x; i < n; i += num_blocks * block_size_x)
+        sum += array[i];
+    __shared__ float sh[block_size_x];
+    sh[threadIdx.x] = sum;
+    __syncthreads();
+    for (int s = block_size_x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s)
+            sh[threadIdx.x] += sh[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        sum_global[blockIdx.x] = sh[0];
+}
+"""
+
+
+def partial_sums(cpu_result, gpu_result, atol=None):
+    """Kernel Tuner's reduction example's verify: the partial sums add up to the answer."""
+    return bool(np.isclose(cpu_result[0], np.sum(gpu_result[0]), atol=atol))
+
 
 @unittest.skipIf(np is None, "numpy is not installed (Debian: python3-numpy)")
 class TestOutputChangingParams(unittest.TestCase):
@@ -79,7 +103,8 @@ class TestArguments(unittest.TestCase):
         a = np.arange(8, dtype=np.float32)
         c = np.zeros(8, dtype=np.float32)
         n = np.int32(8)
-        d, data, answers = kt.describe_arguments([c, a, n], None, ["c", "a", "n"], self.dir)
+        d, data, answers, _ = kt.describe_arguments([c, a, n], None, ["c", "a", "n"],
+                                                     self.dir)
         self.assertEqual(d[0]["Output"], 1)
         self.assertNotIn("FillType", d[1])
         self.assertEqual(sorted(data), ["a"])
@@ -89,7 +114,7 @@ class TestArguments(unittest.TestCase):
                          ("Scalar", "int", 8))
         # with an answer: exactly the arguments it checks are outputs, and its arrays are
         # the answer files (in the output's type); an output that holds data keeps it
-        d, data, answers = kt.describe_arguments([c, a, n], [None, a * 2.0, None],
+        d, data, answers, _ = kt.describe_arguments([c, a, n], [None, a * 2.0, None],
                                                  ["c", "a", "n"], self.dir)
         self.assertEqual([x.get("Output", 0) for x in d], [0, 1, 0])
         self.assertEqual(d[0]["FillType"], "Constant")
@@ -112,7 +137,7 @@ class TestArguments(unittest.TestCase):
         idx = np.array([0, 5, 70000, -1], np.int32)
         ones = np.ones(4, np.int32)
         out = np.zeros(4, np.int64)
-        d, data, answers = kt.describe_arguments(
+        d, data, answers, _ = kt.describe_arguments(
             [out, idx, ones], [np.array([1, 2, 3, 2**40]), None, None], ["o", "i", "k"],
             self.dir)
         self.assertEqual([(x["Type"], x["Size"]) for x in d],
@@ -127,7 +152,7 @@ class TestArguments(unittest.TestCase):
         self.assertIn("float64", str(cm.exception))
 
     def test_float_scalars_and_types_go_through_as_they_are(self):
-        d, _, _ = kt.describe_arguments([np.float32(0.5), np.zeros(2, np.float16)], None,
+        d, _, _, _ = kt.describe_arguments([np.float32(0.5), np.zeros(2, np.float16)], None,
                                         None, self.dir)
         self.assertEqual((d[0]["Type"], d[0]["FillValue"]), ("float", 0.5))
         self.assertEqual((d[1]["Name"], d[1]["Type"]), ("arg1", "half"))
@@ -228,6 +253,143 @@ def kt_best(results):
 
 
 @unittest.skipIf(np is None, "numpy is not installed (Debian: python3-numpy)")
+class TestVerify(unittest.TestCase):
+    """Kernel Tuner's verify=: the outputs it judges, the gpu_result it gets, its verdicts
+    (the evaluator's hook is tested in check_evaluator; the GPU path in test_gpu.py)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="amk-kt-")
+
+    def tearDown(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def test_judged_outputs_keep_their_content_and_have_no_answer_file(self):
+        s = np.zeros(64, np.float32)
+        x = np.random.rand(1000).astype(np.float32)
+        idx = np.arange(6, dtype=np.int32)
+        d, data, answers, ext = kt.describe_arguments(
+            [s, x, idx, np.int32(1000)], [np.sum(x), None, idx + 1, 7], ["s", "x", "i", "n"],
+            self.dir, verify=True)
+        self.assertEqual(ext, [0, 2])
+        self.assertEqual(answers, {})  # the answer goes to verify, not to amk's compare
+        self.assertEqual((d[0]["AccessType"], d[0]["FillType"], d[0]["FillValue"]),
+                         ("ReadWrite", "Constant", 0.0))  # Kernel Tuner refreshes it: zeros
+        self.assertEqual((d[2]["AccessType"], d[2]["Type"]), ("ReadWrite", "int8"))
+        self.assertEqual(np.load(data["i"]).tobytes(), idx.tobytes())
+        self.assertNotIn("Output", d[1])
+        # without verify the same scalar answer is refused, naming it
+        with self.assertRaises(amk.UnsupportedError) as cm:
+            kt.describe_arguments([s, x], [np.sum(x), None], ["s", "x"], self.dir)
+        self.assertIn("answer[0]", str(cm.exception))
+
+    def test_the_judge_hands_verify_what_kernel_tuner_does(self):
+        s = np.zeros(8, np.float32)
+        x = np.arange(16, dtype=np.float32)
+        idx = np.zeros((2, 3), np.int32)
+        prefix = os.path.join(self.dir, "0123456789abcdef.")
+        s_out = np.arange(8, dtype=np.float32)
+        s_out.tofile(prefix + "s")
+        np.arange(6, dtype="<i4").tofile(prefix + "i")
+        seen = []
+
+        def verify(answer, gpu_result, atol=None):
+            seen.append((answer, gpu_result, atol))
+            return np.isclose(answer[0], np.sum(gpu_result[0]), atol=atol)
+
+        args = [s, x, idx, np.int32(16)]
+        answer = [np.float32(28), None, None, None]
+        judge = kt.verify_judge(verify, answer, args, ["s", "x", "i", "n"], [0, 2], 1e-6)
+        self.assertEqual(judge("0123456789abcdef", prefix), (True, ""))
+        a, g, atol = seen[-1]
+        self.assertIs(a, answer)
+        self.assertEqual(atol, 1e-6)
+        self.assertTrue(np.array_equal(g[0], s_out) and g[0].dtype == np.float32)
+        self.assertEqual((g[2].dtype, g[2].shape), (np.dtype(np.int32), (2, 3)))
+        self.assertEqual(g[2].ravel().tolist(), list(range(6)))
+        self.assertEqual((g[1], g[3]), (None, None))  # answer None there: not synced
+        # without answer, every other array comes as given (amk's inputs); scalars None
+        judge = kt.verify_judge(verify, None, args, ["s", "x", "i", "n"], [0, 2], 1e-6)
+        with self.assertRaises(TypeError):  # answer[0] of None: verify raises ...
+            verify(None, [s_out], atol=1e-6)
+        ok, why = judge("0123456789abcdef", prefix)
+        self.assertFalse(ok)  # ... which makes the config wrong, naming the exception
+        self.assertIn("verify() raised TypeError", why)
+        self.assertTrue(np.array_equal(seen[-1][1][1], x))
+        self.assertIsNone(seen[-1][1][3])
+        # False, a non-truth value, a missing file
+        judge = kt.verify_judge(lambda a, g, atol=None: False, answer, args,
+                                ["s", "x", "i", "n"], [0], 1e-6)
+        self.assertEqual(judge("id", prefix), (False, "verify() returned False"))
+        judge = kt.verify_judge(lambda a, g, atol=None: np.ones(3) > 0, answer, args,
+                                ["s", "x", "i", "n"], [0], 1e-6)
+        ok, why = judge("id", prefix)
+        self.assertFalse(ok)
+        self.assertIn("not a truth value", why)
+        judge = kt.verify_judge(verify, answer, args, ["s", "x", "i", "n"], [0], 1e-6)
+        ok, why = judge("id", os.path.join(self.dir, "missing."))
+        self.assertIsNone(ok)
+        self.assertIn("no output s for verify()", why)
+
+    def test_a_verify_that_cannot_be_called_so_is_an_error_naming_it(self):
+        x = np.random.rand(256).astype(np.float32)
+        args = [np.zeros(4, np.float32), x, np.int32(256)]
+        tp = {"block_size_x": [32, 64], "num_blocks": [4]}
+        for bad in (lambda a, g: True, lambda a: True, 3):
+            with self.assertRaises(TypeError) as cm:
+                amk.tune_kernel("sum_floats", REDUCTION, "num_blocks", args, tp, grid_div_x=[],
+                                answer=[np.sum(x), None, None], verify=bad,
+                                amk_backend="model", quiet=True)
+            self.assertIn("verify", str(cm.exception))
+
+    def test_kernel_tuner_s_reduction_call_reaches_the_engine(self):
+        # the example's first call: a scalar answer and verify=; on the model backend
+        # nothing runs, so verify is never called, and every config gets its prediction
+        x = np.random.rand(4096).astype(np.float32)
+        args = [np.zeros(64, np.float32), x, np.int32(4096)]
+        tp = {"block_size_x": [32, 64, 128], "num_blocks": [16, 32, 64]}
+        calls = []
+
+        def verify(cpu_result, gpu_result, atol=None):
+            calls.append(1)
+            return partial_sums(cpu_result, gpu_result, atol)
+        spec_dir = os.path.join(self.dir, "spec")
+        res, env = amk.tune_kernel("sum_floats", REDUCTION, "num_blocks", args, tp,
+                                   grid_div_x=[], answer=[np.sum(x), None, None],
+                                   verify=verify, amk_backend="model", quiet=True,
+                                   amk_spec_dir=spec_dir)
+        self.assertEqual(len(res), 9)
+        self.assertTrue(all(isinstance(r["time"], float) for r in res))
+        self.assertEqual(calls, [])
+        with open(os.path.join(spec_dir, "spec.json")) as f:
+            bufs = {b["name"]: b for b in json.load(f)["buffers"]}
+        self.assertEqual((bufs["sum_global"]["role"], bufs["sum_global"]["check"],
+                          bufs["sum_global"]["init"]), ("inout", "external", "constant"))
+        self.assertNotIn("answer", bufs["sum_global"])
+        self.assertNotIn("check", bufs["array"])
+        # the library loads the folder as written (the CLI tunes it without a judge:
+        # run_error rows, docs/PYTHON.md)
+        sp = amk.Space(spec_dir)
+        self.assertEqual(sp.count(), 9)
+
+    def test_second_phase_without_answer_poisons_and_compares(self):
+        # the example's later calls: no answer, num_blocks=[1]; sum_global is an output
+        # poisoned before each run, of which the reference config writes element 0 only
+        # (the elements it leaves unwritten are not compared: check_numeric)
+        x = np.random.rand(4096).astype(np.float32)
+        tp = {"block_size_x": [32, 64], "num_blocks": [1]}
+        spec_dir = os.path.join(self.dir, "spec2")
+        res, _ = amk.tune_kernel("sum_floats", REDUCTION, "num_blocks",
+                                 [np.zeros(64, np.float32), x, np.int32(32)], tp,
+                                 grid_div_x=[], amk_backend="model", quiet=True,
+                                 amk_spec_dir=spec_dir)
+        self.assertEqual(len(res), 2)
+        with open(os.path.join(spec_dir, "spec.json")) as f:
+            b = json.load(f)["buffers"][0]
+        self.assertEqual((b["name"], b["role"]), ("sum_global", "out"))
+        self.assertNotIn("check", b)
+
+
+@unittest.skipIf(np is None, "numpy is not installed (Debian: python3-numpy)")
 class TestTuneKernel(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.mkdtemp(prefix="amk-kt-")
@@ -324,8 +486,7 @@ class TestTuneKernel(unittest.TestCase):
                          (dict(lang="OpenCL"), "lang"),
                          (dict(strategy="bayes_opt_xyz"), "strategy"),
                          (dict(compiler_options=["-O0"]), "compiler_options"),
-                         (dict(strategy_options={"maxiter": 3}), "maxiter"),
-                         (dict(verify=lambda *a: True), "verify")):
+                         (dict(strategy_options={"maxiter": 3}), "maxiter")):
             with self.assertRaises(amk.UnsupportedError) as cm:
                 self.tune(tp, **kw)
             self.assertIn(name, str(cm.exception))

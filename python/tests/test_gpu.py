@@ -8,6 +8,7 @@ import tempfile
 import unittest
 
 import amk
+from test_core_tune_kernel import REDUCTION, partial_sums
 
 try:
     import numpy as np
@@ -109,6 +110,76 @@ class TestGpu(unittest.TestCase):
         res, _ = amk.tune_kernel("twice", src, n, args, tp, answer=[i * 2 + 1, None, None],
                                  quiet=True)
         self.assertEqual({r["amk_status"] for r in res}, {"wrong"}, res)
+
+    @unittest.skipIf(np is None, "numpy is not installed")
+    def test_tune_kernel_verify_judges_every_config_before_its_time(self):
+        # Kernel Tuner's reduction: num_blocks partial sums whose total is the answer; the
+        # outputs verify gets hold the user's zeros where no block wrote (Kernel Tuner
+        # copies the original array before the check run)
+        n = 1 << 20
+        x = np.random.rand(n).astype(np.float32)
+        args = [np.zeros(64, np.float32), x, np.int32(n)]
+        tp = {"block_size_x": [32, 128], "num_blocks": [16, 64]}
+        seen = []
+
+        def verify(cpu_result, gpu_result, atol=None):
+            seen.append(int(np.count_nonzero(gpu_result[0])))
+            self.assertIsNone(gpu_result[1])
+            return partial_sums(cpu_result, gpu_result, atol)
+        res, _ = amk.tune_kernel("sum_floats", REDUCTION, "num_blocks", args, tp,
+                                 grid_div_x=[], answer=[np.sum(x), None, None],
+                                 verify=verify, quiet=True, amk_results="r.tsv")
+        self.assertEqual({r["amk_status"] for r in res}, {"ok"}, res)
+        self.assertEqual(sorted(seen), [16, 16, 64, 64])
+        self.assertTrue(all("passed the external check" in r["amk_note"] for r in res))
+
+        # a verify that refuses the 64-block configs: those are wrong, with no time in the
+        # results, the results file or best; a verify that raises names the exception
+        def refuse64(cpu_result, gpu_result, atol=None):
+            if np.count_nonzero(gpu_result[0]) > 32:
+                return False
+            return partial_sums(cpu_result, gpu_result, atol)
+        res, env = amk.tune_kernel("sum_floats", REDUCTION, "num_blocks", args, tp,
+                                   grid_div_x=[], answer=[np.sum(x), None, None],
+                                   verify=refuse64, quiet=True, amk_results="r2.tsv")
+        by = {r["num_blocks"]: r for r in res}
+        self.assertEqual(by[64]["amk_status"], "wrong")
+        self.assertEqual(by[64]["time"], "RuntimeFailedConfig")
+        self.assertIn("verify() returned False", by[64]["amk_note"])
+        self.assertEqual(by[16]["amk_status"], "ok")
+        self.assertEqual(env["amk_best"]["params"]["num_blocks"], 16)
+        from amk import kernel_tuner as kt  # the rows as written (pandas not needed)
+        wrong = [r for r in kt.rows_of_run("r2.tsv", 1, 1 << 40) if r["status"] == "wrong"]
+        self.assertEqual(len(wrong), 2)
+        self.assertTrue(all(r["latency_us"] is None or r["latency_us"] != r["latency_us"]
+                            for r in wrong), wrong)
+
+        def boom(cpu_result, gpu_result, atol=None):
+            raise ValueError("no")
+        res, _ = amk.tune_kernel("sum_floats", REDUCTION, "num_blocks", args, tp,
+                                 grid_div_x=[], answer=[np.sum(x), None, None],
+                                 verify=boom, quiet=True)
+        self.assertEqual({r["amk_status"] for r in res}, {"wrong"})
+        self.assertIn("verify() raised ValueError: no", res[0]["amk_note"])
+
+    @unittest.skipIf(np is None, "numpy is not installed")
+    def test_tune_kernel_partial_outputs_compare_where_the_reference_writes(self):
+        # the reduction's second phase: no answer, one block writes sum_global[0] of 64;
+        # the 63 elements the reference config leaves unwritten are not compared, element
+        # 0 is (a kernel that writes a wrong sum there is wrong)
+        x = np.random.rand(4096).astype(np.float32)
+        tp = {"block_size_x": [32, 64, 128, 256], "num_blocks": [1]}
+        args = [np.zeros(64, np.float32), x, np.int32(4096)]
+        res, _ = amk.tune_kernel("sum_floats", REDUCTION, "num_blocks", args, tp,
+                                 grid_div_x=[], quiet=True)
+        self.assertEqual({r["amk_status"] for r in res}, {"ok"}, res)
+        self.assertIn("63 of 64 elements left unwritten by the reference", res[0]["amk_note"])
+        bad = REDUCTION.replace("sum_global[blockIdx.x] = sh[0];",
+                                "sum_global[blockIdx.x] = block_size_x == 32 ? sh[0] : 1.0f;")
+        res, _ = amk.tune_kernel("sum_floats", bad, "num_blocks", args, tp, grid_div_x=[],
+                                 quiet=True)
+        self.assertEqual({r["block_size_x"] for r in res if r["amk_status"] == "wrong"},
+                         {64, 128, 256}, res)
 
 
 if __name__ == "__main__":
