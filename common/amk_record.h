@@ -37,7 +37,7 @@ typedef struct amk_row {
     int cache_hit;             /* 0/1; -1 unknown */
     int kept;                  /* 1 when this trial became the incumbent */
     char device[64];
-    char note[512];
+    char note[1024];
     /* v2: the device during the measurement (empty/NAN when not observed: no management
      * library, or not a measured row) and the vendor-library peer timed beside it. */
     char clock_regime[16];     /* "sustained" | "burst" */

@@ -29,7 +29,7 @@ typedef struct amk_verdict {
     char device[64];           /* device or target the verdict is about */
     char regime[16];           /* "cold_l2" | "warm_l2" | "" */
     char reason[512];          /* why rejected / failed: first lines of a compiler log etc. */
-    char notes[512];           /* anything else worth telling (log paths, replay source) */
+    char notes[1024];          /* anything else worth telling (log paths, replay source) */
     double cost_s;             /* sim replaying a Kernel Tuner file: seconds the trial cost
                                   when it was recorded (compile + verification + benchmark +
                                   framework); NAN otherwise. The loop's simulated clock. */
