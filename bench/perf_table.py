@@ -33,9 +33,24 @@ def read_rows(path):
 
 
 def best_row(rows, kinds):
-    """Lowest latency among ok rows whose latency_kind is in kinds; None when there is none."""
+    """Lowest latency among ok rows whose latency_kind is in kinds, rows timed beside the same
+    peer held in one clock state as amk's best rule holds them (HARNESS.md "Best": latency x
+    the first such row's peer_us / the row's); None when there is none."""
     ok = [r for r in rows if r["status"] == "ok" and r["latency_kind"] in kinds and r["latency_us"]]
-    return min(ok, key=lambda r: float(r["latency_us"])) if ok else None
+
+    def peer_us(r):
+        try:
+            return float(r.get("peer_us") or "nan")
+        except ValueError:
+            return float("nan")
+
+    ref = next(((r.get("peer"), peer_us(r)) for r in ok if r.get("peer") and peer_us(r) > 0),
+               (None, None))
+
+    def held(r):
+        lat = float(r["latency_us"])
+        return lat * ref[1] / peer_us(r) if ref[0] and r.get("peer") == ref[0] and peer_us(r) > 0 else lat
+    return min(ok, key=held) if ok else None
 
 
 def summarize(path, kinds):

@@ -23,6 +23,10 @@ static cJSON *vs_default_json(const amk_vs_default *v)
     else
         cJSON_AddNullToObject(o, "default_trial");
     cli_json_add_num(o, "speedup", v->speedup);
+    if (v->beside[0])
+        cJSON_AddStringToObject(o, "beside", v->beside);
+    else
+        cJSON_AddNullToObject(o, "beside");
     if (isfinite(v->speedup))
         cJSON_AddNullToObject(o, "reason");
     else

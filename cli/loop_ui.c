@@ -148,8 +148,10 @@ static void print_summary(const amk_tune_result *r, const char *results, const c
                 amk_objective_name(res->best.objective));
     free(params);
     if (isfinite(r->vs_default.speedup))
-        fprintf(stderr, "vs default: speedup %.3fx over the spec's default config (%.3f us)\n",
-                r->vs_default.speedup, r->vs_default.default_us);
+        fprintf(stderr, "vs default: speedup %.3fx over the spec's default config (%.3f us%s%s%s)\n",
+                r->vs_default.speedup, r->vs_default.default_us,
+                r->vs_default.beside[0] ? "; each relative to " : "", r->vs_default.beside,
+                r->vs_default.beside[0] ? " timed beside it" : "");
     else
         fprintf(stderr, "vs default: - (%s)\n", r->vs_default.reason);
 }

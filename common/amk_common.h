@@ -150,6 +150,15 @@ AMK_API double amk_objective_score(amk_objective o, double latency_us, double en
  * amk_energy_noise (energy); their sum (edp: relative errors of a product add). Absent parts
  * count 0. */
 AMK_API double amk_objective_noise(amk_objective o, double spread, int energy_ticks);
+/* A latency taken beside a vendor-library peer (peer_us, timed interleaved in the same
+ * window), expressed in the clock state of another measurement's window (ref_peer_us, the
+ * same peer): latency_us x ref_peer_us / peer_us. Under its power cap an H100 moves a whole
+ * search's timings by +-10 % (cuBLAS 180-220 us at 4096^3 within one race), far beyond one
+ * window's spread; the peer moves with them, so comparing two configs this way cancels the
+ * clock state (in two races' 13 interleaved re-measures it named the winner 13 times, the
+ * raw latencies 7). NAN unless both peers are named alike and every number is positive. */
+AMK_API double amk_peer_scaled(double latency_us, const char *peer, double peer_us,
+                               const char *ref_peer, double ref_peer_us);
 
 /* Logging to stderr. Level from AMK_LOG (error|warn|info|debug), default warn. */
 enum { AMK_LOG_ERROR = 0, AMK_LOG_WARN, AMK_LOG_INFO, AMK_LOG_DEBUG };

@@ -186,6 +186,15 @@ double amk_objective_noise(amk_objective o, double spread, int energy_ticks)
     return o == AMK_OBJ_TIME ? t : o == AMK_OBJ_ENERGY ? e : t + e;
 }
 
+double amk_peer_scaled(double latency_us, const char *peer, double peer_us,
+                       const char *ref_peer, double ref_peer_us)
+{
+    if (!peer || !ref_peer || !peer[0] || strcmp(peer, ref_peer) != 0 || !positive(latency_us) ||
+        !positive(peer_us) || !positive(ref_peer_us))
+        return NAN;
+    return latency_us * ref_peer_us / peer_us;
+}
+
 int amk_log_level(void)
 {
     static int level = -1;

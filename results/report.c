@@ -388,6 +388,8 @@ static void speedup_from_best(amk_report *rep)
                                                                       &amk__stat_speedup_type);
         s->has_best = amk_row_has_evidence(b);
         s->best_us = s->has_best ? b->latency_us : NAN;
+        snprintf(s->best_peer, sizeof s->best_peer, "%s", s->has_best ? b->peer : "");
+        s->best_peer_us = s->has_best ? b->peer_us : NAN;
     }
 }
 

@@ -68,11 +68,15 @@ typedef struct amk__stat_speedup {
     char why[400]; /* why there is no default, when has_default is 0 */
     int has_best;
     double best_us;
+    char best_peer[32];     /* the best row's peer, "" none */
+    double best_peer_us;
     struct {
         uint64_t id;
         int64_t trial;
         uint8_t status;
         double latency_us; /* NAN unless ok with a measured/replayed latency */
+        char peer[32];     /* timed beside it, "" none (amk_peer_scaled) */
+        double peer_us;
     } *pts;
     size_t n, cap;
 } amk__stat_speedup;
@@ -80,6 +84,7 @@ typedef struct amk__speedup {
     double best_us, default_us, speedup; /* speedup = default_us / best_us; NAN when unknown */
     int64_t default_trial;
     char reason[500]; /* why speedup is NAN */
+    char beside[32];  /* the peer the default was held in the best's clock state by, "" none */
 } amk__speedup;
 void amk__speedup_compute(const amk__stat_speedup *s, amk__speedup *out);
 
@@ -98,6 +103,8 @@ typedef struct amk__trace_pt {
     uint32_t file;
     uint8_t status, kind, measured; /* measured: ok with a measured/replayed latency */
     double latency_us;
+    char peer[32];                  /* timed beside it ("" none): amk_peer_scaled */
+    double peer_us;
 } amk__trace_pt;
 typedef struct amk__stat_trace {
     amk__trace_pt *pts;
@@ -115,9 +122,11 @@ typedef struct amk__convergence {
 /* One entry per file that has rows of this group, in file order; returns the count.
  * out has room for nfiles entries. */
 int amk__trace_files(const amk__stat_trace *t, size_t nfiles, amk__convergence *out);
-/* In file f: rows read until the first measured (or replayed) latency within 1% of ref_us
- * (0 when none), and that row's trial in *trial. */
-size_t amk__trace_to_within(const amk__stat_trace *t, size_t f, double ref_us, int64_t *trial);
+/* In file f: rows read until the first measured (or replayed) latency within 1% of ref's
+ * (held in ref's clock state when both were timed beside its peer: amk_peer_scaled; 0 when
+ * none, or ref has no evidence), and that row's trial in *trial. */
+size_t amk__trace_to_within(const amk__stat_trace *t, size_t f, const amk_row *ref,
+                            int64_t *trial);
 
 /* Measured (ok, measured/replayed) against predicted latency. */
 typedef struct amk__stat_model {

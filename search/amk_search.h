@@ -197,6 +197,10 @@ typedef struct amk_vs_default {
     int64_t trial;             /* its row, 0 when it came from the sim evaluator or none */
     double speedup;            /* default_us / best; NAN when not comparable */
     char reason[200];          /* why speedup is NAN */
+    /* The peer both were timed beside when the speedup holds the default in the best's clock
+     * state (amk_peer_scaled: default_us x best's peer / default's peer, over the best), as
+     * the best rule compares rows; "" when it compares the latencies themselves. */
+    char beside[32];
 } amk_vs_default;
 AMK_API void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space *sp,
                                  const char *device, const amk_incumbent *best, amk_vs_default *out)

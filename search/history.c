@@ -23,6 +23,12 @@
  *   their measured noise (a replayed or predicted number has none: it comes back the same
  *   every time), the fastest row is the best; otherwise the incumbent is. On replayed rows
  *   the best is therefore the fastest row, and never slower than the default's.
+ * - Clock state (issue 21): under objective time, rows timed beside the same vendor peer
+ *   (interleaved in their window) are compared by their latency in one clock state, the
+ *   group's first such row's (amk_peer_scaled): an H100 under its power cap moved cuBLAS
+ *   180-220 us within one race, and a row measured in a slow moment (the default's first
+ *   trial, 209 us beside a 201 us cuBLAS) lost on raw latency to a config that every
+ *   interleaved re-measure found slower. Rows without that peer compare raw.
  *
  * - Objectives (issue 21): a group's rows are compared by the objective they were recorded
  *   under (its first row's; a search never mixes two): "faster" above reads "lower score"
@@ -61,6 +67,8 @@ typedef struct history_state {
     int has_best;           /* the incumbent over the files before `file` */
     size_t best_file;
     amk_row best;
+    char peer[32];          /* the group's peer and its time in the first row that has one: */
+    double peer_ref_us;     /* the clock state peered rows are compared in (0: none yet) */
     int has_fast[NTIERS];   /* the fastest row of each kind over every file */
     size_t fast_file[NTIERS];
     amk_row fast[NTIERS];
@@ -69,7 +77,12 @@ typedef struct history_state {
 /* What the group minimises, for row r: NAN when r cannot be scored. */
 static double score(const history_state *h, const amk_row *r)
 {
-    return amk_objective_score(h->objective, r->latency_us, r->energy_uj, r->energy_ticks);
+    double s = h->objective == AMK_OBJ_TIME && amk_row_has_evidence(r)
+                   ? amk_peer_scaled(r->latency_us, r->peer, r->peer_us, h->peer, h->peer_ref_us)
+                   : NAN;
+    return isfinite(s) ? s
+                       : amk_objective_score(h->objective, r->latency_us, r->energy_uj,
+                                             r->energy_ticks);
 }
 
 static int tier_of(const history_state *h, const amk_row *r)
@@ -138,6 +151,10 @@ static void history_add(void *state, const amk_row *r, size_t file)
     int t = tier_of(h, r);
     if (t < 0)
         return;
+    if (!(h->peer_ref_us > 0) && t == TIER_MEASURED && r->peer[0] && r->peer_us > 0) {
+        snprintf(h->peer, sizeof h->peer, "%s", r->peer);
+        h->peer_ref_us = r->peer_us;
+    }
     tier *tr = &h->cur[t];
     if (!h->has_fast[t] || score(h, r) < score(h, &h->fast[t])) {
         h->fast[t] = *r;

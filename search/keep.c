@@ -78,6 +78,27 @@ static double pair_noise(const amk_incumbent *inc, const amk_verdict *v)
                 amk_objective_noise(inc->objective, v->spread, v->energy_ticks));
 }
 
+/* What the candidate is held to the incumbent by: under objective time, when both were
+ * timed beside the same peer, its latency in the incumbent's clock state (amk_peer_scaled:
+ * *peered 1); else its objective score (*peered 0). */
+static double cand_score_vs(const amk_incumbent *inc, const amk_verdict *v, int *peered)
+{
+    double s = inc->objective == AMK_OBJ_TIME
+                   ? amk_peer_scaled(v->latency_us, v->peer, v->peer_us, inc->peer, inc->peer_us)
+                   : NAN;
+    *peered = isfinite(s);
+    return *peered ? s : amk_objective_score(inc->objective, v->latency_us, v->energy_uj,
+                                             v->energy_ticks);
+}
+
+int amk__keep_peered(const amk_incumbent *inc, const amk_verdict *v)
+{
+    int peered = 0;
+    if (inc && inc->has && v)
+        (void)cand_score_vs(inc, v, &peered);
+    return peered;
+}
+
 int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
                     double min_gain)
 {
@@ -86,7 +107,8 @@ int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_
         !v || v->status != AMK_STATUS_OK || v->latency_kind != AMK_LAT_MEASURED ||
         !(inc->latency_us > 0) || !(v->latency_us > 0) || amk_config_equal(&inc->config, cand))
         return 0;
-    double gain = (inc->latency_us - v->latency_us) / inc->latency_us;
+    int peered;
+    double gain = (inc->latency_us - cand_score_vs(inc, v, &peered)) / inc->latency_us;
     return fabs(gain) <= 2 * amk__keep_margin(pair_noise(inc, v), min_gain);
 }
 
@@ -96,8 +118,8 @@ int amk__keep_clock_moved(const amk_incumbent *inc, const amk_config *cand,
     if (!inc || !inc->has || inc->objective != AMK_OBJ_TIME || inc->kind != AMK_LAT_MEASURED ||
         !v || v->status != AMK_STATUS_OK || v->latency_kind != AMK_LAT_MEASURED ||
         !(inc->sm_mhz > 0) || !(v->sm_mhz > 0) || !(inc->latency_us > 0) ||
-        !(v->latency_us > 0) || amk_config_equal(&inc->config, cand))
-        return 0;
+        !(v->latency_us > 0) || amk_config_equal(&inc->config, cand) || amk__keep_peered(inc, v))
+        return 0; /* timed beside the same peer: the comparison already cancels the clock */
     /* Only a clock that favoured the apparent winner can have decided the call: a candidate
      * that won at the lower clock, or lost at the higher one, would only widen the gap at one
      * clock. (Under the power cap most pairs differ in clock; re-measuring each cost the H100
@@ -115,10 +137,12 @@ int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
 {
     if (!cand || !v || v->status != AMK_STATUS_OK)
         return 0;
-    amk_objective obj = inc ? inc->objective : AMK_OBJ_TIME;
-    double cand_score = amk_objective_score(obj, v->latency_us, v->energy_uj, v->energy_ticks);
     if (!inc || !inc->has)
-        return isfinite(cand_score);
+        return isfinite(amk_objective_score(inc ? inc->objective : AMK_OBJ_TIME, v->latency_us,
+                                            v->energy_uj, v->energy_ticks));
+    amk_objective obj = inc->objective;
+    int peered;
+    double cand_score = cand_score_vs(inc, v, &peered);
     if (amk_config_equal(&inc->config, cand))
         return 0;
     double inc_score =

@@ -81,6 +81,16 @@ static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_con
         snprintf(which, sizeof which, "trial %lld", (long long)inc->trial);
     snprintf(tail, cap, "%sre-measured interleaved with incumbent (%s): incumbent "
              "%.3f us, candidate %.3f us", len ? "; " : "", which, lat[0], lat[1]);
+    if (amk__keep_peered(inc, decide) && lat[0] > 0 && lat[1] > 0) {
+        /* The incumbent keeps its measurement and peer (one clock state); the candidate is
+         * put in that state by the window's ratio, which the keep rule then judges. */
+        decide->latency_us = inc->latency_us * lat[1] / lat[0];
+        decide->spread = spread[1];
+        decide->peer_us = inc->peer_us;
+        decide->vs_peer = inc->peer_us / decide->latency_us;
+        decide->sm_mhz = inc->sm_mhz;
+        return;
+    }
     /* Both are now timed in one state, the window's clock: the next candidate's clock is
      * held against it (the candidate's first clock here made every later call look moved). */
     inc->latency_us = lat[0];

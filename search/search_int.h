@@ -142,13 +142,18 @@ double amk__measured_noise(amk_objective objective, amk_latency_kind kind, doubl
                            int energy_ticks);
 double amk__keep_margin(double noise, double min_gain);
 int amk__keep_rule(double inc_us, double cand_us, double noise, double min_gain);
-/* 1 when candidate and incumbent are both measured and their gap is within twice the keep
- * margin: close enough that separate measurements may have decided it by drift, so the
- * loop re-measures both interleaved before deciding. */
+/* 1 when the incumbent and the candidate were timed beside the same peer (objective time):
+ * the keep rule then holds the candidate's latency in the incumbent's clock state
+ * (amk_peer_scaled) against the incumbent's. */
+int amk__keep_peered(const amk_incumbent *inc, const amk_verdict *v);
+/* 1 when candidate and incumbent are both measured and their gap (peer-scaled when peered)
+ * is within twice the keep margin: close enough that separate measurements may have decided
+ * it by drift, so the loop re-measures both interleaved before deciding. */
 int amk__keep_close(const amk_incumbent *inc, const amk_config *cand, const amk_verdict *v,
                     double min_gain);
-/* 1 when both were measured with an observed SM clock, the clocks differ by more than the
- * keep margin, the faster of the two ran at the higher clock, and the gap between them is
+/* 1 when both were measured with an observed SM clock and not beside the same peer, the
+ * clocks differ by more than the keep margin, the faster of the two ran at the higher
+ * clock, and the gap between them is
  * small enough that the clock could have decided it (within twice the margin plus the
  * clock's move): the loop re-measures both interleaved, at one clock, instead of deciding. */
 int amk__keep_clock_moved(const amk_incumbent *inc, const amk_config *cand,

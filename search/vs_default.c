@@ -2,7 +2,8 @@
  * measured (or replayed) row of this kernel/shape/device in the results file; a sim backend
  * that did not visit it is asked for its recorded latency (no row is written). Without a
  * number the speedup is NAN and reason says why: a prediction is never compared as if it
- * were a measurement. */
+ * were a measurement. Rows timed beside the same peer as the best are compared in the
+ * best's clock state (amk_peer_scaled), as the best rule compares them (history.c). */
 #include "amk_search.h"
 
 #include <math.h>
@@ -11,6 +12,8 @@
 
 typedef struct default_scan {
     const char *kernel, *shape, *device, *id;
+    const amk_incumbent *best;
+    double held; /* the default's latency in the best's clock state */
     amk_vs_default *out;
 } default_scan;
 
@@ -18,9 +21,17 @@ static int default_row(const amk_row *r, void *ud)
 {
     default_scan *s = ud;
     amk_vs_default *o = s->out;
-    if (amk_row_has_evidence(r) && !strcmp(r->config_id, s->id) && !strcmp(r->kernel, s->kernel) &&
-        !strcmp(r->shape, s->shape) && !strcmp(r->device, s->device) &&
-        (!isfinite(o->default_us) || r->latency_us < o->default_us)) {
+    if (!amk_row_has_evidence(r) || strcmp(r->config_id, s->id) || strcmp(r->kernel, s->kernel) ||
+        strcmp(r->shape, s->shape) || strcmp(r->device, s->device))
+        return 0;
+    double held = s->best ? amk_peer_scaled(r->latency_us, r->peer, r->peer_us, s->best->peer,
+                                            s->best->peer_us)
+                          : NAN;
+    if (!isfinite(held))
+        held = r->latency_us;
+    if (!isfinite(s->held) || held < s->held) {
+        s->held = held;
+        snprintf(o->beside, sizeof o->beside, "%s", held != r->latency_us ? r->peer : "");
         o->default_us = r->latency_us;
         o->kind = r->latency_kind;
         o->trial = r->trial;
@@ -40,7 +51,7 @@ void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space
     amk_config def;
     amk_config_default(s, amk_space_shape(sp), &def);
     amk_config_id(&def, out->config_id);
-    default_scan sc = {amk_spec_name(s), shape, device, out->config_id, out};
+    default_scan sc = {amk_spec_name(s), shape, device, out->config_id, best, NAN, out};
     amk_diag d;
     amk_diag_clear(&d);
     amk_tsv_read(results, default_row, &sc, NULL, &d); /* a missing file: no number */
@@ -52,14 +63,14 @@ void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space
         const amk_config *cp = &def;
         if (amk_evaluator_run(ev, sp, &cp, 1, NAN, &v) == AMK_OK &&
             v.status == AMK_STATUS_OK && isfinite(v.latency_us)) {
-            out->default_us = v.latency_us;
+            out->default_us = sc.held = v.latency_us;
             out->kind = v.latency_kind;
         }
     }
     int comparable = best && best->has && isfinite(best->latency_us) && best->latency_us > 0 &&
                      amk_latency_is_evidence(best->kind);
     if (isfinite(out->default_us) && comparable)
-        out->speedup = round(out->default_us / best->latency_us * 1e4) / 1e4;
+        out->speedup = round(sc.held / best->latency_us * 1e4) / 1e4;
     else if (!isfinite(out->default_us))
         snprintf(out->reason, sizeof out->reason, "the default config %s was not measured%s",
                  out->config_id, sim ? " in the recorded sweep or in the results file"

@@ -174,6 +174,40 @@ START_TEST(test_amk_report_set_default_speedup)
 }
 END_TEST
 
+/* The default's rows timed beside the best's peer are held in the best's clock state, as the
+ * best rule compares them: 209.3 us beside a 200.9 us cuBLAS against a best of 198.3 us
+ * beside 181.9 us is 209.3 x 181.9 / 200.9 = 189.5 us in the best's state (0.956x), not the
+ * raw 1.056x; the row's own latency is still the one reported. */
+START_TEST(test_amk_speedup_compute_holds_peered_default_in_the_best_state)
+{
+    amk__stat_speedup s;
+    memset(&s, 0, sizeof s);
+    s.has_default = 1;
+    snprintf(s.default_id, sizeof s.default_id, "0000000000000001");
+    s.has_best = 1;
+    s.best_us = 198.3;
+    snprintf(s.best_peer, sizeof s.best_peer, "cublas");
+    s.best_peer_us = 181.9;
+    s.n = 2;
+    s.pts = calloc(2, sizeof *s.pts);
+    ck_assert_ptr_nonnull(s.pts);
+    s.pts[0].id = 1, s.pts[0].trial = 1, s.pts[0].status = AMK_STATUS_OK;
+    s.pts[0].latency_us = 209.3;
+    snprintf(s.pts[0].peer, sizeof s.pts[0].peer, "cublas");
+    s.pts[0].peer_us = 200.9;
+    s.pts[1].id = 2, s.pts[1].trial = 70, s.pts[1].status = AMK_STATUS_OK;
+    s.pts[1].latency_us = 198.3;
+    amk__speedup v;
+    amk__speedup_compute(&s, &v);
+    ck_assert_double_eq_tol(v.default_us, 209.3, 1e-9);
+    ck_assert_double_eq_tol(v.speedup, 209.3 * 181.9 / 200.9 / 198.3, 1e-9);
+    s.pts[0].peer[0] = '\0'; /* no peer beside it: the raw latencies */
+    amk__speedup_compute(&s, &v);
+    ck_assert_double_eq_tol(v.speedup, 209.3 / 198.3, 1e-9);
+    free(s.pts);
+}
+END_TEST
+
 START_TEST(test_amk__spearman_hand_computed)
 {
     /* No ties: ranks differ by one in two places: 1 - 6*2/(6*35) = 0.942857... */
@@ -264,6 +298,7 @@ int main(void)
     tcase_add_test(t, test_amk_report_build_within_1pct);
     tcase_add_test(t, test_amk_report_build_within_1pct_of_the_one_best);
     tcase_add_test(t, test_amk_report_set_default_speedup);
+    tcase_add_test(t, test_amk_speedup_compute_holds_peered_default_in_the_best_state);
     tcase_add_test(t, test_amk__spearman_hand_computed);
     tcase_add_test(t, test_amk_report_svg_writes_plots);
     tcase_add_test(t, test_amk__svg_plot_escapes_and_handles_empty);

@@ -508,6 +508,41 @@ START_TEST(test_keep_clock_moved_asks_for_a_remeasure)
 }
 END_TEST
 
+START_TEST(test_amk_keep_decide_holds_peered_configs_in_one_clock_state)
+{
+    /* The H200 race: the default measured 209.3 us while cuBLAS beside it took 200.9 us (a
+     * slow moment); a candidate 198.3 us beside a 181.9 us cuBLAS. Raw, the candidate is 5%
+     * faster; in the incumbent's clock state it is 198.3 x 200.9 / 181.9 = 219 us: slower. */
+    amk_config inc_c = make(5, 5, 5, 128), c = make(6, 5, 5, 64);
+    amk_incumbent inc = incumbent(inc_c, 209.3, 0.002);
+    snprintf(inc.peer, sizeof inc.peer, "cublas");
+    inc.peer_us = 200.9;
+    inc.sm_mhz = 1955;
+    amk_verdict v = ok_verdict(198.3, 0.002);
+    snprintf(v.peer, sizeof v.peer, "cublas");
+    v.peer_us = 181.9;
+    v.sm_mhz = 1826;
+    ck_assert_int_eq(amk__keep_peered(&inc, &v), 1);
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 0);
+    ck_assert_int_eq(amk__keep_clock_moved(&inc, &c, &v, 0.01), 0); /* the peer cancels it */
+    v.latency_us = 175.0; /* 175 x 200.9 / 181.9 = 193.3 us: 7.6% faster in one state */
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 1);
+    ck_assert_int_eq(amk__keep_close(&inc, &c, &v, 0.01), 0);
+    v.latency_us = 190.0; /* 209.8 us in the incumbent's state: 0.2% apart, a close call */
+    ck_assert_int_eq(amk__keep_close(&inc, &c, &v, 0.01), 1);
+    /* Another peer, or none: the raw latencies, as before. */
+    v.latency_us = 198.3;
+    snprintf(v.peer, sizeof v.peer, "copy");
+    ck_assert_int_eq(amk__keep_peered(&inc, &v), 0);
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 1);
+    v.peer[0] = '\0';
+    v.peer_us = NAN;
+    ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 1);
+    ck_assert(isnan(amk_peer_scaled(100, "cublas", 0, "cublas", 100)));
+    ck_assert(fabs(amk_peer_scaled(100, "cublas", 50, "cublas", 60) - 120) < 1e-9);
+}
+END_TEST
+
 START_TEST(test_amk_keep_decide_respects_noise_margin)
 {
     /* Candidate has more threads (256 > 128): ties never go its way. */
@@ -1606,6 +1641,27 @@ START_TEST(test_amk_history_rule_honours_kept_then_replays_keep_rule)
 }
 END_TEST
 
+/* Rows timed beside one peer are compared in one clock state: the fastest row by that
+ * measure is handed back, not the fastest raw latency (the H200 race: trial 70's 198.3 us
+ * beside a 181.9 us cuBLAS is 219 us in trial 1's state, 209.3 us beside 200.9 us). */
+START_TEST(test_amk_history_rule_compares_peered_rows_in_one_clock_state)
+{
+    amk_row rows[3] = {hist_row(1, 209.3, 1, AMK_STATUS_OK), hist_row(21, 202.4, 0, AMK_STATUS_OK),
+                       hist_row(70, 198.3, 0, AMK_STATUS_OK)};
+    double peer[3] = {200.9, 180.6, 181.9};
+    for (int i = 0; i < 3; i++)
+        rows[i].spread = 0.002;
+    ck_assert_int_eq(history_pick(rows, NULL, 3), 70); /* raw: the fastest row */
+    for (int i = 0; i < 3; i++) {
+        snprintf(rows[i].peer, sizeof rows[i].peer, "cublas");
+        rows[i].peer_us = peer[i];
+    }
+    ck_assert_int_eq(history_pick(rows, NULL, 3), 1);
+    rows[2].latency_us = 170.0; /* 187.8 us in trial 1's state: 10% faster */
+    ck_assert_int_eq(history_pick(rows, NULL, 3), 70);
+}
+END_TEST
+
 /* Issue 21 item 5: whatever was kept, the best is never slower than another row of the same
  * kind of evidence by more than their measured noise; replayed rows have none, so on them the
  * best is the fastest row. */
@@ -1714,6 +1770,7 @@ static Suite *search_suite(void)
     tc = tcase(s, "amk_keep_decide", 10);
     tcase_add_test(tc, test_amk_keep_decide_first_ok_candidate_is_kept);
     tcase_add_test(tc, test_amk_keep_decide_not_ok_never_kept);
+    tcase_add_test(tc, test_amk_keep_decide_holds_peered_configs_in_one_clock_state);
     tcase_add_test(tc, test_amk_keep_decide_respects_noise_margin);
     tcase_add_test(tc, test_keep_clock_moved_asks_for_a_remeasure);
     tcase_add_test(tc, test_amk_keep_decide_tie_goes_to_simpler);
@@ -1741,6 +1798,7 @@ static Suite *search_suite(void)
     tc = tcase(s, "internals", 30);
     tcase_add_test(tc, test_amk__sampler_next_serves_every_config_once);
     tcase_add_test(tc, test_amk__jump_moves_two_or_three_params);
+    tcase_add_test(tc, test_amk_history_rule_compares_peered_rows_in_one_clock_state);
     tcase_add_test(tc, test_amk_history_rule_honours_kept_then_replays_keep_rule);
     tcase_add_test(tc, test_amk_history_rule_hands_back_no_measurably_slower_row);
     tcase_add_test(tc, test_amk_history_rule_follows_the_objective);
