@@ -367,6 +367,18 @@ static void append_text(char *buf, size_t cap, const char *text)
     snprintf(buf + n, cap - n, "%s%s", n ? "; " : "", text);
 }
 
+/* Puts text first in a verdict's notes (what decided the verdict; the run's own notes,
+ * which may fill the buffer, follow). */
+static void prepend_note(amk_verdict *v, const char *text)
+{
+    char old[sizeof v->notes];
+    memcpy(old, v->notes, sizeof old);
+    old[sizeof old - 1] = '\0';
+    snprintf(v->notes, sizeof v->notes, "%s", text);
+    if (old[0])
+        append_text(v->notes, sizeof v->notes, old);
+}
+
 /* Same params with the same choices, so choice indices mean the same values. */
 static int same_param_space(const amk_spec *a, const amk_spec *b)
 {
@@ -466,13 +478,10 @@ static void judge_external(const amk_evaluator *ev, const amk_config *c, amk_ver
             v->correct = r == 0 ? 0 : -1;
             snprintf(v->reason, sizeof v->reason, "%s %s: %s", r == 0 ? "the external check "
                      "of" : "cannot check", names, why[0] ? why : "no reason given");
-        } else { /* first in the notes, which the run's own fill up */
-            char old[sizeof v->notes];
-            memcpy(old, v->notes, sizeof old);
-            old[sizeof old - 1] = '\0';
-            snprintf(v->notes, sizeof v->notes, "%s: passed the external check", names);
-            if (old[0])
-                append_text(v->notes, sizeof v->notes, old);
+        } else {
+            char passed[sizeof names + 32];
+            snprintf(passed, sizeof passed, "%s: passed the external check", names);
+            prepend_note(v, passed);
         }
     }
     for (int i = 0; ev->outputs_dir[0] && i < n; i++) {
@@ -511,12 +520,7 @@ static void finish(const amk_evaluator *ev, amk_verdict *v)
                  "(broken timing, a kernel skipping work, or a wrong device model)", kind,
                  v->latency_us, v->bound_us);
         snprintf(note, sizeof note, "withheld %s latency_us=%.6g", kind, v->latency_us);
-        char old[sizeof v->notes];
-        memcpy(old, v->notes, sizeof old);
-        old[sizeof old - 1] = '\0';
-        snprintf(v->notes, sizeof v->notes, "%s", note);
-        if (old[0])
-            append_text(v->notes, sizeof v->notes, old);
+        prepend_note(v, note);
         v->status = AMK_STATUS_WITHHELD;
     }
     if (v->status == AMK_STATUS_OK) {
