@@ -160,9 +160,20 @@ int amk_keep_decide(const amk_incumbent *inc, const amk_config *cand, const amk_
     return amk__keep_decide_lim(inc, cand, v, min_gain, t ? &t->limits : NULL);
 }
 
-void amk__verdict_for_strategy(amk_objective objective, amk_verdict *v)
+void amk__verdict_for_strategy(amk_objective objective, amk__peer_frame *frame, amk_verdict *v)
 {
-    if (objective != AMK_OBJ_TIME)
+    if (objective != AMK_OBJ_TIME) {
         v->latency_us =
             amk_objective_score(objective, v->latency_us, v->energy_uj, v->energy_ticks);
+        return;
+    }
+    if (!frame || v->status != AMK_STATUS_OK || v->latency_kind != AMK_LAT_MEASURED)
+        return;
+    if (!(frame->us > 0) && v->peer[0] && v->peer_us > 0) {
+        snprintf(frame->peer, sizeof frame->peer, "%s", v->peer);
+        frame->us = v->peer_us;
+    }
+    double s = amk_peer_scaled(v->latency_us, v->peer, v->peer_us, frame->peer, frame->us);
+    if (isfinite(s))
+        v->latency_us = s;
 }

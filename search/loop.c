@@ -29,6 +29,7 @@ typedef struct loop_run {
     double best_at;   /* when best.json was last rewritten */
     int best_pending; /* the best changed since */
     amk_history *h;
+    amk__peer_frame frame; /* the clock state the strategy is shown latencies in */
     void *state;
     int state_ok;
     amk_proposal *props;
@@ -136,7 +137,7 @@ static void observe_row(const amk_row *r, const amk_config *c, void *ud)
         return;
     amk_verdict v;
     amk_verdict_from_row(r, &v);
-    amk__verdict_for_strategy(L->o->objective, &v);
+    amk__verdict_for_strategy(L->o->objective, &L->frame, &v);
     L->st->observe(L->state, c, &v, r->kept == 1);
 }
 
@@ -343,7 +344,7 @@ static void observe_batch(loop_run *L, int n)
     amk_history_best(L->h, &best);
     for (int i = 0; i < n; i++) {
         amk_verdict v = L->verdicts[i];
-        amk__verdict_for_strategy(L->o->objective, &v);
+        amk__verdict_for_strategy(L->o->objective, &L->frame, &v);
         L->st->observe(L->state, &L->props[i].config, &v, L->rows[i].kept);
         if (!L->o->progress)
             continue;

@@ -17,6 +17,7 @@ typedef struct replay_state {
     const amk_strategy_type *st;
     void *st_state;
     amk_history *h;
+    amk__peer_frame frame; /* the clock state the strategy is shown latencies in */
     amk_proposal_result *r;
 } replay_state;
 
@@ -28,7 +29,7 @@ static void observe_row(const amk_row *r, const amk_config *c, void *ud)
         return;
     amk_verdict v;
     amk_verdict_from_row(r, &v);
-    amk__verdict_for_strategy(rs->o->objective, &v);
+    amk__verdict_for_strategy(rs->o->objective, &rs->frame, &v);
     rs->st->observe(rs->st_state, c, &v, r->kept == 1);
 }
 

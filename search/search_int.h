@@ -162,11 +162,20 @@ int amk__keep_clock_moved(const amk_incumbent *inc, const amk_config *cand,
  * space's limits; the public function uses the default target's). */
 int amk__keep_decide_lim(const amk_incumbent *inc, const amk_config *cand,
                          const amk_verdict *v, double min_gain, const amk_limits *lim);
+/* The clock state a search shows its strategy latencies in: the first verdict (or row) timed
+ * beside a peer, its peer and that peer's time (us 0: none seen yet). */
+typedef struct amk__peer_frame {
+    char peer[32];
+    double us;
+} amk__peer_frame;
 /* Strategies rank configs by a verdict's latency_us. Under another objective they are shown
  * its score in that place (amk_objective_score: the energy per launch, or energy x latency;
  * NAN, i.e. no usable number, when the energy was not measured over a counter window), so
- * every strategy follows the objective without knowing of it. Time leaves v unchanged. */
-void amk__verdict_for_strategy(amk_objective objective, amk_verdict *v);
+ * every strategy follows the objective without knowing of it. Under time, a verdict timed
+ * beside the frame's peer is shown its latency in the frame's clock state (amk_peer_scaled,
+ * as the keep rule and the best compare; the first such verdict sets the frame); others are
+ * left unchanged. */
+void amk__verdict_for_strategy(amk_objective objective, amk__peer_frame *frame, amk_verdict *v);
 /* The history's incumbent, for the loop's interleaved re-measure (which refreshes its
  * latency and spread). */
 amk_incumbent *amk__history_incumbent(amk_history *h);

@@ -540,6 +540,19 @@ START_TEST(test_amk_keep_decide_holds_peered_configs_in_one_clock_state)
     ck_assert_int_eq(amk_keep_decide(&inc, &c, &v, 0.01), 1);
     ck_assert(isnan(amk_peer_scaled(100, "cublas", 0, "cublas", 100)));
     ck_assert(fabs(amk_peer_scaled(100, "cublas", 50, "cublas", 60) - 120) < 1e-9);
+    /* The strategy sees latencies in the first peered verdict's clock state. */
+    amk__peer_frame frame = {{0}, 0};
+    amk_verdict a = ok_verdict(209.3, 0.002), b = ok_verdict(198.3, 0.002);
+    snprintf(a.peer, sizeof a.peer, "cublas");
+    snprintf(b.peer, sizeof b.peer, "cublas");
+    a.peer_us = 200.9, b.peer_us = 181.9;
+    amk__verdict_for_strategy(AMK_OBJ_TIME, &frame, &a);
+    amk__verdict_for_strategy(AMK_OBJ_TIME, &frame, &b);
+    ck_assert(fabs(a.latency_us - 209.3) < 1e-9);
+    ck_assert(fabs(b.latency_us - 198.3 * 200.9 / 181.9) < 1e-9);
+    amk_verdict raw = ok_verdict(150.0, 0.002); /* no peer: as measured */
+    amk__verdict_for_strategy(AMK_OBJ_TIME, &frame, &raw);
+    ck_assert(fabs(raw.latency_us - 150.0) < 1e-9);
 }
 END_TEST
 
