@@ -167,7 +167,7 @@ void amk__verdict_for_strategy(amk_objective objective, amk__peer_frame *frame, 
             amk_objective_score(objective, v->latency_us, v->energy_uj, v->energy_ticks);
         return;
     }
-    if (!frame || v->status != AMK_STATUS_OK || v->latency_kind != AMK_LAT_MEASURED)
+    if (!frame || v->status != AMK_STATUS_OK || !amk_latency_is_evidence(v->latency_kind))
         return;
     if (!(frame->us > 0) && v->peer[0] && v->peer_us > 0) {
         snprintf(frame->peer, sizeof frame->peer, "%s", v->peer);
