@@ -70,8 +70,34 @@ RESOLUTION = 1000
 # ---------- the spaces ----------------------------------------------------------------------
 
 def load_cache(path):
-    with gzip.open(path, "rt") as f:
-        return json.load(f)
+    return load_cache_info(path)[0]
+
+
+def load_cache_info(path):
+    """A Kernel Tuner cachefile (gzip or plain JSON) and how it was read: "complete";
+    "unclosed" (Kernel Tuner appends one record per line and closes the file at the end of a
+    run: a run that stopped leaves it open; its complete records are read, as Kernel Tuner's
+    own reader does); "truncated" (the gzip stream itself ends early: its complete records
+    are read too; amk refuses such a file, exit 2, so it replays a closed copy)."""
+    import zlib
+    raw = Path(path).read_bytes()
+    how = "complete"
+    if raw[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        text = d.decompress(raw).decode("utf-8", errors="replace")
+        if not d.eof:
+            how = "truncated"
+    else:
+        text = raw.decode("utf-8")
+    try:
+        return json.loads(text), how
+    except json.JSONDecodeError:
+        pass
+    lines = text.split("\n")
+    while lines and not lines[-1].rstrip().endswith("},"):
+        lines.pop()
+    cache = json.loads("\n".join(lines).rstrip().rstrip(",") + "}}")
+    return cache, ("unclosed" if how == "complete" else how)
 
 
 def to_t4(cache):
@@ -109,7 +135,7 @@ def record_cost_s(e):
 
 
 class Space:
-    def __init__(self, kernel, gpu, cachefile, t1, work):
+    def __init__(self, kernel, gpu, cachefile, t1, work, partial=None):
         from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
         from autotuning_methodology.searchspace_statistics import SearchspaceStatistics
         self.kernel, self.gpu = kernel, gpu
@@ -120,7 +146,11 @@ class Space:
         d.mkdir(parents=True, exist_ok=True)
         raw = Path(cachefile).read_bytes()
         self.digest = hashlib.sha256(raw).hexdigest()[:16]
-        cache = load_cache(self.cachefile_gz)
+        cache, self.read_as = load_cache_info(self.cachefile_gz)
+        # the records amk replays (a partial file's are a subset of the valid configs: amk
+        # searches exactly them, Kernel Tuner gets a restriction to them, see kt_tune)
+        self.recorded = set(cache["cache"])
+        self.partial = partial
         self.keys = cache["tune_params_keys"]
         self.kt_kernel, self.kt_size = cache["kernel_name"], cache["problem_size"]
         self.cost = {k: record_cost_s(e) for k, e in cache["cache"].items()}
@@ -129,6 +159,8 @@ class Space:
         self.cachefile = d / "cache.json"  # Kernel Tuner reads it uncompressed
         if not self.cachefile.exists():
             self.cachefile.write_text(json.dumps(cache))
+        # what amk replays: the file itself, or where it is truncated the closed copy
+        self.sim_file = self.cachefile if self.read_as == "truncated" else self.cachefile_gz
         t4 = d / "t4.json"
         if not t4.exists():
             t4.write_text(json.dumps(to_t4(cache)))
@@ -287,7 +319,7 @@ def run_amk(space, spec_dir, amk, strategy, seed, work):
         best = out / f"{mode}.json"
         best.unlink(missing_ok=True)
         subprocess.run([amk, "--quiet", "loop", space.kernel, "--spec-dir", str(spec_dir),
-                        "--backend", f"sim:{space.cachefile_gz}", "--strategy", strat,
+                        "--backend", f"sim:{space.sim_file}", "--strategy", strat,
                         "--seed", str(seed), *limit, "--results", str(tsv), "--best",
                         str(best)], check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
@@ -308,6 +340,16 @@ def kt_tune(space, strategy, seed, opts):
     for p in t1["TuningParameters"]:
         tune_params[p["Name"]] = eval(p["Values"], {"__builtins__": {"range": range, "list": list}})
     restrictions = [c["Expression"] for c in t1["Conditions"]]
+    if space.partial:
+        # a partial cachefile: Kernel Tuner's simulation stops at a valid config the file
+        # does not hold, so its space is cut to the recorded configs (each param to the values
+        # recorded, then the recorded set itself), the configs amk's replay searches
+        names = list(tune_params)
+        for i, n in enumerate(names):
+            have = {k.split(",")[i] for k in space.recorded}
+            tune_params[n] = [v for v in tune_params[n] if str(v) in have]
+        rec = space.recorded
+        restrictions.append((lambda *v: ",".join(map(str, v)) in rec, names))
     np.random.seed(seed)
     random.seed(seed)
     opts = {**KT_OPTIONS.get(strategy, {}), **opts}
@@ -320,40 +362,51 @@ def kt_tune(space, strategy, seed, opts):
     return [",".join(str(r[k]) for k in space.keys) for r in res]
 
 
-def run_kt(space, strategy, seed, kt_cache=None):
+def kt_cache_path(space, strategy, seed, kt_cache, evals_only=False):
+    """Where run_kt keeps a run: kt_cache/KERNEL/GPU/DIGEST/ (DIGEST: the cachefile's; the
+    Kernel Tuner version is part of the name; -evals200: a max_fevals=200 run only)."""
+    import kernel_tuner
+    ver = getattr(kernel_tuner, "__version__", "unknown")
+    tail = f"-evals{EVALS[-1]}" if evals_only else ""
+    return Path(kt_cache) / space.kernel / space.gpu / space.digest / \
+        f"kt{ver}-{strategy}-{seed}{tail}.json"
+
+
+def run_kt(space, strategy, seed, kt_cache=None, evals_only=False):
     """Kernel Tuner's sequence of configs: a run with a time limit (its own clock counts its
     live overhead plus recorded compile, verification and benchmark time; it gets twice the
     budget and is cut on the common clock) and, when that one evaluated fewer than 200
     distinct configs, a max_fevals=200 run for the evaluation-count scores (both capped,
-    see below). Kept in
-    kt_cache/KERNEL/GPU/DIGEST/ when given (DIGEST: the cachefile's; the Kernel Tuner
-    version is part of the name)."""
-    import kernel_tuner
-    ver = getattr(kernel_tuner, "__version__", "unknown")
-    path = None
-    if kt_cache:
-        path = Path(kt_cache) / space.kernel / space.gpu / space.digest / \
-            f"kt{ver}-{strategy}-{seed}.json"
-        if path.exists():
-            d = json.loads(path.read_text())
-            return d, d["wall"]
+    see below). evals_only: the max_fevals=200 run alone, also scored on the time budget
+    (up to where its recorded cost ends; see --kt-evals-only). Kept in kt_cache_path()."""
+    path = kt_cache_path(space, strategy, seed, kt_cache, evals_only) if kt_cache else None
+    if path and path.exists():
+        d = json.loads(path.read_text())
+        if evals_only:
+            d["time"] = d["evals"]
+        return d, d["wall"]
     t0 = time.perf_counter()
-    # capped at twice the evaluations a calculated random search makes in the budget (and
-    # at least 200): strategies that revisit configs otherwise run for many minutes of live
-    # time on the big-budget spaces without adding a config the common clock would count
-    cap = max(EVALS[-1], 2 * space.fevals_budget)
-    d = {"time": kt_tune(space, strategy, seed, {"time_limit": space.t_end * 2.0,
-                                                 "max_fevals": cap})}
-    if len(set(d["time"])) < EVALS[-1]:
-        d["evals"] = kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})
+    if evals_only:
+        d = {"evals": kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})}
     else:
-        d["evals"] = d["time"]
+        # capped at twice the evaluations a calculated random search makes in the budget (and
+        # at least 200): strategies that revisit configs otherwise run for many minutes of
+        # live time on the big-budget spaces without adding a config the common clock counts
+        cap = max(EVALS[-1], 2 * space.fevals_budget)
+        d = {"time": kt_tune(space, strategy, seed, {"time_limit": space.t_end * 2.0,
+                                                     "max_fevals": cap})}
+        if len(set(d["time"])) < EVALS[-1]:
+            d["evals"] = kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})
+        else:
+            d["evals"] = d["time"]
     d["wall"] = time.perf_counter() - t0
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(d))
         tmp.replace(path)
+    if evals_only:
+        d["time"] = d["evals"]
     return d, d["wall"]
 
 
@@ -374,7 +427,7 @@ def _runs(t):
         # what the loop hands back at a point of its time run: the fastest row so far (amk's
         # rule on replays), or with --amk-kept the incumbent its kept column records
         return sp, r["time"][0], r["time"][1] if args.amk_kept else None, r, wall
-    r, wall = run_kt(sp, strategy, seed, args.kt_cache)
+    r, wall = run_kt(sp, strategy, seed, args.kt_cache, strategy in args.kt_evals_only)
     return sp, r["time"], None, {"evals": (r["evals"], None)}, wall
 
 
@@ -477,7 +530,9 @@ def find_pairs(args):
 
 
 def make_spaces(args):
-    return [Space(k, g, f, t1, Path(args.work)) for k, g, f, t1 in args.complete]
+    part = {n: (a, b, how) for n, a, b, how in args.partial}
+    return [Space(k, g, f, t1, Path(args.work), part.get(f"{k}/{g}")) for k, g, f, t1 in
+            args.complete]
 
 
 def import_specs(args, pairs):
@@ -497,14 +552,18 @@ def import_specs(args, pairs):
             make_nodefault(args.amk, sd, nd, k)
         info = json.loads(subprocess.run([args.amk, "--quiet", "space", k, "--spec-dir", str(sd)],
                                          check=True, capture_output=True, text=True).stdout)
-        n_rec = len(load_cache(f)["cache"]) if str(f).endswith(".gz") else \
-            len(json.loads(Path(f).read_text())["cache"])
-        if n_rec >= info["valid_count"]:
+        cache, how = load_cache_info(f)
+        n_rec = len(cache["cache"])
+        if n_rec >= info["valid_count"] and how == "complete":
             complete.append((k, g, f, t1))
         else:
-            partial.append((f"{k}/{g}", n_rec, info["valid_count"]))
+            partial.append((f"{k}/{g}", n_rec, info["valid_count"], how))
+            if args.replay_partial:
+                complete.append((k, g, f, t1))
             print(f"  {k}/{g}: partial cachefile ({n_rec} records, {info['valid_count']} valid "
-                  "configs); left out", file=sys.stderr)
+                  f"configs, file {how}); " +
+                  ("replayed: its recorded configs only" if args.replay_partial else "left out"),
+                  file=sys.stderr)
     return complete, partial
 
 
@@ -549,29 +608,53 @@ def report(spaces, results, args, timing):
     hand = defaultdict(dict)   # (tool, strategy) -> space -> [handed-back dict per seed]
     runs = defaultdict(dict)   # (tool, strategy) -> space -> [(keys, kept)]
     differ = sum(r[-1] for r in results)
+    names = [s.name for s in spaces]
+    by_name = {sp.name: sp for sp in spaces}
+    short = defaultdict(dict)  # (tool, strategy) -> space -> fraction of the budget it covered
+    # each strategy is scored on the seeds every pair has (--kt-cached-only may lack some)
+    have = defaultdict(lambda: defaultdict(set))
+    for tool, sname, strat, seed, *_ in results:
+        have[(tool, strat)][sname].add(seed)
+    common = {ts: set.intersection(*[have[ts][n_] for n_ in names]) for ts in have}
     for tool, sname, strat, seed, std, spent, n, wall, hb, keys, kept, _ in results:
+        if seed not in common[(tool, strat)]:
+            continue
         score[(tool, strat)].setdefault(sname, {})[seed] = float(np.mean(std))
         curves[(tool, strat)].setdefault(sname, []).append(std)
         hand[(tool, strat)].setdefault(sname, []).append(hb)
         runs[(tool, strat)].setdefault(sname, []).append((keys, kept))
-    names = [s.name for s in spaces]
-    by_name = {sp.name: sp for sp in spaces}
+        # cut short: a 200-evaluation run that ended before the budget (a run that stopped
+        # by itself, or went through every config, hands back what it has: not cut)
+        cut = tool == "kt" and strat in args.kt_evals_only and n >= EVALS[-1] and \
+            spent < by_name[sname].t_end
+        short[(tool, strat)].setdefault(sname, []).append(
+            min(spent / by_name[sname].t_end, 1.0) if cut else 1.0)
+    dropped = [ts for ts in strategies if not common.get(ts)]
+    strategies = [ts for ts in strategies if common.get(ts)]
+    # a run that ends before the budget holds its last best to the end: a lower bound (†)
+    low = {(ts, n_): min(short[ts][n_]) < 1.0 for ts in strategies for n_ in names}
+    exact = [n_ for n_ in names if not any(low[(ts, n_)] for ts in strategies)]
     label = lambda ts: (f"amk {ts[1]}" + (" (default)" if ts[1] == AMK_DEFAULT else "")
-                        if ts[0] == "amk" else f"KT {ts[1]}")
+                        if ts[0] == "amk" else f"KT {ts[1]}" +
+                        (" (200-evaluation runs)" if ts[1] in args.kt_evals_only else ""))
     rows = []
     for ts in strategies:
         per = []
         for n_ in names:
             v = np.array(list(score[ts][n_].values()))
             per.append((v.mean(), v.std()))
-        agg_seeds = np.mean([[score[ts][n_][s] for s in sorted(score[ts][n_])] for n_ in names],
-                            axis=0)
-        rows.append((ts, per, agg_seeds.mean(), agg_seeds.std()))
+        per_seed = np.array([[score[ts][n_][s] for s in sorted(score[ts][n_])] for n_ in names])
+        agg_seeds = per_seed.mean(axis=0)
+        ex = [names.index(n_) for n_ in exact]
+        agg_ex = per_seed[ex].mean(axis=0) if ex else np.array([np.nan])
+        rows.append((ts, per, agg_seeds.mean(), agg_seeds.std(), agg_ex.mean(), agg_ex.std(),
+                     len(agg_seeds)))
     rows.sort(key=lambda r: -r[2])
     lines = ["| strategy | " + " | ".join(names) + " | aggregate |",
              "|---" * (len(names) + 2) + "|"]
-    for ts, per, m, s in rows:
-        cells = [f"{a:.3f} ± {b:.3f}" for a, b in per]
+    for ts, per, m, s, *_ in rows:
+        cells = [f"{a:.3f} ± {b:.3f}" + ("†" if low[(ts, n_)] else "")
+                 for (a, b), n_ in zip(per, names)]
         lines.append(f"| {label(ts)} | " + " | ".join(cells) + f" | **{m:.3f}** ± {s:.3f} |")
     # the package's own estimator: its isotonic fit through the pooled runs (seeded draws)
     pkg = {}
@@ -606,6 +689,19 @@ def report(spaces, results, args, timing):
             elines.append(f"| {label(ts)} | " + " | ".join(cells) +
                           f" | {np.mean(means[ts]):.3f} |")
     evals_json = {label(ts): {n_: hand[ts][n_] for n_ in names} for ts in strategies}
+    # the two budgets side by side: time (the methodology's) and evaluations
+    m200 = {ts: float(np.mean([np.nanmean([h[EVALS[-1]] for h in hand[ts][n_]])
+                               for n_ in names])) for ts in strategies}
+    slines = ["| strategy | seeds | time score, all pairs | time score, the "
+              f"{len(exact)} pairs every run covers | package's estimator, all pairs | "
+              f"best ÷ optimum at {EVALS[-1]} evaluations | pairs scored † |",
+              "|---|---|---|---|---|---|---|"]
+    for ts, per, m, s, me, se, ns in rows:
+        pk = (f"{np.mean([pkg[(ts, n_)] for n_ in names]):.3f}" if pkg else "-")
+        slines.append(f"| {label(ts)} | {ns} | {m:.3f} ± {s:.3f} | {me:.3f} ± {se:.3f} | {pk} | "
+                      f"{m200[ts]:.3f} | {sum(low[(ts, n_)] for n_ in names)} |")
+    cover = [f"| {label(ts)} | " + " | ".join(f"{np.mean(short[ts][n_]):.2f}" for n_ in names) +
+             " |" for ts in strategies if any(low[(ts, n_)] for n_ in names)]
     budget = ["| space | configs | optimum (ms) | budget (s of recorded time) | "
               "calculated random search evaluations in budget |", "|---|---|---|---|---|"]
     for sp in spaces:
@@ -625,20 +721,37 @@ def report(spaces, results, args, timing):
                  "strategy, RandomSearchCalculatedBaseline, the package's time range):\n\n" +
                  "\n".join(plines) + "\n")
     text += "\n".join(elines) + "\n\n" + "\n".join(budget) + "\n"
+    text += ("\nBoth budgets side by side (time score: mean ± sd over seeds of the per-seed "
+             "aggregate; the pairs every run covers: " + (", ".join(exact) or "none") +
+             "):\n\n" + "\n".join(slines) + "\n")
+    if cover:
+        text += ("\n† a lower bound: some 200-evaluation runs (--kt-evals-only) of the "
+                 "strategy end before the time budget and hold their last best to the end. "
+                 "Mean fraction of the budget the runs cover (1: every run reaches it):\n\n"
+                 "| strategy | " + " | ".join(names) + " |\n" +
+                 "|---" * (len(names) + 1) + "|\n" + "\n".join(cover) + "\n")
+    if dropped or args.skipped:
+        text += (f"\n--kt-cached-only: {args.skipped} Kernel Tuner runs not in the cache were "
+                 "skipped" + (f"; not scored (no seed on every pair): " +
+                              ", ".join(label(ts) for ts in dropped) if dropped else "") + ".\n")
     n_checks = sum(len(EVALS) for r in results if r[0] == "amk")
     text += (f"\namk's best.json after 25/50/100/200 trials was not its fastest row in {differ} "
              f"of {n_checks} runs (the time curve assumes it is"
              f"{'; --amk-kept: it follows the kept column' if args.amk_kept else ''}).\n")
     if args.partial:
-        text += ("\nLeft out, partial cachefiles (records < valid configs): " +
-                 ", ".join(f"{n_} ({a} of {b})" for n_, a, b in args.partial) + ".\n")
+        text += (("\nReplayed as their recorded configs only" if args.replay_partial else
+                  "\nLeft out") + ", partial cachefiles (records of valid configs; how the file "
+                 "reads): " + ", ".join(f"{n_} ({a} of {b}; {how})"
+                                        for n_, a, b, how in args.partial) + ".\n")
     text += "\n" + timing + "\n"
     (out / "table.md").write_text(text)
     (out / "scores.json").write_text(json.dumps(
         {"time_score": {label(ts): {n_: score[ts][n_] for n_ in names} for ts in strategies},
          "package_score": {label(ts): {n_: pkg.get((ts, n_)) for n_ in names}
                            for ts in strategies},
-         "handed_back_over_optimum": evals_json}, indent=1))
+         "handed_back_over_optimum": evals_json,
+         "budget_covered": {label(ts): {n_: short[ts][n_] for n_ in names}
+                            for ts in strategies}}, indent=1))
 
     fig, axes = plt.subplots(1, len(names) + 1, figsize=(4.2 * (len(names) + 1), 4.2),
                              sharey=True, squeeze=False)
@@ -680,6 +793,20 @@ def main():
                     "are left out and listed")
     ap.add_argument("--kt-cache", help="folder keeping Kernel Tuner's runs (their config "
                     "sequences), so each pair, strategy and seed is simulated once")
+    ap.add_argument("--kt-evals-only", default="",
+                    help="comma-separated Kernel Tuner strategies that run as max_fevals=200 runs "
+                    "only (a time-limited run of bayes_opt or hybrid_vndx takes hours on the "
+                    "large budgets); they are scored on the time budget too, from the recorded "
+                    "cost of the configs they visited, held at their last best where 200 "
+                    "evaluations end before the budget (a lower bound; table.md says where)")
+    ap.add_argument("--kt-cached-only", action="store_true",
+                    help="score only the Kernel Tuner runs already in --kt-cache (no new "
+                    "simulations; each strategy is scored on the seeds every pair has)")
+    ap.add_argument("--replay-partial", action="store_true",
+                    help="replay partial cachefiles too (fewer records than valid configs, or "
+                    "a file Kernel Tuner left unclosed or whose gzip stream is cut): their "
+                    "recorded configs only, amk searching the configs the file holds and "
+                    "Kernel Tuner restricted to them; a cut file is replayed from a closed copy")
     ap.add_argument("--amk-kept", action="store_true",
                     help="time curve of amk: the incumbent its results' kept column records "
                     "instead of the fastest row so far (what best.json hands back on replays)")
@@ -705,6 +832,11 @@ def main():
     args = ap.parse_args()
     args.amk_strategies = [x for x in args.amk_strategies.split(",") if x]
     args.kt_strategies = [x for x in args.kt_strategies.split(",") if x]
+    args.kt_evals_only = [x for x in args.kt_evals_only.split(",") if x]
+    args.kt_strategies += [x for x in args.kt_evals_only if x not in args.kt_strategies]
+    args.skipped = 0
+    if args.kt_cached_only and not args.kt_cache:
+        sys.exit("--kt-cached-only needs --kt-cache")
     if args.quick:
         args.seeds = min(args.seeds, 2)
         args.kt_strategies = ["random_sample", "genetic_algorithm", "greedy_ils"]
@@ -718,6 +850,12 @@ def main():
              for sp in spaces
              for tool, strats in (("amk", args.amk_strategies), ("kt", args.kt_strategies))
              for s in strats for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    if args.kt_cached_only:
+        by_name = {sp.name: sp for sp in spaces}
+        keep = [t for t in tasks if t[0] == "amk" or kt_cache_path(
+            by_name[t[1]], t[2], t[3], args.kt_cache, t[2] in args.kt_evals_only).exists()]
+        args.skipped = len(tasks) - len(keep)
+        tasks = keep
     random.Random(0).shuffle(tasks)  # mix slow and fast tasks over the workers
     if args.check_package:
         check_package(spaces[0], tasks, args)
