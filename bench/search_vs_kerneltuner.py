@@ -113,7 +113,7 @@ def to_t4(cache):
                  "search_algorithm": e.get("strategy_time", 0),
                  "validation": e.get("verification_time", 0)}
         if ok:
-            times["runtimes"] = e["times"]
+            times["runtimes"] = runtimes(e)
         results.append({"timestamp": e.get("timestamp", ""),
                         "configuration": {k: e[k] for k in keys},
                         "times": times,
@@ -125,12 +125,18 @@ def to_t4(cache):
             "results": results}
 
 
+def runtimes(e):
+    """A record's repetitions in ms. Some of benchmark_hub's HIP files (W7800) record each
+    one as a [0, ms] pair; their sum is the same either way."""
+    return [x for t in e["times"] for x in (t if isinstance(t, list) else [t])]
+
+
 def record_cost_s(e):
     """What one recorded config cost, in the package's T4 time keys (the file's ms, as s)."""
     c = e.get("compile_time", 0) + e.get("framework_time", 0) + e.get("strategy_time", 0) + \
         e.get("verification_time", 0)
     if not isinstance(e["time"], str):
-        c += sum(e["times"])
+        c += sum(runtimes(e))
     return c / 1000.0
 
 
@@ -349,7 +355,11 @@ def kt_tune(space, strategy, seed, opts):
             have = {k.split(",")[i] for k in space.recorded}
             tune_params[n] = [v for v in tune_params[n] if str(v) in have]
         rec = space.recorded
-        restrictions.append((lambda *v: ",".join(map(str, v)) in rec, names))
+
+        # a python-constraint Constraint passes through Kernel Tuner as it is (a lambda would
+        # be rewritten from its source); it sees every param, in the params' order
+        from constraint import FunctionConstraint
+        restrictions.append(FunctionConstraint(lambda *v: ",".join(map(str, v)) in rec))
     np.random.seed(seed)
     random.seed(seed)
     opts = {**KT_OPTIONS.get(strategy, {}), **opts}
