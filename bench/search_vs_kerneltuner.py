@@ -603,6 +603,176 @@ def make_nodefault(amk, sd, nd, kernel):
     sys.exit(f"{kernel}: found no invalid config to make the Default of {nd}")
 
 
+# ---------- amk's own recorded sweeps -------------------------------------------------------
+
+def read_sweep(tsv):
+    """(shape, {config_id: latency_us or NaN}, {config_id: params}) of an amk results file."""
+    import csv
+    lat, params, shape = {}, {}, None
+    with open(tsv) as f:
+        for r in csv.DictReader((ln for ln in f if not ln.startswith("#")), delimiter="\t"):
+            shape = shape or r["shape"]
+            ok = r["status"] == "ok"
+            lat[r["config_id"]] = float(r["latency_us"]) if ok else np.nan
+            params[r["config_id"]] = json.loads(r["params"])
+    return shape, lat, params
+
+
+def _sweep_task(t):
+    """One amk strategy and seed on one sweep: best.json of a --budget N run per N of EVALS
+    (÷ the sweep's optimum) and the fastest-so-far curve of the longest run."""
+    amk, kernel, tsv, shape, spec_dir, strategy, seed, work = t
+    out = Path(work) / f"sweep-{os.getpid()}"
+    out.mkdir(parents=True, exist_ok=True)
+    best_at, ids = {}, []
+    for n in EVALS:
+        res, best = out / "r.tsv", out / "b.json"
+        res.unlink(missing_ok=True)
+        best.unlink(missing_ok=True)
+        subprocess.run([amk, "--quiet", "loop", kernel, "--shape", shape, "--backend",
+                        f"sim:{tsv}", "--strategy", strategy.split("@")[0], "--seed", str(seed),
+                        "--budget", str(n), "--results", str(res), "--best", str(best)] +
+                       (["--spec-dir", str(spec_dir)] if spec_dir else []),
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        best_at[n] = json.loads(best.read_text())["config_id"] if best.exists() else None
+        ids = read_rows_ids(res)
+    return kernel, strategy, seed, best_at, ids
+
+
+def read_rows_ids(tsv):
+    import csv
+    with open(tsv) as f:
+        return [r["config_id"] for r in csv.DictReader((ln for ln in f if not ln.startswith("#")),
+                                                        delimiter="\t")]
+
+
+def sweep_baseline(kernel, lat, work):
+    """The package's statistics and calculated random search of a sweep (its ok latencies as
+    a T4 file), and its evaluation budget: the cutoff the package computes (1st to 95th
+    percentile of random search, in evaluations) + its 10 % margin. A sweep records no cost
+    per config, so the budget is in evaluations (the package's cutoff_type "fevals")."""
+    from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
+    from autotuning_methodology.searchspace_statistics import SearchspaceStatistics
+    res = [{"timestamp": "", "configuration": {"id": cid}, "times": {"runtimes": [v / 1000]},
+            "invalidity": "correct" if v == v else "compile",
+            "correctness": 1 if v == v else 0,
+            "measurements": [{"name": "time", "value": v / 1000 if v == v else "CompilationFailedConfig",
+                              "unit": "ms"}], "objectives": ["time"]} for cid, v in lat.items()]
+    t4 = Path(work) / f"{kernel}-t4.json"
+    t4.write_text(json.dumps({"schema_version": "1.0.0", "metadata": {"timeunit": "milliseconds"},
+                              "results": res}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stats = SearchspaceStatistics(kernel, "sweep", True, ["runtimes"], ["time"], t4,
+                                      full_validate=False)
+        f0, f1, _, _ = stats.cutoff_point_fevals_time_start_end(CUTOFF_START, CUTOFF)
+    return RandomSearchCalculatedBaseline(stats), f0, int(np.ceil(f1 * 1.1))
+
+
+def score_sweeps(args):
+    """amk's strategies on amk's own recorded sweeps (space_defs/data/KERNEL.tsv, or
+    --sweeps-dir): best ÷ the sweep's optimum of the config handed back after 25/50/100/200
+    trials, and the methodology's score over its evaluation budget. amk only: no Kernel Tuner
+    cachefile exists for these spaces. Writes sweeps.md and sweeps.json."""
+    ddir = Path(args.sweeps_dir)
+    kernels = sorted(p.stem for p in ddir.glob("*.tsv")) if args.sweeps == "all" else \
+        args.sweeps.split(",")
+    work = Path(args.work) / "sweeps"
+    work.mkdir(parents=True, exist_ok=True)
+    info, tasks = {}, []
+    for k in kernels:
+        tsv = ddir / f"{k}.tsv"
+        shape, lat, _ = read_sweep(tsv)
+        sd = Path(args.spec_root) / k
+        nd = work / "specs-nodefault" / k
+        if not nd.exists():
+            try:
+                make_nodefault(args.amk, sd, nd, k)
+            except SystemExit as e:  # no invalid config to start from: noted, not scored
+                print(f"  {e}", file=sys.stderr)
+            # a twin amk refuses to load (its Default breaks a derived value) is no twin
+            if nd.exists() and subprocess.run(
+                    [args.amk, "--quiet", "space", k, "--spec-dir", str(nd)],
+                    capture_output=True).returncode != 0:
+                print(f"  {k}: the @nodefault twin does not load (its Default breaks a "
+                      "derived value); not scored", file=sys.stderr)
+                shutil.rmtree(nd)
+        info[k] = (shape, lat, nd.exists())
+        for st in args.amk_strategies:
+            if st.endswith("@nodefault") and not nd.exists():
+                continue
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                tasks.append((args.amk, k, str(tsv), shape,
+                              nd if st.endswith("@nodefault") else None, st, seed, str(work)))
+    t0 = time.perf_counter()
+    got = {}
+    with mp.Pool(args.jobs) as pool:
+        for k, st, seed, best_at, ids in pool.imap_unordered(_sweep_task, tasks, chunksize=1):
+            got.setdefault(k, {}).setdefault(st, {})[seed] = (best_at, ids)
+    strategies = [st for st in args.amk_strategies
+                  if any(st in got.get(k, {}) for k in kernels)]
+    hb, ms = {}, {}
+    lines = ["| sweep | configs (ok) | budget (evaluations) | " +
+             " | ".join(f"{st} score / at {EVALS[-1]}" for st in strategies) + " |",
+             "|---" * (3 + len(strategies)) + "|"]
+    for k in kernels:
+        shape, lat, _ = info[k]
+        opt = np.nanmin(list(lat.values()))
+        worst = np.nanmax(list(lat.values()))
+        base, f0, f1 = sweep_baseline(k, lat, work)
+        rng = np.arange(max(f0, 1), f1 + 1)
+        cells = []
+        for st in strategies:
+            if st not in got[k]:
+                cells.append("-")
+                continue
+            per_seed, hbs = [], []
+            for seed, (best_at, ids) in sorted(got[k][st].items()):
+                hbs.append({n: (lat[c] / opt if c else np.nan) for n, c in best_at.items()})
+                best, cur = [], worst
+                for c in ids:
+                    v = lat.get(c, np.nan)
+                    cur = v if v == v and v < cur else cur
+                    best.append(cur)
+                best += [cur] * max(0, rng[-1] - len(best))
+                curve = np.array(best)[rng - 1] / 1000
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    per_seed.append(float(np.mean(base.get_standardised_curve(rng, curve,
+                                                                                "fevals"))))
+            hb[(k, st)], ms[(k, st)] = hbs, per_seed
+            cells.append(f"{np.mean(per_seed):.3f} ± {np.std(per_seed):.3f} / "
+                         f"{np.nanmean([h[EVALS[-1]] for h in hbs]):.3f}")
+        n_ok = sum(v == v for v in lat.values())
+        lines.append(f"| {k} ({shape}) | {len(lat)} ({n_ok}) | {f1} | " + " | ".join(cells) + " |")
+    elines = ["| sweep | strategy | " + " | ".join(str(n) for n in EVALS) + " |",
+              "|---" * (2 + len(EVALS)) + "|"]
+    for k in kernels:
+        for st in [st for st in strategies if (k, st) in hb]:
+            elines.append(f"| {k} | {st} | " + " | ".join(
+                f"{np.nanmean([h[n] for h in hb[(k, st)]]):.3f}" for n in EVALS) + " |")
+    nodef = [k for k in kernels if not info[k][2]]
+    text = (f"amk's strategies on amk's recorded sweeps ({args.seeds} seeds): the methodology's "
+            "score over its evaluation budget (mean ± sd over seeds; 0 = calculated random "
+            "search, 1 = the optimum; a sweep records no cost per config, so the budget is "
+            "the package's cutoff in evaluations + 10 %) / best ÷ the sweep's optimum of the "
+            f"config handed back after {EVALS[-1]} trials (mean over seeds):\n\n" +
+            "\n".join(lines) + "\n\nBest ÷ optimum handed back (best.json of a --budget N "
+            "run) after N trials, mean over seeds:\n\n" + "\n".join(elines) + "\n" +
+            (f"\nNo @nodefault twin (no rejected config found to make the Default, or "
+             "the twin breaks a derived value): "
+             f"{', '.join(nodef)}.\n" if nodef else "") +
+            f"\nWall time: {time.perf_counter() - t0:.0f} s, {len(tasks)} runs x {len(EVALS)} "
+            "loops.\n")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sweeps.md").write_text(text)
+    (out / "sweeps.json").write_text(json.dumps(
+        {"methodology_score_evaluations": {f"{k}|{st}": v for (k, st), v in ms.items()},
+         "handed_back_over_optimum": {f"{k}|{st}": v for (k, st), v in hb.items()}}, indent=1))
+    print(text)
+
+
 # ---------- report ---------------------------------------------------------------------------
 
 def report(spaces, results, args, timing):
@@ -817,6 +987,13 @@ def main():
                     "a file Kernel Tuner left unclosed or whose gzip stream is cut): their "
                     "recorded configs only, amk searching the configs the file holds and "
                     "Kernel Tuner restricted to them; a cut file is replayed from a closed copy")
+    ap.add_argument("--sweeps", metavar="all|KERNEL,...",
+                    help="instead of the cachefiles: amk's strategies on amk's own recorded "
+                    "sweeps (results files, --sweeps-dir), scored over evaluations (sweeps.md)")
+    ap.add_argument("--sweeps-dir", help="where the sweeps are (default: HUB/../, i.e. "
+                    "space_defs/data)")
+    ap.add_argument("--spec-root", help="amk's kernel folders, for the @nodefault twins "
+                    "(default: HUB/../../kernels, i.e. space_defs/kernels)")
     ap.add_argument("--amk-kept", action="store_true",
                     help="time curve of amk: the incumbent its results' kept column records "
                     "instead of the fastest row so far (what best.json hands back on replays)")
@@ -851,6 +1028,11 @@ def main():
         args.seeds = min(args.seeds, 2)
         args.kt_strategies = ["random_sample", "genetic_algorithm", "greedy_ils"]
     args.cachefiles = args.cachefiles or str(Path(args.hub) / "cachefiles")
+    if args.sweeps:
+        args.sweeps_dir = args.sweeps_dir or str(Path(args.hub).parent)
+        args.spec_root = args.spec_root or str(Path(args.hub).parent.parent / "kernels")
+        score_sweeps(args)
+        return
     t0 = time.perf_counter()
     args.complete, args.partial = import_specs(args, find_pairs(args))
     if not args.complete:
