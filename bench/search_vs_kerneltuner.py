@@ -70,8 +70,34 @@ RESOLUTION = 1000
 # ---------- the spaces ----------------------------------------------------------------------
 
 def load_cache(path):
-    with gzip.open(path, "rt") as f:
-        return json.load(f)
+    return load_cache_info(path)[0]
+
+
+def load_cache_info(path):
+    """A Kernel Tuner cachefile (gzip or plain JSON) and how it was read: "complete";
+    "unclosed" (Kernel Tuner appends one record per line and closes the file at the end of a
+    run: a run that stopped leaves it open; its complete records are read, as Kernel Tuner's
+    own reader does); "truncated" (the gzip stream itself ends early: its complete records
+    are read too; amk refuses such a file, exit 2, so it replays a closed copy)."""
+    import zlib
+    raw = Path(path).read_bytes()
+    how = "complete"
+    if raw[:2] == b"\x1f\x8b":
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        text = d.decompress(raw).decode("utf-8", errors="replace")
+        if not d.eof:
+            how = "truncated"
+    else:
+        text = raw.decode("utf-8")
+    try:
+        return json.loads(text), how
+    except json.JSONDecodeError:
+        pass
+    lines = text.split("\n")
+    while lines and not lines[-1].rstrip().endswith("},"):
+        lines.pop()
+    cache = json.loads("\n".join(lines).rstrip().rstrip(",") + "}}")
+    return cache, ("unclosed" if how == "complete" else how)
 
 
 def to_t4(cache):
@@ -87,7 +113,7 @@ def to_t4(cache):
                  "search_algorithm": e.get("strategy_time", 0),
                  "validation": e.get("verification_time", 0)}
         if ok:
-            times["runtimes"] = e["times"]
+            times["runtimes"] = runtimes(e)
         results.append({"timestamp": e.get("timestamp", ""),
                         "configuration": {k: e[k] for k in keys},
                         "times": times,
@@ -99,17 +125,23 @@ def to_t4(cache):
             "results": results}
 
 
+def runtimes(e):
+    """A record's repetitions in ms. Some of benchmark_hub's HIP files (W7800) record each
+    one as a [0, ms] pair; their sum is the same either way."""
+    return [x for t in e["times"] for x in (t if isinstance(t, list) else [t])]
+
+
 def record_cost_s(e):
     """What one recorded config cost, in the package's T4 time keys (the file's ms, as s)."""
     c = e.get("compile_time", 0) + e.get("framework_time", 0) + e.get("strategy_time", 0) + \
         e.get("verification_time", 0)
     if not isinstance(e["time"], str):
-        c += sum(e["times"])
+        c += sum(runtimes(e))
     return c / 1000.0
 
 
 class Space:
-    def __init__(self, kernel, gpu, cachefile, t1, work):
+    def __init__(self, kernel, gpu, cachefile, t1, work, partial=None):
         from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
         from autotuning_methodology.searchspace_statistics import SearchspaceStatistics
         self.kernel, self.gpu = kernel, gpu
@@ -120,7 +152,11 @@ class Space:
         d.mkdir(parents=True, exist_ok=True)
         raw = Path(cachefile).read_bytes()
         self.digest = hashlib.sha256(raw).hexdigest()[:16]
-        cache = load_cache(self.cachefile_gz)
+        cache, self.read_as = load_cache_info(self.cachefile_gz)
+        # the records amk replays (a partial file's are a subset of the valid configs: amk
+        # searches exactly them, Kernel Tuner gets a restriction to them, see kt_tune)
+        self.recorded = set(cache["cache"])
+        self.partial = partial
         self.keys = cache["tune_params_keys"]
         self.kt_kernel, self.kt_size = cache["kernel_name"], cache["problem_size"]
         self.cost = {k: record_cost_s(e) for k, e in cache["cache"].items()}
@@ -129,6 +165,8 @@ class Space:
         self.cachefile = d / "cache.json"  # Kernel Tuner reads it uncompressed
         if not self.cachefile.exists():
             self.cachefile.write_text(json.dumps(cache))
+        # what amk replays: the file itself, or where it is truncated the closed copy
+        self.sim_file = self.cachefile if self.read_as == "truncated" else self.cachefile_gz
         t4 = d / "t4.json"
         if not t4.exists():
             t4.write_text(json.dumps(to_t4(cache)))
@@ -287,7 +325,7 @@ def run_amk(space, spec_dir, amk, strategy, seed, work):
         best = out / f"{mode}.json"
         best.unlink(missing_ok=True)
         subprocess.run([amk, "--quiet", "loop", space.kernel, "--spec-dir", str(spec_dir),
-                        "--backend", f"sim:{space.cachefile_gz}", "--strategy", strat,
+                        "--backend", f"sim:{space.sim_file}", "--strategy", strat,
                         "--seed", str(seed), *limit, "--results", str(tsv), "--best",
                         str(best)], check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
@@ -308,6 +346,20 @@ def kt_tune(space, strategy, seed, opts):
     for p in t1["TuningParameters"]:
         tune_params[p["Name"]] = eval(p["Values"], {"__builtins__": {"range": range, "list": list}})
     restrictions = [c["Expression"] for c in t1["Conditions"]]
+    if space.partial:
+        # a partial cachefile: Kernel Tuner's simulation stops at a valid config the file
+        # does not hold, so its space is cut to the recorded configs (each param to the values
+        # recorded, then the recorded set itself), the configs amk's replay searches
+        names = list(tune_params)
+        for i, n in enumerate(names):
+            have = {k.split(",")[i] for k in space.recorded}
+            tune_params[n] = [v for v in tune_params[n] if str(v) in have]
+        rec = space.recorded
+
+        # a python-constraint Constraint passes through Kernel Tuner as it is (a lambda would
+        # be rewritten from its source); it sees every param, in the params' order
+        from constraint import FunctionConstraint
+        restrictions.append(FunctionConstraint(lambda *v: ",".join(map(str, v)) in rec))
     np.random.seed(seed)
     random.seed(seed)
     opts = {**KT_OPTIONS.get(strategy, {}), **opts}
@@ -320,40 +372,51 @@ def kt_tune(space, strategy, seed, opts):
     return [",".join(str(r[k]) for k in space.keys) for r in res]
 
 
-def run_kt(space, strategy, seed, kt_cache=None):
+def kt_cache_path(space, strategy, seed, kt_cache, evals_only=False):
+    """Where run_kt keeps a run: kt_cache/KERNEL/GPU/DIGEST/ (DIGEST: the cachefile's; the
+    Kernel Tuner version is part of the name; -evals200: a max_fevals=200 run only)."""
+    import kernel_tuner
+    ver = getattr(kernel_tuner, "__version__", "unknown")
+    tail = f"-evals{EVALS[-1]}" if evals_only else ""
+    return Path(kt_cache) / space.kernel / space.gpu / space.digest / \
+        f"kt{ver}-{strategy}-{seed}{tail}.json"
+
+
+def run_kt(space, strategy, seed, kt_cache=None, evals_only=False):
     """Kernel Tuner's sequence of configs: a run with a time limit (its own clock counts its
     live overhead plus recorded compile, verification and benchmark time; it gets twice the
     budget and is cut on the common clock) and, when that one evaluated fewer than 200
     distinct configs, a max_fevals=200 run for the evaluation-count scores (both capped,
-    see below). Kept in
-    kt_cache/KERNEL/GPU/DIGEST/ when given (DIGEST: the cachefile's; the Kernel Tuner
-    version is part of the name)."""
-    import kernel_tuner
-    ver = getattr(kernel_tuner, "__version__", "unknown")
-    path = None
-    if kt_cache:
-        path = Path(kt_cache) / space.kernel / space.gpu / space.digest / \
-            f"kt{ver}-{strategy}-{seed}.json"
-        if path.exists():
-            d = json.loads(path.read_text())
-            return d, d["wall"]
+    see below). evals_only: the max_fevals=200 run alone, also scored on the time budget
+    (up to where its recorded cost ends; see --kt-evals-only). Kept in kt_cache_path()."""
+    path = kt_cache_path(space, strategy, seed, kt_cache, evals_only) if kt_cache else None
+    if path and path.exists():
+        d = json.loads(path.read_text())
+        if evals_only:
+            d["time"] = d["evals"]
+        return d, d["wall"]
     t0 = time.perf_counter()
-    # capped at twice the evaluations a calculated random search makes in the budget (and
-    # at least 200): strategies that revisit configs otherwise run for many minutes of live
-    # time on the big-budget spaces without adding a config the common clock would count
-    cap = max(EVALS[-1], 2 * space.fevals_budget)
-    d = {"time": kt_tune(space, strategy, seed, {"time_limit": space.t_end * 2.0,
-                                                 "max_fevals": cap})}
-    if len(set(d["time"])) < EVALS[-1]:
-        d["evals"] = kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})
+    if evals_only:
+        d = {"evals": kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})}
     else:
-        d["evals"] = d["time"]
+        # capped at twice the evaluations a calculated random search makes in the budget (and
+        # at least 200): strategies that revisit configs otherwise run for many minutes of
+        # live time on the big-budget spaces without adding a config the common clock counts
+        cap = max(EVALS[-1], 2 * space.fevals_budget)
+        d = {"time": kt_tune(space, strategy, seed, {"time_limit": space.t_end * 2.0,
+                                                     "max_fevals": cap})}
+        if len(set(d["time"])) < EVALS[-1]:
+            d["evals"] = kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})
+        else:
+            d["evals"] = d["time"]
     d["wall"] = time.perf_counter() - t0
     if path:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(d))
         tmp.replace(path)
+    if evals_only:
+        d["time"] = d["evals"]
     return d, d["wall"]
 
 
@@ -374,7 +437,7 @@ def _runs(t):
         # what the loop hands back at a point of its time run: the fastest row so far (amk's
         # rule on replays), or with --amk-kept the incumbent its kept column records
         return sp, r["time"][0], r["time"][1] if args.amk_kept else None, r, wall
-    r, wall = run_kt(sp, strategy, seed, args.kt_cache)
+    r, wall = run_kt(sp, strategy, seed, args.kt_cache, strategy in args.kt_evals_only)
     return sp, r["time"], None, {"evals": (r["evals"], None)}, wall
 
 
@@ -477,7 +540,9 @@ def find_pairs(args):
 
 
 def make_spaces(args):
-    return [Space(k, g, f, t1, Path(args.work)) for k, g, f, t1 in args.complete]
+    part = {n: (a, b, how) for n, a, b, how in args.partial}
+    return [Space(k, g, f, t1, Path(args.work), part.get(f"{k}/{g}")) for k, g, f, t1 in
+            args.complete]
 
 
 def import_specs(args, pairs):
@@ -497,14 +562,18 @@ def import_specs(args, pairs):
             make_nodefault(args.amk, sd, nd, k)
         info = json.loads(subprocess.run([args.amk, "--quiet", "space", k, "--spec-dir", str(sd)],
                                          check=True, capture_output=True, text=True).stdout)
-        n_rec = len(load_cache(f)["cache"]) if str(f).endswith(".gz") else \
-            len(json.loads(Path(f).read_text())["cache"])
-        if n_rec >= info["valid_count"]:
+        cache, how = load_cache_info(f)
+        n_rec = len(cache["cache"])
+        if n_rec >= info["valid_count"] and how == "complete":
             complete.append((k, g, f, t1))
         else:
-            partial.append((f"{k}/{g}", n_rec, info["valid_count"]))
+            partial.append((f"{k}/{g}", n_rec, info["valid_count"], how))
+            if args.replay_partial:
+                complete.append((k, g, f, t1))
             print(f"  {k}/{g}: partial cachefile ({n_rec} records, {info['valid_count']} valid "
-                  "configs); left out", file=sys.stderr)
+                  f"configs, file {how}); " +
+                  ("replayed: its recorded configs only" if args.replay_partial else "left out"),
+                  file=sys.stderr)
     return complete, partial
 
 
@@ -534,6 +603,176 @@ def make_nodefault(amk, sd, nd, kernel):
     sys.exit(f"{kernel}: found no invalid config to make the Default of {nd}")
 
 
+# ---------- amk's own recorded sweeps -------------------------------------------------------
+
+def read_sweep(tsv):
+    """(shape, {config_id: latency_us or NaN}, {config_id: params}) of an amk results file."""
+    import csv
+    lat, params, shape = {}, {}, None
+    with open(tsv) as f:
+        for r in csv.DictReader((ln for ln in f if not ln.startswith("#")), delimiter="\t"):
+            shape = shape or r["shape"]
+            ok = r["status"] == "ok"
+            lat[r["config_id"]] = float(r["latency_us"]) if ok else np.nan
+            params[r["config_id"]] = json.loads(r["params"])
+    return shape, lat, params
+
+
+def _sweep_task(t):
+    """One amk strategy and seed on one sweep: best.json of a --budget N run per N of EVALS
+    (÷ the sweep's optimum) and the fastest-so-far curve of the longest run."""
+    amk, kernel, tsv, shape, spec_dir, strategy, seed, work = t
+    out = Path(work) / f"sweep-{os.getpid()}"
+    out.mkdir(parents=True, exist_ok=True)
+    best_at, ids = {}, []
+    for n in EVALS:
+        res, best = out / "r.tsv", out / "b.json"
+        res.unlink(missing_ok=True)
+        best.unlink(missing_ok=True)
+        subprocess.run([amk, "--quiet", "loop", kernel, "--shape", shape, "--backend",
+                        f"sim:{tsv}", "--strategy", strategy.split("@")[0], "--seed", str(seed),
+                        "--budget", str(n), "--results", str(res), "--best", str(best)] +
+                       (["--spec-dir", str(spec_dir)] if spec_dir else []),
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        best_at[n] = json.loads(best.read_text())["config_id"] if best.exists() else None
+        ids = read_rows_ids(res)
+    return kernel, strategy, seed, best_at, ids
+
+
+def read_rows_ids(tsv):
+    import csv
+    with open(tsv) as f:
+        return [r["config_id"] for r in csv.DictReader((ln for ln in f if not ln.startswith("#")),
+                                                        delimiter="\t")]
+
+
+def sweep_baseline(kernel, lat, work):
+    """The package's statistics and calculated random search of a sweep (its ok latencies as
+    a T4 file), and its evaluation budget: the cutoff the package computes (1st to 95th
+    percentile of random search, in evaluations) + its 10 % margin. A sweep records no cost
+    per config, so the budget is in evaluations (the package's cutoff_type "fevals")."""
+    from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
+    from autotuning_methodology.searchspace_statistics import SearchspaceStatistics
+    res = [{"timestamp": "", "configuration": {"id": cid}, "times": {"runtimes": [v / 1000]},
+            "invalidity": "correct" if v == v else "compile",
+            "correctness": 1 if v == v else 0,
+            "measurements": [{"name": "time", "value": v / 1000 if v == v else "CompilationFailedConfig",
+                              "unit": "ms"}], "objectives": ["time"]} for cid, v in lat.items()]
+    t4 = Path(work) / f"{kernel}-t4.json"
+    t4.write_text(json.dumps({"schema_version": "1.0.0", "metadata": {"timeunit": "milliseconds"},
+                              "results": res}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stats = SearchspaceStatistics(kernel, "sweep", True, ["runtimes"], ["time"], t4,
+                                      full_validate=False)
+        f0, f1, _, _ = stats.cutoff_point_fevals_time_start_end(CUTOFF_START, CUTOFF)
+    return RandomSearchCalculatedBaseline(stats), f0, int(np.ceil(f1 * 1.1))
+
+
+def score_sweeps(args):
+    """amk's strategies on amk's own recorded sweeps (space_defs/data/KERNEL.tsv, or
+    --sweeps-dir): best ÷ the sweep's optimum of the config handed back after 25/50/100/200
+    trials, and the methodology's score over its evaluation budget. amk only: no Kernel Tuner
+    cachefile exists for these spaces. Writes sweeps.md and sweeps.json."""
+    ddir = Path(args.sweeps_dir)
+    kernels = sorted(p.stem for p in ddir.glob("*.tsv")) if args.sweeps == "all" else \
+        args.sweeps.split(",")
+    work = Path(args.work) / "sweeps"
+    work.mkdir(parents=True, exist_ok=True)
+    info, tasks = {}, []
+    for k in kernels:
+        tsv = ddir / f"{k}.tsv"
+        shape, lat, _ = read_sweep(tsv)
+        sd = Path(args.spec_root) / k
+        nd = work / "specs-nodefault" / k
+        if not nd.exists():
+            try:
+                make_nodefault(args.amk, sd, nd, k)
+            except SystemExit as e:  # no invalid config to start from: noted, not scored
+                print(f"  {e}", file=sys.stderr)
+            # a twin amk refuses to load (its Default breaks a derived value) is no twin
+            if nd.exists() and subprocess.run(
+                    [args.amk, "--quiet", "space", k, "--spec-dir", str(nd)],
+                    capture_output=True).returncode != 0:
+                print(f"  {k}: the @nodefault twin does not load (its Default breaks a "
+                      "derived value); not scored", file=sys.stderr)
+                shutil.rmtree(nd)
+        info[k] = (shape, lat, nd.exists())
+        for st in args.amk_strategies:
+            if st.endswith("@nodefault") and not nd.exists():
+                continue
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                tasks.append((args.amk, k, str(tsv), shape,
+                              nd if st.endswith("@nodefault") else None, st, seed, str(work)))
+    t0 = time.perf_counter()
+    got = {}
+    with mp.Pool(args.jobs) as pool:
+        for k, st, seed, best_at, ids in pool.imap_unordered(_sweep_task, tasks, chunksize=1):
+            got.setdefault(k, {}).setdefault(st, {})[seed] = (best_at, ids)
+    strategies = [st for st in args.amk_strategies
+                  if any(st in got.get(k, {}) for k in kernels)]
+    hb, ms = {}, {}
+    lines = ["| sweep | configs (ok) | budget (evaluations) | " +
+             " | ".join(f"{st} score / at {EVALS[-1]}" for st in strategies) + " |",
+             "|---" * (3 + len(strategies)) + "|"]
+    for k in kernels:
+        shape, lat, _ = info[k]
+        opt = np.nanmin(list(lat.values()))
+        worst = np.nanmax(list(lat.values()))
+        base, f0, f1 = sweep_baseline(k, lat, work)
+        rng = np.arange(max(f0, 1), f1 + 1)
+        cells = []
+        for st in strategies:
+            if st not in got[k]:
+                cells.append("-")
+                continue
+            per_seed, hbs = [], []
+            for seed, (best_at, ids) in sorted(got[k][st].items()):
+                hbs.append({n: (lat[c] / opt if c else np.nan) for n, c in best_at.items()})
+                best, cur = [], worst
+                for c in ids:
+                    v = lat.get(c, np.nan)
+                    cur = v if v == v and v < cur else cur
+                    best.append(cur)
+                best += [cur] * max(0, rng[-1] - len(best))
+                curve = np.array(best)[rng - 1] / 1000
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    per_seed.append(float(np.mean(base.get_standardised_curve(rng, curve,
+                                                                                "fevals"))))
+            hb[(k, st)], ms[(k, st)] = hbs, per_seed
+            cells.append(f"{np.mean(per_seed):.3f} ± {np.std(per_seed):.3f} / "
+                         f"{np.nanmean([h[EVALS[-1]] for h in hbs]):.3f}")
+        n_ok = sum(v == v for v in lat.values())
+        lines.append(f"| {k} ({shape}) | {len(lat)} ({n_ok}) | {f1} | " + " | ".join(cells) + " |")
+    elines = ["| sweep | strategy | " + " | ".join(str(n) for n in EVALS) + " |",
+              "|---" * (2 + len(EVALS)) + "|"]
+    for k in kernels:
+        for st in [st for st in strategies if (k, st) in hb]:
+            elines.append(f"| {k} | {st} | " + " | ".join(
+                f"{np.nanmean([h[n] for h in hb[(k, st)]]):.3f}" for n in EVALS) + " |")
+    nodef = [k for k in kernels if not info[k][2]]
+    text = (f"amk's strategies on amk's recorded sweeps ({args.seeds} seeds): the methodology's "
+            "score over its evaluation budget (mean ± sd over seeds; 0 = calculated random "
+            "search, 1 = the optimum; a sweep records no cost per config, so the budget is "
+            "the package's cutoff in evaluations + 10 %) / best ÷ the sweep's optimum of the "
+            f"config handed back after {EVALS[-1]} trials (mean over seeds):\n\n" +
+            "\n".join(lines) + "\n\nBest ÷ optimum handed back (best.json of a --budget N "
+            "run) after N trials, mean over seeds:\n\n" + "\n".join(elines) + "\n" +
+            (f"\nNo @nodefault twin (no rejected config found to make the Default, or "
+             "the twin breaks a derived value): "
+             f"{', '.join(nodef)}.\n" if nodef else "") +
+            f"\nWall time: {time.perf_counter() - t0:.0f} s, {len(tasks)} runs x {len(EVALS)} "
+            "loops.\n")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sweeps.md").write_text(text)
+    (out / "sweeps.json").write_text(json.dumps(
+        {"methodology_score_evaluations": {f"{k}|{st}": v for (k, st), v in ms.items()},
+         "handed_back_over_optimum": {f"{k}|{st}": v for (k, st), v in hb.items()}}, indent=1))
+    print(text)
+
+
 # ---------- report ---------------------------------------------------------------------------
 
 def report(spaces, results, args, timing):
@@ -549,29 +788,53 @@ def report(spaces, results, args, timing):
     hand = defaultdict(dict)   # (tool, strategy) -> space -> [handed-back dict per seed]
     runs = defaultdict(dict)   # (tool, strategy) -> space -> [(keys, kept)]
     differ = sum(r[-1] for r in results)
+    names = [s.name for s in spaces]
+    by_name = {sp.name: sp for sp in spaces}
+    short = defaultdict(dict)  # (tool, strategy) -> space -> fraction of the budget it covered
+    # each strategy is scored on the seeds every pair has (--kt-cached-only may lack some)
+    have = defaultdict(lambda: defaultdict(set))
+    for tool, sname, strat, seed, *_ in results:
+        have[(tool, strat)][sname].add(seed)
+    common = {ts: set.intersection(*[have[ts][n_] for n_ in names]) for ts in have}
     for tool, sname, strat, seed, std, spent, n, wall, hb, keys, kept, _ in results:
+        if seed not in common[(tool, strat)]:
+            continue
         score[(tool, strat)].setdefault(sname, {})[seed] = float(np.mean(std))
         curves[(tool, strat)].setdefault(sname, []).append(std)
         hand[(tool, strat)].setdefault(sname, []).append(hb)
         runs[(tool, strat)].setdefault(sname, []).append((keys, kept))
-    names = [s.name for s in spaces]
-    by_name = {sp.name: sp for sp in spaces}
+        # cut short: a 200-evaluation run that ended before the budget (a run that stopped
+        # by itself, or went through every config, hands back what it has: not cut)
+        cut = tool == "kt" and strat in args.kt_evals_only and n >= EVALS[-1] and \
+            spent < by_name[sname].t_end
+        short[(tool, strat)].setdefault(sname, []).append(
+            min(spent / by_name[sname].t_end, 1.0) if cut else 1.0)
+    dropped = [ts for ts in strategies if not common.get(ts)]
+    strategies = [ts for ts in strategies if common.get(ts)]
+    # a run that ends before the budget holds its last best to the end: a lower bound (†)
+    low = {(ts, n_): min(short[ts][n_]) < 1.0 for ts in strategies for n_ in names}
+    exact = [n_ for n_ in names if not any(low[(ts, n_)] for ts in strategies)]
     label = lambda ts: (f"amk {ts[1]}" + (" (default)" if ts[1] == AMK_DEFAULT else "")
-                        if ts[0] == "amk" else f"KT {ts[1]}")
+                        if ts[0] == "amk" else f"KT {ts[1]}" +
+                        (" (200-evaluation runs)" if ts[1] in args.kt_evals_only else ""))
     rows = []
     for ts in strategies:
         per = []
         for n_ in names:
             v = np.array(list(score[ts][n_].values()))
             per.append((v.mean(), v.std()))
-        agg_seeds = np.mean([[score[ts][n_][s] for s in sorted(score[ts][n_])] for n_ in names],
-                            axis=0)
-        rows.append((ts, per, agg_seeds.mean(), agg_seeds.std()))
+        per_seed = np.array([[score[ts][n_][s] for s in sorted(score[ts][n_])] for n_ in names])
+        agg_seeds = per_seed.mean(axis=0)
+        ex = [names.index(n_) for n_ in exact]
+        agg_ex = per_seed[ex].mean(axis=0) if ex else np.array([np.nan])
+        rows.append((ts, per, agg_seeds.mean(), agg_seeds.std(), agg_ex.mean(), agg_ex.std(),
+                     len(agg_seeds)))
     rows.sort(key=lambda r: -r[2])
     lines = ["| strategy | " + " | ".join(names) + " | aggregate |",
              "|---" * (len(names) + 2) + "|"]
-    for ts, per, m, s in rows:
-        cells = [f"{a:.3f} ± {b:.3f}" for a, b in per]
+    for ts, per, m, s, *_ in rows:
+        cells = [f"{a:.3f} ± {b:.3f}" + ("†" if low[(ts, n_)] else "")
+                 for (a, b), n_ in zip(per, names)]
         lines.append(f"| {label(ts)} | " + " | ".join(cells) + f" | **{m:.3f}** ± {s:.3f} |")
     # the package's own estimator: its isotonic fit through the pooled runs (seeded draws)
     pkg = {}
@@ -606,6 +869,19 @@ def report(spaces, results, args, timing):
             elines.append(f"| {label(ts)} | " + " | ".join(cells) +
                           f" | {np.mean(means[ts]):.3f} |")
     evals_json = {label(ts): {n_: hand[ts][n_] for n_ in names} for ts in strategies}
+    # the two budgets side by side: time (the methodology's) and evaluations
+    m200 = {ts: float(np.mean([np.nanmean([h[EVALS[-1]] for h in hand[ts][n_]])
+                               for n_ in names])) for ts in strategies}
+    slines = ["| strategy | seeds | time score, all pairs | time score, the "
+              f"{len(exact)} pairs every run covers | package's estimator, all pairs | "
+              f"best ÷ optimum at {EVALS[-1]} evaluations | pairs scored † |",
+              "|---|---|---|---|---|---|---|"]
+    for ts, per, m, s, me, se, ns in rows:
+        pk = (f"{np.mean([pkg[(ts, n_)] for n_ in names]):.3f}" if pkg else "-")
+        slines.append(f"| {label(ts)} | {ns} | {m:.3f} ± {s:.3f} | {me:.3f} ± {se:.3f} | {pk} | "
+                      f"{m200[ts]:.3f} | {sum(low[(ts, n_)] for n_ in names)} |")
+    cover = [f"| {label(ts)} | " + " | ".join(f"{np.mean(short[ts][n_]):.2f}" for n_ in names) +
+             " |" for ts in strategies if any(low[(ts, n_)] for n_ in names)]
     budget = ["| space | configs | optimum (ms) | budget (s of recorded time) | "
               "calculated random search evaluations in budget |", "|---|---|---|---|---|"]
     for sp in spaces:
@@ -625,20 +901,37 @@ def report(spaces, results, args, timing):
                  "strategy, RandomSearchCalculatedBaseline, the package's time range):\n\n" +
                  "\n".join(plines) + "\n")
     text += "\n".join(elines) + "\n\n" + "\n".join(budget) + "\n"
+    text += ("\nBoth budgets side by side (time score: mean ± sd over seeds of the per-seed "
+             "aggregate; the pairs every run covers: " + (", ".join(exact) or "none") +
+             "):\n\n" + "\n".join(slines) + "\n")
+    if cover:
+        text += ("\n† a lower bound: some 200-evaluation runs (--kt-evals-only) of the "
+                 "strategy end before the time budget and hold their last best to the end. "
+                 "Mean fraction of the budget the runs cover (1: every run reaches it):\n\n"
+                 "| strategy | " + " | ".join(names) + " |\n" +
+                 "|---" * (len(names) + 1) + "|\n" + "\n".join(cover) + "\n")
+    if dropped or args.skipped:
+        text += (f"\n--kt-cached-only: {args.skipped} Kernel Tuner runs not in the cache were "
+                 "skipped" + (f"; not scored (no seed on every pair): " +
+                              ", ".join(label(ts) for ts in dropped) if dropped else "") + ".\n")
     n_checks = sum(len(EVALS) for r in results if r[0] == "amk")
     text += (f"\namk's best.json after 25/50/100/200 trials was not its fastest row in {differ} "
              f"of {n_checks} runs (the time curve assumes it is"
              f"{'; --amk-kept: it follows the kept column' if args.amk_kept else ''}).\n")
     if args.partial:
-        text += ("\nLeft out, partial cachefiles (records < valid configs): " +
-                 ", ".join(f"{n_} ({a} of {b})" for n_, a, b in args.partial) + ".\n")
+        text += (("\nReplayed as their recorded configs only" if args.replay_partial else
+                  "\nLeft out") + ", partial cachefiles (records of valid configs; how the file "
+                 "reads): " + ", ".join(f"{n_} ({a} of {b}; {how})"
+                                        for n_, a, b, how in args.partial) + ".\n")
     text += "\n" + timing + "\n"
     (out / "table.md").write_text(text)
     (out / "scores.json").write_text(json.dumps(
         {"time_score": {label(ts): {n_: score[ts][n_] for n_ in names} for ts in strategies},
          "package_score": {label(ts): {n_: pkg.get((ts, n_)) for n_ in names}
                            for ts in strategies},
-         "handed_back_over_optimum": evals_json}, indent=1))
+         "handed_back_over_optimum": evals_json,
+         "budget_covered": {label(ts): {n_: short[ts][n_] for n_ in names}
+                            for ts in strategies}}, indent=1))
 
     fig, axes = plt.subplots(1, len(names) + 1, figsize=(4.2 * (len(names) + 1), 4.2),
                              sharey=True, squeeze=False)
@@ -680,6 +973,27 @@ def main():
                     "are left out and listed")
     ap.add_argument("--kt-cache", help="folder keeping Kernel Tuner's runs (their config "
                     "sequences), so each pair, strategy and seed is simulated once")
+    ap.add_argument("--kt-evals-only", default="",
+                    help="comma-separated Kernel Tuner strategies that run as max_fevals=200 runs "
+                    "only (a time-limited run of bayes_opt or hybrid_vndx takes hours on the "
+                    "large budgets); they are scored on the time budget too, from the recorded "
+                    "cost of the configs they visited, held at their last best where 200 "
+                    "evaluations end before the budget (a lower bound; table.md says where)")
+    ap.add_argument("--kt-cached-only", action="store_true",
+                    help="score only the Kernel Tuner runs already in --kt-cache (no new "
+                    "simulations; each strategy is scored on the seeds every pair has)")
+    ap.add_argument("--replay-partial", action="store_true",
+                    help="replay partial cachefiles too (fewer records than valid configs, or "
+                    "a file Kernel Tuner left unclosed or whose gzip stream is cut): their "
+                    "recorded configs only, amk searching the configs the file holds and "
+                    "Kernel Tuner restricted to them; a cut file is replayed from a closed copy")
+    ap.add_argument("--sweeps", metavar="all|KERNEL,...",
+                    help="instead of the cachefiles: amk's strategies on amk's own recorded "
+                    "sweeps (results files, --sweeps-dir), scored over evaluations (sweeps.md)")
+    ap.add_argument("--sweeps-dir", help="where the sweeps are (default: HUB/../, i.e. "
+                    "space_defs/data)")
+    ap.add_argument("--spec-root", help="amk's kernel folders, for the @nodefault twins "
+                    "(default: HUB/../../kernels, i.e. space_defs/kernels)")
     ap.add_argument("--amk-kept", action="store_true",
                     help="time curve of amk: the incumbent its results' kept column records "
                     "instead of the fastest row so far (what best.json hands back on replays)")
@@ -705,10 +1019,20 @@ def main():
     args = ap.parse_args()
     args.amk_strategies = [x for x in args.amk_strategies.split(",") if x]
     args.kt_strategies = [x for x in args.kt_strategies.split(",") if x]
+    args.kt_evals_only = [x for x in args.kt_evals_only.split(",") if x]
+    args.kt_strategies += [x for x in args.kt_evals_only if x not in args.kt_strategies]
+    args.skipped = 0
+    if args.kt_cached_only and not args.kt_cache:
+        sys.exit("--kt-cached-only needs --kt-cache")
     if args.quick:
         args.seeds = min(args.seeds, 2)
         args.kt_strategies = ["random_sample", "genetic_algorithm", "greedy_ils"]
     args.cachefiles = args.cachefiles or str(Path(args.hub) / "cachefiles")
+    if args.sweeps:
+        args.sweeps_dir = args.sweeps_dir or str(Path(args.hub).parent)
+        args.spec_root = args.spec_root or str(Path(args.hub).parent.parent / "kernels")
+        score_sweeps(args)
+        return
     t0 = time.perf_counter()
     args.complete, args.partial = import_specs(args, find_pairs(args))
     if not args.complete:
@@ -718,6 +1042,12 @@ def main():
              for sp in spaces
              for tool, strats in (("amk", args.amk_strategies), ("kt", args.kt_strategies))
              for s in strats for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    if args.kt_cached_only:
+        by_name = {sp.name: sp for sp in spaces}
+        keep = [t for t in tasks if t[0] == "amk" or kt_cache_path(
+            by_name[t[1]], t[2], t[3], args.kt_cache, t[2] in args.kt_evals_only).exists()]
+        args.skipped = len(tasks) - len(keep)
+        tasks = keep
     random.Random(0).shuffle(tasks)  # mix slow and fast tasks over the workers
     if args.check_package:
         check_package(spaces[0], tasks, args)

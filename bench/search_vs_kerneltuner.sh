@@ -6,9 +6,16 @@
 # quality". Works from a clean clone after `make run` (it builds amk itself when missing).
 #   bench/search_vs_kerneltuner.sh [--quick] [--seeds N] [--cachefiles DIR] [--pairs all|K/G,...]
 #                                  [--kt-cache DIR] [--amk-strategies L] [--kt-strategies L]
+#                                  [--kt-evals-only L] [--kt-cached-only] [--replay-partial]
+#                                  [--sweeps all|K,...]
 # --cachefiles: a benchmark_hub snapshot's cachefiles/ (fetched at run time; default the
-# shipped subset); --pairs: which KERNEL/GPU pairs (partial cachefiles are left out, listed);
-# --kt-cache: keeps Kernel Tuner's simulated runs so they run once per pair, strategy, seed.
+# shipped subset); --pairs: which KERNEL/GPU pairs (partial cachefiles are left out, listed,
+# unless --replay-partial: then replayed as their recorded configs);
+# --kt-cache: keeps Kernel Tuner's simulated runs so they run once per pair, strategy, seed;
+# --kt-cached-only scores only what is there. --kt-evals-only: these Kernel Tuner strategies
+# run 200 evaluations only, scored on the time budget up to where their recorded cost ends
+# (a lower bound, marked). --sweeps: amk's strategies on amk's recorded sweeps instead
+# (space_defs/data/*.tsv; sweeps.md). Every table scores both budgets: time and evaluations.
 # --quick: a smoke test (one space, 2 seeds, 3 Kernel Tuner strategies; about 10 s).
 # Environment: BUILD (build/), AMK ($BUILD/amk), VENV ($BUILD/bench-venv, built with pip from
 # bench/search_vs_kerneltuner.requirements.txt), OUT, JOBS (one per core),

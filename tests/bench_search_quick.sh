@@ -27,4 +27,45 @@ grep -q '^| amk evolve (default) | -\?[0-9.]* ± ' "$OUT/table.md" ||
     { echo "FAIL: table.md lacks amk's default strategy's score"; exit 1; }
 grep -q '^| KT random_sample | -\?[0-9.]* ± ' "$OUT/table.md" ||
     { echo "FAIL: table.md lacks Kernel Tuner random_sample's score"; exit 1; }
+
+# A partial cachefile Kernel Tuner left unclosed (its first 1500 records of convolution_milo
+# W6600, one per line as Kernel Tuner writes them, no closing braces): replayed as its
+# recorded configs by both tools with --replay-partial, Kernel Tuner's 200-evaluation run
+# scored on the time budget with --kt-evals-only; left out without --replay-partial.
+VENV=${VENV:-$BUILD/bench-venv}
+P="$OUT/partial"
+mkdir -p "$P/cachefiles/convolution_milo"
+cp -r "$SRC/space_defs/data/benchmark_hub/spaces" "$P/"
+"$VENV/bin/python" - "$SRC/space_defs/data/benchmark_hub/cachefiles/convolution_milo/W6600.json.gz" \
+    "$P/cachefiles/convolution_milo/W6600.json.gz" <<'PY'
+import gzip, json, sys
+c = json.load(gzip.open(sys.argv[1], "rt"))
+head = {k: v for k, v in c.items() if k != "cache"}
+lines = json.dumps(head)[:-1] + ', "cache": {\n'
+for k, e in list(c["cache"].items())[:1500]:
+    lines += json.dumps(k) + ": " + json.dumps(e) + ",\n"
+gzip.open(sys.argv[2], "wt").write(lines)
+PY
+run_partial() {
+    AMK="$AMK" BUILD="$BUILD" OUT="$OUT/p-out" VENV_FAIL_RC=77 JOBS=2 \
+        bash "$SRC/bench/search_vs_kerneltuner.sh" --cachefiles "$P/cachefiles" --seeds 1 \
+        --amk-strategies evolve --kt-strategies "" --kt-evals-only random_sample --no-package "$@"
+}
+run_partial --replay-partial >"$OUT/p.log" 2>&1 || { cat "$OUT/p.log"; echo "FAIL: --replay-partial"; exit 1; }
+grep -q 'Replayed as their recorded configs only.*convolution_milo/W6600 (1500 of 4362; unclosed)' \
+    "$OUT/p-out/table.md" || { cat "$OUT/p-out/table.md"; echo "FAIL: partial file not replayed"; exit 1; }
+grep -q '^| KT random_sample (200-evaluation runs) | 1 | ' "$OUT/p-out/table.md" ||
+    { echo "FAIL: no time score of the 200-evaluation run"; exit 1; }
+if run_partial >"$OUT/p.log" 2>&1; then
+    echo "FAIL: the partial file was scored without --replay-partial"; exit 1
+fi
+grep -q 'partial cachefile (1500 records, 4362 valid configs, file unclosed); left out' "$OUT/p.log" ||
+    { cat "$OUT/p.log"; echo "FAIL: the partial file was not listed as left out"; exit 1; }
+# amk's own sweeps: scored over evaluations, the twin without the Default where one loads
+AMK="$AMK" BUILD="$BUILD" OUT="$OUT/s-out" VENV_FAIL_RC=77 JOBS=2 \
+    bash "$SRC/bench/search_vs_kerneltuner.sh" --sweeps gemm_wgmma --seeds 2 \
+    --amk-strategies evolve,evolve@nodefault >"$OUT/s.log" 2>&1 ||
+    { cat "$OUT/s.log"; echo "FAIL: --sweeps"; exit 1; }
+grep -q '^| gemm_wgmma (M=4096,N=4096,K=4096,dtype=bf16) | 104 (104) | [0-9]* | -\?[0-9.]* ± .* | -\?[0-9.]* ± ' \
+    "$OUT/s-out/sweeps.md" || { cat "$OUT/s-out/sweeps.md"; echo "FAIL: sweeps.md lacks gemm_wgmma's scores"; exit 1; }
 echo "ok: bench_search_quick"
