@@ -614,12 +614,11 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
         x->res->peer_timed = 1;
         x->res->peer_stats = st2[1];
         double ci = (st2[1].ci_hi_us - st2[1].ci_lo_us) / 2 / st2[1].median_us;
+        char ci_text[48] = ""; /* the CI of the reps the candidate's stopping rule gave it */
         if (isfinite(ci))
-            amk__rw_note(x, "peer %s: %.2f us (same loop, interleaved; 95%% CI +-%.2f%%)",
-                         x->res->peer, st2[1].median_us, 100 * ci);
-        else
-            amk__rw_note(x, "peer %s: %.2f us (same loop, interleaved)", x->res->peer,
-                         st2[1].median_us);
+            snprintf(ci_text, sizeof ci_text, "; 95%% CI +-%.2f%%", 100 * ci);
+        amk__rw_note(x, "peer %s: %.2f us (same loop, interleaved%s)", x->res->peer,
+                     st2[1].median_us, ci_text);
     }
     if (e != hipSuccess) {
         amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: benchmark: %s", c->label, msg);
