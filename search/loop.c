@@ -5,6 +5,8 @@
 #include "search_int.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +57,22 @@ static int write_best(const char *path, const amk_row *row, const amk_incumbent 
  * uses the candidate's re-measured median. The row keeps the candidate's first measurement
  * and says in its note what the re-measure found. Backends that cannot re-measure (or a
  * re-measure that fails) leave the decision to the first measurements. */
+/* Appends "; text" (printf) to a verdict's notes, as far as they have room. */
+static void add_note(amk_verdict *v, const char *fmt, ...)
+{
+    size_t len = strnlen(v->notes, sizeof v->notes);
+    if (len + 3 >= sizeof v->notes)
+        return;
+    if (len) {
+        memcpy(v->notes + len, "; ", 3);
+        len += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->notes + len, sizeof v->notes - len, fmt, ap);
+    va_end(ap);
+}
+
 static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_config *cand,
                             amk_verdict *decide, amk_verdict *logged)
 {
@@ -63,16 +81,10 @@ static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_con
     int rc = amk_evaluator_remeasure(ev, &inc->config, cand, lat, spread, &sm_mhz, &d);
     if (rc == AMK_EUNSUPPORTED)
         return;
-    size_t len = strlen(logged->notes);
-    if (inc->sm_mhz > 0 && decide->sm_mhz > 0 && len + 2 < sizeof logged->notes) {
-        snprintf(logged->notes + len, sizeof logged->notes - len, "%sSM clock %.0f MHz "
-                 "(incumbent %.0f MHz)", len ? "; " : "", decide->sm_mhz, inc->sm_mhz);
-        len = strlen(logged->notes);
-    }
-    char *tail = logged->notes + len;
-    size_t cap = sizeof logged->notes - len;
+    if (inc->sm_mhz > 0 && decide->sm_mhz > 0)
+        add_note(logged, "SM clock %.0f MHz (incumbent %.0f MHz)", decide->sm_mhz, inc->sm_mhz);
     if (rc != AMK_OK) {
-        snprintf(tail, cap, "%sre-measure failed: %s", len ? "; " : "", d.msg);
+        add_note(logged, "re-measure failed: %s", d.msg);
         return;
     }
     /* An incumbent kept earlier in this batch has no trial number until the batch is
@@ -80,8 +92,8 @@ static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_con
     char which[48] = "kept earlier in this batch";
     if (inc->trial > 0)
         snprintf(which, sizeof which, "trial %lld", (long long)inc->trial);
-    snprintf(tail, cap, "%sre-measured interleaved with incumbent (%s): incumbent "
-             "%.3f us, candidate %.3f us", len ? "; " : "", which, lat[0], lat[1]);
+    add_note(logged, "re-measured interleaved with incumbent (%s): incumbent %.3f us, "
+             "candidate %.3f us", which, lat[0], lat[1]);
     if (amk__keep_peered(inc, decide) && lat[0] > 0 && lat[1] > 0) {
         /* The incumbent keeps its measurement and peer (one clock state); the candidate is
          * put in that state by the window's ratio, which the keep rule then judges. */
@@ -100,6 +112,21 @@ static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_con
     decide->latency_us = lat[1];
     decide->spread = spread[1];
     decide->sm_mhz = sm_mhz;
+}
+
+/* Timed beside the same peer at clocks more than min_gain apart: no re-measure, the note
+ * says the clock moved and what the keep rule judged (the candidate in the incumbent's
+ * clock state). */
+static void note_clock_state(const amk_incumbent *inc, const amk_verdict *decide,
+                             amk_verdict *logged, double min_gain)
+{
+    if (!amk__keep_peered(inc, decide) || !(inc->sm_mhz > 0) || !(decide->sm_mhz > 0) ||
+        !(fabs(decide->sm_mhz - inc->sm_mhz) > min_gain * inc->sm_mhz))
+        return;
+    add_note(logged, "SM clock %.0f MHz (incumbent %.0f MHz): held in the incumbent's clock "
+             "state beside %s, %.3f us", decide->sm_mhz, inc->sm_mhz, decide->peer,
+             amk_peer_scaled(decide->latency_us, decide->peer, decide->peer_us, inc->peer,
+                             inc->peer_us));
 }
 
 /* The options, and the strategy they name. */
@@ -296,6 +323,8 @@ static int keep_batch(loop_run *L, int n, amk_diag *d)
         if (amk__keep_close(inc, &L->props[i].config, &decide, L->min_gain) ||
             amk__keep_clock_moved(inc, &L->props[i].config, &decide, L->min_gain))
             remeasure_close(L->o->ev, inc, &L->props[i].config, &decide, &L->verdicts[i]);
+        else if (inc && inc->has && !amk_config_equal(&inc->config, &L->props[i].config))
+            note_clock_state(inc, &decide, &L->verdicts[i], L->min_gain);
         int keep = amk_history_decide(L->h, &L->props[i].config, &decide);
         int rc = amk_verdict_to_row(&L->verdicts[i], &L->props[i].config, 0, L->shape,
                                     L->props[i].source, L->device, keep, &L->rows[i], d);

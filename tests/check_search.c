@@ -1327,7 +1327,7 @@ END_TEST
 /* A fake measuring backend: the k-th evaluated config measures fake_lat[k] at SM clock
  * fake_mhz[k] (0: not read); remeasure answers fake_re[0] (incumbent) and fake_re[1]
  * (candidate) at fake_re_mhz and counts its calls. */
-static double fake_lat[4], fake_mhz[4], fake_re[2], fake_re_mhz;
+static double fake_lat[4], fake_mhz[4], fake_peer[4], fake_re[2], fake_re_mhz;
 static int fake_calls, fake_re_calls;
 
 static int fake_init(void *st, const amk_backend_opts *o, amk_diag *d)
@@ -1344,6 +1344,10 @@ static int fake_evaluate(void *st, const amk_config *const *c, size_t n, amk_ver
         out[i].correct = 1;
         out[i].latency_kind = AMK_LAT_MEASURED;
         out[i].sm_mhz = fake_mhz[fake_calls % 4];
+        if (fake_peer[fake_calls % 4] > 0) { /* timed beside a peer */
+            snprintf(out[i].peer, sizeof out[i].peer, "cublas");
+            out[i].peer_us = fake_peer[fake_calls % 4];
+        }
         out[i].latency_us = fake_lat[fake_calls++ % 4];
         out[i].spread = 0.001;
     }
@@ -1441,6 +1445,28 @@ START_TEST(test_amk_loop_run_remeasure_gives_the_incumbent_the_window_clock)
                   rv.v[2].note);
     free(rv.v);
     fake_re_mhz = 0;
+}
+END_TEST
+
+START_TEST(test_amk_loop_run_peered_configs_need_no_clock_remeasure)
+{
+    /* Trial 2 is 10% faster raw at a 14% higher clock, but beside cuBLAS it is 900 x 500 /
+     * 400 = 1125 us in trial 1's clock state: reverted without a re-measure, the note says
+     * how it was judged. */
+    double lat[] = {1000.0, 900.0, 0, 0}, mhz[] = {1400, 1600, 0, 0},
+           peer[] = {500.0, 400.0, 0, 0};
+    memcpy(fake_lat, lat, sizeof lat);
+    memcpy(fake_mhz, mhz, sizeof mhz);
+    memcpy(fake_peer, peer, sizeof peer);
+    fake_re[0] = fake_re[1] = 0;
+    rowvec rv = fake_trials(2);
+    ck_assert_int_eq(fake_re_calls, 0);
+    ck_assert_int_eq(rv.v[1].kept, 0);
+    ck_assert_msg(strstr(rv.v[1].note, "SM clock 1600 MHz (incumbent 1400 MHz): held in the "
+                                       "incumbent's clock state beside cublas, 1125.000 us"),
+                  "%s", rv.v[1].note);
+    free(rv.v);
+    memset(fake_peer, 0, sizeof fake_peer);
 }
 END_TEST
 
@@ -1804,6 +1830,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_loop_run_resume_continues_numbering_and_incumbent);
     tcase_add_test(tc, test_amk_loop_run_resume_exhaustive_completes_the_space);
     tcase_add_test(tc, test_amk_loop_run_survives_sigkill_and_resumes);
+    tcase_add_test(tc, test_amk_loop_run_peered_configs_need_no_clock_remeasure);
     tcase_add_test(tc, test_amk_loop_run_remeasure_gives_the_incumbent_the_window_clock);
     tcase_add_test(tc, test_amk_loop_run_remeasures_close_calls_interleaved);
     tcase_add_test(tc, test_amk_loop_run_rows_same_for_any_parallelism);
