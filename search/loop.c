@@ -52,11 +52,6 @@ static int write_best(const char *path, const amk_row *row, const amk_incumbent 
     return rc;
 }
 
-/* A close call between two measured configs is re-measured interleaved in one window
- * (DESIGN §3) when the backend can: the incumbent's latency is refreshed and the decision
- * uses the candidate's re-measured median. The row keeps the candidate's first measurement
- * and says in its note what the re-measure found. Backends that cannot re-measure (or a
- * re-measure that fails) leave the decision to the first measurements. */
 /* Appends "; text" (printf) to a verdict's notes, as far as they have room. */
 static void add_note(amk_verdict *v, const char *fmt, ...)
 {
@@ -73,6 +68,12 @@ static void add_note(amk_verdict *v, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A close call between two measured configs is re-measured interleaved in one window
+ * (DESIGN §3) when the backend can, and the decision uses the window's two medians: without
+ * a common peer the incumbent's latency is refreshed; with one the candidate is put in the
+ * incumbent's clock state by the window's ratio. The row keeps the candidate's first measurement
+ * and says in its note what the re-measure found. Backends that cannot re-measure (or a
+ * re-measure that fails) leave the decision to the first measurements. */
 static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_config *cand,
                             amk_verdict *decide, amk_verdict *logged)
 {
