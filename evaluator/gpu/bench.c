@@ -104,8 +104,9 @@ static hipError_t settle(hipStream_t s, const amk__bench_kernel *k, int nk, int 
     for (int b = 0; b < 2; b++)
         for (int e = 0; e < 2; e++)
             TRY(hipEventCreate(&ev[b][e]));
-    /* Loaded long enough already: 2 chunks settle it (amk__obs_settled); queue no third. */
-    int last_chunk = hot_before >= o->sustain_s ? 2 : SETTLE_MAX_CHUNKS;
+    /* Loaded long enough already: AMK__SETTLE_HOT_CHUNKS settle it (amk__obs_settled);
+     * queue no more. */
+    int last_chunk = hot_before >= o->sustain_s ? AMK__SETTLE_HOT_CHUNKS : SETTLE_MAX_CHUNKS;
     for (int n = 0; n <= last_chunk; n++) {
         if (n < last_chunk) { /* queue chunk n, then read chunk n - 1 */
             hipEvent_t *e = ev[n & 1];

@@ -127,11 +127,13 @@ void amk__obs_throttle_text(uint64_t reasons, char *out, size_t cap);
  * sustain_s (hot_s; the H100's power controller takes ~1 s to bring the clock down from its
  * idle boost under a power-bound load), and the mean time per launch of the last 3 chunks is
  * within tol (a fraction) of the 3 before (n >= 6). When the device was already loaded that
- * long as the warm-up began (hot_before_s: the keeper or the previous job), 2 chunks do:
+ * long as the warm-up began (hot_before_s: the keeper or the previous job),
+ * AMK__SETTLE_HOT_CHUNKS (2) do:
  * the power state is there, and the controller answers a change of load over ~1 s, longer
  * than waiting for 6 steady chunks could follow; the 2 chunks warm the candidate's caches. */
 int amk__obs_settled(const double *chunk_us, int n, double hot_before_s, double hot_s,
                      double sustain_s, double tol);
+#define AMK__SETTLE_HOT_CHUNKS 2 /* the warm-up of a device already loaded: see above */
 /* The current level of an amdgpu DPM clock table (the text of sysfs pp_dpm_sclk or
  * pp_dpm_mclk: one line per level, "1: 1700Mhz *", the current one starred; "S: 100Mhz *"
  * in deep sleep): its MHz, NAN when no line is starred or the text is not such a table. */

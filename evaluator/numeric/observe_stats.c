@@ -105,8 +105,12 @@ void amk__obs_throttle_text(uint64_t r, char *out, size_t cap)
 int amk__obs_settled(const double *chunk_us, int n, double hot_before_s, double hot_s,
                      double sustain_s, double tol)
 {
-    if (hot_before_s >= sustain_s)
-        return n >= 2 && chunk_us[0] > 0 && chunk_us[1] > 0;
+    if (hot_before_s >= sustain_s) {
+        for (int i = 0; i < AMK__SETTLE_HOT_CHUNKS; i++)
+            if (i >= n || !(chunk_us[i] > 0))
+                return 0;
+        return 1;
+    }
     if (n < 6 || !(hot_s >= sustain_s))
         return 0;
     double a = (chunk_us[n - 6] + chunk_us[n - 5] + chunk_us[n - 4]) / 3;
