@@ -231,7 +231,9 @@ static void *device_main(void *arg)
         pthread_mutex_unlock(&st->mu);
         s->job->device = g->index;
         s->gpu = g->index;
+        amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: gpu %d runs a job", amk_now_s(), g->index);
         amk__gpu_send_job(g->run, st->run_timeout_s, s->job, &s->res);
+        amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: gpu %d done", amk_now_s(), g->index);
         pthread_mutex_lock(&st->mu);
         st->finished++;
         pthread_cond_broadcast(&st->done);

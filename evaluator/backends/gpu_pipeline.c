@@ -535,6 +535,7 @@ static void unit_final(size_t u, void *ud)
 {
     batch *b = ud;
     b->final[u] = 1;
+    amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: unit %zu compiled", amk_now_s(), u);
     if (b->cand_cfg[u] >= 0)
         try_queue(b, b->cand_cfg[u]);
     for (int i = b->ref_first[u]; i >= 0; i = b->ref_next[i])
@@ -610,12 +611,15 @@ int amk__gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_
         pthread_mutex_lock(&st->mu);
         st->finished = 0;
         pthread_mutex_unlock(&st->mu);
+        amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: batch of %zu configs, %zu units to compile",
+                amk_now_s(), n, nu);
         rc = amk__compiler_run_cb(st->cc, units, nu, codes, unit_final, &b, &d);
         /* Whatever happened, the code objects stay until every queued run is over. */
         pthread_mutex_lock(&st->mu);
         while (st->finished < b.queued)
             pthread_cond_wait(&st->done, &st->mu);
         pthread_mutex_unlock(&st->mu);
+        amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: batch done", amk_now_s());
         if (rc != AMK_OK) {
             amk_log(AMK_LOG_ERROR, "gpu: compile service failed: %s", d.msg);
             goto done;
@@ -719,7 +723,9 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
     j->seed = st->seed;
     j->check_threads = st->check_threads;
     amk__run_result res;
+    amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: re-measure", amk_now_s());
     amk__gpu_send_job(st->devs[0]->run, st->run_timeout_s, j, &res);
+    amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: re-measure done: %s", amk_now_s(), res.notes);
     if (res.status != AMK_STATUS_OK || res.nstats != 2) {
         rc = amk_diag_set(d, res.status == AMK_STATUS_RUN_TIMEOUT ? AMK_ETIMEDOUT : AMK_EBACKEND,
                           "remeasure: %s: %s", amk_status_name((amk_status)res.status),

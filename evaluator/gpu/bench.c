@@ -17,6 +17,8 @@
 #define WARMUP_MAX 200
 #define BURST_CHUNK 8         /* launches per kernel timed after each idle gap */
 #define SETTLE_CHUNK_MS 10.0  /* work per sustained warm-up chunk */
+#define SETTLE_HOT_CHUNK_MS 5.0 /* the same once the device is loaded already */
+#define WARMUP_HOT 3          /* launches per kernel that estimate its time on a loaded device */
 #define SETTLE_TOL 0.005      /* the last 3 chunks within 0.5% of the 3 before */
 #define SETTLE_MAX_CHUNKS 1024
 #define HOT_GAP_S 0.2         /* an idle gap longer than this starts a new load */
@@ -93,14 +95,15 @@ static hipError_t settle(hipStream_t s, const amk__bench_kernel *k, int nk, int 
     hipError_t err = hipSuccess;
     hipEvent_t ev[2][2] = {{NULL, NULL}, {NULL, NULL}};
     double chunk_us[SETTLE_MAX_CHUNKS];
-    int per = (int)ceil(SETTLE_CHUNK_MS / (est_ms * nk));
-    per = per < 2 ? 2 : per > 4096 ? 4096 : per;
     double t0 = amk_now_s();
     amk__bench_loaded(t0, t0); /* after a gap long enough to cool, the load starts now */
     double hot_before = t0 - busy_since;
+    int per = (int)ceil((hot_before >= o->sustain_s ? SETTLE_HOT_CHUNK_MS : SETTLE_CHUNK_MS) /
+                        (est_ms * nk));
+    per = per < 2 ? 2 : per > 4096 ? 4096 : per;
     *loaded_before_s = hot_before;
     amk__obs_sample first, last;
-    amk__obs_read(&first);
+    amk__obs_latest(&first);
     for (int b = 0; b < 2; b++)
         for (int e = 0; e < 2; e++)
             TRY(hipEventCreate(&ev[b][e]));
@@ -133,7 +136,7 @@ static hipError_t settle(hipStream_t s, const amk__bench_kernel *k, int nk, int 
             break;
     }
     TRY(hipStreamSynchronize(s));
-    amk__obs_read(&last);
+    amk__obs_latest(&last);
     amk__obs_add_span(obs, &first, &last);
     *settle_ms = (amk_now_s() - t0) * 1e3;
 done:
@@ -227,11 +230,20 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     for (nev = 0; nev < 2 * AMK__BENCH_CHUNK_MAX * nk; nev++)
         TRY(hipEventCreate(&ev[nev]));
 
-    /* Warm-up: clocks after the check's idle gap; estimates the time per launch. */
+    amk__obs_watch(1);
+    /* Warm-up: clocks after the check's idle gap; estimates the time per launch. A device
+     * under load for the sustain time already is brought to this workload's state by the
+     * settle that follows: WARMUP_HOT launches only estimate (5 ms of launches, each waited
+     * for, cost the H100 race 12 ms a config). */
+    amk__rw_phase("warm-up");
+    double t_start = amk_now_s();
+    int hot = o->regime == AMK__REGIME_SUSTAINED && busy_until >= 0 &&
+              t_start - busy_until <= HOT_GAP_S && t_start - busy_since >= o->sustain_s;
     for (int i = 0; i < nk; i++) {
         double w[WARMUP_MAX], total = 0;
         int n = 0;
-        while (n < WARMUP_MAX && (n < 2 || total < o->warmup_s * 1e3)) {
+        while (n < WARMUP_MAX &&
+               (n < 2 || (hot ? n < WARMUP_HOT : total < o->warmup_s * 1e3))) {
             int set = (int)(counter++ % nsets);
             if (flush_buf)
                 TRY(hipMemsetAsync(flush_buf, n & 1, flush_bytes, s));
@@ -253,6 +265,7 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     amk__obs obs;
     amk__obs_init(&obs);
     if (o->regime == AMK__REGIME_SUSTAINED) {
+        amk__rw_phase("settle");
         err = settle(s, k, nk, nsets, flush_buf, flush_bytes, slow, o, &counter, &obs,
                      &settle_ms, &loaded_before_s, msg, cap);
         if (err != hipSuccess)
@@ -269,6 +282,7 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
         goto done;
     }
 
+    amk__rw_phase("timed");
     int done_reps = 0, ruled = 0; /* ruled: every kernel met a stopping rule */
     for (int nchunk = 0; !ruled && done_reps < reps; nchunk++) {
         int chunk = amk__bench_next_chunk(done_reps, reps, slow, o);
@@ -280,7 +294,7 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
             sleep_s(o->burst_gap_s);
         }
         amk__obs_sample before, after;
-        amk__obs_read(&before);
+        amk__obs_latest(&before);
         gate g;
         atomic_init(&g.open, 0);
         amk__host_call call = {gate_wait, &g};
@@ -316,7 +330,7 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
         }
         atomic_store(&g.open, 1);
         TRY(hipStreamSynchronize(s));
-        amk__obs_read(&after);
+        amk__obs_latest(&after);
         amk__obs_add_span(&obs, &before, &after);
         for (int r = 0; r < chunk; r++)
             for (int i = 0; i < nk; i++) {
@@ -355,6 +369,7 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     if (o->energy_window_s > 0) {
         /* Objective energy or edp: the candidate's (kernel 0's) energy is measured, never
          * estimated; its own load follows the timing without a gap. */
+        amk__rw_phase("energy");
         err = energy_window(s, &k[0], nsets, flush_buf, flush_bytes, est_ms[0], o, &counter,
                             &stats[0], msg, cap);
         if (err != hipSuccess)
@@ -362,6 +377,7 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
     }
 
 done:
+    amk__obs_watch(0);
     busy_until = amk_now_s();
     for (int i = 0; i < nev; i++)
         (void)hipEventDestroy(ev[i]);

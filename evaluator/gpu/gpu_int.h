@@ -154,7 +154,7 @@ typedef struct amk__bench_kernel {
  * flush_buf is not NULL, flush_bytes of it are overwritten before every timed launch. In
  * o->regime: sustained first runs the kernels until their time and the SM clock settle
  * (within o->settle_max_s); burst leaves the device idle o->burst_gap_s before each chunk.
- * The device is read (amk__obs_read) around every timed chunk.
+ * The device is read around every timed chunk (the watcher's latest readings).
  * Chunks of launches (amk__bench_next_chunk) until every kernel meets the stopping rule or
  * the cap is reached. Fills stats[i]. Returns hipSuccess or the first error (msg says which
  * call). */
@@ -164,6 +164,12 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
 /* The device was under load from start to end (amk_now_s() times) outside amk__bench_run:
  * the sustained regime's warm-up counts it (keep_loaded.c). */
 void amk__bench_loaded(double start, double end);
+/* Where a run worker's job spends its time, by phase (AMK_RUN_PROFILE=1 puts it in the
+ * row's note): amk__rw_phase closes the running phase now and starts `what` (NULL: none);
+ * amk__rw_phase_text writes "name ms, ..." of the phases since the last call and resets.
+ * (runtime.c) */
+void amk__rw_phase(const char *what);
+void amk__rw_phase_text(char *buf, size_t cap);
 
 /* ---------- the device's state (observe.c; run worker only) ---------------------------- */
 /* Opens the management library for device (once per process): 1 when readings will come,
@@ -171,6 +177,11 @@ void amk__bench_loaded(double start, double end);
 int amk__obs_open(int device, char *why, size_t cap);
 /* One reading now (NAN fields when the observer is not open). */
 void amk__obs_read(amk__obs_sample *s);
+/* A watcher thread reads the device continuously while on (amk__obs_watch(1) .. (0)), so
+ * the timing thread never waits for a reading: amk__obs_latest gives its newest one (NAN
+ * fields before the first; a reading now when not watching). */
+void amk__obs_watch(int on);
+void amk__obs_latest(amk__obs_sample *s);
 
 /* ---------- the vendor-library peer (peer.c; run worker only) -------------------------- */
 /* A peer ready to time over nsets buffer sets: the operation, its library handle and each

@@ -4,12 +4,18 @@
  * librocm_smi64.so on AMD, with the clocks from the amdgpu driver's sysfs text), so libamk
  * gains no link dependency. Without the library, or
  * without a match for the device, every reading is NAN and amk__obs_open says why. One
- * observer per run worker (the process owns one device). */
+ * observer per run worker (the process owns one device).
+ * A reading takes milliseconds (3-7 ms for the six NVML queries on the H100, measured in the
+ * race of 2026-11-26: 20 ms a config of device idle while the timing thread read around its
+ * chunks), so the timed loops read a watcher thread's latest sample instead (amk__obs_watch,
+ * amk__obs_latest); the energy window, which pairs a reading with a launch count, reads
+ * itself. */
 #include "gpu_int.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -205,4 +211,65 @@ void amk__obs_read(amk__obs_sample *s)
     s->throttle = 0;
     if (obs.ok)
         read_lib(s);
+}
+
+/* ---------- the watcher: readings taken beside the timing thread ------------------------- */
+
+#define WATCH_PERIOD_S 0.005 /* pause between two readings while watching */
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t wake, fresh;
+    pthread_t thread;
+    int started, on;
+    amk__obs_sample latest; /* t_s < 0: none since the watch began */
+} watch = {.mu = PTHREAD_MUTEX_INITIALIZER,
+           .wake = PTHREAD_COND_INITIALIZER,
+           .fresh = PTHREAD_COND_INITIALIZER};
+
+static void *watcher(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&watch.mu);
+    for (;;) {
+        while (!watch.on)
+            pthread_cond_wait(&watch.wake, &watch.mu);
+        pthread_mutex_unlock(&watch.mu);
+        amk__obs_sample s;
+        amk__obs_read(&s);
+        struct timespec pause = {0, (long)(WATCH_PERIOD_S * 1e9)};
+        pthread_mutex_lock(&watch.mu);
+        if (watch.on) {
+            watch.latest = s;
+            pthread_cond_broadcast(&watch.fresh);
+        }
+        pthread_mutex_unlock(&watch.mu);
+        nanosleep(&pause, NULL);
+        pthread_mutex_lock(&watch.mu);
+    }
+    return NULL;
+}
+
+void amk__obs_watch(int on)
+{
+    pthread_mutex_lock(&watch.mu);
+    if (on && !watch.started && obs.ok)
+        watch.started = pthread_create(&watch.thread, NULL, watcher, NULL) == 0;
+    watch.on = on && watch.started;
+    watch.latest.t_s = -1;
+    pthread_cond_signal(&watch.wake);
+    pthread_mutex_unlock(&watch.mu);
+}
+
+void amk__obs_latest(amk__obs_sample *s)
+{
+    pthread_mutex_lock(&watch.mu);
+    int on = watch.on;
+    while (watch.on && watch.latest.t_s < 0) /* the window's first reading is a real one */
+        pthread_cond_wait(&watch.fresh, &watch.mu);
+    if (on)
+        *s = watch.latest;
+    pthread_mutex_unlock(&watch.mu);
+    if (!on) /* not watching (no library, no thread): a reading now */
+        amk__obs_read(s);
 }

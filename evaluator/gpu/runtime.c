@@ -49,6 +49,57 @@ void amk__rw_stage(const char *label, const char *what)
     fflush(stderr);
 }
 
+/* The phases of the jobs since the last amk__rw_phase_text, in order of first use. */
+#define PHASES 16
+static struct {
+    const char *name[PHASES];
+    double ms[PHASES];
+    int n, cur;
+    double since;
+} phases = {.cur = -1};
+
+void amk__rw_phase(const char *what)
+{
+    double now = amk_now_s();
+    if (phases.cur >= 0)
+        phases.ms[phases.cur] += (now - phases.since) * 1e3;
+    phases.cur = -1;
+    phases.since = now;
+    if (!what)
+        return;
+    for (int i = 0; i < phases.n; i++)
+        if (strcmp(phases.name[i], what) == 0) {
+            phases.cur = i;
+            return;
+        }
+    if (phases.n < PHASES) {
+        phases.name[phases.n] = what;
+        phases.ms[phases.n] = 0;
+        phases.cur = phases.n++;
+    }
+}
+
+void amk__rw_phase_text(char *buf, size_t cap)
+{
+    amk__rw_phase(NULL);
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < phases.n && len + 1 < cap; i++)
+        len += (size_t)snprintf(buf + len, cap - len, "%s%s %.1f ms", i ? ", " : "",
+                                phases.name[i], phases.ms[i]);
+    phases.n = 0;
+}
+
+void amk__rw_profile_note(amk__run_ctx *x)
+{
+    const char *want = getenv("AMK_RUN_PROFILE");
+    if (!want || strcmp(want, "1") != 0)
+        return;
+    char prof[400];
+    amk__rw_phase_text(prof, sizeof prof);
+    amk__rw_note(x, "profile: %s", prof);
+}
+
 /* After an error: is the context still usable? A sticky error (illegal address, launch
  * failure, ...) keeps failing every later call; a launch refused for its configuration
  * does not. */
@@ -405,10 +456,14 @@ static void run_job(const amk__run_job *j, amk__run_ctx *x)
         return;
     }
     /* REMEASURE: the inputs of case 0, as EVAL makes them. */
+    char prof[400];
+    amk__rw_phase_text(prof, sizeof prof); /* what came before this job is not its time */
+    amk__rw_phase("inputs");
     const amk__run_case *bc = &j->cases[0];
     void *in[AMK__RUN_MAX_BUFS];
     char err[600];
-    if (!amk__rw_make_inputs(j, bc, 0, amk__rw.host[HOST_MEASURE_IN], in, err, sizeof err)) {
+    if (!amk__rw_cached_inputs(j, bc, 0, in) &&
+        !amk__rw_make_inputs(j, bc, 0, amk__rw.host[HOST_MEASURE_IN], in, err, sizeof err)) {
         amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s", err);
         return;
     }
@@ -416,6 +471,7 @@ static void run_job(const amk__run_job *j, amk__run_ctx *x)
     const amk__run_kernel *ks[2] = {&bc->cand, &j->other};
     if (amk__rw_bench_case(j, bc, fns, ks, 2, in, NULL, x))
         x->res->status = AMK_STATUS_OK;
+    amk__rw_profile_note(x);
 }
 
 int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **resp,

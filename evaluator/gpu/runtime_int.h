@@ -11,9 +11,10 @@
 
 #define MOD_CACHE 32
 
-/* Host buffers kept across jobs besides the reference cache: the candidate's outputs and
- * the inputs of a re-measure. */
-enum { HOST_GOT, HOST_MEASURE_IN, HOST_KINDS };
+/* Host buffers kept across jobs besides the reference cache: the candidate's outputs (the
+ * benchmarked case's apart: compared while the next cases run) and the inputs of a
+ * re-measure. */
+enum { HOST_GOT, HOST_BENCH_GOT, HOST_MEASURE_IN, HOST_KINDS };
 
 typedef struct amk__host_buf {
     void *p;
@@ -71,6 +72,8 @@ void amk__rw_fail(amk__run_ctx *x, amk_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void amk__rw_note(amk__run_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void amk__rw_stage(const char *label, const char *what);
+/* AMK_RUN_PROFILE=1: the job's phases (amk__rw_phase) as a note, "profile: ...". */
+void amk__rw_profile_note(amk__run_ctx *x);
 /* The module of a code object of the job, loaded or from the cache. (runtime.c) */
 hipError_t amk__rw_module(const amk__run_code *code, hipModule_t *out);
 /* After an error: is the context still usable? (runtime.c) */
@@ -94,6 +97,11 @@ typedef struct amk__dev_set {
 void amk__rw_host_trim(void);
 int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
                         amk__host_buf *hb, void **in, char *err, size_t cap);
+/* The host inputs amk__rw_make_inputs would make for case c at stream0, when the reference
+ * cache holds them (an EVAL of the same buffers and seed): 1 and in[] set (NULL for
+ * outputs), else 0. A re-measure made its own (50-140 ms a gemm_hopper 4096^3 pair). */
+int amk__rw_cached_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
+                          void **in);
 int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction_t *fns,
                        const amk__run_kernel *const *ks, int nk, void *const *in,
                        const amk__dev_set *first, amk__run_ctx *x);
