@@ -1,12 +1,18 @@
 """Driver of bench/kt_examples.sh: runs Kernel Tuner's CUDA examples with only their import
 of kernel_tuner rewritten to amk, records each tune_kernel call, re-runs it exhaustively
-with amk, and writes a JSON summary.
+with amk, and writes a JSON summary. With KT_COMPARE=1 it also runs each example under
+Kernel Tuner itself, both tuners brute-forcing the same list of configs, and prints the
+seconds per config of each.
 
     python3 bench/kt_examples.py EXAMPLES_DIR OUT.json [NAME...]
     (internal) python3 bench/kt_examples.py --child amk|kt SCRIPT RECORD.json
 """
+import inspect
+import itertools
 import json
+import math
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -16,6 +22,8 @@ import time
 import traceback
 
 DEFAULT = ["vector_add", "matmul", "convolution", "reduction", "pnpoly"]
+MAX_THREADS = 1024  # Kernel Tuner drops larger blocks from its space (the device's limit)
+ENUMERATE_LIMIT = 200000  # larger spaces are sampled without listing them
 
 
 def rewrite(text):
@@ -32,46 +40,227 @@ def best_time(results):
     return min(ok) if ok else None
 
 
+# ---------- the list of configs both tuners tune -----------------------------------------
+
+
+def _accepts(restrictions, params):
+    """Kernel Tuner's restrictions on one config: Python expressions over the params, or
+    callables given the config as a dict (older ones: its values as a list)."""
+    if restrictions is None:
+        return True
+    if callable(restrictions) or isinstance(restrictions, str):
+        restrictions = [restrictions]
+    names = dict(vars(math), **params)
+    for r in restrictions:
+        if isinstance(r, str):
+            ok = eval(r, {"__builtins__": __builtins__}, names)  # noqa: S307: the example's own
+        else:
+            try:
+                ok = r(dict(params))
+            except (TypeError, KeyError):
+                ok = r(list(params.values()))
+        if not ok:
+            return False
+    return True
+
+
+def _threads(params, block_size_names):
+    n = 1
+    for b in block_size_names or ["block_size_x", "block_size_y", "block_size_z"]:
+        n *= params.get(b, 1)
+    return n
+
+
+def config_sample(tune_params, restrictions, block_size_names, n, seed=1):
+    """The configs of tune_params that the restrictions accept and whose block has at most
+    MAX_THREADS threads, in tune_params' order: all of them (n == 0), or n of them drawn
+    with random.Random(seed). The same arguments give the same list in any process."""
+    names = list(tune_params)
+    values = [list(tune_params[k]) for k in names]
+    size = math.prod(len(v) for v in values)
+
+    def ok(combo):
+        p = dict(zip(names, combo))
+        return _threads(p, block_size_names) <= MAX_THREADS and _accepts(restrictions, p)
+
+    rng = random.Random(seed)
+    if size <= ENUMERATE_LIMIT or not n:
+        valid = [c for c in itertools.product(*values) if ok(c)]
+        if n and n < len(valid):
+            valid = [valid[i] for i in sorted(rng.sample(range(len(valid)), n))]
+        return [dict(zip(names, c)) for c in valid]
+    # A space too large to list: draw combinations until n valid distinct ones are found.
+    picked = {}
+    for _ in range(1000 * n):
+        idx = tuple(rng.randrange(len(v)) for v in values)
+        if idx not in picked:
+            combo = tuple(v[i] for v, i in zip(values, idx))
+            picked[idx] = combo if ok(combo) else None
+            if sum(c is not None for c in picked.values()) == n:
+                break
+    chosen = sorted(i for i, c in picked.items() if c is not None)
+    return [dict(zip(names, picked[i])) for i in chosen]
+
+
+def sample_restriction(sample, tune_params):
+    """A restriction string (Python, which both tuners translate) that accepts exactly the
+    configs of sample: one conjunction per config over the params with several values."""
+    moving = [k for k in tune_params if len(tune_params[k]) > 1]
+    if not moving:
+        return None
+    return " or ".join("(%s)" % " and ".join("%s == %d" % (k, int(c[k])) for k in moving)
+                       for c in sample)
+
+
+def sample_callable(sample, tune_params):
+    """The same as a callable, for amk where its probe named params that change the
+    output: a restriction string makes configs invalid, and each config's reference (the
+    default config with the config's values of those params) must stay valid; a callable
+    only leaves configs out of the search. Called with the config as a dict (amk, Kernel
+    Tuner's lone callable) or with its values (Kernel Tuner's callables in a list)."""
+    names = list(tune_params)
+    keys = {tuple(int(c[k]) for k in names) for c in sample}
+
+    def in_sample(*args):
+        if len(args) == 1 and isinstance(args[0], dict):
+            return tuple(int(args[0][k]) for k in names) in keys
+        vals = args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+        return tuple(int(v) for v in vals) in keys
+    return in_sample
+
+
+def restrict_to(restrictions, sample, tune_params, as_callable=False):
+    """The example's restrictions plus the sample's (a string, or a callable). A lone
+    callable (Kernel Tuner hands it the config as a dict) keeps that form: the sample joins
+    it inside."""
+    s = sample_restriction(sample, tune_params)
+    if s is None:
+        return restrictions
+    if as_callable or callable(restrictions):
+        s = sample_callable(sample, tune_params)
+    if callable(restrictions):
+        orig = restrictions
+
+        def restriction(p):
+            return bool(orig(p)) and s(p)
+        return restriction
+    if restrictions is None:
+        return [s]
+    if isinstance(restrictions, str):
+        return [restrictions, s]
+    return list(restrictions) + [s]
+
+
+# ---------- one side's record of a call ---------------------------------------------------
+
+
+def _status(r, mode):
+    if mode == "amk":
+        return r.get("amk_status", "?")
+    return "ok" if isinstance(r.get("time"), float) else type(r.get("time")).__name__
+
+
+def call_record(mode, kernel_name, tune_params, res, env, wall):
+    """What one tune_kernel call cost: wall time, configs, statuses, the split the tuner
+    reports (seconds), and the configs themselves (values in tune_params' order)."""
+    c = {"kernel_name": kernel_name, "wall_s": wall, "configs": len(res),
+         "best_ms": best_time(res), "statuses": {}}
+    if res:
+        c["wall_per_config_s"] = wall / len(res)
+    for r in res:
+        s = _status(r, mode)
+        c["statuses"][s] = c["statuses"].get(s, 0) + 1
+
+    def total(key):
+        return sum(float(r.get(key) or 0) for r in res) / 1000.0
+    if mode == "amk":
+        # compile_time is per config (NVRTC in amk's workers, overlapping the runs); the
+        # engine's own time is amk_elapsed_s; the rest is tune_kernel's Python around it.
+        loop = env.get("amk_elapsed_s")
+        c["split_s"] = {"compile_sum": total("compile_time"), "engine": loop,
+                        "python": wall - loop if loop is not None else None}
+        c["amk_vary"] = env.get("amk_vary")
+    else:
+        c["split_s"] = {k: total(k + "_time") for k in
+                        ("compile", "verification", "benchmark", "strategy", "framework")}
+    c["config_list"] = [[r.get(k) for k in tune_params] for r in res]
+    return c
+
+
+# ---------- the child: one example under one tuner ----------------------------------------
+
+
 def child(mode, script, record):
-    """Runs script as __main__ with tune_kernel wrapped to record every call."""
+    """Runs script as __main__ with tune_kernel wrapped to record every call.
+    KT_SMOKE=N: each call tunes a fixed sample of N configs (brute force over it);
+    KT_COMPARE=1: each call tunes all configs of its space (the same list under both
+    tuners) and skips amk's exhaustive re-run; KT_LANG: lang= of Kernel Tuner's calls;
+    KT_CACHE_DIR (KT_SIMULATE): amk writes a cachefile per call there, Kernel Tuner replays
+    it (simulation_mode), so the comparison runs without a GPU."""
     calls = []
     if mode == "amk":
         import amk as mod
     else:
         import kernel_tuner as mod
     real = mod.tune_kernel
+    sig = inspect.signature(real)
     smoke = int(os.environ.get("KT_SMOKE", "0") or 0)
+    compare = os.environ.get("KT_COMPARE") == "1"
+    seed = int(os.environ.get("KT_SEED", "1") or 1)
+    lang = os.environ.get("KT_LANG") or None
+    cache_dir = os.environ.get("KT_CACHE_DIR") or None
 
     def wrapped(*args, **kw):
-        if smoke:
-            kw = dict(kw, strategy="random_sample", strategy_options={"max_fevals": smoke})
+        bound = sig.bind_partial(*args, **kw).arguments
+        kw = {}
+        for k, v in bound.items():  # amk's **amk_options flattened back into keywords
+            kw.update(v if sig.parameters[k].kind == inspect.Parameter.VAR_KEYWORD else {k: v})
+        tp = kw["tune_params"]
+        c = {}
+        if smoke or compare:
+            sample = config_sample(tp, kw.get("restrictions"), kw.get("block_size_names"),
+                                   smoke, seed)
+            orig = dict(kw)
+            kw.update(restrictions=restrict_to(kw.get("restrictions"), sample, tp),
+                      strategy=None, strategy_options=None)
+            c["sample"] = len(sample)
+            if mode == "amk" and smoke and kw.get("answer") is None and \
+                    kw.get("verify") is None and "amk_vary" not in kw:
+                # amk's probe for params that change the output moves params around its
+                # reference config in the space: in the example's space, not the sample's.
+                t0 = time.monotonic()
+                _, penv = real(**dict(orig, strategy="random_sample", cache=None, quiet=True,
+                                      strategy_options={"max_fevals": 1}))
+                c["probe_wall_s"] = time.monotonic() - t0
+                kw["amk_vary"] = penv.get("amk_vary")
+                if kw["amk_vary"]:
+                    kw["restrictions"] = restrict_to(orig.get("restrictions"), sample, tp,
+                                                     as_callable=True)
+            if cache_dir:
+                path = os.path.join(cache_dir, "call%d.json" % len(calls))
+                kw["cache"] = path
+                if mode == "kt":
+                    kw["simulation_mode"] = True
+        if mode == "kt" and lang:
+            kw["lang"] = lang
         t0 = time.monotonic()
-        res, env = real(*args, **kw)
+        res, env = real(**kw)
         wall = time.monotonic() - t0
-        c = {"kernel_name": args[0] if args else kw.get("kernel_name"), "wall_s": wall,
-             "configs": len(res), "best_ms": best_time(res),
-             "strategy": kw.get("strategy") or "brute_force"}
-        if wall and res:
-            c["wall_per_config_s"] = wall / len(res)
-        if mode == "amk" and not smoke:
+        c.update(call_record(mode, kw["kernel_name"], tp, res, env, wall))
+        c["strategy"] = kw.get("strategy") or "brute_force"
+        if mode == "amk" and not smoke and not compare:
             # the same call, exhaustively, as the yardstick of the example's best
             kw2 = dict(kw, strategy=None, strategy_options=None, cache=None, quiet=True)
             t0 = time.monotonic()
-            res2, _ = real(*args, **kw2)
+            res2, _ = real(**kw2)
             c["exhaustive_wall_s"] = time.monotonic() - t0
             c["exhaustive_configs"] = len(res2)
             c["exhaustive_best_ms"] = best_time(res2)
             if c["best_ms"] and c["exhaustive_best_ms"]:
                 c["within_5pct"] = c["best_ms"] <= 1.05 * c["exhaustive_best_ms"]
-        if mode == "amk":  # smoke runs too: how many came back ok, wrong, ...
-            c["amk_statuses"] = {}
-            for r in res:
-                s = r.get("amk_status", "?")
-                c["amk_statuses"][s] = c["amk_statuses"].get(s, 0) + 1
-            c["amk_vary"] = env.get("amk_vary")
         calls.append(c)
         with open(record, "w") as f:
-            json.dump(calls, f, indent=1)
+            json.dump(calls, f, indent=1, default=str)
         return res, env
 
     mod.tune_kernel = wrapped
@@ -88,10 +277,10 @@ def child(mode, script, record):
         if type(e).__name__ == "UnsupportedError":
             status["status"] = "unsupported"
     with open(record, "w") as f:
-        json.dump({"calls": calls, **status}, f, indent=1)
+        json.dump({"calls": calls, **status}, f, indent=1, default=str)
 
 
-def run_one(src, name, mode):
+def run_one(src, name, mode, cache_dir=None):
     work = tempfile.mkdtemp(prefix="kt-%s-" % name)
     try:
         for f in os.listdir(src):
@@ -107,9 +296,12 @@ def run_one(src, name, mode):
             with open(script, "w") as f:
                 f.write(rewrite(text))
         record = os.path.join(work, "record.json")
+        env = dict(os.environ)
+        if cache_dir:
+            env["KT_CACHE_DIR"] = cache_dir
         t0 = time.monotonic()
         p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode, script,
-                            record], capture_output=True, text=True)
+                            record], capture_output=True, text=True, env=env)
         out = {"status": "crashed", "returncode": p.returncode, "stderr": p.stderr[-2000:]}
         if os.path.exists(record):
             with open(record) as f:
@@ -122,40 +314,102 @@ def run_one(src, name, mode):
         shutil.rmtree(work, ignore_errors=True)
 
 
+# ---------- the comparison ------------------------------------------------------------------
+
+
+def compare_calls(amk_calls, kt_calls):
+    """One row per call both tuners made (in order): configs, seconds per config of each,
+    and whether both tuned the same configs."""
+    rows = []
+    for a, k in zip(amk_calls, kt_calls):
+        same = sorted(map(tuple, a["config_list"])) == sorted(map(tuple, k["config_list"]))
+        row = {"kernel_name": a["kernel_name"], "configs": a["configs"],
+               "kt_configs": k["configs"], "same_configs": same,
+               "amk_s_per_config": a.get("wall_per_config_s"),
+               "kt_s_per_config": k.get("wall_per_config_s"),
+               "amk_split_s": a.get("split_s"), "kt_split_s": k.get("split_s")}
+        if row["amk_s_per_config"] and row["kt_s_per_config"]:
+            row["kt_over_amk"] = row["kt_s_per_config"] / row["amk_s_per_config"]
+        rows.append(row)
+    return rows
+
+
+def _f(x, fmt="%.3f"):
+    return "-" if x is None else fmt % x
+
+
+def table(summary):
+    """The comparison as text: per call, configs, wall and s/config of each tuner, and how
+    each tuner's time splits (amk: compile summed over configs / engine / Python around it;
+    Kernel Tuner: compile / benchmark / framework + strategy + verification, summed)."""
+    lines = ["%-12s %-20s %5s %5s %8s %8s %8s %8s %6s  %-22s %s" % (
+        "example", "kernel", "cfgs", "same", "amk s", "amk s/c", "KT s", "KT s/c", "KT/amk",
+        "amk cmp/eng/py s", "KT cmp/bench/fw+ s")]
+    for name, ex in summary["examples"].items():
+        for i, row in enumerate(ex.get("comparison", [])):
+            a, k = ex["amk"]["calls"][i], ex["kernel_tuner"]["calls"][i]
+            sa, sk = a.get("split_s") or {}, k.get("split_s") or {}
+            rest = None if not sk else sk["framework"] + sk["strategy"] + sk["verification"]
+            lines.append("%-12s %-20s %5d %5s %8s %8s %8s %8s %6s  %-22s %s" % (
+                name, row["kernel_name"][:20], row["configs"],
+                "yes" if row["same_configs"] else "NO", _f(a["wall_s"], "%.2f"),
+                _f(row["amk_s_per_config"]), _f(k["wall_s"], "%.2f"),
+                _f(row["kt_s_per_config"]), _f(row.get("kt_over_amk"), "%.2f"),
+                "/".join(_f(sa.get(x), "%.1f") for x in ("compile_sum", "engine", "python")),
+                "/".join(_f(x, "%.1f") for x in (sk.get("compile"), sk.get("benchmark"),
+                                                   rest))))
+    return "\n".join(lines)
+
+
 def main():
     if sys.argv[1] == "--child":
         return child(*sys.argv[2:5])
     src, out = sys.argv[1], sys.argv[2]
     names = sys.argv[3:] or DEFAULT
     compare = os.environ.get("KT_COMPARE") == "1"
-    summary = {"examples": {}}
+    simulate = os.environ.get("KT_SIMULATE") == "1"
+    summary = {"examples": {}, "smoke": int(os.environ.get("KT_SMOKE", "0") or 0),
+               "compare": compare, "kt_lang": os.environ.get("KT_LANG") or None,
+               "kt_simulate": simulate}
     good = True
     for name in names:
-        r = {"amk": run_one(src, name, "amk")}
-        if compare:
-            r["kernel_tuner"] = run_one(src, name, "kt")
+        cache_dir = tempfile.mkdtemp(prefix="kt-cache-") if compare and simulate else None
+        try:
+            r = {"amk": run_one(src, name, "amk", cache_dir)}
+            if compare:
+                r["kernel_tuner"] = run_one(src, name, "kt", cache_dir)
+        finally:
+            if cache_dir:
+                shutil.rmtree(cache_dir, ignore_errors=True)
         calls = r["amk"].get("calls", [])
-        r["ok"] = r["amk"]["status"] == "ok" and bool(calls) and all(
-            c.get("within_5pct") for c in calls)
+        if compare:
+            kc = r["kernel_tuner"].get("calls", [])
+            r["comparison"] = compare_calls(calls, kc)
+            r["ok"] = r["amk"]["status"] == "ok" and bool(calls) and \
+                len(kc) == len(calls) and all(c["same_configs"] for c in r["comparison"])
+        else:
+            r["ok"] = r["amk"]["status"] == "ok" and bool(calls) and all(
+                c.get("within_5pct") for c in calls)
         good &= r["ok"]
         summary["examples"][name] = r
         line = "%-12s %-11s" % (name, r["amk"]["status"])
         for c in calls:
-            line += " | %s: %d configs, best %s ms, exhaustive %s ms, %.3f s/config" % (
-                c["kernel_name"], c["configs"], c["best_ms"], c.get("exhaustive_best_ms"),
+            line += " | %s: %d configs, best %s ms, %.3f s/config" % (
+                c["kernel_name"], c["configs"], c["best_ms"],
                 c.get("wall_per_config_s", float("nan")))
+            if "exhaustive_best_ms" in c:
+                line += ", exhaustive %s ms" % c["exhaustive_best_ms"]
         if r["amk"].get("error"):
             line += " | " + r["amk"]["error"]
         if compare:
-            kc = r["kernel_tuner"].get("calls", [])
-            if kc:
-                line += " | Kernel Tuner: %.3f s/config" % kc[0].get("wall_per_config_s",
-                                                                     float("nan"))
-            else:
-                line += " | Kernel Tuner: %s" % r["kernel_tuner"].get("error", "did not run")
+            line += " | Kernel Tuner: %s" % r["kernel_tuner"]["status"]
+            if r["kernel_tuner"].get("error"):
+                line += " (%s)" % r["kernel_tuner"]["error"]
         print(line, flush=True)
-    with open(out, "w") as f:
-        json.dump(summary, f, indent=1)
+        with open(out, "w") as f:  # after each example: a run cut short keeps the ones done
+            json.dump(summary, f, indent=1, default=str)
+    if compare:
+        print(table(summary))
     print("kt_examples: %s written" % out)
     return 0 if good else 1
 

@@ -14,13 +14,22 @@
 #                                            installed, writes OUT (default kt_examples.json)
 #   bash bench/kt_examples.sh [OUT]          both, in a temporary folder
 # Environment: PYTHON (default python3; needs numpy), KT_EXAMPLES (default: vector_add matmul
-# convolution reduction pnpoly), KT_COMPARE=1 also runs the unmodified example under Kernel
-# Tuner when `import kernel_tuner` works there (per-config overhead, amk against Kernel Tuner).
-# AMK_TUNE_KERNEL_BACKEND=model runs every call on amk's cost model (no GPU: checks that the
-# examples' arguments reach the engine); KT_SMOKE=N tunes N random configs per call instead of
-# the example's strategy and skips the exhaustive re-run (a quick check, not a result).
-# Exit 0 when every example ran and reached 5 % of the exhaustive best; 1 otherwise (the JSON
-# says which and why: an unsupported argument is named).
+# convolution reduction pnpoly). AMK_TUNE_KERNEL_BACKEND=model runs every call on amk's cost
+# model (no GPU: checks that the examples' arguments reach the engine). KT_SMOKE=N tunes a
+# fixed sample of N configs per call (drawn with seed KT_SEED, default 1, from the valid
+# configs of at most 1024 threads; brute force over it, not the example's strategy) and
+# skips the exhaustive re-run (a quick check, not a result).
+# KT_COMPARE=1 also runs the unmodified example under Kernel Tuner (it must import: see
+# bench/kt_wheels.sh for a machine without a registry) and prints per call both tuners'
+# seconds per config: each call of both runs brute force over the same list (KT_SMOKE's
+# sample, else every valid config), given to both as one more restriction; amk's
+# exhaustive re-run is skipped. KT_LANG=cupy passes lang="cupy" to Kernel Tuner's calls (its
+# CuPy backend; the only other change to the example). KT_SIMULATE=1 (with KT_COMPARE=1, no
+# GPU needed): amk writes a cachefile per call, Kernel Tuner replays it in simulation_mode,
+# which exercises the comparison's code and Kernel Tuner's side of the restriction.
+# Exit 0 when every example ran and reached 5 % of the exhaustive best (KT_COMPARE: ran under
+# both with the same configs); 1 otherwise (the JSON says which and why: an unsupported
+# argument is named).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -62,6 +71,11 @@ run() {
     "$PYTHON" -c 'import amk, numpy' ||
         { echo "kt_examples: $PYTHON cannot import amk and numpy (build amk, or pip install .)" >&2
           return 1; }
+    if [ "${KT_COMPARE:-}" = 1 ]; then
+        "$PYTHON" -c 'import kernel_tuner' ||
+            { echo "kt_examples: KT_COMPARE=1 but $PYTHON cannot import kernel_tuner (offline:" \
+                   "bench/kt_wheels.sh)" >&2; return 1; }
+    fi
     "$PYTHON" "$here/kt_examples.py" "$dir/examples/cuda" "$out" ${KT_EXAMPLES:-}
 }
 
