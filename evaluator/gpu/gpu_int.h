@@ -182,6 +182,9 @@ void amk__obs_read(amk__obs_sample *s);
  * fields before the first; a reading now when not watching). */
 void amk__obs_watch(int on);
 void amk__obs_latest(amk__obs_sample *s);
+/* The watcher's readings taken after time `after` (amk_now_s), oldest first, at most max of
+ * the last 32: how many. */
+int amk__obs_taken_after(double after, amk__obs_sample *out, int max);
 
 /* ---------- the vendor-library peer (peer.c; run worker only) -------------------------- */
 /* A peer ready to time over nsets buffer sets: the operation, its library handle and each
