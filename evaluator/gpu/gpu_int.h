@@ -208,9 +208,12 @@ hipError_t amk__peer_run(void *peer, int set, hipStream_t s);
  * waits for a job (amk__run_worker_idle), launch_us being one peer launch. Disarms itself
  * when a buffer cannot be had. */
 void amk__keep_arm(const amk__peer *p, const size_t bytes[3], double launch_us);
-/* Stops keeping the device loaded and frees the buffers (an evaluation's start; a burst
- * job). */
+/* Stops keeping the device loaded and frees the buffers (a burst job; a failure). */
 void amk__keep_disarm(void);
+/* An evaluation's start: stops keeping the device loaded; the buffers stay for the next
+ * amk__keep_arm of the same sizes while they take at most a quarter of the free memory
+ * (else they are freed, so the keeper never holds memory a job needs). */
+void amk__keep_pause(void);
 /* A job that left the keeper its buffers (a re-measure) has ended: keep loading from now. */
 void amk__keep_resume(void);
 

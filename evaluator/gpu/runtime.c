@@ -456,8 +456,6 @@ static void run_job(const amk__run_job *j, amk__run_ctx *x)
         return;
     }
     /* REMEASURE: the inputs of case 0, as EVAL makes them. */
-    char prof[400];
-    amk__rw_phase_text(prof, sizeof prof); /* what came before this job is not its time */
     amk__rw_phase("inputs");
     const amk__run_case *bc = &j->cases[0];
     void *in[AMK__RUN_MAX_BUFS];
@@ -521,12 +519,16 @@ int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **res
     }
     r->status = AMK_STATUS_RUN_ERROR;
     int remeasure = j->op == AMK__RUN_OP_REMEASURE;
+    amk__rw_phase("keeper disarm");
     if (!remeasure)
-        amk__keep_disarm(); /* the job gets all the memory the keeper held; re-armed after it */
+        amk__keep_pause(); /* re-armed after the job; its buffers freed unless memory is ample */
+    amk__rw_phase("modules");
     run_job(j, &x);
     if (remeasure)
         amk__keep_resume();
     amk__rw_host_trim();
+    char rest[400];
+    amk__rw_phase_text(rest, sizeof rest); /* the next job's profile starts here */
     if (r->status != AMK_STATUS_OK && !r->reason[0])
         snprintf(r->reason, sizeof r->reason, "run worker: the job failed without a reason");
     free(j);
