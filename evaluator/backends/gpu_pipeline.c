@@ -727,7 +727,8 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b, do
     amk__run_result res;
     amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: re-measure", amk_now_s());
     amk__gpu_send_job(st->devs[0]->run, st->run_timeout_s, j, &res);
-    amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: re-measure done: %s", amk_now_s(), res.notes);
+    amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: re-measure done: %s; %s", amk_now_s(), res.notes,
+            res.profile);
     if (res.status != AMK_STATUS_OK || res.nstats != 2) {
         rc = amk_diag_set(d, res.status == AMK_STATUS_RUN_TIMEOUT ? AMK_ETIMEDOUT : AMK_EBACKEND,
                           "remeasure: %s: %s", amk_status_name((amk_status)res.status),

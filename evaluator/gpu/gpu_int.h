@@ -164,8 +164,9 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
 /* The device was under load from start to end (amk_now_s() times) outside amk__bench_run:
  * the sustained regime's warm-up counts it (keep_loaded.c). */
 void amk__bench_loaded(double start, double end);
-/* Where a run worker's job spends its time, by phase (AMK_RUN_PROFILE=1 puts it in the
- * row's note): amk__rw_phase closes the running phase now and starts `what` (NULL: none);
+/* Where a run worker's job spends its time, by phase (the result's profile, which the
+ * parent logs with AMK_LOG=debug): amk__rw_phase closes the running phase now and starts
+ * `what` (NULL: none);
  * amk__rw_phase_text writes "name ms, ..." of the phases since the last call and resets.
  * (runtime.c) */
 void amk__rw_phase(const char *what);

@@ -823,7 +823,6 @@ void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hi
         r->status = AMK_STATUS_OK;
         amk__rw_note(x, "run worker: checks %.0f ms, benchmark %.0f ms", (t1 - t0) * 1e3,
                      (amk_now_s() - t1) * 1e3);
-        amk__rw_profile_note(x);
     }
 out:
     if (!async_join(&bench_cmp)) { /* a later case failed first: the earlier case decides */
