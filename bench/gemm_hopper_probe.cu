@@ -5,10 +5,13 @@
  * it exists to see the kernel's own speed and correctness without the search around it.
  * usage: gemm_hopper_probe M N K [REGIME]
  *   prints one line: status, us, TFLOP/s, cuBLAS us, ratio. With REGIME (sustained | burst)
- *   the two are timed interleaved, launch by launch, with identical code: sustained = 2 s of
- *   alternating launches first, then 200 timed pairs; burst = 12 rounds of (200 ms idle, then
- *   8 pairs, which of the two goes first flipping every pair): amk's definitions of the two
- *   regimes, timed by separate code. This is the independent check of amk's own peer rows
+ *   the two are timed interleaved, launch by launch, with identical code, the way amk's run
+ *   worker times a candidate and its peer (written separately here): cold L2 by rotating
+ *   copies of A, B and C (1 + ceil(2 L2 / footprint) sets); chunks of launches queued behind
+ *   a host-function gate, each launch between its own two events, no host wait inside a
+ *   chunk; which of the two goes first flips every pair and every chunk. sustained = 2 s of
+ *   back-to-back chunks first, then 12 chunks of 16 pairs; burst = 12 rounds of (200 ms
+ *   idle, then one chunk of 8 pairs). This is the independent check of amk's own peer rows
  *   (bench/regimes.sh compares the two). */
 #include <cublas_v2.h>
 #include <cuda.h>
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <algorithm>
+#include <atomic>
 #include <thread>
 #include <chrono>
 #include <vector>
@@ -63,14 +67,13 @@ static amk_tensor_map tmap(void *p, int rows, int cols, int box_cols, int box_ro
     return m;
 }
 
-/* Holds the stream for about `cycles` SM clocks, so that the launch queued behind it (and
- * its host-side cost, cuBLAS's included) is in the queue before the start event runs: the
- * events then time the device work only. */
-__global__ void spin(long long cycles)
+/* A host function at the head of a chunk holds the stream until the host has queued every
+ * launch of the chunk (cuBLAS's host cost included), so no launch gap lands inside it. */
+static void CUDART_CB gate_wait(void *p)
 {
-    long long t0 = clock64();
-    while (clock64() - t0 < cycles)
-        ;
+    std::atomic<int> *open = (std::atomic<int> *)p;
+    while (!open->load())
+        std::this_thread::yield();
 }
 
 static unsigned short to16(float f)
@@ -109,18 +112,27 @@ int main(int argc, char **argv)
     srand(1234 + M + N + K);
     for (auto &x : ha) x = to16((float)rand() / RAND_MAX * 2.0f - 1.0f);
     for (auto &x : hb) x = to16((float)rand() / RAND_MAX * 2.0f - 1.0f);
-    amk_t *A, *B, *C, *R;
-    CK(cudaMalloc(&A, ha.size() * 2));
-    CK(cudaMalloc(&B, hb.size() * 2));
-    CK(cudaMalloc(&C, (size_t)M * N * 2));
+    /* Sets of A, B, C rotated from launch to launch (amk's cold L2: between two uses of a
+     * set at least twice the L2 has moved); set 0 is the one checked. */
+    int l2 = 0;
+    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+    const double footprint = ((double)M * K + (double)K * N + (double)M * N) * 2;
+    const int nsets = std::min(64, 1 + (int)ceil(2.0 * l2 / footprint));
+    std::vector<amk_t *> As(nsets), Bs(nsets), Cs(nsets);
+    std::vector<amk_tensor_map> tas(nsets), tbs(nsets), tcs(nsets);
+    for (int s = 0; s < nsets; s++) {
+        CK(cudaMalloc(&As[s], ha.size() * 2));
+        CK(cudaMalloc(&Bs[s], hb.size() * 2));
+        CK(cudaMalloc(&Cs[s], (size_t)M * N * 2));
+        CK(cudaMemcpy(As[s], ha.data(), ha.size() * 2, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(Bs[s], hb.data(), hb.size() * 2, cudaMemcpyHostToDevice));
+        CK(cudaMemset(Cs[s], 0xff, (size_t)M * N * 2)); /* NaN poison */
+        tas[s] = tmap(As[s], M, K, 64, BM / CLUSTER_N);
+        tbs[s] = tmap(Bs[s], K, N, 64, BK / CLUSTER_M);
+        tcs[s] = tmap(Cs[s], M, N, 64, GH_WG_M);
+    }
+    amk_t *A = As[0], *B = Bs[0], *C = Cs[0], *R;
     CK(cudaMalloc(&R, (size_t)M * N * 2));
-    CK(cudaMemcpy(A, ha.data(), ha.size() * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(B, hb.data(), hb.size() * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemset(C, 0xff, (size_t)M * N * 2)); /* NaN poison */
-
-    amk_tensor_map ta = tmap(A, M, K, 64, BM / CLUSTER_N);
-    amk_tensor_map tb = tmap(B, K, N, 64, BK / CLUSTER_M);
-    amk_tensor_map tc = tmap(C, M, N, 64, GH_WG_M);
     const int csize = GH_CSIZE;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int ctiles = ((tiles_m + CLUSTER_M - 1) / CLUSTER_M) * ((tiles_n + CLUSTER_N - 1) / CLUSTER_N);
@@ -143,9 +155,11 @@ int main(int argc, char **argv)
         CK(cudaOccupancyMaxActiveClusters(&active, gemm_hopper_kernel, &cfg));
         printf("max active clusters of %d: %d (grid %d CTAs)\n", csize, active, grid);
     }
-    auto launch = [&]() {
-        return cudaLaunchKernelEx(&cfg, gemm_hopper_kernel, ta, tb, tc, C, M, N, K);
+    auto launch_set = [&](int s) {
+        return cudaLaunchKernelEx(&cfg, gemm_hopper_kernel, tas[s], tbs[s], tcs[s], Cs[s], M, N,
+                                  K);
     };
+    auto launch = [&]() { return launch_set(0); };
     CK(launch());
     CK(cudaDeviceSynchronize());
     gemm_hopper_reference<<<dim3((N + 15) / 16, (M + 15) / 16), dim3(16, 16)>>>(A, B, R, M, N, K);
@@ -187,6 +201,10 @@ int main(int argc, char **argv)
     cublasHandle_t h;
     cublasCreate(&h);
     const float alpha = 1.0f, beta = 0.0f;
+    auto blas_set = [&](int s) {
+        cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, Bs[s], CB_DT, N, As[s], CB_DT,
+                     K, &beta, Cs[s], CB_DT, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    };
     auto blas = [&]() {
         cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, CB_DT, N, A, CB_DT, K, &beta,
                      R, CB_DT, N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
@@ -197,37 +215,47 @@ int main(int argc, char **argv)
         us = time_it([&]() { CK(launch()); });
         cb = time_it(blas);
     } else {
-        /* Interleaved, identical timing for both: each launch between its own two events. */
+        /* Interleaved, identical timing for both: chunks of pairs behind a gate, each launch
+         * between its own two events, the set rotating from launch to launch. */
+        cublasSetStream(h, 0);
         std::vector<float> tk, tb;
-        auto one = [&](int which) {
-            spin<<<1, 1>>>(400000); /* ~200 us at 1.98 GHz: covers the host's launch cost */
-            CK(cudaEventRecord(e0));
-            if (which == 0) CK(launch()); else blas();
-            CK(cudaEventRecord(e1));
-            CK(cudaEventSynchronize(e1));
-            float ms;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            (which == 0 ? tk : tb).push_back(ms * 1000.0f);
+        std::vector<cudaEvent_t> ev(64);
+        for (auto &e : ev)
+            CK(cudaEventCreate(&e));
+        long launches = 0;
+        auto chunk = [&](int pairs, int nchunk, bool timed) {
+            std::atomic<int> open(0);
+            CK(cudaLaunchHostFunc(0, gate_wait, &open));
+            for (int r = 0; r < pairs; r++)
+                for (int j = 0; j < 2; j++) {
+                    int which = ((nchunk + r) & 1) ? 1 - j : j; /* who goes first flips */
+                    int set = (int)(launches++ % nsets);
+                    CK(cudaEventRecord(ev[2 * (2 * r + which)]));
+                    if (which == 0) CK(launch_set(set)); else blas_set(set);
+                    CK(cudaEventRecord(ev[2 * (2 * r + which) + 1]));
+                }
+            open.store(1);
+            CK(cudaStreamSynchronize(0));
+            for (int r = 0; timed && r < pairs; r++)
+                for (int which = 0; which < 2; which++) {
+                    float ms;
+                    CK(cudaEventElapsedTime(&ms, ev[2 * (2 * r + which)],
+                                            ev[2 * (2 * r + which) + 1]));
+                    (which == 0 ? tk : tb).push_back(ms * 1000.0f);
+                }
         };
         if (strcmp(regime, "sustained") == 0) {
             auto t0 = std::chrono::steady_clock::now();
-            while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2)) {
-                CK(launch());
-                blas();
-                CK(cudaStreamSynchronize(0));
-            }
-            for (int i = 0; i < 200; i++) {
-                one(0);
-                one(1);
-            }
+            int n = 0;
+            while (std::chrono::steady_clock::now() - t0 < std::chrono::seconds(2))
+                chunk(16, n++, false);
+            for (int c = 0; c < 12; c++)
+                chunk(16, n++, true);
         } else {
             for (int r = 0; r < 12; r++) {
                 CK(cudaDeviceSynchronize());
                 std::this_thread::sleep_for(std::chrono::milliseconds(200));
-                for (int i = 0; i < 8; i++) { /* who follows the gap alternates by round */
-                    one((i + r) & 1);
-                    one(!((i + r) & 1));
-                }
+                chunk(8, r, true); /* who follows the gap alternates by round */
             }
         }
         std::sort(tk.begin(), tk.end());
