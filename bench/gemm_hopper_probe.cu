@@ -72,7 +72,8 @@ static amk_tensor_map tmap(void *p, int rows, int cols, int box_cols, int box_ro
 static void CUDART_CB gate_wait(void *p)
 {
     std::atomic<int> *open = (std::atomic<int> *)p;
-    while (!open->load())
+    auto t0 = std::chrono::steady_clock::now(); /* 5 s at most: a full queue cannot deadlock */
+    while (!open->load() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
         std::this_thread::yield();
 }
 
@@ -216,8 +217,19 @@ int main(int argc, char **argv)
         cb = time_it(blas);
     } else {
         /* Interleaved, identical timing for both: chunks of pairs behind a gate, each launch
-         * between its own two events, the set rotating from launch to launch. */
-        cublasSetStream(h, 0);
+         * between its own two events, the set rotating from launch to launch. On a stream
+         * of its own (the legacy stream syncs with every allocation, and a gated stream
+         * never would), and both run once first so that nothing in a gated chunk allocates
+         * (cuBLAS's workspace). */
+        cudaStream_t st;
+        CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+        cublasSetStream(h, st);
+        cfg.stream = st;
+        for (int s = 0; s < nsets; s++) {
+            CK(launch_set(s));
+            blas_set(s);
+        }
+        CK(cudaStreamSynchronize(st));
         std::vector<float> tk, tb;
         std::vector<cudaEvent_t> ev(64);
         for (auto &e : ev)
@@ -225,17 +237,17 @@ int main(int argc, char **argv)
         long launches = 0;
         auto chunk = [&](int pairs, int nchunk, bool timed) {
             std::atomic<int> open(0);
-            CK(cudaLaunchHostFunc(0, gate_wait, &open));
+            CK(cudaLaunchHostFunc(st, gate_wait, &open));
             for (int r = 0; r < pairs; r++)
                 for (int j = 0; j < 2; j++) {
                     int which = ((nchunk + r) & 1) ? 1 - j : j; /* who goes first flips */
                     int set = (int)(launches++ % nsets);
-                    CK(cudaEventRecord(ev[2 * (2 * r + which)]));
+                    CK(cudaEventRecord(ev[2 * (2 * r + which)], st));
                     if (which == 0) CK(launch_set(set)); else blas_set(set);
-                    CK(cudaEventRecord(ev[2 * (2 * r + which) + 1]));
+                    CK(cudaEventRecord(ev[2 * (2 * r + which) + 1], st));
                 }
             open.store(1);
-            CK(cudaStreamSynchronize(0));
+            CK(cudaStreamSynchronize(st));
             for (int r = 0; timed && r < pairs; r++)
                 for (int which = 0; which < 2; which++) {
                     float ms;
@@ -253,7 +265,7 @@ int main(int argc, char **argv)
                 chunk(16, n++, true);
         } else {
             for (int r = 0; r < 12; r++) {
-                CK(cudaDeviceSynchronize());
+                CK(cudaStreamSynchronize(st));
                 std::this_thread::sleep_for(std::chrono::milliseconds(200));
                 chunk(8, r, true); /* who follows the gap alternates by round */
             }
