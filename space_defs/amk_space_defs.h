@@ -383,6 +383,10 @@ typedef struct amk_import_opts {
      * reference runs with the checked config's values of them (spec "reference.vary"). */
     const char *const *vary;
     int nvary;
+    /* 1: the data and answer files are hard-linked into the folder where the filesystem
+     * allows (else copied), for a caller whose files stay unchanged while the folder lives
+     * (amk.tune_kernel's own temporary files: no second copy of large inputs). */
+    int link_data;
 } amk_import_opts;
 
 /* Reads a T1 space file (Kernel Tuner's benchmark_hub format) and writes the kernel folder

@@ -610,7 +610,7 @@ def probe_output_params(kernel_name, tune_params, strs, fns, ks, kfile, default,
     remove = None
     try:
         folder, remove = build_folder(kernel_name, values, list(strs) + probe_restrictions(
-            values, default), default, ks, kfile, data)
+            values, default), default, ks, kfile, data, link_data=True)
         finish_spec(folder, symbols, None)
         space = Space(folder)
         probed = _probe_statuses(space, backend, device, excluded_by(space, fns),
@@ -1056,8 +1056,9 @@ def _import(kernel_name, tune_params, strs, ks, kfile, default=None, data=None,
     """The kernel folder of the call (the library's importer, data and answer files
     included). A refusal is an UnsupportedError naming what it refused."""
     try:
+        # the data files are this call's own: linked, not copied (large inputs)
         return build_folder(kernel_name, tune_params, strs, default, ks, kfile, data, answers,
-                            vary)
+                            vary, link_data=True)
     except AmkError as e:
         raise UnsupportedError("tune_kernel: %s" % e.message,
                                argument=_culprit(e.message, ks, data, answers, symbols),
