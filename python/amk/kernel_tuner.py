@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import warnings
 
 from .errors import AmkError, InputError, UnsupportedError
@@ -712,13 +713,18 @@ def _budget(strategy_options, n_valid):
 
 def _tune(space, backend, strategy, seed, budget, time_s, results, exclude, device, quiet,
           verify=None, outputs=None):
-    """The one path that runs kernels (on the GPU, or replays a cachefile): amk.loop."""
+    """The one path that runs kernels (on the GPU, or replays a cachefile): amk.loop. The
+    summary's wall_s is the whole call (the engine's start-up and shutdown: its elapsed_s
+    counts from the search's start)."""
     from .search import loop
-    return loop(space, backend=backend, strategy=strategy, seed=seed, budget=budget,
-                time=time_s, results=results, best=None, exclude=exclude,
-                devices=None if device is None else [device], progress=not quiet,
-                notes=lambda msg, warning: warning and warnings.warn(msg, stacklevel=4),
-                verify=verify, outputs=outputs)
+    t0 = time.monotonic()
+    summary = loop(space, backend=backend, strategy=strategy, seed=seed, budget=budget,
+                   time=time_s, results=results, best=None, exclude=exclude,
+                   devices=None if device is None else [device], progress=not quiet,
+                   notes=lambda msg, warning: warning and warnings.warn(msg, stacklevel=4),
+                   verify=verify, outputs=outputs)
+    summary["wall_s"] = time.monotonic() - t0
+    return summary
 
 
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params,
@@ -821,11 +827,15 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         defer = amk_vary is None and not simulation_mode and not (answers or external) and \
             _brute_force(strategy, strategy_options) and \
             not (cache and os.path.exists(cache_path(cache)))
+        probe_t0 = time.monotonic()
         vary = [] if defer else _vary(
             amk_vary, tune_params, simulation_mode, answers or external,
             lambda: probe_output_params(
                 kernel_name, tune_params, strs, fns, ks, kfile, default, data, symbols,
                 backend or os.environ.get("AMK_TUNE_KERNEL_BACKEND") or "gpu", device, work))
+        probed = not defer and amk_vary is None and not simulation_mode and \
+            not (answers or external)
+        probe_s = time.monotonic() - probe_t0 if probed else 0.0
         folder, remove = _import(kernel_name, tune_params, strs, ks, kfile, default, data,
                                  answers, symbols, vary)
         if not simulation_mode:
@@ -915,6 +925,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         env = _env(kernel_name, src, problem_size, tune_params, o, summary, device_name,
                    backend, results_path if keep_results else None)
         env["amk_vary"] = vary
+        # where the call's time went (docs/PYTHON.md): the engine's calls whole, the probe's
+        env["amk_engine_wall_s"] = summary.get("wall_s")
+        env["amk_probe_s"] = probe_s
         if verbose and not quiet:
             for r in results:
                 print(", ".join("%s=%s" % (k, v) for k, v in r.items()
@@ -1021,7 +1034,8 @@ def _rerun_varied(found, rows, summary, default, tune_params, build, finish, tun
     kept = [r for r in rows if _params_of(r, tune_params) not in again]
     merged = dict(summary)
     merged["trials"] = summary["trials"] + second["trials"]
-    merged["elapsed_s"] = (summary.get("elapsed_s") or 0) + (second.get("elapsed_s") or 0)
+    for k in ("elapsed_s", "wall_s"):
+        merged[k] = (summary.get(k) or 0) + (second.get(k) or 0)
     bests = [b for b in (summary.get("best"), second.get("best"))
              if b and b.get("latency_us") is not None and
              (b is second.get("best") or

@@ -128,6 +128,7 @@ class TestTuneKernelVary(unittest.TestCase):
         kt._probe_statuses = self.spy_probe
         res, env, spec, warned = self.tune()
         self.assertEqual(len(self.probes), 1)
+        self.assertGreater(env["amk_probe_s"], 0.0)
         self.assertEqual({s for _, s in self.probes[0]}, {"ok"})  # the model checks nothing
         self.assertEqual(len(self.probes[0]), 5)
         self.assertEqual(env["amk_vary"], [])
@@ -210,6 +211,8 @@ class TestTuneKernelVary(unittest.TestCase):
         res, env, spec, warned = self.tune_as()
         self.assertEqual(self.probes, [])
         self.assertEqual(len(self.runs), 1)
+        self.assertEqual(env["amk_probe_s"], 0.0)
+        self.assertGreaterEqual(env["amk_engine_wall_s"], env["amk_elapsed_s"])
         self.assertEqual(env["amk_vary"], [])
         self.assertNotIn("vary", spec["reference"])
         self.assertFalse([m for m in warned if "computes" in m], warned)
