@@ -123,9 +123,12 @@ typedef struct amk_backend_type {
     /* Optional, NULL when unsupported (model, sim): times configs a and b of one kernel and
      * shape interleaved in one window (A B A B ...) so drift hits both alike; fills the
      * medians lat_us[2] and spreads spread[2], and *sm_mhz with the mean SM clock seen over
-     * that window (NAN when not read). Used by keep/revert when a gap is close. */
-    int (*remeasure)(void *state, const amk_config *a, const amk_config *b, double lat_us[2],
-                     double spread[2], double *sm_mhz, amk_diag *d);
+     * that window (NAN when not read). Used by keep/revert when a gap is close. With
+     * decide_gain > 0 the timing may end as soon as the ratio b / a is known to be below
+     * 1 - decide_gain, within 1 +- decide_gain or above 1 + decide_gain (the keep rule's
+     * answers at that margin); 0: both medians pinned to a +-0.25% CI, or the window. */
+    int (*remeasure)(void *state, const amk_config *a, const amk_config *b, double decide_gain,
+                     double lat_us[2], double spread[2], double *sm_mhz, amk_diag *d);
     /* Optional, NULL = 1: how many configs the backend usefully holds in flight at once
      * (the gpu backend: 8 per device, so that compiles overlap runs, at most its compile
      * workers, at least one per device; the mpi backend: the total over its ranks). The
@@ -279,8 +282,8 @@ AMK_API int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_
 /* Interleaved re-measure of a and b through the backend (see amk_backend_type.remeasure).
  * AMK_EUNSUPPORTED when the backend has none (its latencies are not measurements). */
 AMK_API int amk_evaluator_remeasure(amk_evaluator *ev, const amk_config *a, const amk_config *b,
-                                    double lat_us[2], double spread[2], double *sm_mhz,
-                                    amk_diag *d);
+                                    double decide_gain, double lat_us[2], double spread[2],
+                                    double *sm_mhz, amk_diag *d);
 /* Screen margin (fraction, default 0.02): floor > incumbent * (1 + margin) is screened. */
 AMK_API void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin);
 

@@ -342,12 +342,13 @@ int amk_evaluator_parallelism(const amk_evaluator *ev)
 }
 
 int amk_evaluator_remeasure(amk_evaluator *ev, const amk_config *a, const amk_config *b,
-                            double lat_us[2], double spread[2], double *sm_mhz, amk_diag *d)
+                            double decide_gain, double lat_us[2], double spread[2],
+                            double *sm_mhz, amk_diag *d)
 {
     if (!ev || !ev->type->remeasure)
         return amk_diag_set(d, AMK_EUNSUPPORTED, "backend %s cannot re-measure",
                             ev ? ev->type->name : "(none)");
-    return ev->type->remeasure(ev->state, a, b, lat_us, spread, sm_mhz, d);
+    return ev->type->remeasure(ev->state, a, b, decide_gain, lat_us, spread, sm_mhz, d);
 }
 
 void amk_evaluator_set_screen_margin(amk_evaluator *ev, double margin)

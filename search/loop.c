@@ -75,11 +75,13 @@ static void add_note(amk_verdict *v, const char *fmt, ...)
  * and says in its note what the re-measure found. Backends that cannot re-measure (or a
  * re-measure that fails) leave the decision to the first measurements. */
 static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_config *cand,
-                            amk_verdict *decide, amk_verdict *logged)
+                            double min_gain, amk_verdict *decide, amk_verdict *logged)
 {
     double lat[2], spread[2], sm_mhz;
     amk_diag d = {0};
-    int rc = amk_evaluator_remeasure(ev, &inc->config, cand, lat, spread, &sm_mhz, &d);
+    /* The window may end once the keep rule's answer at min_gain is known (its margin is
+     * min_gain unless the spreads are wider). */
+    int rc = amk_evaluator_remeasure(ev, &inc->config, cand, min_gain, lat, spread, &sm_mhz, &d);
     if (rc == AMK_EUNSUPPORTED)
         return;
     if (inc->sm_mhz > 0 && decide->sm_mhz > 0)
@@ -323,7 +325,8 @@ static int keep_batch(loop_run *L, int n, amk_diag *d)
         amk_incumbent *inc = amk__history_incumbent(L->h);
         if (amk__keep_close(inc, &L->props[i].config, &decide, L->min_gain) ||
             amk__keep_clock_moved(inc, &L->props[i].config, &decide, L->min_gain))
-            remeasure_close(L->o->ev, inc, &L->props[i].config, &decide, &L->verdicts[i]);
+            remeasure_close(L->o->ev, inc, &L->props[i].config, L->min_gain, &decide,
+                            &L->verdicts[i]);
         else if (inc && inc->has && !amk_config_equal(&inc->config, &L->props[i].config))
             note_clock_state(inc, &decide, &L->verdicts[i], L->min_gain);
         int keep = amk_history_decide(L->h, &L->props[i].config, &decide);

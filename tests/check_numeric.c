@@ -662,6 +662,40 @@ START_TEST(test_bench_should_stop_ci_zero_keeps_the_window)
 }
 END_TEST
 
+/* n sorted samples spread evenly over center * (1 +- half). */
+static void even(double *s, int n, double center, double half)
+{
+    for (int i = 0; i < n; i++)
+        s[i] = center * (1 - half + 2 * half * i / (n - 1));
+}
+
+START_TEST(test_bench_pair_decided_only_clear_of_the_boundaries)
+{
+    double a[64], b[64];
+    even(a, 64, 100, 0.004);
+    /* 3% faster: the ratio's interval lies below 1 - 1% */
+    even(b, 64, 97, 0.004);
+    ck_assert_int_eq(amk__bench_pair_decided(a, 64, b, 64, 0.01), 1);
+    /* the same work: within +-1% whatever the noise left */
+    even(b, 64, 100.2, 0.004);
+    ck_assert_int_eq(amk__bench_pair_decided(a, 64, b, 64, 0.01), 1);
+    /* 3% slower: above 1 + 1% */
+    even(b, 64, 103, 0.004);
+    ck_assert_int_eq(amk__bench_pair_decided(a, 64, b, 64, 0.01), 1);
+    /* 1% faster: the interval straddles 1 - 1%: undecided, more reps needed */
+    even(b, 64, 99, 0.004);
+    ck_assert_int_eq(amk__bench_pair_decided(a, 64, b, 64, 0.01), 0);
+    /* wide samples straddle a boundary, the same medians pinned do not */
+    even(b, 64, 97.5, 0.1);
+    ck_assert_int_eq(amk__bench_pair_decided(a, 64, b, 64, 0.01), 0);
+    even(b, 64, 97.5, 0.001);
+    ck_assert_int_eq(amk__bench_pair_decided(a, 64, b, 64, 0.01), 1);
+    /* no CI yet (under 8 samples), or no gain asked: never */
+    ck_assert_int_eq(amk__bench_pair_decided(a, 7, b, 7, 0.01), 0);
+    ck_assert_int_eq(amk__bench_pair_decided(a, 64, b, 64, 0), 0);
+}
+END_TEST
+
 START_TEST(test_bench_opts_default_environment)
 {
     amk__bench_opts o;
@@ -1206,6 +1240,7 @@ static Suite *suite(void)
     tcase_add_test(stop, test_bench_should_stop_noisy_runs_to_the_window);
     tcase_add_test(stop, test_bench_should_stop_beaten_config);
     tcase_add_test(stop, test_bench_should_stop_ci_zero_keeps_the_window);
+    tcase_add_test(stop, test_bench_pair_decided_only_clear_of_the_boundaries);
     tcase_add_test(stop, test_bench_opts_default_environment);
     tcase_add_test(stop, test_bench_stop_note_words);
     suite_add_tcase(s, stop);

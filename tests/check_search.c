@@ -1327,7 +1327,7 @@ END_TEST
 /* A fake measuring backend: the k-th evaluated config measures fake_lat[k] at SM clock
  * fake_mhz[k] (0: not read); remeasure answers fake_re[0] (incumbent) and fake_re[1]
  * (candidate) at fake_re_mhz and counts its calls. */
-static double fake_lat[4], fake_mhz[4], fake_peer[4], fake_re[2], fake_re_mhz;
+static double fake_lat[4], fake_mhz[4], fake_peer[4], fake_re[2], fake_re_mhz, fake_re_gain;
 static int fake_calls, fake_re_calls;
 
 static int fake_init(void *st, const amk_backend_opts *o, amk_diag *d)
@@ -1354,10 +1354,11 @@ static int fake_evaluate(void *st, const amk_config *const *c, size_t n, amk_ver
     return AMK_OK;
 }
 
-static int fake_remeasure(void *st, const amk_config *a, const amk_config *b, double lat[2],
-                          double spread[2], double *sm_mhz, amk_diag *d)
+static int fake_remeasure(void *st, const amk_config *a, const amk_config *b, double decide_gain,
+                          double lat[2], double spread[2], double *sm_mhz, amk_diag *d)
 {
     (void)st, (void)a, (void)b, (void)d;
+    fake_re_gain = decide_gain;
     *sm_mhz = fake_re_mhz;
     fake_re_calls++;
     lat[0] = fake_re[0];
@@ -1408,6 +1409,9 @@ START_TEST(test_amk_loop_run_remeasures_close_calls_interleaved)
      * faster, so it is kept; the row keeps its first measurement and says what happened. */
     rowvec rv = two_trials(1000.0, 998.0, 1000.0, 900.0);
     ck_assert_int_eq(fake_re_calls, 1);
+    /* the window may end once the answer at the loop's margin is known */
+    ck_assert_double_eq_tol(fake_re_gain, opts_for("exhaustive", 1, 2).min_gain, 1e-12);
+    ck_assert(fake_re_gain > 0);
     ck_assert_int_eq(rv.v[1].kept, 1);
     ck_assert_double_eq_tol(rv.v[1].latency_us, 998.0, 1e-6);
     ck_assert_ptr_nonnull(strstr(rv.v[1].note, "re-measured interleaved"));

@@ -233,7 +233,8 @@ static void *device_main(void *arg)
         s->gpu = g->index;
         amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: gpu %d runs a job", amk_now_s(), g->index);
         amk__gpu_send_job(g->run, st->run_timeout_s, s->job, &s->res);
-        amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: gpu %d done", amk_now_s(), g->index);
+        amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: gpu %d done: %s", amk_now_s(), g->index,
+                s->res.profile);
         pthread_mutex_lock(&st->mu);
         st->finished++;
         pthread_cond_broadcast(&st->done);

@@ -75,7 +75,7 @@ int amk__gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_
  * were evaluated before). state is the gpu backend's state (amk_backend_gpu). Fills
  * lat_us[2] (medians) and spread[2]. AMK_OK, or AMK_EBACKEND / AMK_ETIMEDOUT with d.
  * (gpu_pipeline.c) */
-int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
+int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b, double decide_gain,
                        double lat_us[2], double spread[2], double *sm_mhz, amk_diag *d);
 /* Configs the backend holds in flight on ndev devices with a compile pool of jobs workers
  * (its parallelism): ndev * AMK__GPU_CONFIGS_PER_DEVICE, at most jobs, at least ndev.

@@ -654,7 +654,7 @@ done:
     return rc;
 }
 
-int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
+int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b, double decide_gain,
                        double lat_us[2], double spread[2], double *sm_mhz, amk_diag *d)
 {
     amk__gpu_state *st = state;
@@ -686,8 +686,10 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
     /* A re-measure decides a close call: no screening, and both medians pinned to a 95% CI
      * of +-0.25%, a quarter of the default keep margin, or the full window. It used to run
      * the full window always, and 31 of the 72 trials of the H100 race on gemm_hopper were
-     * close calls, each waiting for it in the keep step. */
+     * close calls, each waiting for it in the keep step. With decide_gain it also ends once
+     * the keep rule's answer at that margin is known (amk__bench_pair_decided). */
     j->bench.ci_rel = 0.0025;
+    j->bench.decide_gain = isfinite(decide_gain) && decide_gain > 0 ? decide_gain : 0;
     j->bench.beat_us = NAN;
     j->bench.energy_window_s = 0; /* a re-measure compares latencies only */
     j->ncodes = 2;
@@ -725,7 +727,8 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b,
     amk__run_result res;
     amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: re-measure", amk_now_s());
     amk__gpu_send_job(st->devs[0]->run, st->run_timeout_s, j, &res);
-    amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: re-measure done: %s", amk_now_s(), res.notes);
+    amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: re-measure done: %s; %s", amk_now_s(), res.notes,
+            res.profile);
     if (res.status != AMK_STATUS_OK || res.nstats != 2) {
         rc = amk_diag_set(d, res.status == AMK_STATUS_RUN_TIMEOUT ? AMK_ETIMEDOUT : AMK_EBACKEND,
                           "remeasure: %s: %s", amk_status_name((amk_status)res.status),

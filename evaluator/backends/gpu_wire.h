@@ -136,6 +136,9 @@ typedef struct amk__run_result {
     char peer[32];
     char peer_why[200];
     amk__bench_stats peer_stats;
+    /* Where the job's time went, by phase since the last job ended ("keeper idle 12.0 ms,
+     * modules 0.2 ms, ..."): the parent logs it at debug level. */
+    char profile[400];
 } amk__run_result;
 
 /* What the run worker finds (OP_QUERY). ok = 0: error says why (the runtime's message). */

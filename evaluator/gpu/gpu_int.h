@@ -164,8 +164,9 @@ hipError_t amk__bench_run(hipStream_t s, const amk__bench_kernel *k, int nk, int
 /* The device was under load from start to end (amk_now_s() times) outside amk__bench_run:
  * the sustained regime's warm-up counts it (keep_loaded.c). */
 void amk__bench_loaded(double start, double end);
-/* Where a run worker's job spends its time, by phase (AMK_RUN_PROFILE=1 puts it in the
- * row's note): amk__rw_phase closes the running phase now and starts `what` (NULL: none);
+/* Where a run worker's job spends its time, by phase (the result's profile, which the
+ * parent logs with AMK_LOG=debug): amk__rw_phase closes the running phase now and starts
+ * `what` (NULL: none);
  * amk__rw_phase_text writes "name ms, ..." of the phases since the last call and resets.
  * (runtime.c) */
 void amk__rw_phase(const char *what);
@@ -182,6 +183,9 @@ void amk__obs_read(amk__obs_sample *s);
  * fields before the first; a reading now when not watching). */
 void amk__obs_watch(int on);
 void amk__obs_latest(amk__obs_sample *s);
+/* The watcher's readings taken after time `after` (amk_now_s), oldest first, at most max of
+ * the last 32: how many. */
+int amk__obs_taken_after(double after, amk__obs_sample *out, int max);
 
 /* ---------- the vendor-library peer (peer.c; run worker only) -------------------------- */
 /* A peer ready to time over nsets buffer sets: the operation, its library handle and each
@@ -205,9 +209,12 @@ hipError_t amk__peer_run(void *peer, int set, hipStream_t s);
  * waits for a job (amk__run_worker_idle), launch_us being one peer launch. Disarms itself
  * when a buffer cannot be had. */
 void amk__keep_arm(const amk__peer *p, const size_t bytes[3], double launch_us);
-/* Stops keeping the device loaded and frees the buffers (an evaluation's start; a burst
- * job). */
+/* Stops keeping the device loaded and frees the buffers (a burst job; a failure). */
 void amk__keep_disarm(void);
+/* An evaluation's start: stops keeping the device loaded; the buffers stay for the next
+ * amk__keep_arm of the same sizes while they take at most a quarter of the free memory
+ * (else they are freed, so the keeper never holds memory a job needs). */
+void amk__keep_pause(void);
 /* A job that left the keeper its buffers (a re-measure) has ended: keep loading from now. */
 void amk__keep_resume(void);
 

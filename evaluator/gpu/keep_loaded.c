@@ -5,8 +5,10 @@
  * worker keeps running the last job's vendor-library peer (the same operation, shape and
  * data on buffers of its own), so the next candidate meets the clock and power state of its
  * workload and pays only the settle check. Without a peer nothing is kept (the candidate
- * warms up as before); after KEEP_FOR_S without a job the device is let cool. The buffers
- * are freed when the next evaluation starts, so the keeper never holds memory one needs. A
+ * warms up as before); after KEEP_FOR_S without a job the device is let cool. When the next
+ * evaluation starts, the buffers are freed unless they take at most a quarter of the free
+ * memory (then the next job of the same sizes reuses them), so the keeper never holds
+ * memory one needs. A
  * re-measure (two configs of the last jobs' shape, timed on one set, no checks) runs beside
  * them and the keeping resumes after it: freed, the next job after the keep step's
  * re-measures met a cold device and paid a full warm-up (5 of 72 in the H100 race). */
@@ -14,7 +16,9 @@
 
 #include <math.h>
 
-#define KEEP_SLICE_MS 20.0 /* peer work queued per idle call: a new job waits at most this */
+#define KEEP_SLICE_MS 2.0 /* peer work queued per idle call: a new job waits at most this
+                          * (the next request comes moments after the last answer, mostly
+                          * while a slice runs) */
 #define KEEP_FOR_S 5.0     /* no job for this long: the search has stopped feeding the device */
 
 static struct {
@@ -37,13 +41,32 @@ void amk__keep_disarm(void)
     keep.armed = 0;
 }
 
+void amk__keep_pause(void)
+{
+    keep.armed = 0;
+    size_t held = keep.bytes[0] + keep.bytes[1] + keep.bytes[2], fr = 0, tot = 0;
+    if (held && (hipMemGetInfo(&fr, &tot) != hipSuccess || held > fr / 4)) {
+        (void)hipGetLastError();
+        amk__keep_disarm();
+    }
+}
+
 void amk__keep_arm(const amk__peer *p, const size_t bytes[3], double launch_us)
 {
-    amk__keep_disarm();
-    if (!(launch_us > 0))
+    keep.armed = 0;
+    if (!(launch_us > 0)) {
+        amk__keep_disarm();
         return;
+    }
+    /* Buffers of a job of the same sizes stay (freeing and allocating them again cost every
+     * config of a search a few ms of device synchronisation). */
+    for (int i = 0; i < 3; i++)
+        if (keep.bytes[i] != bytes[i]) {
+            amk__keep_disarm();
+            break;
+        }
     for (int i = 0; i < 3; i++) {
-        if (bytes[i] && hipMalloc(&keep.buf[i], bytes[i]) != hipSuccess) {
+        if (bytes[i] && !keep.buf[i] && hipMalloc(&keep.buf[i], bytes[i]) != hipSuccess) {
             (void)hipGetLastError();
             amk__keep_disarm(); /* no memory to spare: the next candidate warms up itself */
             return;
@@ -92,6 +115,7 @@ int amk__run_worker_idle(void *ud)
     }
     hipStream_t s = amk__rw.stream;
     hipError_t e = hipSuccess;
+    amk__rw_phase("keeper idle");
     for (int r = 0; r < keep.per_slice && e == hipSuccess; r++)
         e = amk__peer_run(&keep.peer, 0, s);
     if (e == hipSuccess)
@@ -101,6 +125,7 @@ int amk__run_worker_idle(void *ud)
         amk__keep_disarm(); /* the next job finds out whether the context is still good */
         return 0;
     }
+    amk__rw_phase(NULL);
     amk__bench_loaded(t0, amk_now_s());
     return 1;
 }

@@ -216,6 +216,7 @@ void amk__obs_read(amk__obs_sample *s)
 /* ---------- the watcher: readings taken beside the timing thread ------------------------- */
 
 #define WATCH_PERIOD_S 0.005 /* pause between two readings while watching */
+#define WATCH_RING 32         /* readings kept for amk__obs_taken_after */
 
 static struct {
     pthread_mutex_t mu;
@@ -223,6 +224,8 @@ static struct {
     pthread_t thread;
     int started, on;
     amk__obs_sample latest; /* t_s < 0: none since the watch began */
+    amk__obs_sample ring[WATCH_RING];
+    long taken;             /* readings since the watch began (ring[taken % WATCH_RING]) */
 } watch = {.mu = PTHREAD_MUTEX_INITIALIZER,
            .wake = PTHREAD_COND_INITIALIZER,
            .fresh = PTHREAD_COND_INITIALIZER};
@@ -241,6 +244,7 @@ static void *watcher(void *arg)
         pthread_mutex_lock(&watch.mu);
         if (watch.on) {
             watch.latest = s;
+            watch.ring[watch.taken++ % WATCH_RING] = s;
             pthread_cond_broadcast(&watch.fresh);
         }
         pthread_mutex_unlock(&watch.mu);
@@ -257,6 +261,7 @@ void amk__obs_watch(int on)
         watch.started = pthread_create(&watch.thread, NULL, watcher, NULL) == 0;
     watch.on = on && watch.started;
     watch.latest.t_s = -1;
+    watch.taken = 0;
     pthread_cond_signal(&watch.wake);
     pthread_mutex_unlock(&watch.mu);
 }
@@ -272,4 +277,16 @@ void amk__obs_latest(amk__obs_sample *s)
     pthread_mutex_unlock(&watch.mu);
     if (!on) /* not watching (no library, no thread): a reading now */
         amk__obs_read(s);
+}
+
+int amk__obs_taken_after(double after, amk__obs_sample *out, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&watch.mu);
+    long first = watch.taken > WATCH_RING ? watch.taken - WATCH_RING : 0;
+    for (long i = first; i < watch.taken && n < max; i++)
+        if (watch.ring[i % WATCH_RING].t_s > after)
+            out[n++] = watch.ring[i % WATCH_RING];
+    pthread_mutex_unlock(&watch.mu);
+    return n;
 }

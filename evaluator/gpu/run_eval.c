@@ -760,6 +760,7 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
         size_t bytes[3];
         for (int i = 0; i < 3; i++)
             bytes[i] = idx[i] >= 0 ? buf_bytes(&c->bufs[idx[i]]) : 0;
+        amk__rw_phase("keeper arm");
         amk__keep_arm(&peer, bytes, x->res->peer_stats.median_us);
     } else if (st->regime != AMK__REGIME_SUSTAINED) {
         amk__keep_disarm();
@@ -787,8 +788,6 @@ void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hi
     async_cmp bench_cmp = {0};
     size_t notes_before = 0;
     double t0 = amk_now_s(), t1 = t0; /* where a job's time goes, for the row's note */
-    char prof[400];
-    amk__rw_phase_text(prof, sizeof prof); /* what came before this job is not its time */
     amk__rw_phase("check set");
     if (!alloc_check_set(j, &s, &nbufs, x))
         return;
@@ -812,7 +811,7 @@ void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hi
     t1 = amk_now_s();
     notes_before = strnlen(r->notes, sizeof r->notes);
     int timed = amk__rw_bench_case(j, bc, fns, ks, 1, ins[bench_ci], &s, x);
-    amk__rw_phase("compare, waited for");
+    amk__rw_phase("compare wait");
     if (!async_join(&bench_cmp)) {
         r->notes[notes_before] = '\0'; /* nothing of a timing the check voids */
         r->checked--;
@@ -824,7 +823,6 @@ void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hi
         r->status = AMK_STATUS_OK;
         amk__rw_note(x, "run worker: checks %.0f ms, benchmark %.0f ms", (t1 - t0) * 1e3,
                      (amk_now_s() - t1) * 1e3);
-        amk__rw_profile_note(x);
     }
 out:
     if (!async_join(&bench_cmp)) { /* a later case failed first: the earlier case decides */

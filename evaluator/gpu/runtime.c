@@ -90,16 +90,6 @@ void amk__rw_phase_text(char *buf, size_t cap)
     phases.n = 0;
 }
 
-void amk__rw_profile_note(amk__run_ctx *x)
-{
-    const char *want = getenv("AMK_RUN_PROFILE");
-    if (!want || strcmp(want, "1") != 0)
-        return;
-    char prof[400];
-    amk__rw_phase_text(prof, sizeof prof);
-    amk__rw_note(x, "profile: %s", prof);
-}
-
 /* After an error: is the context still usable? A sticky error (illegal address, launch
  * failure, ...) keeps failing every later call; a launch refused for its configuration
  * does not. */
@@ -456,8 +446,6 @@ static void run_job(const amk__run_job *j, amk__run_ctx *x)
         return;
     }
     /* REMEASURE: the inputs of case 0, as EVAL makes them. */
-    char prof[400];
-    amk__rw_phase_text(prof, sizeof prof); /* what came before this job is not its time */
     amk__rw_phase("inputs");
     const amk__run_case *bc = &j->cases[0];
     void *in[AMK__RUN_MAX_BUFS];
@@ -471,7 +459,6 @@ static void run_job(const amk__run_job *j, amk__run_ctx *x)
     const amk__run_kernel *ks[2] = {&bc->cand, &j->other};
     if (amk__rw_bench_case(j, bc, fns, ks, 2, in, NULL, x))
         x->res->status = AMK_STATUS_OK;
-    amk__rw_profile_note(x);
 }
 
 int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **resp,
@@ -521,12 +508,15 @@ int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **res
     }
     r->status = AMK_STATUS_RUN_ERROR;
     int remeasure = j->op == AMK__RUN_OP_REMEASURE;
+    amk__rw_phase("keeper disarm");
     if (!remeasure)
-        amk__keep_disarm(); /* the job gets all the memory the keeper held; re-armed after it */
+        amk__keep_pause(); /* re-armed after the job; its buffers freed unless memory is ample */
+    amk__rw_phase("modules");
     run_job(j, &x);
     if (remeasure)
         amk__keep_resume();
     amk__rw_host_trim();
+    amk__rw_phase_text(r->profile, sizeof r->profile); /* the next job's starts here */
     if (r->status != AMK_STATUS_OK && !r->reason[0])
         snprintf(r->reason, sizeof r->reason, "run worker: the job failed without a reason");
     free(j);

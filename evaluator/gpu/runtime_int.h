@@ -72,8 +72,6 @@ void amk__rw_fail(amk__run_ctx *x, amk_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void amk__rw_note(amk__run_ctx *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void amk__rw_stage(const char *label, const char *what);
-/* AMK_RUN_PROFILE=1: the job's phases (amk__rw_phase) as a note, "profile: ...". */
-void amk__rw_profile_note(amk__run_ctx *x);
 /* The module of a code object of the job, loaded or from the cache. (runtime.c) */
 hipError_t amk__rw_module(const amk__run_code *code, hipModule_t *out);
 /* After an error: is the context still usable? (runtime.c) */

@@ -45,6 +45,7 @@ void amk__bench_opts_default(amk__bench_opts *o)
     o->sustain_s = 1.0;
     o->burst_gap_s = 0.200;
     o->energy_window_s = 0; /* set by the gpu backend for objective energy or edp */
+    o->decide_gain = 0;     /* set by a re-measure */
     o->settle_max_s = env_double("AMK_BENCH_SETTLE_MS", o->settle_max_s * 1e3) / 1e3;
     o->sustain_s = env_double("AMK_BENCH_SUSTAIN_MS", o->sustain_s * 1e3) / 1e3;
     o->burst_gap_s = env_double("AMK_BENCH_BURST_GAP_MS", o->burst_gap_s * 1e3) / 1e3;
@@ -147,6 +148,7 @@ const char *amk__bench_stop_name(int stop)
     case AMK__STOP_BEATEN: return "beaten";
     case AMK__STOP_WINDOW: return "window";
     case AMK__STOP_CAP: return "cap";
+    case AMK__STOP_DECIDED: return "decided";
     default: return "none";
     }
 }
@@ -202,6 +204,16 @@ int amk__bench_should_stop(const double *sorted, int n, double timed_ms,
     return AMK__STOP_NONE;
 }
 
+int amk__bench_pair_decided(const double *a, int na, const double *b, int nb, double g)
+{
+    double alo, ahi, blo, bhi;
+    if (!(g > 0) || !amk__bench_median_ci(a, na, &alo, &ahi) ||
+        !amk__bench_median_ci(b, nb, &blo, &bhi) || !(alo > 0) || !(blo > 0))
+        return 0;
+    double lo = blo / ahi, hi = bhi / alo; /* both CIs at their far ends */
+    return hi < 1 - g || (lo >= 1 - g && hi <= 1 + g) || lo > 1 + g;
+}
+
 void amk__bench_merge(double *sorted, int n, int add, double *scratch)
 {
     double *in = sorted + n;
@@ -244,6 +256,10 @@ void amk__bench_stop_note(const amk__bench_stats *s, const amk__bench_opts *o, c
         break;
     case AMK__STOP_CAP:
         snprintf(out, cap, "stopped: cap after %d reps%s", s->reps, ci);
+        break;
+    case AMK__STOP_DECIDED:
+        snprintf(out, cap, "stopped: decided against +-%g%% after %d reps%s",
+                 100 * o->decide_gain, s->reps, ci);
         break;
     default:
         snprintf(out, cap, "%d reps%s", s->reps, ci);

@@ -194,6 +194,10 @@ typedef struct amk__bench_opts {
     double settle_max_s;    /* sustained: the bound on bringing the device to steady state */
     double sustain_s;       /* sustained: load time after which the device is steady */
     double burst_gap_s;     /* burst: the idle gap before each timed chunk */
+    double decide_gain;     /* > 0, two kernels (a re-measure): also stop once the ratio of
+                               their medians is known to be below 1 - decide_gain, within
+                               1 +- decide_gain, or above 1 + decide_gain (the keep rule's
+                               three answers); 0: off */
     double energy_window_s; /* > 0: measure the energy per launch of kernel 0 over a window
                                of whole counter ticks this long (objective energy or edp);
                                0: the estimate mean power x median (objective time) */
@@ -210,7 +214,8 @@ void amk__bench_opts_default(amk__bench_opts *o);
 /* Why a timing ended: the median was pinned (ci), the config is out of the race (beaten),
  * the window ran out (window: reps = window / time, or reps_min), or reps_max / max_s did
  * (cap). */
-enum { AMK__STOP_NONE, AMK__STOP_CI, AMK__STOP_BEATEN, AMK__STOP_WINDOW, AMK__STOP_CAP };
+enum { AMK__STOP_NONE, AMK__STOP_CI, AMK__STOP_BEATEN, AMK__STOP_WINDOW, AMK__STOP_CAP,
+       AMK__STOP_DECIDED };
 const char *amk__bench_stop_name(int stop); /* "ci", "beaten", "window", "cap", "none" */
 
 typedef struct amk__bench_stats {
@@ -251,10 +256,15 @@ int amk__bench_next_chunk(int done, int cap, double est_ms, const amk__bench_opt
  * AMK__STOP_CI or AMK__STOP_NONE (keep going); fills the median CI (NANs when n < 8). */
 int amk__bench_should_stop(const double *sorted_us, int n, double timed_ms,
                            const amk__bench_opts *o, double *ci_lo, double *ci_hi);
+/* The pair rule of decide_gain g: 1 when the ratio b / a of two kernels' medians lies, with
+ * both 95% CIs (sorted samples a[0..na), b[0..nb)), wholly below 1 - g, wholly within
+ * [1 - g, 1 + g] or wholly above 1 + g; 0 otherwise (or when a CI is not known yet). */
+int amk__bench_pair_decided(const double *a, int na, const double *b, int nb, double g);
 /* sorted[0..n) is sorted and sorted[n..n+add) holds new samples: sorts them in (O(n + add
  * log add)); scratch holds n doubles. */
 void amk__bench_merge(double *sorted, int n, int add, double *scratch);
 /* The row note's words for how a timing ended: "stopped: CI +-0.42% after 37 reps",
+ * "stopped: decided against +-1% after 60 reps, CI +-0.40%",
  * "stopped: >= 1.23x the incumbent after 20 reps", "stopped: 100 ms window after 370 reps,
  * CI +-0.20%", "stopped: cap after 2000 reps, CI +-0.10%". */
 void amk__bench_stop_note(const amk__bench_stats *s, const amk__bench_opts *o, char *out,
