@@ -184,9 +184,6 @@ def call_record(mode, kernel_name, tune_params, res, env, wall):
                         "startup": whole - loop if None not in (whole, loop) else None,
                         "probe": probe,
                         "python": wall - (whole if whole is not None else loop or 0) - probe}
-        phases = run_phases(res)
-        if phases:
-            c["split_s"]["run_phases"] = phases
         c["amk_vary"] = env.get("amk_vary")
     else:
         c["split_s"] = {k: total(k + "_time") for k in
@@ -195,15 +192,28 @@ def call_record(mode, kernel_name, tune_params, res, env, wall):
     return c
 
 
-def run_phases(results):
-    """The run worker's phases summed over the results, in seconds, from the notes that
-    AMK_RUN_PROFILE=1 adds ("profile: inputs 1.0 ms, upload 2.5 ms, ..."); {} without."""
+def engine_log(text):
+    """What amk logs at AMK_LOG=debug about where its time goes, from a child's stderr, in
+    seconds: the run worker's phases summed over its jobs ("gpu 0 done: inputs 1.0 ms,
+    settle 1000.2 ms, ..."; settle holds the sustained regime's warm-up), and each opening
+    and closing of the backend and device query. {} when nothing was logged."""
     out = {}
-    for r in results:
-        for part in re.findall(r"profile: ([^;]*)", r.get("amk_note") or ""):
-            for name, ms in re.findall(r"([\w -]+?) ([0-9.]+) ms", part):
+    phases = {}
+    for line in text.splitlines():
+        m = re.search(r"gpu \d+ done: (.*)", line)
+        if m:
+            for name, ms in re.findall(r"([\w -]+?) ([0-9.]+) ms", m.group(1)):
                 name = name.strip(" ,")
-                out[name] = out.get(name, 0.0) + float(ms) / 1000.0
+                phases[name] = phases.get(name, 0.0) + float(ms) / 1000.0
+            continue
+        for key, pat in (("backend_open_s", r"tune: gpu backend opened in ([0-9.]+) s"),
+                         ("backend_close_s", r"tune: gpu backend closed in ([0-9.]+) s"),
+                         ("device_query_s", r"gpu: device query took ([0-9.]+) s")):
+            m = re.search(pat, line)
+            if m:
+                out.setdefault(key, []).append(float(m.group(1)))
+    if phases:
+        out["run_phases_s"] = phases
     return out
 
 
@@ -328,6 +338,8 @@ def run_one(src, name, mode, cache_dir=None):
                 out = json.load(f)
             if isinstance(out, list):  # killed mid-way: the calls recorded so far
                 out = {"status": "crashed", "calls": out, "stderr": p.stderr[-2000:]}
+        if mode == "amk" and engine_log(p.stderr):  # AMK_LOG=debug: where the time went
+            out["engine_log"] = engine_log(p.stderr)
         out["wall_s"] = time.monotonic() - t0
         return out
     finally:
