@@ -374,7 +374,7 @@ typedef struct amk_import_opts {
     /* With kernel_file: "ARG=FILE" entries. data: the input ARG's bytes come from FILE
      * (.npy or raw; an .npy gives the element type and count); answer: FILE holds the
      * expected output of ARG, the correctness reference of that output. The files are
-     * copied into the folder. */
+     * copied into the folder (hard-linked with link_data). */
     const char *const *data;
     int ndata;
     const char *const *answers;
