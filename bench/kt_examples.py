@@ -175,16 +175,46 @@ def call_record(mode, kernel_name, tune_params, res, env, wall):
         return sum(float(r.get(key) or 0) for r in res) / 1000.0
     if mode == "amk":
         # compile_time is per config (NVRTC in amk's workers, overlapping the runs); the
-        # engine's own time is amk_elapsed_s; the rest is tune_kernel's Python around it.
-        loop = env.get("amk_elapsed_s")
+        # engine's search is amk_elapsed_s, its start-up and shutdown (run worker, driver,
+        # compile pool) the rest of amk_engine_wall_s; the probe (amk_probe_s) and the
+        # Python around them the rest of the call.
+        loop, whole = env.get("amk_elapsed_s"), env.get("amk_engine_wall_s")
+        probe = env.get("amk_probe_s") or 0.0
         c["split_s"] = {"compile_sum": total("compile_time"), "engine": loop,
-                        "python": wall - loop if loop is not None else None}
+                        "startup": whole - loop if None not in (whole, loop) else None,
+                        "probe": probe,
+                        "python": wall - (whole if whole is not None else loop or 0) - probe}
         c["amk_vary"] = env.get("amk_vary")
     else:
         c["split_s"] = {k: total(k + "_time") for k in
                         ("compile", "verification", "benchmark", "strategy", "framework")}
     c["config_list"] = [[r.get(k) for k in tune_params] for r in res]
     return c
+
+
+def engine_log(text):
+    """What amk logs at AMK_LOG=debug about where its time goes, from a child's stderr, in
+    seconds: the run worker's phases summed over its jobs ("gpu 0 done: inputs 1.0 ms,
+    settle 1000.2 ms, ..."; settle holds the sustained regime's warm-up), and each opening
+    and closing of the backend and device query. {} when nothing was logged."""
+    out = {}
+    phases = {}
+    for line in text.splitlines():
+        m = re.search(r"gpu \d+ done: (.*)", line)
+        if m:
+            for name, ms in re.findall(r"([\w -]+?) ([0-9.]+) ms", m.group(1)):
+                name = name.strip(" ,")
+                phases[name] = phases.get(name, 0.0) + float(ms) / 1000.0
+            continue
+        for key, pat in (("backend_open_s", r"tune: gpu backend opened in ([0-9.]+) s"),
+                         ("backend_close_s", r"tune: gpu backend closed in ([0-9.]+) s"),
+                         ("device_query_s", r"gpu: device query took ([0-9.]+) s")):
+            m = re.search(pat, line)
+            if m:
+                out.setdefault(key, []).append(float(m.group(1)))
+    if phases:
+        out["run_phases_s"] = phases
+    return out
 
 
 # ---------- the child: one example under one tuner ----------------------------------------
@@ -308,6 +338,8 @@ def run_one(src, name, mode, cache_dir=None):
                 out = json.load(f)
             if isinstance(out, list):  # killed mid-way: the calls recorded so far
                 out = {"status": "crashed", "calls": out, "stderr": p.stderr[-2000:]}
+        if mode == "amk" and engine_log(p.stderr):  # AMK_LOG=debug: where the time went
+            out["engine_log"] = engine_log(p.stderr)
         out["wall_s"] = time.monotonic() - t0
         return out
     finally:
@@ -340,22 +372,25 @@ def _f(x, fmt="%.3f"):
 
 def table(summary):
     """The comparison as text: per call, configs, wall and s/config of each tuner, and how
-    each tuner's time splits (amk: compile summed over configs / engine / Python around it;
+    each tuner's time splits (amk: compile summed over configs / engine's search / its
+    start-up and shutdown / probe + Python around them;
     Kernel Tuner: compile / benchmark / framework + strategy + verification, summed)."""
     lines = ["%-12s %-20s %5s %5s %8s %8s %8s %8s %6s  %-22s %s" % (
         "example", "kernel", "cfgs", "same", "amk s", "amk s/c", "KT s", "KT s/c", "KT/amk",
-        "amk cmp/eng/py s", "KT cmp/bench/fw+ s")]
+        "amk cmp/eng/start/py s", "KT cmp/bench/fw+ s")]
     for name, ex in summary["examples"].items():
         for i, row in enumerate(ex.get("comparison", [])):
             a, k = ex["amk"]["calls"][i], ex["kernel_tuner"]["calls"][i]
             sa, sk = a.get("split_s") or {}, k.get("split_s") or {}
             rest = None if not sk else sk["framework"] + sk["strategy"] + sk["verification"]
+            py = None if sa.get("python") is None else sa["python"] + (sa.get("probe") or 0)
             lines.append("%-12s %-20s %5d %5s %8s %8s %8s %8s %6s  %-22s %s" % (
                 name, row["kernel_name"][:20], row["configs"],
                 "yes" if row["same_configs"] else "NO", _f(a["wall_s"], "%.2f"),
                 _f(row["amk_s_per_config"]), _f(k["wall_s"], "%.2f"),
                 _f(row["kt_s_per_config"]), _f(row.get("kt_over_amk"), "%.2f"),
-                "/".join(_f(sa.get(x), "%.1f") for x in ("compile_sum", "engine", "python")),
+                "/".join(_f(x, "%.1f") for x in (sa.get("compile_sum"), sa.get("engine"),
+                                                   sa.get("startup"), py)),
                 "/".join(_f(x, "%.1f") for x in (sk.get("compile"), sk.get("benchmark"),
                                                    rest))))
     return "\n".join(lines)

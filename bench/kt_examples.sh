@@ -19,6 +19,8 @@
 # fixed sample of N configs per call (drawn with seed KT_SEED, default 1, from the valid
 # configs of at most 1024 threads; brute force over it, not the example's strategy) and
 # skips the exhaustive re-run (a quick check, not a result).
+# AMK_LOG=debug: each example's JSON gets amk's engine_log (the run worker's phases summed
+# over its jobs, each backend opening and closing and device query, in seconds).
 # KT_COMPARE=1 also runs the unmodified example under Kernel Tuner (it must import: see
 # bench/kt_wheels.sh for a machine without a registry) and prints per call both tuners'
 # seconds per config: each call of both runs brute force over the same list (KT_SMOKE's

@@ -188,8 +188,8 @@ typedef struct amk_device_group {
 } amk_device_group;
 /* Splits the devices `want` (nwant of them; nwant == 0: every visible GPU) into model groups
  * for the gpu and auto backends; g has room for AMK_MAX_DEVICES groups. *ng = 0 when there is
- * nothing to split (a backend without devices, or none answers: creating the evaluator
- * then says why). "auto" groups the devices of the first backend that has any. AMK_EINVAL naming the device when a listed one does not answer. */
+ * nothing to split (a backend without devices, one device named on the gpu backend (not
+ * asked), or none answers: creating the evaluator then says why). "auto" groups the devices of the first backend that has any. AMK_EINVAL naming the device when a listed one does not answer. */
 AMK_API int amk_device_groups(const char *backend, const int *want, int nwant, amk_device_group *g,
                               int *ng, amk_diag *d);
 /* A list of devices as --devices takes it: "all" (*n = 0: every visible GPU) or distinct

@@ -26,6 +26,11 @@ int amk_device_groups(const char *backend, const int *want, int nwant, amk_devic
     const amk_backend_type *bt = with_devices(backend);
     if (!bt)
         return AMK_OK;
+    /* One device named on the gpu backend is one model: nothing to split. Asking would cost
+     * a run worker and a driver start-up that opening the evaluator pays again (and it says
+     * when that device does not answer). */
+    if (nwant == 1 && strcmp(backend, "gpu") == 0)
+        return AMK_OK;
     amk_gpu_device all[AMK_MAX_DEVICES];
     int n = 0;
     amk_diag quiet;

@@ -166,7 +166,11 @@ static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const c
     amk_evaluator *ev = NULL;
     amk_rank_role role;
     memset(r, 0, sizeof *r);
+    /* The backend's start-up and shutdown (gpu: run workers with a driver start-up each,
+     * the compile pool) are not in the loop's elapsed_s: timed apart at AMK_LOG=debug. */
+    double t0 = amk_now_s();
     int e = amk_evaluator_create_ranked(&mo, &ev, &role, d);
+    amk_log(AMK_LOG_DEBUG, "tune: %s backend opened in %.3f s", o->backend, amk_now_s() - t0);
     if (e != AMK_OK) {
         r->failed_on = role == AMK_RANK_NONE   ? AMK_TUNE_ON_MPI
                        : role == AMK_RANK_ZERO ? AMK_TUNE_ON_RANKS
@@ -187,7 +191,9 @@ static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const c
     snprintf(r->best_file, sizeof r->best_file, "%s", best ? best : "");
     if (e == AMK_OK && o->done)
         o->done(r, g, o->ud);
+    t0 = amk_now_s();
     amk_evaluator_free(ev);
+    amk_log(AMK_LOG_DEBUG, "tune: %s backend closed in %.3f s", o->backend, amk_now_s() - t0);
     return e;
 }
 

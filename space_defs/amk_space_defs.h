@@ -374,7 +374,7 @@ typedef struct amk_import_opts {
     /* With kernel_file: "ARG=FILE" entries. data: the input ARG's bytes come from FILE
      * (.npy or raw; an .npy gives the element type and count); answer: FILE holds the
      * expected output of ARG, the correctness reference of that output. The files are
-     * copied into the folder. */
+     * copied into the folder (hard-linked with link_data). */
     const char *const *data;
     int ndata;
     const char *const *answers;
@@ -383,6 +383,10 @@ typedef struct amk_import_opts {
      * reference runs with the checked config's values of them (spec "reference.vary"). */
     const char *const *vary;
     int nvary;
+    /* 1: the data and answer files are hard-linked into the folder where the filesystem
+     * allows (else copied), for a caller whose files stay unchanged while the folder lives
+     * (amk.tune_kernel's own temporary files: no second copy of large inputs). */
+    int link_data;
 } amk_import_opts;
 
 /* Reads a T1 space file (Kernel Tuner's benchmark_hub format) and writes the kernel folder

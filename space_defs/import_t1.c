@@ -474,6 +474,8 @@ static int write_file(const char *dir, const out_file *of, amk_diag *d)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, of->name);
+    if (of->src && of->link && link(of->src, path) == 0)
+        return AMK_OK; /* another filesystem, or no links there: copied below */
     FILE *in = of->src ? fopen(of->src, "rb") : NULL;
     if (of->src && !in)
         return amk_diag_set(d, AMK_EIO, "cannot read %s: %s", of->src, strerror(errno));

@@ -33,6 +33,7 @@ typedef struct importer {
 typedef struct out_file {
     char *name, *text;
     char *src; /* not NULL: copy this file (data files: binary, large) instead of text */
+    int link;  /* with src: hard-link it where the filesystem allows (opts->link_data) */
 } out_file;
 
 int amk__imp_fail(importer *im, int code, const char *where, const char *fmt, ...)

@@ -353,6 +353,7 @@ static int add_data_file(importer *im, const char *file, const char *where, out_
         return amk__imp_fail(im, AMK_ESPEC, where, "too many files");
     files[*nfiles].name = strdup(base);
     files[*nfiles].src = strdup(file);
+    files[*nfiles].link = im->opts && im->opts->link_data;
     if (!files[*nfiles].name || !files[*nfiles].src)
         return amk__imp_fail(im, AMK_ENOMEM, NULL, "out of memory");
     *out = files[(*nfiles)++].name;

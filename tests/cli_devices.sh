@@ -2,7 +2,8 @@
 # --devices of `amk loop` and `amk evaluate`: malformed lists are usage errors (exit 1, the
 # option named, nothing on stdout, no row written); good lists are accepted by every backend
 # (model and sim ignore them); the loop's summary reports the parallelism; without a GPU,
-# `--backend gpu --devices 0,1` is "no device" (exit 4). Run as:
+# `--backend gpu --devices 0,1` is "no device" (exit 4), and one device is not asked for its
+# model before the backend opens it. Run as:
 # bash cli_devices.sh AMK_BINARY SOURCE_DIR
 set -euo pipefail
 source "$2/tests/fixtures/cli/lib.sh"
@@ -60,6 +61,18 @@ if ! "$AMK" devices --require >/dev/null 2>&1; then
     expect_rc 4
     expect_no_out
     pass
+    # Two devices are asked for their models (one search per model); one device is not
+    # asked (a run worker and a driver start-up): opening the backend says it does not answer.
+    export AMK_LOG=debug
+    run loop toy "${S[@]}" --backend gpu --budget 2 --results r2.tsv --devices 0,1
+    expect_rc 4
+    expect_err "gpu: device query took"
+    run loop toy "${S[@]}" --backend gpu --budget 2 --results r2.tsv --devices 0
+    expect_rc 4
+    expect_err "no GPU device answers"
+    ! grep -qF "gpu: device query" "$WORK/err" || fail "'$LAST' asked the devices for one"
+    pass
+    unset AMK_LOG
 fi
 
 # Help documents the option.

@@ -480,7 +480,11 @@ int amk_gpu_devices(amk_gpu_device *out, int cap, int *n, amk_diag *d)
     amk__gpu_state *st = calloc(1, sizeof *st);
     if (!st)
         return amk_diag_set(d, AMK_ENOMEM, "gpu devices: out of memory");
+    double t0 = amk_now_s();
     int rc = open_devices(st, NULL, 0, 0, 1, d);
+    /* a run worker per device and a driver start-up each: worth seeing in a profile */
+    amk_log(AMK_LOG_DEBUG, "gpu: device query took %.3f s (%s)", amk_now_s() - t0,
+            rc == AMK_OK ? "answered" : "no answer");
     if (rc == AMK_OK) {
         *n = st->ndev;
         for (int k = 0; k < st->ndev && k < cap; k++) {

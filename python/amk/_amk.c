@@ -1225,17 +1225,18 @@ static PyObject *mod_lookup(PyObject *self, PyObject *args, PyObject *kw)
 }
 
 /* import_t1(t1_path, out_dir, name=None, kernel_file=None, data=None, answers=None,
- * vary=None): amk import (--kernel, --data, --answer: lists of "ARG=FILE"; --vary: a list
- * of param names). */
+ * vary=None, link_data=False): amk import (--kernel, --data, --answer: lists of "ARG=FILE";
+ * --vary: a list of param names); link_data: amk_import_opts.link_data. */
 static PyObject *mod_import_t1(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
     static char *kwlist[] = {"t1", "out_dir", "name", "kernel_file", "data", "answers",
-                             "vary", NULL};
+                             "vary", "link_data", NULL};
     const char *t1, *out, *name = NULL, *kfile = NULL;
     PyObject *data = Py_None, *answers = Py_None, *vary = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|zzOOO", kwlist, &t1, &out, &name, &kfile,
-                                     &data, &answers, &vary))
+    int link_data = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "ss|zzOOOp", kwlist, &t1, &out, &name, &kfile,
+                                     &data, &answers, &vary, &link_data))
         return NULL;
     const char **dl = NULL, **al = NULL, **vl = NULL;
     int nd = 0, na = 0, nv = 0;
@@ -1246,7 +1247,8 @@ static PyObject *mod_import_t1(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     }
     amk_import_opts io = {.name = name, .kernel_file = kfile, .data = dl, .ndata = nd,
-                          .answers = al, .nanswers = na, .vary = vl, .nvary = nv};
+                          .answers = al, .nanswers = na, .vary = vl, .nvary = nv,
+                          .link_data = link_data};
     amk_diag d = {0};
     int e;
     Py_BEGIN_ALLOW_THREADS

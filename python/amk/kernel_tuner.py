@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import warnings
 
 from .errors import AmkError, InputError, UnsupportedError
@@ -610,7 +611,7 @@ def probe_output_params(kernel_name, tune_params, strs, fns, ks, kfile, default,
     remove = None
     try:
         folder, remove = build_folder(kernel_name, values, list(strs) + probe_restrictions(
-            values, default), default, ks, kfile, data)
+            values, default), default, ks, kfile, data, link_data=True)
         finish_spec(folder, symbols, None)
         space = Space(folder)
         probed = _probe_statuses(space, backend, device, excluded_by(space, fns),
@@ -712,13 +713,18 @@ def _budget(strategy_options, n_valid):
 
 def _tune(space, backend, strategy, seed, budget, time_s, results, exclude, device, quiet,
           verify=None, outputs=None):
-    """The one path that runs kernels (on the GPU, or replays a cachefile): amk.loop."""
+    """The one path that runs kernels (on the GPU, or replays a cachefile): amk.loop. The
+    summary's wall_s is the whole call (the engine's start-up and shutdown: its elapsed_s
+    counts from the search's start)."""
     from .search import loop
-    return loop(space, backend=backend, strategy=strategy, seed=seed, budget=budget,
-                time=time_s, results=results, best=None, exclude=exclude,
-                devices=None if device is None else [device], progress=not quiet,
-                notes=lambda msg, warning: warning and warnings.warn(msg, stacklevel=4),
-                verify=verify, outputs=outputs)
+    t0 = time.monotonic()
+    summary = loop(space, backend=backend, strategy=strategy, seed=seed, budget=budget,
+                   time=time_s, results=results, best=None, exclude=exclude,
+                   devices=None if device is None else [device], progress=not quiet,
+                   notes=lambda msg, warning: warning and warnings.warn(msg, stacklevel=4),
+                   verify=verify, outputs=outputs)
+    summary["wall_s"] = time.monotonic() - t0
+    return summary
 
 
 def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params,
@@ -815,12 +821,21 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                 f.write(src)
         default = None if simulation_mode else reference_config(
             kernel_name, tune_params, strs, fns, ks["ProblemSize"], block_size_names)
-        # with verify= every output is the function's to judge: amk compares none of them
-        vary = _vary(amk_vary, tune_params, simulation_mode, answers or external,
-                     lambda: probe_output_params(
-                         kernel_name, tune_params, strs, fns, ks, kfile, default, data,
-                         symbols, backend or os.environ.get("AMK_TUNE_KERNEL_BACKEND") or "gpu",
-                         device, work))
+        # with verify= every output is the function's to judge: amk compares none of them.
+        # Brute force runs every config of the probe anyway: the probe's rule is applied to
+        # the run itself (_vary_after_run), one engine session instead of two.
+        defer = amk_vary is None and not simulation_mode and not (answers or external) and \
+            _brute_force(strategy, strategy_options) and \
+            not (cache and os.path.exists(cache_path(cache)))
+        probe_t0 = time.monotonic()
+        vary = [] if defer else _vary(
+            amk_vary, tune_params, simulation_mode, answers or external,
+            lambda: probe_output_params(
+                kernel_name, tune_params, strs, fns, ks, kfile, default, data, symbols,
+                backend or os.environ.get("AMK_TUNE_KERNEL_BACKEND") or "gpu", device, work))
+        probed = not defer and amk_vary is None and not simulation_mode and \
+            not (answers or external)
+        probe_s = time.monotonic() - probe_t0 if probed else 0.0
         folder, remove = _import(kernel_name, tune_params, strs, ks, kfile, default, data,
                                  answers, symbols, vary)
         if not simulation_mode:
@@ -842,7 +857,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         # AMK_TUNE_KERNEL_BACKEND: run unchanged scripts on another backend ("model": no GPU)
         backend = backend or os.environ.get("AMK_TUNE_KERNEL_BACKEND") or "gpu"
         device_name = None
-        if backend == "gpu":
+        if backend == "gpu" and cpath and os.path.exists(cpath):
+            # a cachefile of another device is refused before anything runs; otherwise the
+            # run names the device (asking first costs a run worker and a CUDA start-up)
             from . import devices
             devs = devices()["devices"]
             device_name = next((d["name"] for d in devs if d["index"] == device), None)
@@ -871,6 +888,19 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
                             outputs if judge else None)
         rows = rows_of_run(results_path, summary["first_trial"], summary["last_trial"]) \
             if summary["trials"] else []
+        if defer and rows:
+            found = _vary_after_run(rows, default, tune_params)
+            if found:
+                # the probe's verdict, from the run: re-check what the reference changes for
+                rows, summary = _rerun_varied(
+                    found, rows, summary, default, tune_params,
+                    lambda v: _import(kernel_name, tune_params, strs, ks, kfile, default,
+                                      data, answers, symbols, v),
+                    lambda folder: finish_spec(folder, symbols, None),
+                    lambda sp, exclude: _tune(sp, backend, "exhaustive", seed, 0, 0.0,
+                                              results_path, exclude, device, quiet),
+                    results_path, keep_spec)
+                vary = found
         results = [cached_to_result(e, tune_params) for e in cached.values()]
         results += [row_to_result(r, tune_params) for r in rows]
         add_metrics(results[len(cached):], metrics)
@@ -895,6 +925,9 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
         env = _env(kernel_name, src, problem_size, tune_params, o, summary, device_name,
                    backend, results_path if keep_results else None)
         env["amk_vary"] = vary
+        # where the call's time went (docs/PYTHON.md): the engine's calls whole, the probe's
+        env["amk_engine_wall_s"] = summary.get("wall_s")
+        env["amk_probe_s"] = probe_s
         if verbose and not quiet:
             for r in results:
                 print(", ".join("%s=%s" % (k, v) for k, v in r.items()
@@ -931,6 +964,86 @@ def reference_config(kernel_name, tune_params, strs, fns, problem_size, block_si
     raise InputError("tune_kernel: no config of tune_params satisfies the restrictions")
 
 
+def _brute_force(strategy, strategy_options):
+    """True when the call runs every config: Kernel Tuner's brute force (amk's exhaustive
+    search) without a budget or a time limit."""
+    so = strategy_options or {}
+    return STRATEGIES.get(strategy) == "exhaustive" and \
+        not any(k in so for k in ("max_fevals", "time_limit", "fraction"))
+
+
+def _warn_vary(found, stacklevel):
+    warnings.warn(
+        "tune_kernel: %s change%s what the kernel computes (without answer=, each other "
+        "value failed the check against the reference config while moving another param "
+        "did not): each config is checked against the reference config with the same %s "
+        "(docs/PYTHON.md; amk_vary= names them yourself)" % (
+            ", ".join(found), "s" if len(found) == 1 else "", ", ".join(found)),
+        stacklevel=stacklevel + 1)
+
+
+def _params_of(row, tune_params):
+    params = row["params"] if isinstance(row["params"], dict) else json.loads(row["params"])
+    return tuple(params.get(k) for k in tune_params)
+
+
+def _vary_after_run(rows, default, tune_params):
+    """The probe's verdict (output_params) from a brute-force run checked against the
+    reference config: the statuses of the probe's configs (probe_values: the reference
+    config and each param moved alone to up to two other values) among the run's rows.
+    Every config the probe would run is in such a run (same restrictions, same callables),
+    so the verdict is the probe's."""
+    values = probe_values(tune_params, default)
+    probed = []
+    for r in rows:
+        p = dict(zip(tune_params, _params_of(r, tune_params)))
+        if all(p[k] in values[k] for k in tune_params):
+            probed.append((p, r["status"]))
+    return output_params(default, probed)
+
+
+def _rerun_varied(found, rows, summary, default, tune_params, build, finish, tune,
+                  results_path, keep_spec=None):
+    """After a brute-force run checked against the reference config named found: the
+    configs whose reference config changes (found params not the reference config's) are
+    run again in a kernel folder with reference.vary = found (build(vary) -> (folder,
+    remove); finish(folder) completes its spec; tune(space, exclude) runs it into
+    results_path), the others keep their verdicts (their reference is the same). Returns
+    (rows, summary): the run's rows with those configs' rows replaced by the new ones, and
+    the summary of both runs (trials and elapsed time added; best: the faster of the two
+    runs' bests that is not a replaced row)."""
+    _warn_vary(found, stacklevel=3)
+    idx = [list(tune_params).index(k) for k in found]
+    want = [default[k] for k in found]
+    again = {p for p in (_params_of(r, tune_params) for r in rows)
+             if [p[i] for i in idx] != want}
+    folder, remove = build(found)
+    try:
+        finish(folder)
+        if keep_spec:
+            shutil.rmtree(os.fspath(keep_spec), ignore_errors=True)
+            shutil.copytree(folder, os.fspath(keep_spec))
+        space = Space(folder)
+        exclude = [cid for cid, p in space.configs(ids=True)
+                   if tuple(p.get(k) for k in tune_params) not in again]
+        second = tune(space, exclude)
+    finally:
+        remove()
+    new = rows_of_run(results_path, second["first_trial"], second["last_trial"]) \
+        if second["trials"] else []
+    kept = [r for r in rows if _params_of(r, tune_params) not in again]
+    merged = dict(summary)
+    merged["trials"] = summary["trials"] + second["trials"]
+    for k in ("elapsed_s", "wall_s"):
+        merged[k] = (summary.get(k) or 0) + (second.get(k) or 0)
+    bests = [b for b in (summary.get("best"), second.get("best"))
+             if b and b.get("latency_us") is not None and
+             (b is second.get("best") or
+              tuple(b["params"].get(k) for k in tune_params) not in again)]
+    merged["best"] = min(bests, key=lambda b: b["latency_us"]) if bests else None
+    return kept + new, merged
+
+
 def _vary(named, tune_params, simulation_mode, answers, probe):
     """The params the reference takes from each config (reference.vary): amk_vary= as
     given, else (no answer= and no verify=: answers empty; not a replay) what probe()
@@ -948,13 +1061,7 @@ def _vary(named, tune_params, simulation_mode, answers, probe):
         return []
     found = probe()
     if found:
-        warnings.warn(
-            "tune_kernel: %s change%s what the kernel computes (without answer=, each other "
-            "value failed the check against the reference config while moving another param "
-            "did not): each config is checked against the reference config with the same %s "
-            "(docs/PYTHON.md; amk_vary= names them yourself)" % (
-                ", ".join(found), "s" if len(found) == 1 else "", ", ".join(found)),
-            stacklevel=3)
+        _warn_vary(found, stacklevel=3)
     return found
 
 
@@ -963,8 +1070,9 @@ def _import(kernel_name, tune_params, strs, ks, kfile, default=None, data=None,
     """The kernel folder of the call (the library's importer, data and answer files
     included). A refusal is an UnsupportedError naming what it refused."""
     try:
+        # the data files are this call's own: linked, not copied (large inputs)
         return build_folder(kernel_name, tune_params, strs, default, ks, kfile, data, answers,
-                            vary)
+                            vary, link_data=True)
     except AmkError as e:
         raise UnsupportedError("tune_kernel: %s" % e.message,
                                argument=_culprit(e.message, ks, data, answers, symbols),

@@ -34,25 +34,28 @@ def _t1_document(name, params, restrictions, default, kernel_spec=None):
     return doc
 
 
-def import_t1(t1, out_dir, kernel_file=None, name=None, data=None, answers=None, vary=None):
+def import_t1(t1, out_dir, kernel_file=None, name=None, data=None, answers=None, vary=None,
+              link_data=False):
     """`amk import T1.json [--kernel FILE] [--data ARG=FILE,...] [--answer ARG=FILE,...]
     [--vary P,...] -o OUT_DIR`: writes the kernel folder out_dir. data / answers: {argument:
-    file}; vary: param names (the reference takes them from the checked config)."""
+    file}; vary: param names (the reference takes them from the checked config). link_data:
+    hard-link the data and answer files into the folder where the filesystem allows (the
+    caller leaves them unchanged while the folder lives) instead of copying them."""
     def pairs(d):
         return ["%s=%s" % (k, os.fspath(v)) for k, v in d.items()] if d else None
     with translate:
         _amk.import_t1(os.fspath(t1), os.fspath(out_dir), name=name,
                        kernel_file=os.fspath(kernel_file) if kernel_file else None,
                        data=pairs(data), answers=pairs(answers),
-                       vary=list(vary) if vary else None)
+                       vary=list(vary) if vary else None, link_data=bool(link_data))
 
 
 def build_folder(name, params, restrictions=(), default=None, kernel_spec=None,
-                 kernel_file=None, data=None, answers=None, vary=None):
+                 kernel_file=None, data=None, answers=None, vary=None, link_data=False):
     """Writes a kernel folder for a space (and optionally a kernel, its inputs' data files and
     its outputs' answer files: {argument: file}, and the params its reference takes from the
     checked config: vary) built in Python; returns (folder, remove) where remove() deletes
-    it."""
+    it. link_data: as import_t1's."""
     tmp = tempfile.mkdtemp(prefix="amk-space-")
     try:
         t1 = os.path.join(tmp, name + ".json")
@@ -61,7 +64,7 @@ def build_folder(name, params, restrictions=(), default=None, kernel_spec=None,
                                    kernel_spec), f, indent=1)
         out = os.path.join(tmp, name)
         import_t1(t1, out, kernel_file=kernel_file, name=name, data=data, answers=answers,
-                  vary=vary)
+                  vary=vary, link_data=link_data)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

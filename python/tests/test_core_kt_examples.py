@@ -130,6 +130,44 @@ class TestComparison(unittest.TestCase):
         self.assertIn("yes", line)
         self.assertIn("1.0/1.5/0.4", line)  # Kernel Tuner's compile / benchmark / the rest
 
+    def test_call_record_splits_amk_s_wall(self):
+        res = [{"block_size_x": 64, "time": 0.1, "compile_time": 30.0, "amk_status": "ok"},
+               {"block_size_x": 128, "time": 0.2, "compile_time": 40.0, "amk_status": "ok"}]
+        env = {"amk_elapsed_s": 1.5, "amk_engine_wall_s": 2.25, "amk_probe_s": 0.5}
+        c = kx.call_record("amk", "k", {"block_size_x": [64, 128]}, res, env, 3.0)
+        s = c["split_s"]
+        self.assertAlmostEqual(s["compile_sum"], 0.07)
+        self.assertAlmostEqual(s["engine"], 1.5)
+        self.assertAlmostEqual(s["startup"], 0.75)  # the engine call less its search
+        self.assertAlmostEqual(s["probe"], 0.5)
+        self.assertAlmostEqual(s["python"], 0.25)  # 3.0 - 2.25 - 0.5
+        a = self.call([[64], [128]], 3.0, s)
+        k = self.call([[64], [128]], 1.0, {"compile": 0.1, "verification": 0, "benchmark": 0.1,
+                                           "strategy": 0, "framework": 0.2})
+        summary = {"examples": {"ex": {"amk": {"calls": [a]}, "kernel_tuner": {"calls": [k]},
+                                       "comparison": kx.compare_calls([a], [k])}}}
+        self.assertIn("0.1/1.5/0.8/0.8", kx.table(summary))  # compile/engine/start/py+probe
+
+    def test_engine_log_sums_the_run_phases_and_lists_openings(self):
+        text = "\n".join([
+            "amk: debug: gpu: device query took 0.412 s (answered)",
+            "amk: debug: tune: gpu backend opened in 0.731 s",
+            "amk: debug: gpu: 12.500 s: gpu 0 runs a job",
+            "amk: debug: gpu: 13.600 s: gpu 0 done: keeper idle 12.1 ms, inputs 2.0 ms, "
+            "settle 1000.0 ms, timed 20.5 ms",
+            "amk: debug: gpu: 13.700 s: gpu 0 done: inputs 1.0 ms, settle 10.0 ms",
+            "vector_add: 15 configs",
+            "amk: debug: tune: gpu backend closed in 0.250 s"])
+        log = kx.engine_log(text)
+        self.assertEqual(log["device_query_s"], [0.412])
+        self.assertEqual(log["backend_open_s"], [0.731])
+        self.assertEqual(log["backend_close_s"], [0.25])
+        ph = log["run_phases_s"]
+        self.assertEqual(sorted(ph), ["inputs", "keeper idle", "settle", "timed"])
+        self.assertAlmostEqual(ph["settle"], 1.01)
+        self.assertAlmostEqual(ph["inputs"], 0.003)
+        self.assertEqual(kx.engine_log("no debug lines"), {})
+
     def test_compare_calls_names_a_different_list(self):
         a = self.call([[1], [2]], 1.0, {})
         k = self.call([[1], [3]], 1.0, {})

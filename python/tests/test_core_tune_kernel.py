@@ -426,6 +426,48 @@ class TestTuneKernel(unittest.TestCase):
         self.assertEqual(env2["amk_trials"], 0)
         self.assertEqual(sorted(r["block_size_x"] for r in res2), tp["block_size_x"])
 
+    def test_the_kernel_folder_links_the_call_s_data_instead_of_copying_it(self):
+        seen = []
+        real = amk.space.import_t1
+
+        def spy(t1, out_dir, **kw):
+            real(t1, out_dir, **kw)
+            for arg, path in (kw.get("data") or {}).items():
+                seen.append((kw.get("link_data"), os.stat(path).st_ino,
+                             os.stat(os.path.join(out_dir, os.path.basename(path))).st_ino))
+        amk.space.import_t1 = spy
+        try:
+            self.tune({"block_size_x": [128, 256]})
+        finally:
+            amk.space.import_t1 = real
+        self.assertTrue(seen)  # a and b, given as data
+        for link, src, dst in seen:
+            self.assertTrue(link)
+            self.assertEqual(src, dst)  # one file, not a copy of 2 x 400 kB
+
+    def test_import_t1_copies_data_unless_asked_to_link(self):
+        kspec = kt.kernel_specification("vector_add", self.n, [
+            {"Name": "c", "Type": "float", "Size": self.n, "MemoryType": "Vector",
+             "AccessType": "WriteOnly", "FillType": "Constant", "FillValue": 0, "Output": 1},
+            {"Name": "a", "Type": "float", "Size": self.n, "MemoryType": "Vector",
+             "AccessType": "ReadOnly"},
+            {"Name": "b", "Type": "float", "Size": self.n, "MemoryType": "Vector",
+             "AccessType": "ReadOnly", "FillType": "Constant", "FillValue": 1},
+            {"Name": "n", "Type": "int", "MemoryType": "Scalar", "AccessType": "ReadOnly",
+             "FillValue": self.n}], [], [None, None, None], None, {"block_size_x": [128]})
+        with open("vector_add.cu", "w") as f:
+            f.write("#define kernel_tuner 1\n" + VECTOR_ADD)
+        src = kt._npy("a.npy", self.args[1])
+        for link in (False, True):
+            folder, remove = amk.space.build_folder(
+                "vector_add", {"block_size_x": [128]}, (), None, kspec, "vector_add.cu",
+                {"a": src}, link_data=link)
+            try:
+                same = os.stat(os.path.join(folder, "a.npy")).st_ino == os.stat(src).st_ino
+                self.assertEqual(same, link)
+            finally:
+                remove()
+
     def test_metrics_are_computed_from_each_result(self):
         tp = {"block_size_x": [128, 256]}
         m = {"GB/s": lambda p: 3 * 4 * self.n / 1e9 / (p["time"] / 1e3),

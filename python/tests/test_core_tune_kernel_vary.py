@@ -1,7 +1,9 @@
 """tune_kernel's params that change what the kernel computes, without a GPU: the probe's
 values and conditions, the decision from the probed statuses, and whole calls on the model
 backend with the probe's statuses faked (the model checks nothing), which must write
-reference.vary into the spec and warn once, naming the params."""
+reference.vary into the spec and warn once, naming the params. Brute force (Kernel Tuner's
+default) runs no probe: the same rule reads the run's own statuses (faked the same way), and
+only the configs whose reference config changes run again."""
 import json
 import os
 import shutil
@@ -82,10 +84,15 @@ class TestTuneKernelVary(unittest.TestCase):
                      np.int32(n)]
         self.n = n
         self.real_probe = kt._probe_statuses
+        self.real_rows = kt.rows_of_run
+        self.real_tune = kt._tune
         self.probes = []
+        self.runs = []
 
     def tearDown(self):
         kt._probe_statuses = self.real_probe
+        kt.rows_of_run = self.real_rows
+        kt._tune = self.real_tune
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def fake_probe(self, space, *args):
@@ -96,6 +103,12 @@ class TestTuneKernelVary(unittest.TestCase):
         return [(p, "wrong" if p["filter_width"] != 1 else s) for p, s in got]
 
     def tune(self, **kw):
+        """A call that probes first: random_sample (the probe is folded into brute force
+        only)."""
+        kw.setdefault("strategy", "random_sample")
+        return self.tune_as(**kw)
+
+    def tune_as(self, **kw):
         spec_dir = os.path.join(self.dir, "spec%d" % len(os.listdir(self.dir)))
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
@@ -115,6 +128,7 @@ class TestTuneKernelVary(unittest.TestCase):
         kt._probe_statuses = self.spy_probe
         res, env, spec, warned = self.tune()
         self.assertEqual(len(self.probes), 1)
+        self.assertGreater(env["amk_probe_s"], 0.0)
         self.assertEqual({s for _, s in self.probes[0]}, {"ok"})  # the model checks nothing
         self.assertEqual(len(self.probes[0]), 5)
         self.assertEqual(env["amk_vary"], [])
@@ -172,6 +186,122 @@ class TestTuneKernelVary(unittest.TestCase):
         _, env, spec, _ = self.tune(answer=[want, None, None])
         self.assertEqual(self.probes, [])
         self.assertEqual(env["amk_vary"], [])
+
+    def spy_tune(self, space, *args):
+        summary = self.real_tune(space, *args)
+        with open(os.path.join(space.folder, "spec.json")) as f:
+            reference = json.load(f)["reference"]
+        self.runs.append((reference, list(args[6]), summary))
+        return summary
+
+    def fake_first_run(self, *args):
+        """The rows of each run; the first (checked against the reference config, no vary)
+        as a GPU would judge them: filter_width other than the reference's is wrong."""
+        rows = self.real_rows(*args)
+        if len(self.runs) == 1:
+            for r in rows:
+                p = r["params"] if isinstance(r["params"], dict) else json.loads(r["params"])
+                if p["filter_width"] != 1:
+                    r["status"], r["latency_us"] = "wrong", float("nan")
+        return rows
+
+    def test_brute_force_runs_once_without_a_probe_when_nothing_is_wrong(self):
+        kt._probe_statuses = self.spy_probe
+        kt._tune = self.spy_tune
+        res, env, spec, warned = self.tune_as()
+        self.assertEqual(self.probes, [])
+        self.assertEqual(len(self.runs), 1)
+        self.assertEqual(env["amk_probe_s"], 0.0)
+        self.assertGreaterEqual(env["amk_engine_wall_s"], env["amk_elapsed_s"])
+        self.assertEqual(env["amk_vary"], [])
+        self.assertNotIn("vary", spec["reference"])
+        self.assertFalse([m for m in warned if "computes" in m], warned)
+        self.assertEqual(len(res), 9)
+
+    def test_brute_force_names_the_params_from_its_run_and_reruns_what_they_change(self):
+        kt._probe_statuses = self.spy_probe
+        kt._tune = self.spy_tune
+        kt.rows_of_run = self.fake_first_run
+        res, env, spec, warned = self.tune_as(strategy="brute_force")
+        self.assertEqual(self.probes, [])
+        self.assertEqual(len(self.runs), 2)
+        self.assertNotIn("vary", self.runs[0][0])
+        self.assertEqual(self.runs[1][0]["vary"], ["filter_width"])
+        # the second run tunes the 6 configs whose filter_width is not the reference's
+        self.assertEqual(self.runs[1][2]["trials"], 6)
+        self.assertEqual(env["amk_vary"], ["filter_width"])
+        self.assertEqual(env["amk_trials"], 9 + 6)
+        self.assertEqual(spec["reference"]["vary"], ["filter_width"])  # the kept folder
+        hits = [m for m in warned if "changes what the kernel computes" in m]
+        self.assertEqual(len(hits), 1, warned)
+        got = sorted((r["filter_width"], r["block_size_x"], r["amk_status"]) for r in res)
+        self.assertEqual(got, [(f, b, "ok") for f in (1, 2, 3) for b in (32, 64, 128)])
+        self.assertIn(env["amk_best"]["params"]["filter_width"], (1, 2, 3))
+
+    def test_a_wrong_config_that_moves_no_output_param_stays_wrong(self):
+        kt._tune = self.spy_tune
+
+        def wrong_tile(*args):  # block_size_x 128 is wrong in every run (a tiling bug)
+            rows = self.fake_first_run(*args)
+            for r in rows:
+                p = r["params"] if isinstance(r["params"], dict) else json.loads(r["params"])
+                if p["block_size_x"] == 128:
+                    r["status"], r["latency_us"] = "wrong", float("nan")
+            return rows
+        kt.rows_of_run = wrong_tile
+        res, env, _, _ = self.tune_as()
+        self.assertEqual(env["amk_vary"], ["filter_width"])
+        for r in res:
+            self.assertEqual(r["amk_status"], "wrong" if r["block_size_x"] == 128 else "ok", r)
+        self.assertEqual(len(res), 9)
+
+    def test_a_budget_or_a_cachefile_probes_first(self):
+        kt._probe_statuses = self.spy_probe
+        self.tune_as(strategy="brute_force", strategy_options={"max_fevals": 4})
+        self.assertEqual(len(self.probes), 1)
+        cache = os.path.join(self.dir, "cache.json")
+        self.tune_as(cache=cache)  # writes the cachefile: no probe yet
+        self.assertEqual(len(self.probes), 1)
+        self.tune_as(cache=cache)
+        self.assertEqual(len(self.probes), 2)
+
+
+class TestDeviceQuery(unittest.TestCase):
+    """amk.devices() starts a run worker (a CUDA start-up): tune_kernel asks it only to
+    check a cachefile's device before tuning; otherwise the run names the device."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="amk-kt-devq-")
+        self.real_devices, self.real_tune = amk.devices, kt._tune
+        self.asked, self.name = 0, None
+
+        def devices():  # the device the run names (the model's, here)
+            self.asked += 1
+            return {"devices": [{"index": 0, "name": self.name}]}
+        amk.devices = devices
+        # the run itself on the model backend (no GPU here), as if it were the gpu's
+        kt._tune = lambda space, backend, *a, **k: self.real_tune(space, "model", *a, **k)
+
+    def tearDown(self):
+        amk.devices, kt._tune = self.real_devices, self.real_tune
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    @unittest.skipIf(np is None, "numpy is not installed")
+    def test_devices_are_asked_only_for_a_cachefile(self):
+        n = 1024
+        args = [np.zeros(n, np.float32), np.random.randn(n).astype(np.float32), np.int32(n)]
+        tp = {"filter_width": [1], "block_size_x": [32, 64]}
+        _, env = amk.tune_kernel("scale", SCALE, n, args, tp, amk_backend="gpu", quiet=True)
+        self.assertEqual(self.asked, 0)
+        self.assertTrue(env["device_name"])  # the run's
+        self.name = env["device_name"]
+        cache = os.path.join(self.dir, "c.json")
+        amk.tune_kernel("scale", SCALE, n, args, tp, amk_backend="gpu", quiet=True,
+                        cache=cache)
+        self.assertEqual(self.asked, 0)  # no file yet: nothing to refuse
+        amk.tune_kernel("scale", SCALE, n, args, tp, amk_backend="gpu", quiet=True,
+                        cache=cache)
+        self.assertEqual(self.asked, 1)
 
 
 if __name__ == "__main__":
