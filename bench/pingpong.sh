@@ -29,11 +29,10 @@ configs=("$@")
 [ ${#configs[@]} -eq 0 ] && configs=(
     "128 256 64 3 2 1 1 1 1 16 1"
     "64 256 64 4 2 1 1 1 2 16 1"
-    "64 256 64 3 2 1 1 1 2 16 1"
     "128 128 64 4 2 1 1 1 2 16 1"
-    "128 128 64 5 2 1 1 1 2 16 1"
     "64 256 64 4 2 1 2 1 2 16 1"
-    "64 256 64 5 2 1 1 1 2 16 0")
+    "128 128 64 5 2 1 1 1 2 16 1"
+    "64 256 64 3 2 1 1 1 2 16 1")
 names=(BM BN BK STAGES CONSUMERS REGS CLUSTER_M CLUSTER_N PERSISTENT GROUP_M EPILOGUE)
 
 checks=$OUT/checks.tsv

@@ -1394,7 +1394,8 @@ START_TEST(test_compile_gemm_hopper_pingpong)
     amk_diag d;
     int64_t v;
 
-    /* 64 x 256 per consumer: two 32 KiB staging tiles, 128 accumulators a thread. */
+    /* 64 x 256 per consumer: two 32 KiB staging tiles, two more mbarriers (order[2]), 128
+     * accumulators a thread. */
     amk_config pp = hopper_cfg(s, "{}");
     ck_assert_msg(amk_config_check(&pp, &t->limits, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(amk_config_eval(&pp, &t->limits, "wg_m", &v, &d), AMK_OK);
@@ -1402,7 +1403,7 @@ START_TEST(test_compile_gemm_hopper_pingpong)
     ck_assert_int_eq(amk_config_eval(&pp, &t->limits, "acc_regs", &v, &d), AMK_OK);
     ck_assert_int_eq(v, 128);
     ck_assert_int_eq(amk_config_eval(&pp, &t->limits, "smem", &v, &d), AMK_OK);
-    ck_assert_int_eq(v, 4 * (64 + 256) * 64 * 2 + 2 * 64 * 256 * 2 + 1024 + 16 * 4);
+    ck_assert_int_eq(v, 4 * (64 + 256) * 64 * 2 + 2 * 64 * 256 * 2 + 1024 + 16 * 4 + 16);
     ck_assert_int_eq(amk_config_eval(&pp, &t->limits, "grid", &v, &d), AMK_OK);
     ck_assert_int_eq(v, t->limits.sm_count); /* 64 x 16 tiles at 4096^2 */
     /* The cooperative split of the same tile: one 32 KiB staging tile in all. */

@@ -37,7 +37,13 @@
  * staggers their main loops (consumer 1's first stage of a tile is loaded only once the
  * consumer of the tile before has freed STAGES stages of its own). Each consumer skips the
  * ring stages of the other's tiles (ktiles a tile); a stage has one consumer, so its empty
- * barrier counts 4 warps per CTA of the cluster.
+ * barrier counts 4 warps per CTA of the cluster. The main loops take turns by two more
+ * mbarriers, order[w] (consumer 1-w arrives once it has waited on the last stage of its
+ * tile): mbarrier waits name a phase only by its parity, so a consumer that ran ahead into
+ * its next tile's stages while the other's fills of the same stages were still pending would
+ * take a fill two phases early (seen on the H100: hangs, launch failures). In turn, each
+ * consumer's next fill of a stage is at most one phase ahead of the barrier (checked in a
+ * protocol model with random interleavings: python/tests/test_core_gemm_hopper_pingpong.py).
  *
  * Epilogue: EPILOGUE = 0 stores pairs of converted values straight from the accumulators
  * (bounds-checked); 1 writes them into a 128B-swizzled staging tile (conflict-free) and one
@@ -386,6 +392,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
     const unsigned int base = (raw + 1023u) & ~1023u;
     const unsigned int c_s = base + STAGES * GH_STAGE;
     const unsigned int full0 = c_s + GH_C_BYTES, empty0 = full0 + 8 * STAGES;
+    const unsigned int order0 = empty0 + 8 * STAGES; /* ping-pong: order[2] */
 
     const int tid = threadIdx.x, wg = tid >> 7;
     unsigned int rank = 0;
@@ -404,6 +411,10 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
             gh_bar_init(full0 + 8 * s, 1);
             gh_bar_init(empty0 + 8 * s, (GH_PINGPONG ? 1 : CONSUMERS) * 4 * GH_CSIZE);
         }
+#if GH_PINGPONG
+        gh_bar_init(order0, 1);
+        gh_bar_init(order0 + 8, 1);
+#endif
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     gh_cluster_sync();
@@ -488,6 +499,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
             s = ktiles % STAGES;
             phase = (unsigned int)(ktiles / STAGES) & 1u;
         }
+        unsigned int order_phase = 0;
 #endif
         float acc[GH_MT][GH_NACC];
         for (int t = t_first; t < ntiles; t += t_step) {
@@ -500,6 +512,18 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                     acc[mt][i] = 0.0f;
                 gh_fence_acc(acc[mt]);
             }
+#if GH_PINGPONG
+            /* The other consumer's main loop of the tile before this one has waited on all
+             * its stages (consumer 0's first tile has none before it). */
+            if (w == 1 || t != t_first) {
+                gh_bar_wait(order0 + 8 * w, order_phase);
+                order_phase ^= 1u;
+                /* All 4 warps are past the wait before warp 0 can let the other consumer
+                 * on to its next turn (whose arrival would complete this barrier's next
+                 * phase, of the other parity, under a warp still waiting). */
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+            }
+#endif
             int prev = -1;
             for (int kt = 0; kt < ktiles; ++kt) {
                 gh_bar_wait(full0 + 8 * s, phase);
@@ -534,6 +558,12 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                     phase ^= 1u;
                 }
             }
+#if GH_PINGPONG
+            if (ltid == 0) /* this thread has seen every stage of the tile filled */
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(order0 +
+                                                                              8 * (1 - w))
+                             : "memory");
+#endif
             gh_wg_wait<0>();
             if (prev >= 0 && lane == 0)
                 gh_bar_release(empty0 + 8 * prev);
