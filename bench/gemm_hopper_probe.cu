@@ -138,7 +138,7 @@ int main(int argc, char **argv)
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int ctiles = ((tiles_m + CLUSTER_M - 1) / CLUSTER_M) * ((tiles_n + CLUSTER_N - 1) / CLUSTER_N);
     const int grid = PERSISTENT ? std::min(ctiles, sms / csize) * csize : ctiles * csize;
-    const size_t smem = (size_t)STAGES * GH_STAGE + GH_C_BYTES + 1024 + 16 * STAGES;
+    const size_t smem = (size_t)STAGES * GH_STAGE + GH_C_BYTES + 1024 + 16 * STAGES + 16 * GH_PINGPONG;
     CK(cudaFuncSetAttribute(gemm_hopper_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];

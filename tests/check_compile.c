@@ -1359,6 +1359,103 @@ START_TEST(test_compile_hopper_fixtures)
 }
 END_TEST
 
+/* gemm_hopper's ping-pong schedule (PERSISTENT 2: each of 2 consumers owns whole tiles) is
+ * valid only where it is built, its derived sizes are those the kernel allocates, and its
+ * configs (1x1 and 2-CTA clusters, both epilogues, the tile shapes whose accumulators fit)
+ * compile for sm_90a; a random sample of the space need not reach them. */
+static amk_config hopper_cfg(const amk_spec *s, const char *params)
+{
+    static const char *const base =
+        "{\"BK\":64,\"BM\":64,\"BN\":256,\"CLUSTER_M\":1,\"CLUSTER_N\":1,\"CONSUMERS\":2,"
+        "\"EPILOGUE\":1,\"GROUP_M\":16,\"PERSISTENT\":2,\"REGS\":1,\"STAGES\":4}";
+    cJSON *j = cJSON_Parse(base), *o = cJSON_Parse(params);
+    ck_assert(j && o);
+    for (cJSON *it = o->child; it; it = it->next)
+        cJSON_ReplaceItemInObject(j, it->string, cJSON_CreateNumber(it->valuedouble));
+    char *txt = cJSON_PrintUnformatted(j);
+    amk_shape sh;
+    amk_spec_shape(s, 0, &sh);
+    amk_config c;
+    amk_diag d;
+    ck_assert_msg(amk_config_from_params_json(s, &sh, txt, &c, &d) == AMK_OK, "%s: %s", txt,
+                  d.msg);
+    free(txt);
+    cJSON_Delete(j);
+    cJSON_Delete(o);
+    return c;
+}
+
+START_TEST(test_compile_gemm_hopper_pingpong)
+{
+    const amk_spec *s = amk_registry_find(reg, "gemm_hopper");
+    ck_assert_ptr_nonnull(s);
+    const amk_target *t = amk_target_find(TARGET);
+    ck_assert_ptr_nonnull(t);
+    amk_diag d;
+    int64_t v;
+
+    /* 64 x 256 per consumer: two 32 KiB staging tiles, two more mbarriers (order[2]), 128
+     * accumulators a thread. */
+    amk_config pp = hopper_cfg(s, "{}");
+    ck_assert_msg(amk_config_check(&pp, &t->limits, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_config_eval(&pp, &t->limits, "wg_m", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 64);
+    ck_assert_int_eq(amk_config_eval(&pp, &t->limits, "acc_regs", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 128);
+    ck_assert_int_eq(amk_config_eval(&pp, &t->limits, "smem", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 4 * (64 + 256) * 64 * 2 + 2 * 64 * 256 * 2 + 1024 + 16 * 4 + 16);
+    ck_assert_int_eq(amk_config_eval(&pp, &t->limits, "grid", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, t->limits.sm_count); /* 64 x 16 tiles at 4096^2 */
+    /* The cooperative split of the same tile: one 32 KiB staging tile in all. */
+    amk_config co = hopper_cfg(s, "{\"PERSISTENT\":1}");
+    ck_assert_int_eq(amk_config_eval(&co, &t->limits, "wg_m", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 32);
+    ck_assert_int_eq(amk_config_eval(&co, &t->limits, "smem", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 4 * (64 + 256) * 64 * 2 + 64 * 256 * 2 + 1024 + 16 * 4);
+
+    /* Not built: one consumer; a whole 128 x 256 tile is 256 accumulators a thread. */
+    static const char *const invalid[] = {"{\"CONSUMERS\":1,\"REGS\":0}",
+                                          "{\"BM\":128}", "{\"BM\":256,\"BN\":64}"};
+    for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
+        amk_config c = hopper_cfg(s, invalid[i]);
+        ck_assert_msg(amk_config_check(&c, &t->limits, &d) == AMK_ERESTRICT, "%s", invalid[i]);
+    }
+
+    char eff[16];
+    if (amk_spec_compile_arch(s, t->vendor, ARCH, eff, sizeof eff, &d) != AMK_OK) {
+        fprintf(stderr, "check_compile: SKIP gemm_hopper ping-pong for %s: %s\n", ARCH, d.msg);
+        return;
+    }
+    static const char *const built[] = {
+        "{}",
+        "{\"STAGES\":3}",
+        "{\"BM\":128,\"BN\":128,\"STAGES\":5}",
+        "{\"BM\":64,\"BN\":128,\"BK\":128,\"STAGES\":3,\"EPILOGUE\":0}",
+        "{\"BM\":128,\"BN\":64,\"REGS\":0}",
+        "{\"CLUSTER_M\":2}",
+        "{\"CLUSTER_N\":2,\"STAGES\":3,\"EPILOGUE\":0,\"REGS\":2}",
+    };
+    enum { NB = sizeof built / sizeof built[0] };
+    amk_config cfgs[NB];
+    for (size_t i = 0; i < NB; i++) {
+        cfgs[i] = hopper_cfg(s, built[i]);
+        ck_assert_msg(amk_config_check(&cfgs[i], &t->limits, &d) == AMK_OK, "%s: %s", built[i],
+                      d.msg);
+    }
+    make_tmpdir();
+    amk_compiler *c = make_compiler(2, 0);
+    amk_code out[NB];
+    compile_cfgs(c, cfgs, NB, ARCH, out);
+    for (size_t i = 0; i < NB; i++) {
+        ck_assert_msg(out[i].status == AMK_STATUS_OK, "%s: %s: %s %s", built[i],
+                      amk_status_name(out[i].status), out[i].reason, out[i].notes);
+        amk__code_clear(&out[i]);
+    }
+    amk__compiler_free(c);
+    remove_tmpdir();
+}
+END_TEST
+
 /* A second identical compile is a cache hit that never reaches a worker (the fault hook
  * would crash any worker asked); a corrupted entry is detected and recompiled. */
 START_TEST(test_compile_cache_hit_and_corruption)
@@ -1819,6 +1916,7 @@ static Suite *suite(void)
 #if defined(AMK_HAVE_GPU)
     tcase_add_test(tc, test_compile_builtin_kernels);
     tcase_add_test(tc, test_compile_hopper_fixtures);
+    tcase_add_test(tc, test_compile_gemm_hopper_pingpong);
     tcase_add_test(tc, test_compile_cache_hit_and_corruption);
     tcase_add_test(tc, test_compiler_run_cb_reports_hits_first);
     tcase_add_test(tc, test_compile_injected_faults);

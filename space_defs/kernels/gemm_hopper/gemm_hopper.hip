@@ -30,7 +30,20 @@
  * Scheduling: tiles are grouped into cluster tiles (CLUSTER_M x CLUSTER_N tiles), ordered in
  * groups of GROUP_M cluster-tile rows walked column by column (L2 reuse); cluster c takes
  * cluster tiles c, c + clusters, ... (PERSISTENT = 1 launches at most one CTA per SM; 0, one
- * cluster per cluster tile, the same loop run once).
+ * cluster per cluster tile, the same loop run once). PERSISTENT = 2 ("ping-pong", 2 consumers
+ * only): the producer still feeds the ring tile by tile, but each consumer owns whole BM x BN
+ * tiles (WG_M = BM) and the two take the CTA's tiles alternately (consumer w the CTA's w-th,
+ * (w+2)-th, ...): one's epilogue runs while the other's wgmmas go on, and the ring order
+ * staggers their main loops (consumer 1's first stage of a tile is loaded only once the
+ * consumer of the tile before has freed STAGES stages of its own). Each consumer skips the
+ * ring stages of the other's tiles (ktiles a tile); a stage has one consumer, so its empty
+ * barrier counts 4 warps per CTA of the cluster. The main loops take turns by two more
+ * mbarriers, order[w] (consumer 1-w arrives once it has waited on the last stage of its
+ * tile): mbarrier waits name a phase only by its parity, so a consumer that ran ahead into
+ * its next tile's stages while the other's fills of the same stages were still pending would
+ * take a fill two phases early (seen on the H100: hangs, launch failures). In turn, each
+ * consumer's next fill of a stage is at most one phase ahead of the barrier (checked in a
+ * protocol model with random interleavings: python/tests/test_core_gemm_hopper_pingpong.py).
  *
  * Epilogue: EPILOGUE = 0 stores pairs of converted values straight from the accumulators
  * (bounds-checked); 1 writes them into a 128B-swizzled staging tile (conflict-free) and one
@@ -83,7 +96,12 @@ typedef amk_bf16 gh_out_t;
 #define GH_MMA_TAIL "p, 1, 1, 0, 1;\n}\n"   /* imm-trans-a 0, imm-trans-b 1 (B MN-major) */
 #endif
 
-#define GH_WG_M (BM / CONSUMERS)           /* rows of the tile per consumer warpgroup */
+#if defined(PERSISTENT) && PERSISTENT == 2
+#define GH_PINGPONG 1                      /* consumers alternate whole tiles */
+#else
+#define GH_PINGPONG 0                      /* consumers split each tile's rows */
+#endif
+#define GH_WG_M (GH_PINGPONG ? BM : BM / CONSUMERS) /* rows of C per consumer warpgroup */
 #define GH_MT (GH_WG_M / 64)               /* m64 wgmmas per K step per consumer */
 #define GH_NACC (BN / 2)                   /* f32 accumulators per thread per m64 */
 #define GH_THREADS ((CONSUMERS + 1) * 128)
@@ -113,6 +131,7 @@ static_assert(STAGES >= 2 && STAGES <= 8, "STAGES must be 2..8");
 static_assert(GH_CSIZE <= 2, "clusters of 1x1, 2x1 or 1x2");
 static_assert(REGS >= 0 && REGS <= 2, "REGS must be 0, 1 or 2");
 static_assert(REGS == 0 || CONSUMERS == 2, "the setmaxnreg split needs 2 consumers");
+static_assert(!GH_PINGPONG || CONSUMERS == 2, "ping-pong (PERSISTENT 2) needs 2 consumers");
 
 typedef unsigned short gh_u16;
 
@@ -373,6 +392,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
     const unsigned int base = (raw + 1023u) & ~1023u;
     const unsigned int c_s = base + STAGES * GH_STAGE;
     const unsigned int full0 = c_s + GH_C_BYTES, empty0 = full0 + 8 * STAGES;
+    const unsigned int order0 = empty0 + 8 * STAGES; /* ping-pong: order[2] */
 
     const int tid = threadIdx.x, wg = tid >> 7;
     unsigned int rank = 0;
@@ -389,8 +409,12 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             gh_bar_init(full0 + 8 * s, 1);
-            gh_bar_init(empty0 + 8 * s, CONSUMERS * 4 * GH_CSIZE);
+            gh_bar_init(empty0 + 8 * s, (GH_PINGPONG ? 1 : CONSUMERS) * 4 * GH_CSIZE);
         }
+#if GH_PINGPONG
+        gh_bar_init(order0, 1);
+        gh_bar_init(order0 + 8, 1);
+#endif
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     gh_cluster_sync();
@@ -463,10 +487,22 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
 #define GH_OUT(x) (x)
 #endif
         const unsigned int cw_s = c_s + w * GH_CW_BYTES;
+        /* This consumer's rows of a tile, its first tile and its stride. */
+        const int row_w = GH_PINGPONG ? 0 : w * GH_WG_M;
+        const int t_first = GH_PINGPONG ? cid + w * nclusters : cid;
+        const int t_step = GH_PINGPONG ? 2 * nclusters : nclusters;
         int s = 0;
         unsigned int phase = 0;
+#if GH_PINGPONG
+        /* Consumer 1 starts past the ring stages of the CTA's first tile. */
+        if (w == 1) {
+            s = ktiles % STAGES;
+            phase = (unsigned int)(ktiles / STAGES) & 1u;
+        }
+        unsigned int order_phase = 0;
+#endif
         float acc[GH_MT][GH_NACC];
-        for (int t = cid; t < ntiles; t += nclusters) {
+        for (int t = t_first; t < ntiles; t += t_step) {
             int m0, n0;
             gh_tile(t, ctm, ctn, rank, &m0, &n0);
 #pragma unroll
@@ -476,10 +512,22 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                     acc[mt][i] = 0.0f;
                 gh_fence_acc(acc[mt]);
             }
+#if GH_PINGPONG
+            /* The other consumer's main loop of the tile before this one has waited on all
+             * its stages (consumer 0's first tile has none before it). */
+            if (w == 1 || t != t_first) {
+                gh_bar_wait(order0 + 8 * w, order_phase);
+                order_phase ^= 1u;
+                /* All 4 warps are past the wait before warp 0 can let the other consumer
+                 * on to its next turn (whose arrival would complete this barrier's next
+                 * phase, of the other parity, under a warp still waiting). */
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+            }
+#endif
             int prev = -1;
             for (int kt = 0; kt < ktiles; ++kt) {
                 gh_bar_wait(full0 + 8 * s, phase);
-                const unsigned int a_s = base + s * GH_STAGE + w * GH_WG_M * 128;
+                const unsigned int a_s = base + s * GH_STAGE + row_w * 128;
                 const unsigned int b_s = base + s * GH_STAGE + GH_A_BYTES;
                 gh_wg_fence();
 #pragma unroll
@@ -510,9 +558,23 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                     phase ^= 1u;
                 }
             }
+#if GH_PINGPONG
+            if (ltid == 0) /* this thread has seen every stage of the tile filled */
+                asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(order0 +
+                                                                              8 * (1 - w))
+                             : "memory");
+#endif
             gh_wg_wait<0>();
             if (prev >= 0 && lane == 0)
                 gh_bar_release(empty0 + 8 * prev);
+#if GH_PINGPONG
+            {
+                /* Skip the other consumer's next tile: ktiles stages of the ring. */
+                const int nx = s + ktiles;
+                s = nx % STAGES;
+                phase ^= (unsigned int)(nx / STAGES) & 1u;
+            }
+#endif
 #pragma unroll
             for (int mt = 0; mt < GH_MT; ++mt)
                 gh_fence_acc(acc[mt]);
@@ -525,7 +587,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
             for (int mt = 0; mt < GH_MT; ++mt)
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    const int row = m0 + w * GH_WG_M + mt * 64 + warp * 16 + (lane >> 2) + 8 * h;
+                    const int row = m0 + row_w + mt * 64 + warp * 16 + (lane >> 2) + 8 * h;
                     if (row < M) {
                         unsigned int *dst =
                             reinterpret_cast<unsigned int *>(C + (size_t)row * N + col0);
@@ -561,7 +623,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
             if (ltid == 0) {
 #pragma unroll
                 for (int jb = 0; jb < BN / 64; ++jb)
-                    gh_tma_store(&tmC, n0 + jb * 64, m0 + w * GH_WG_M,
+                    gh_tma_store(&tmC, n0 + jb * 64, m0 + row_w,
                                  cw_s + jb * (GH_WG_M * 128));
                 asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
             }
