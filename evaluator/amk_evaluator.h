@@ -122,8 +122,9 @@ typedef struct amk_backend_type {
     void (*clear)(void *state);
     /* Optional, NULL when unsupported (model, sim): times configs a and b of one kernel and
      * shape interleaved in one window (A B A B ...) so drift hits both alike; fills the
-     * medians lat_us[2] and spreads spread[2], and *sm_mhz with the mean SM clock seen over
-     * that window (NAN when not read). Used by keep/revert when a gap is close. With
+     * medians lat_us[2], in spread[2] how precisely each is known (the half-width of its 95%
+     * CI as a fraction of it; its IQR / median when the CI is unknown), and *sm_mhz with the
+     * mean SM clock seen over that window (NAN when not read). Used by keep/revert when a gap is close. With
      * decide_gain > 0 the timing may end as soon as the ratio b / a is known to be below
      * 1 - decide_gain, within 1 +- decide_gain or above 1 + decide_gain (the keep rule's
      * answers at that margin); 0: both medians pinned to a +-0.25% CI, or the window. */

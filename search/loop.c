@@ -99,8 +99,10 @@ static void remeasure_close(amk_evaluator *ev, amk_incumbent *inc, const amk_con
              "candidate %.3f us", which, lat[0], lat[1]);
     if (amk__keep_peered(inc, decide) && lat[0] > 0 && lat[1] > 0) {
         /* The incumbent keeps its measurement and peer (one clock state); the candidate is
-         * put in that state by the window's ratio, which the keep rule then judges. */
+         * put in that state by the window's ratio, which the keep rule then judges at the
+         * window's precision (spread[]: the medians' CIs, not the launches' spread). */
         decide->latency_us = inc->latency_us * lat[1] / lat[0];
+        inc->spread = spread[0];
         decide->spread = spread[1];
         decide->peer_us = inc->peer_us;
         decide->vs_peer = inc->peer_us / decide->latency_us;
