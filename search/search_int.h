@@ -180,4 +180,26 @@ void amk__verdict_for_strategy(amk_objective objective, amk__peer_frame *frame, 
  * latency and spread). */
 amk_incumbent *amk__history_incumbent(amk_history *h);
 
+/* A small Gaussian process over configs (search/surrogate.c), for ranking candidates by
+ * expected improvement: a Matern 5/2 kernel of the weighted count of params two configs
+ * differ in, over standardised log latencies; the weights (a shared length scale and a
+ * stretch per param) by marginal likelihood when retune is set (else the last ones kept).
+ * At most AMK__GP_MAX points: the caller picks which. */
+#define AMK__GP_MAX 96
+typedef struct amk__gp {
+    int n, m;
+    int scale_i, rel_i[AMK_MAX_PARAMS]; /* hyperparameters, as indices into their grids */
+    double w[AMK_MAX_PARAMS];           /* 5 / length scale^2 per param */
+    uint8_t x[AMK__GP_MAX][AMK_MAX_PARAMS];
+    double y[AMK__GP_MAX], alpha[AMK__GP_MAX];
+    double L[AMK__GP_MAX * AMK__GP_MAX];
+    double best;                        /* lowest standardised y */
+} amk__gp;
+/* 1 when fitted to the m choice vectors x and log latencies lg; 0 for fewer than 2 points,
+ * more than AMK__GP_MAX or a failed factorisation (the model is then unusable). */
+int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const double *lg,
+                int m, int retune);
+/* Expected improvement of choice vector x below the fitted minimum (standardised units). */
+double amk__gp_ei(const amk__gp *g, const uint8_t *x);
+
 #endif

@@ -1,11 +1,13 @@
 /* evolve: hillclimb for the first trials (the spec's default config and the walk around
  * it: the early lead on every recorded space), then a steady-state genetic search over the
  * fastest configs seen, interleaved with that walk by a two-armed bandit: each genetic
- * proposal is a child of two elite configs (rank-biased parents, uniform crossover, a light
- * mutation), now and then a uniform sample. The walk alone stalls in the first good basin
- * it finds; recombining the best configs crosses between basins, which is where Kernel
- * Tuner's genetic_algorithm wins late (docs/PERFORMANCE.md, "Search quality"). Never
- * proposes a config twice or one in `seen`. */
+ * proposal is, of a few dozen children of two elite configs (rank-biased parents, uniform
+ * crossover, a light mutation) and uniform samples, the one a Gaussian process fitted to
+ * every verdict so far expects to improve most (search/surrogate.c); now and then a plain
+ * uniform sample. The walk alone stalls in the first good basin it finds; recombining the
+ * best configs crosses between basins, which is where Kernel Tuner's genetic_algorithm wins
+ * late, and screening the children finds the good ones sooner (docs/PERFORMANCE.md,
+ * "Search quality"). Never proposes a config twice or one in `seen`. */
 #include "search_int.h"
 
 #include <math.h>
@@ -25,6 +27,15 @@
 #define EVO_WINDOW 20
 #define EVO_SHARE_MIN 0.2
 #define EVO_PENDING 256     /* proposals remembered while their verdicts are due */
+/* The surrogate's screen: of EVO_CHILDREN children and EVO_SAMPLES uniform samples, the one
+ * of highest expected improvement (64 + 16 were no better on the development pairs and cost
+ * twice as much). Its training set: every verdict while they fit in AMK__GP_MAX, then the
+ * AMK__GP_MAX / 2 fastest and the most recent. Its hyperparameters are tuned again after
+ * max(EVO_TUNE_EVERY, verdicts / EVO_TUNE_EVERY) new verdicts (a tune costs tens of
+ * factorisations; they settle as the verdicts grow). */
+#define EVO_CHILDREN 32
+#define EVO_SAMPLES 8
+#define EVO_TUNE_EVERY 8
 
 typedef struct evo_member {
     uint8_t choice[AMK_MAX_PARAMS];
@@ -55,6 +66,15 @@ typedef struct evo_state {
     /* the last EVO_WINDOW outcomes of each arm (1: its config entered the elite) */
     uint8_t outcome[N_ARMS][EVO_WINDOW];
     int nout[N_ARMS], next_out[N_ARMS];
+    /* every verdict heard, for the surrogate (lg NAN: failed) */
+    uint8_t (*obs)[AMK_MAX_PARAMS];
+    double *obs_lg;
+    long nobs, obs_cap;
+    long fastest[AMK__GP_MAX / 2]; /* indices into obs of the fastest ok ones, fastest first */
+    int nfastest;
+    amk__gp *gp;
+    long gp_at, tuned_at;   /* nobs when last fitted, when last tuned (0: never) */
+    int gp_ok;
 } evo_state;
 
 static void evo_clear(void *state)
@@ -65,6 +85,12 @@ static void evo_clear(void *state)
         free(s->hc);
         s->hc = NULL;
     }
+    free(s->obs);
+    free(s->obs_lg);
+    free(s->gp);
+    s->obs = NULL;
+    s->obs_lg = NULL;
+    s->gp = NULL;
     amk__sampler_clear(&s->smp);
     amk__visited_clear(&s->vis);
     if (s->rng)
@@ -81,7 +107,8 @@ static int evo_init(void *state, const amk_space *sp, const amk_strategy_opts *o
     amk__visited_init(&s->vis, sp);
     s->rng = amk__rng_create(opts ? opts->seed : 0);
     s->hc = calloc(1, amk__strategy_hillclimb.state_size);
-    if (!s->rng || !s->hc) {
+    s->gp = calloc(1, sizeof *s->gp);
+    if (!s->rng || !s->hc || !s->gp) {
         evo_clear(s);
         return AMK_ENOMEM;
     }
@@ -186,6 +213,114 @@ static double walk_share(const evo_state *s)
     return p < EVO_SHARE_MIN ? EVO_SHARE_MIN : p > 1 - EVO_SHARE_MIN ? 1 - EVO_SHARE_MIN : p;
 }
 
+/* Remembers a verdict for the surrogate (lg NAN: failed) and keeps the list of the fastest.
+ * Out of memory it forgets the verdict: the surrogate sees less, nothing else changes. */
+static void obs_add(evo_state *s, const amk_config *c, double lg)
+{
+    if (s->nobs == s->obs_cap) {
+        long cap = s->obs_cap ? 2 * s->obs_cap : 256;
+        uint8_t(*o)[AMK_MAX_PARAMS] = realloc(s->obs, (size_t)cap * sizeof *o);
+        if (!o)
+            return;
+        s->obs = o;
+        double *l = realloc(s->obs_lg, (size_t)cap * sizeof *l);
+        if (!l)
+            return;
+        s->obs_lg = l;
+        s->obs_cap = cap;
+    }
+    long k = s->nobs++;
+    memcpy(s->obs[k], c->choice, sizeof s->obs[k]);
+    s->obs_lg[k] = lg;
+    if (isnan(lg))
+        return;
+    const int cap = AMK__GP_MAX / 2;
+    if (s->nfastest == cap && lg >= s->obs_lg[s->fastest[cap - 1]])
+        return;
+    int i = s->nfastest < cap ? s->nfastest++ : cap - 1;
+    while (i > 0 && s->obs_lg[s->fastest[i - 1]] > lg) {
+        s->fastest[i] = s->fastest[i - 1];
+        i--;
+    }
+    s->fastest[i] = k;
+}
+
+/* Fits the surrogate to the verdicts heard, a failed config at the slowest latency of the
+ * set (so it steers away from where configs fail). 1 when it is usable. */
+static int gp_refit(evo_state *s)
+{
+    if (s->gp_at == s->nobs)
+        return s->gp_ok;
+    uint8_t x[AMK__GP_MAX][AMK_MAX_PARAMS];
+    double lg[AMK__GP_MAX];
+    long pick[AMK__GP_MAX];
+    int m = 0;
+    if (s->nobs <= AMK__GP_MAX) {
+        for (long k = 0; k < s->nobs; k++)
+            pick[m++] = k;
+    } else {
+        for (int i = 0; i < s->nfastest; i++)
+            pick[m++] = s->fastest[i];
+        int nf = m;
+        for (long k = s->nobs - 1; k >= 0 && m < AMK__GP_MAX; k--) {
+            int dup = 0;
+            for (int i = 0; i < nf && !dup; i++)
+                dup = pick[i] == k;
+            if (!dup)
+                pick[m++] = k;
+        }
+    }
+    double worst = -INFINITY;
+    int nok = 0;
+    for (int i = 0; i < m; i++)
+        if (!isnan(s->obs_lg[pick[i]])) {
+            nok++;
+            worst = fmax(worst, s->obs_lg[pick[i]]);
+        }
+    s->gp_at = s->nobs;
+    s->gp_ok = 0;
+    if (nok < 2)
+        return 0;
+    for (int i = 0; i < m; i++) {
+        memcpy(x[i], s->obs[pick[i]], sizeof x[i]);
+        lg[i] = isnan(s->obs_lg[pick[i]]) ? worst : s->obs_lg[pick[i]];
+    }
+    long every = s->nobs / EVO_TUNE_EVERY > EVO_TUNE_EVERY ? s->nobs / EVO_TUNE_EVERY
+                                                           : EVO_TUNE_EVERY;
+    int retune = s->tuned_at == 0 || s->nobs - s->tuned_at >= every;
+    if (retune)
+        s->tuned_at = s->nobs;
+    s->gp_ok = amk__gp_fit(s->gp, s->n, (const uint8_t(*)[AMK_MAX_PARAMS])x, lg, m, retune);
+    return s->gp_ok;
+}
+
+/* Of EVO_CHILDREN children of the elite and EVO_SAMPLES uniform samples, the one of highest
+ * expected improvement under the surrogate. 1 with *out set; 0 when none was drawn. */
+static int screened(evo_state *s, const amk_idset *seen, amk_config *out)
+{
+    double best = -1;
+    int found = 0;
+    for (int t = 0; t < EVO_CHILDREN + EVO_SAMPLES; t++) {
+        amk_config c;
+        if (t < EVO_CHILDREN) {
+            if (!breed(s, seen, &c))
+                continue;
+        } else {
+            amk__config_zero(s->sp, &c);
+            if (amk_space_sample(s->sp, AMK__RNG(s->rng), &c, 16) != AMK_OK ||
+                amk__visited_has(&s->vis, seen, &c))
+                continue;
+        }
+        double ei = amk__gp_ei(s->gp, c.choice);
+        if (ei > best) {
+            best = ei;
+            *out = c;
+            found = 1;
+        }
+    }
+    return found;
+}
+
 static int emit(evo_state *s, amk_proposal *out, const amk_config *c, const char *source)
 {
     pending_add(s, c, ARM_GENETIC);
@@ -211,8 +346,12 @@ static int evo_next(void *state, const amk_idset *seen, amk_proposal *out)
         }
         /* the walk has nothing left: the space is exhausted, the sampler will say so */
     }
-    if (s->nelite >= 2 && gsl_rng_uniform(s->rng) >= EVO_RANDOM && breed(s, seen, &c))
-        return emit(s, out, &c, "crossover");
+    if (s->nelite >= 2 && gsl_rng_uniform(s->rng) >= EVO_RANDOM) {
+        if (gp_refit(s) && screened(s, seen, &c))
+            return emit(s, out, &c, "surrogate");
+        if (breed(s, seen, &c))
+            return emit(s, out, &c, "crossover");
+    }
     int rc = amk__sampler_next(&s->smp, seen, &c);
     return rc == 1 ? emit(s, out, &c, "random") : rc;
 }
@@ -238,6 +377,8 @@ static void evo_observe(void *state, const amk_config *c, const amk_verdict *v, 
     /* the walk hears every verdict: a resumed run's replayed rows restore its centre */
     amk__strategy_hillclimb.observe(s->hc, c, v, kept);
     amk__visited_mark(&s->vis, c);
+    int ok = v && v->status == AMK_STATUS_OK && isfinite(v->latency_us) && v->latency_us > 0;
+    obs_add(s, c, ok ? log(v->latency_us) : NAN);
     int won = v && v->status == AMK_STATUS_OK && isfinite(v->latency_us) &&
               v->latency_us > 0 && elite_add(s, c, log(v->latency_us));
     int arm = pending_take(s, c);
@@ -259,8 +400,9 @@ const amk_strategy_type amk__strategy_evolve = {
     .api_version = AMK__STRATEGY_API,
     .name = "evolve",
     .doc = "hillclimb's walk from the spec's default config for the first trials, then "
-           "crossover and mutation of the fastest configs seen (steady-state genetic search) "
-           "interleaved with that walk",
+           "crossover and mutation of the fastest configs seen (steady-state genetic search), "
+           "children screened by a Gaussian process's expected improvement, interleaved with "
+           "that walk",
     .state_size = sizeof(evo_state),
     .init = evo_init,
     .next = evo_next,

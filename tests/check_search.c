@@ -377,7 +377,8 @@ END_TEST
 
 /* evolve driven directly, its walk cut to 2 trials so that crossover starts at once: every
  * proposal satisfies the restrictions (X + Y + Z <= 30: children of two valid parents often
- * do not), none repeats, and most come from crossover (the walk keeps 3 in 10). */
+ * do not), none repeats, and most come from the genetic arm (children screened by the
+ * surrogate; the walk keeps at least 2 in 10). */
 START_TEST(test_amk_strategy_next_evolve_children_are_valid_and_new)
 {
     const amk_strategy_type *st = amk_strategy_find("evolve");
@@ -397,17 +398,66 @@ START_TEST(test_amk_strategy_next_evolve_children_are_valid_and_new)
         ck_assert_msg(!amk_idset_has(seen, id), "proposal %d (%s) repeats a config", call,
                       p.source);
         amk_idset_add(seen, id);
-        crossover += strcmp(p.source, "crossover") == 0;
+        crossover += strcmp(p.source, "surrogate") == 0 || strcmp(p.source, "crossover") == 0;
         amk_verdict v = {0};
         amk_verdict_init(&v);
         v.status = AMK_STATUS_OK;
         v.latency_us = predicted(&p.config);
         st->observe(state, &p.config, &v, 0);
     }
-    ck_assert_msg(crossover > 200, "only %d of 400 proposals came from crossover", crossover);
+    ck_assert_msg(crossover > 200, "only %d of 400 proposals were children", crossover);
     st->clear(state);
     free(state);
     amk_idset_free(seen);
+}
+END_TEST
+
+/* ---- the surrogate ------------------------------------------------------------------------ */
+
+/* A landscape of 4 params x 4 choices where only params 0 and 1 matter (log latency 0 with
+ * p0 = 2, else 2; plus 1 with p1 = 3), fitted on 40 configs: the model expects far more
+ * improvement of unseen configs with p0 = 2 than of their twins with p0 = 0, and a change in
+ * an irrelevant param costs less similarity than one in p0 (its weight is lower). */
+static double gp_truth(const uint8_t *x)
+{
+    return (x[0] == 2 ? 0.0 : 2.0) + (x[1] == 3 ? 1.0 : 0.0);
+}
+
+START_TEST(test_amk__gp_fit_learns_which_params_matter)
+{
+    static amk__gp g;
+    memset(&g, 0, sizeof g);
+    uint8_t x[40][AMK_MAX_PARAMS] = {{0}};
+    double lg[40];
+    gsl_rng *rng = amk__rng_create(11);
+    int m = 0;
+    while (m < 40) {
+        uint8_t c[AMK_MAX_PARAMS] = {0};
+        for (int p = 0; p < 4; p++)
+            c[p] = (uint8_t)gsl_rng_uniform_int(rng, 4);
+        if (c[0] == 2 && c[2] == 1)
+            continue; /* held out: the configs scored below */
+        memcpy(x[m], c, sizeof c);
+        lg[m] = gp_truth(c);
+        m++;
+    }
+    gsl_rng_free(rng);
+    ck_assert_int_eq(amk__gp_fit(&g, 4, (const uint8_t(*)[AMK_MAX_PARAMS])x, lg, 40, 1), 1);
+    /* unseen configs: p0 = 2 (fast) against p0 = 0 (slow), the rest alike */
+    int better = 0;
+    for (int p3 = 0; p3 < 4; p3++) {
+        uint8_t fast[AMK_MAX_PARAMS] = {2, 0, 1, (uint8_t)p3};
+        uint8_t slow[AMK_MAX_PARAMS] = {0, 0, 1, (uint8_t)p3};
+        better += amk__gp_ei(&g, fast) > 10 * amk__gp_ei(&g, slow);
+    }
+    ck_assert_int_eq(better, 4);
+    /* automatic relevance: p2 and p3 weigh less than p0 */
+    ck_assert_msg(g.w[2] < g.w[0] && g.w[3] < g.w[0], "weights %g %g %g %g", g.w[0], g.w[1],
+                  g.w[2], g.w[3]);
+    /* too few points, or too many, leave the model unusable */
+    ck_assert_int_eq(amk__gp_fit(&g, 4, (const uint8_t(*)[AMK_MAX_PARAMS])x, lg, 1, 1), 0);
+    ck_assert_int_eq(amk__gp_fit(&g, 4, (const uint8_t(*)[AMK_MAX_PARAMS])x, lg,
+                                 AMK__GP_MAX + 1, 1), 0);
 }
 END_TEST
 
@@ -1837,6 +1887,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_strategy_find_every_listed_strategy);
     tcase_add_test(tc, test_amk_strategy_next_avoids_seen_and_ends);
     tcase_add_test(tc, test_amk_strategy_next_evolve_children_are_valid_and_new);
+    tcase_add_test(tc, test_amk__gp_fit_learns_which_params_matter);
 
     tc = tcase(s, "amk_keep_decide", 10);
     tcase_add_test(tc, test_amk_keep_decide_first_ok_candidate_is_kept);
