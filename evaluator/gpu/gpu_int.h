@@ -168,7 +168,7 @@ void amk__bench_loaded(double start, double end);
  * parent logs with AMK_LOG=debug): amk__rw_phase closes the running phase now and starts
  * `what` (NULL: none);
  * amk__rw_phase_text writes "name ms, ..." of the phases since the last call and resets.
- * (runtime.c) */
+ * (phases.c) */
 void amk__rw_phase(const char *what);
 void amk__rw_phase_text(char *buf, size_t cap);
 

@@ -49,47 +49,6 @@ void amk__rw_stage(const char *label, const char *what)
     fflush(stderr);
 }
 
-/* The phases of the jobs since the last amk__rw_phase_text, in order of first use. */
-#define PHASES 16
-static struct {
-    const char *name[PHASES];
-    double ms[PHASES];
-    int n, cur;
-    double since;
-} phases = {.cur = -1};
-
-void amk__rw_phase(const char *what)
-{
-    double now = amk_now_s();
-    if (phases.cur >= 0)
-        phases.ms[phases.cur] += (now - phases.since) * 1e3;
-    phases.cur = -1;
-    phases.since = now;
-    if (!what)
-        return;
-    for (int i = 0; i < phases.n; i++)
-        if (strcmp(phases.name[i], what) == 0) {
-            phases.cur = i;
-            return;
-        }
-    if (phases.n < PHASES) {
-        phases.name[phases.n] = what;
-        phases.ms[phases.n] = 0;
-        phases.cur = phases.n++;
-    }
-}
-
-void amk__rw_phase_text(char *buf, size_t cap)
-{
-    amk__rw_phase(NULL);
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < phases.n && len + 1 < cap; i++)
-        len += (size_t)snprintf(buf + len, cap - len, "%s%s %.1f ms", i ? ", " : "",
-                                phases.name[i], phases.ms[i]);
-    phases.n = 0;
-}
-
 /* After an error: is the context still usable? A sticky error (illegal address, launch
  * failure, ...) keeps failing every later call; a launch refused for its configuration
  * does not. */
