@@ -739,10 +739,9 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b, do
         /* How precisely each median is known (a re-measure exists to pin them): the CI's
          * half-width, not the launches' spread (2-5 % IQR at 8192^3 under the power cap
          * made the keep rule's margin refuse gains every re-measure had pinned). */
-        const amk__bench_stats *st2 = &res.stats[i];
-        double ci = fmax(st2->median_us - st2->ci_lo_us, st2->ci_hi_us - st2->median_us);
-        lat_us[i] = st2->median_us;
-        spread[i] = isfinite(ci) && st2->median_us > 0 ? ci / st2->median_us : st2->spread;
+        double ci = amk__bench_ci_rel(&res.stats[i]);
+        lat_us[i] = res.stats[i].median_us;
+        spread[i] = isfinite(ci) ? ci : res.stats[i].spread;
     }
     *sm_mhz = res.stats[0].obs.sm_mhz; /* one window: both configs saw these readings */
 done:

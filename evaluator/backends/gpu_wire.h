@@ -192,8 +192,8 @@ typedef struct amk__ref_key { /* members ordered so that there is no padding */
     } bufs[AMK__RUN_MAX_BUFS];
     amk__run_tmap maps[AMK__RUN_MAX_TMAPS]; /* those the reference's args name; others zero */
 } amk__ref_key;
-/* Fills *key for case ci of j (a decoded or built job: ci < ncases, its ref.code valid) and
- * returns its amk_hash64. */
+/* Fills *key for case ci of j (a decoded or built job: ci < ncases; without a valid
+ * ref.code, as in a re-measure, the reference part stays empty) and returns its amk_hash64. */
 uint64_t amk__ref_key_make(const amk__run_job *j, int ci, amk__ref_key *key);
 
 /* The run worker's handler (worker_int.h amk_worker_fn): ud is unused. Answers

@@ -118,23 +118,18 @@ static amk__ref_entry *ref_lookup(const amk__run_job *j, int ci, int *hit)
     return pick;
 }
 
-int amk__rw_cached_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
-                          void **in)
+int amk__rw_cached_inputs(const amk__run_job *j, int ci, void **in)
 {
+    /* The inputs are what the key's seed, stream and buffers say; its reference part (a
+     * re-measure has none) does not enter them. */
+    amk__ref_key key;
+    (void)amk__ref_key_make(j, ci, &key);
+    const amk__run_case *c = &j->cases[ci];
     for (int i = 0; i < REF_SLOTS; i++) {
         amk__ref_entry *e = &amk__rw.refs[i];
-        const amk__ref_key *k = &e->key;
-        int same = e->valid && k->seed == j->seed && k->stream == stream0 &&
-                   k->nbufs == c->nbufs;
-        for (int b = 0; same && b < c->nbufs; b++) {
-            const amk__run_buf *rb = &c->bufs[b];
-            same = k->bufs[b].count == rb->count && k->bufs[b].dtype == rb->dtype &&
-                   k->bufs[b].role == rb->role && k->bufs[b].init == rb->init &&
-                   k->bufs[b].memory == rb->memory &&
-                   k->bufs[b].fill == (rb->init == AMK__INIT_CONSTANT ? rb->fill : 0) &&
-                   k->bufs[b].data == (rb->data[0] ? amk_hash64(rb->data, strlen(rb->data)) : 0);
-        }
-        if (!same)
+        if (!e->valid || e->key.seed != key.seed || e->key.stream != key.stream ||
+            e->key.nbufs != key.nbufs ||
+            memcmp(e->key.bufs, key.bufs, (size_t)key.nbufs * sizeof key.bufs[0]) != 0)
             continue;
         e->job = amk__rw.jobs; /* in use: not taken for another case of this job */
         for (int b = 0; b < c->nbufs; b++)
@@ -498,22 +493,28 @@ static void *async_main(void *arg)
     return NULL;
 }
 
-/* Waits for a started comparison: 1 when it passed (or none was started), else 0. */
-static int async_join(async_cmp *a)
-{
-    if (!a->started)
-        return 1;
-    (void)pthread_join(a->thread, NULL);
-    a->started = 0;
-    return a->res.ok;
-}
-
 static void apply_cmp(const case_cmp *r, amk__run_ctx *x)
 {
     if (!r->ok)
         amk__rw_fail(x, r->status, "%s", r->reason);
     else if (r->note[0])
         amk__rw_note(x, "%s", r->note);
+}
+
+/* Waits for a started comparison and gives the job its result: a failure uncounts the case
+ * and decides the job's status (it is the earlier case); a pass adds its note when `note`.
+ * 1 when it passed or none was started (again), else 0. */
+static int async_finish(async_cmp *a, int note, amk__run_ctx *x)
+{
+    if (!a->started)
+        return 1;
+    (void)pthread_join(a->thread, NULL);
+    a->started = 0;
+    if (!a->res.ok)
+        x->res->checked--;
+    if (!a->res.ok || note)
+        apply_cmp(&a->res, x);
+    return a->res.ok;
 }
 
 /* The correctness check of case ci on the job's check set s: inputs from the seed,
@@ -812,23 +813,17 @@ void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hi
     notes_before = strnlen(r->notes, sizeof r->notes);
     int timed = amk__rw_bench_case(j, bc, fns, ks, 1, ins[bench_ci], &s, x);
     amk__rw_phase("compare wait");
-    if (!async_join(&bench_cmp)) {
+    if (!async_finish(&bench_cmp, 1, x)) {
         r->notes[notes_before] = '\0'; /* nothing of a timing the check voids */
-        r->checked--;
-        apply_cmp(&bench_cmp.res, x);
         goto out;
     }
-    apply_cmp(&bench_cmp.res, x);
     if (timed) {
         r->status = AMK_STATUS_OK;
         amk__rw_note(x, "run worker: checks %.0f ms, benchmark %.0f ms", (t1 - t0) * 1e3,
                      (amk_now_s() - t1) * 1e3);
     }
 out:
-    if (!async_join(&bench_cmp)) { /* a later case failed first: the earlier case decides */
-        r->checked--;
-        apply_cmp(&bench_cmp.res, x);
-    }
+    (void)async_finish(&bench_cmp, 0, x); /* when a later case failed first */
     if (hits && hits == tried)
         amk__rw_note(x, "reference cached");
     else if (hits)

@@ -409,7 +409,7 @@ static void run_job(const amk__run_job *j, amk__run_ctx *x)
     const amk__run_case *bc = &j->cases[0];
     void *in[AMK__RUN_MAX_BUFS];
     char err[600];
-    if (!amk__rw_cached_inputs(j, bc, 0, in) &&
+    if (!amk__rw_cached_inputs(j, 0, in) &&
         !amk__rw_make_inputs(j, bc, 0, amk__rw.host[HOST_MEASURE_IN], in, err, sizeof err)) {
         amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s", err);
         return;

@@ -95,11 +95,10 @@ typedef struct amk__dev_set {
 void amk__rw_host_trim(void);
 int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
                         amk__host_buf *hb, void **in, char *err, size_t cap);
-/* The host inputs amk__rw_make_inputs would make for case c at stream0, when the reference
- * cache holds them (an EVAL of the same buffers and seed): 1 and in[] set (NULL for
- * outputs), else 0. A re-measure made its own (50-140 ms a gemm_hopper 4096^3 pair). */
-int amk__rw_cached_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t stream0,
-                          void **in);
+/* The host inputs of case ci, when the reference cache holds them (an EVAL of the same
+ * buffers, seed and case index): 1 and in[] set (NULL for outputs), else 0. A re-measure
+ * made its own (50-140 ms a gemm_hopper 4096^3 pair). */
+int amk__rw_cached_inputs(const amk__run_job *j, int ci, void **in);
 int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction_t *fns,
                        const amk__run_kernel *const *ks, int nk, void *const *in,
                        const amk__dev_set *first, amk__run_ctx *x);

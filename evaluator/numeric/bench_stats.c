@@ -227,8 +227,7 @@ void amk__bench_merge(double *sorted, int n, int add, double *scratch)
         sorted[w++] = scratch[i++];
 }
 
-/* Largest distance from the median to a CI bound, as a fraction of the median. */
-static double ci_rel_of(const amk__bench_stats *s)
+double amk__bench_ci_rel(const amk__bench_stats *s)
 {
     if (!(s->median_us > 0) || !isfinite(s->ci_lo_us) || !isfinite(s->ci_hi_us))
         return NAN;
@@ -238,7 +237,7 @@ static double ci_rel_of(const amk__bench_stats *s)
 void amk__bench_stop_note(const amk__bench_stats *s, const amk__bench_opts *o, char *out,
                           size_t cap)
 {
-    double rel = ci_rel_of(s);
+    double rel = amk__bench_ci_rel(s);
     char ci[48] = "";
     if (isfinite(rel))
         snprintf(ci, sizeof ci, ", CI +-%.2f%%", 100 * rel);

@@ -267,6 +267,9 @@ void amk__bench_merge(double *sorted, int n, int add, double *scratch);
  * "stopped: decided against +-1% after 60 reps, CI +-0.40%",
  * "stopped: >= 1.23x the incumbent after 20 reps", "stopped: 100 ms window after 370 reps,
  * CI +-0.20%", "stopped: cap after 2000 reps, CI +-0.10%". */
+/* How precisely the median is known: the larger distance from it to a bound of its 95% CI,
+ * as a fraction of it; NAN when the CI is unknown. */
+double amk__bench_ci_rel(const amk__bench_stats *s);
 void amk__bench_stop_note(const amk__bench_stats *s, const amk__bench_opts *o, char *out,
                           size_t cap);
 /* Input sets to rotate so that between two uses of one set the other sets move at least
