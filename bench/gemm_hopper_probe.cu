@@ -132,13 +132,22 @@ int main(int argc, char **argv)
         tbs[s] = tmap(Bs[s], K, N, 64, BK / CLUSTER_M);
         tcs[s] = tmap(Cs[s], M, N, 64, GH_WG_M);
     }
-    amk_t *A = As[0], *B = Bs[0], *C = Cs[0], *R;
-    CK(cudaMalloc(&R, (size_t)M * N * 2));
+    /* PERSISTENT 3: each set's workspace (split tiles' f32 pieces, then their counts), zeroed once:
+     * the kernel leaves it zero again (checked below). */
     const int csize = GH_CSIZE;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int ctiles = ((tiles_m + CLUSTER_M - 1) / CLUSTER_M) * ((tiles_n + CLUSTER_N - 1) / CLUSTER_N);
     const int grid = PERSISTENT ? std::min(ctiles, sms / csize) * csize : ctiles * csize;
-    const size_t smem = (size_t)STAGES * GH_STAGE + GH_C_BYTES + 1024 + 16 * STAGES + 16 * GH_PINGPONG;
+    const size_t ws_count = GH_STREAMK ? (size_t)grid * 3 * BM * BN + 4 * (size_t)grid : 1;
+    std::vector<float *> Ws(nsets);
+    for (int s = 0; s < nsets; s++) {
+        CK(cudaMalloc(&Ws[s], ws_count * 4));
+        CK(cudaMemset(Ws[s], 0, ws_count * 4));
+    }
+    amk_t *A = As[0], *B = Bs[0], *C = Cs[0], *R;
+    CK(cudaMalloc(&R, (size_t)M * N * 2));
+    const size_t smem = (size_t)STAGES * GH_STAGE + GH_C_BYTES + 1024 + 16 * STAGES + 16 * GH_PINGPONG +
+                        16 * GH_STREAMK;
     CK(cudaFuncSetAttribute(gemm_hopper_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];
@@ -161,7 +170,7 @@ int main(int argc, char **argv)
     }
     auto launch_set = [&](int s) {
         return cudaLaunchKernelEx(&cfg, gemm_hopper_kernel, tas[s], tbs[s], tcs[s], Cs[s], M, N,
-                                  K);
+                                  K, Ws[s]);
     };
     auto launch = [&]() { return launch_set(0); };
     CK(launch());
@@ -280,11 +289,21 @@ int main(int argc, char **argv)
         printf("%s: ", regime);
     }
     CK(cudaDeviceSynchronize());
+    /* Every launch of every set must have left its workspace zero (PERSISTENT 3). */
+    size_t ws_left = 0;
+    for (int s = 0; GH_STREAMK && s < nsets; s++) {
+        std::vector<float> hw(ws_count);
+        CK(cudaMemcpy(hw.data(), Ws[s], ws_count * 4, cudaMemcpyDeviceToHost));
+        for (float x : hw) ws_left += x != 0.0f;
+    }
+    bad += ws_left;
     const double fl = 2.0 * M * N * K;
     printf("%s M=%d N=%d K=%d grid=%d smem=%zu: %.1f us %.1f TFLOP/s | cuBLAS %.1f us %.1f "
            "TFLOP/s | ratio %.3f | maxerr %.3g (tol %.3g, max|ref| %.3g) bad %zu",
            bad ? "WRONG" : "ok", M, N, K, grid, smem, us, fl / us / 1e6, cb, fl / cb / 1e6,
            cb / us, maxerr, tol, maxref, bad);
+    if (ws_left)
+        printf(" (%zu workspace values left non-zero)", ws_left);
     if (bad)
         printf(" first at (%zu, %zu): %g vs %g", first_bad / N, first_bad % N,
                from16(hc[first_bad]), from16(hr[first_bad]));

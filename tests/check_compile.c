@@ -1461,6 +1461,64 @@ START_TEST(test_compile_gemm_hopper_pingpong)
 }
 END_TEST
 
+/* gemm_hopper's stream-K tail (PERSISTENT 3): its workspace holds 3 BM x BN f32 slots per
+ * CTA and 4 counters per CTA, its shared memory two flags more than PERSISTENT 1, and its
+ * configs (cluster shapes, epilogues, one consumer, 128-row consumers) compile for sm_90a. */
+START_TEST(test_compile_gemm_hopper_stream_k)
+{
+    const amk_spec *s = amk_registry_find(reg, "gemm_hopper");
+    ck_assert_ptr_nonnull(s);
+    const amk_target *t = amk_target_find("h100");
+    ck_assert_ptr_nonnull(t);
+    amk_diag d;
+    int64_t v, grid;
+    amk_config sk = hopper_cfg(s, "{\"PERSISTENT\":3,\"BM\":128,\"STAGES\":3}");
+    ck_assert_msg(amk_config_check(&sk, &t->limits, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_config_eval(&sk, &t->limits, "grid", &grid, &d), AMK_OK);
+    ck_assert_int_eq(grid, t->limits.sm_count); /* 32 x 16 tiles at 4096^2 */
+    ck_assert_int_eq(amk_config_eval(&sk, &t->limits, "ws_count", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, grid * 3 * 128 * 256 + 4 * grid);
+    ck_assert_int_eq(amk_config_eval(&sk, &t->limits, "smem", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 3 * (128 + 256) * 64 * 2 + 128 * 256 * 2 + 1024 + 16 * 3 + 16);
+    amk_config whole = hopper_cfg(s, "{\"PERSISTENT\":1,\"BM\":128,\"STAGES\":3}");
+    ck_assert_int_eq(amk_config_eval(&whole, &t->limits, "ws_count", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 1); /* no workspace to speak of without the split */
+
+    char eff[16];
+    const amk_target *bt = amk_target_find(TARGET);
+    ck_assert_ptr_nonnull(bt);
+    if (amk_spec_compile_arch(s, bt->vendor, ARCH, eff, sizeof eff, &d) != AMK_OK) {
+        fprintf(stderr, "check_compile: SKIP gemm_hopper stream-K for %s: %s\n", ARCH, d.msg);
+        return;
+    }
+    static const char *const built[] = {
+        "{\"PERSISTENT\":3,\"BM\":128,\"STAGES\":3}",
+        "{\"PERSISTENT\":3,\"BM\":128,\"STAGES\":3,\"CLUSTER_M\":2}",
+        "{\"PERSISTENT\":3,\"BM\":128,\"BN\":128,\"CLUSTER_N\":2,\"EPILOGUE\":0}",
+        "{\"PERSISTENT\":3,\"BM\":128,\"BN\":128,\"CONSUMERS\":1,\"REGS\":0}",
+        "{\"PERSISTENT\":3,\"BM\":256,\"BN\":128,\"STAGES\":3,\"REGS\":2}",
+    };
+    enum { NB = sizeof built / sizeof built[0] };
+    amk_config cfgs[NB];
+    for (size_t i = 0; i < NB; i++) {
+        cfgs[i] = hopper_cfg(s, built[i]);
+        ck_assert_msg(amk_config_check(&cfgs[i], &t->limits, &d) == AMK_OK, "%s: %s", built[i],
+                      d.msg);
+    }
+    make_tmpdir();
+    amk_compiler *c = make_compiler(2, 0);
+    amk_code out[NB];
+    compile_cfgs(c, cfgs, NB, ARCH, out);
+    for (size_t i = 0; i < NB; i++) {
+        ck_assert_msg(out[i].status == AMK_STATUS_OK, "%s: %s: %s %s", built[i],
+                      amk_status_name(out[i].status), out[i].reason, out[i].notes);
+        amk__code_clear(&out[i]);
+    }
+    amk__compiler_free(c);
+    remove_tmpdir();
+}
+END_TEST
+
 /* A second identical compile is a cache hit that never reaches a worker (the fault hook
  * would crash any worker asked); a corrupted entry is detected and recompiled. */
 START_TEST(test_compile_cache_hit_and_corruption)
@@ -1922,6 +1980,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_compile_builtin_kernels);
     tcase_add_test(tc, test_compile_hopper_fixtures);
     tcase_add_test(tc, test_compile_gemm_hopper_pingpong);
+    tcase_add_test(tc, test_compile_gemm_hopper_stream_k);
     tcase_add_test(tc, test_compile_cache_hit_and_corruption);
     tcase_add_test(tc, test_compiler_run_cb_reports_hits_first);
     tcase_add_test(tc, test_compile_injected_faults);

@@ -8,23 +8,42 @@ from . import _amk
 TMAP_TYPES = {"f32": 7, "f16": 6, "bf16": 9, "fp8e4m3": 0, "int8": 0, "i32": 3, "f64": 8}
 SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
 L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}
+DTYPE_BYTES = {"f64": 8, "f32": 4, "i32": 4, "f16": 2, "bf16": 2, "fp8e4m3": 1, "int8": 1}
 
 
-def launcher(driver, function, plan, inputs, label=""):
+def is_workspace(buf):
+    """A zero-filled inout buffer is the kernel's own workspace (split tiles' pieces and
+    counters), which the kernel leaves zero again after every launch: not a tensor of the
+    caller's."""
+    return buf["role"] == "inout" and buf["init"] == "zero"
+
+
+def launcher(driver, function, plan, inputs, label="", workspace=None):
     """The Launcher of a loaded kernel (function: its CUfunction as an int) laid out by plan.
     Its launch(stream, *tensors) takes the buffers named by inputs, in that order, then the
-    output: every buffer of the plan that is not an input (role out or inout) is that last
-    tensor. label prefixes its error messages."""
+    output: every other buffer of the plan (role out or inout) is that last tensor, except
+    a workspace (is_workspace), whose device address workspace(nbytes) gives once, zeroed.
+    label prefixes its error messages."""
     index = {name: i for i, name in enumerate(inputs)}
     out = len(inputs)
+    fixed = {}
     for b in plan["buffers"]:
-        if b["role"] != "in":
+        if b["name"] in index:
+            continue
+        if is_workspace(b):
+            if workspace is None:
+                raise ValueError("%s: the kernel needs a workspace (buffer %s) and none was given"
+                                 % (label or "launcher", b["name"]))
+            fixed[b["name"]] = workspace(b["count"] * DTYPE_BYTES[b["dtype"]])
+        elif b["role"] != "in":
             index[b["name"]] = out
     maps = {m["name"]: m for m in plan["tensor_maps"]}
     args = []
     for a in plan["args"]:
         kind = a["kind"]
-        if kind == "buffer":
+        if kind == "buffer" and a["name"] in fixed:
+            args.append(("u64", fixed[a["name"]]))
+        elif kind == "buffer":
             args.append(("ptr", index[a["name"]]))
         elif kind == "tensor_map":
             m = maps[a["name"]]

@@ -155,10 +155,15 @@ def _cache_dir():
     return d
 
 
-def _build(kernel, params, shape, arch, inputs, label):
+# Workspaces of the built launches (gemm_hopper's stream-K pieces), kept alive with them.
+_workspaces = []
+
+
+def _build(kernel, params, shape, arch, inputs, label, device):
     """The extension's Launcher for params at shape: the kernel compiled by NVRTC (or read
     from the cache folder), loaded into PyTorch's context, its argument block laid out for
-    the tensors named by inputs then the output (amk.launcher)."""
+    the tensors named by inputs then the output (amk.launcher); a workspace the kernel
+    needs is allocated zeroed on device, once per launch (the kernel leaves it zero)."""
     with translate:
         plan = kernel.plan(params, shape, arch)
     src = plan["source"]
@@ -181,8 +186,13 @@ def _build(kernel, params, shape, arch, inputs, label):
             os.replace(tmp, path + ext)
     la = plan["launch"]
     _, fn = cu.function(image, lowered, la["shared_bytes"], la["cluster"])
+    def workspace(nbytes):
+        w = torch.zeros(nbytes, dtype=torch.uint8, device=device)
+        _workspaces.append(w)
+        return w.data_ptr()
+
     with translate:
-        return _plan_launcher(cu.launch_driver, fn.value, plan, inputs, label)
+        return _plan_launcher(cu.launch_driver, fn.value, plan, inputs, label, workspace)
 
 
 # ---------- the tuned database and the operators -----------------------------------------
@@ -256,7 +266,7 @@ def _new_launch(key, inputs, what):
     params, full = _config(kernel, name, shape, dt, torch.cuda.get_device_name(dev))
     major, minor = torch.cuda.get_device_capability(dev)
     lz = _build(kernel, params, full, "sm_%d%d" % (major, minor), inputs,
-                "amk.torch: %s at %s" % (name, full))
+                "amk.torch: %s at %s" % (name, full), torch.device("cuda", dev))
     launch = _launches[key] = lz.launch
     return launch
 

@@ -306,7 +306,7 @@ class TestLauncher(unittest.TestCase):
         names = [a["name"] for a in plan["args"]]
         self.assertEqual(names[:4], ["tmA", "tmB", "tmC", "C"])
         self.nargs.value = len(names)
-        lz = launcher(self.drv, 0xF00D, plan, ("A", "B"), "gemm")
+        lz = launcher(self.drv, 0xF00D, plan, ("A", "B"), "gemm", workspace=lambda n: 0xD000)
         lz.launch(0, 0xA000, 0xB000, 0xC000)
         r = self.rec
         self.assertEqual((r.launches, r.encodes), (1, 3))
@@ -319,6 +319,27 @@ class TestLauncher(unittest.TestCase):
         self.assertEqual((r.swizzle, r.l2), (SWIZZLE[tm_c["swizzle"]],
                                              L2_PROMOTION[tm_c["l2_promotion"]]))
         self.assertEqual(list(r.grid), list(plan["launch"]["grid"]))
+
+    def test_stream_k_workspace_is_allocated_once_and_passed_by_address(self):
+        k = _amk.Kernel("gemm_hopper")
+        params = dict(k.info()["defaults"], PERSISTENT=3)
+        plan = k.plan(params, "M=8192,N=14336,K=4096,dtype=bf16", "sm_90")
+        ws = [b for b in plan["buffers"] if b["name"] == "ws"][0]
+        grid = plan["launch"]["grid"][0]
+        self.assertEqual(ws["count"], grid * 3 * params["BM"] * params["BN"] + 4 * grid)
+        names = [a["name"] for a in plan["args"]]
+        self.nargs.value = len(names)
+        asked = []
+        lz = launcher(self.drv, 0xF00D, plan, ("A", "B"), "gemm",
+                      workspace=lambda n: asked.append(n) or 0xD000)
+        lz.launch(0, 0xA000, 0xB000, 0xC000)
+        lz.launch(0, 0xA000, 0xB000, 0xC000)
+        self.assertEqual(asked, [ws["count"] * 4])  # once, in bytes
+        r = self.rec
+        self.assertEqual(list(r.args[:4]), [0xA000, 0xB000, 0xC000, 0xC000])
+        self.assertEqual(r.args[names.index("ws")], 0xD000)  # not the output tensor
+        with self.assertRaisesRegex(ValueError, "needs a workspace"):
+            launcher(self.drv, 0xF00D, plan, ("A", "B"), "gemm")
 
     def test_driver_that_cannot_be_loaded_is_a_no_device_error(self):
         with self.assertRaises(_amk.Error) as cm:

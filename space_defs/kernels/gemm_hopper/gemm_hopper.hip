@@ -101,6 +101,11 @@ typedef amk_bf16 gh_out_t;
 #else
 #define GH_PINGPONG 0                      /* consumers split each tile's rows */
 #endif
+#if defined(PERSISTENT) && PERSISTENT == 3
+#define GH_STREAMK 1                       /* the last tiles split along K (stream-K) */
+#else
+#define GH_STREAMK 0
+#endif
 #define GH_WG_M (GH_PINGPONG ? BM : BM / CONSUMERS) /* rows of C per consumer warpgroup */
 #define GH_MT (GH_WG_M / 64)               /* m64 wgmmas per K step per consumer */
 #define GH_NACC (BN / 2)                   /* f32 accumulators per thread per m64 */
@@ -374,6 +379,156 @@ AMK_INLINE void gh_tile(int t, int ctm, int ctn, unsigned int rank, int *m0, int
     *n0 = (cn * CLUSTER_N + (CLUSTER_N == 2 ? (int)rank : 0)) * BN;
 }
 
+/* A cluster's work, unit by unit: a cluster tile and the range [k_lo, k_hi) of its K tiles.
+ * Tiles t_first, t_first + t_step, ... below dp_end are whole. With PERSISTENT 3 the last
+ * tiles_sk tiles (the partial last wave plus one full wave, so that pieces stay long) are
+ * split along K instead: their tiles_sk * ktiles K iterations are cut into equal contiguous
+ * ranges, one per cluster (stream-K); a range covers at most 3 tiles (it is < 2 ktiles). */
+struct gh_work {
+    int t, t_step, dp_end, ktiles;
+    unsigned int sk_iters, it, it_end; /* stream-K: all split iterations; this cluster's next, end */
+    unsigned int sk_ctas;              /* stream-K: clusters taking a range (each >= 1 iteration) */
+};
+
+AMK_INLINE void gh_work_init(gh_work &g, int t_first, int t_step, int ntiles, int ktiles,
+                             int cid, int nclusters)
+{
+    g.t = t_first;
+    g.t_step = t_step;
+    g.ktiles = ktiles;
+    g.dp_end = ntiles;
+    g.sk_iters = g.it = g.it_end = 0;
+    g.sk_ctas = 1;
+#if GH_STREAMK
+    const int rem = ntiles % nclusters;
+    if (rem) {
+        const int tiles_sk = rem + (ntiles >= rem + nclusters ? nclusters : 0);
+        g.dp_end = ntiles - tiles_sk;
+        g.sk_iters = (unsigned int)(tiles_sk * ktiles); /* products < 2^32: the spec's k_tiles bound */
+        g.sk_ctas = g.sk_iters < (unsigned int)nclusters ? g.sk_iters : (unsigned int)nclusters;
+        if ((unsigned int)cid < g.sk_ctas) {
+            g.it = cid * g.sk_iters / g.sk_ctas;
+            g.it_end = (cid + 1) * g.sk_iters / g.sk_ctas;
+        }
+    }
+#endif
+}
+
+AMK_INLINE bool gh_work_next(gh_work &g, int &tile, int &k_lo, int &k_hi)
+{
+    if (g.t < g.dp_end) {
+        tile = g.t;
+        k_lo = 0;
+        k_hi = g.ktiles;
+        g.t += g.t_step;
+        return true;
+    }
+    if (g.it >= g.it_end)
+        return false;
+    const unsigned int j = g.it / g.ktiles, j0 = j * g.ktiles;
+    const unsigned int e = g.it_end < j0 + g.ktiles ? g.it_end : j0 + g.ktiles;
+    tile = g.dp_end + (int)j;
+    k_lo = (int)(g.it - j0);
+    k_hi = (int)(e - j0);
+    g.it = e;
+    return true;
+}
+
+#if GH_STREAMK
+/* Split iterations: cluster c's range starts at sk_begin(c); iteration x is cluster
+ * sk_owner(x)'s (the largest c with sk_begin(c) <= x). */
+AMK_INLINE unsigned int gh_sk_begin(const gh_work &g, unsigned int c)
+{
+    return c * g.sk_iters / g.sk_ctas;
+}
+
+AMK_INLINE unsigned int gh_sk_owner(const gh_work &g, unsigned int x)
+{
+    return ((x + 1) * g.sk_ctas + g.sk_iters - 1) / g.sk_iters - 1;
+}
+
+AMK_INLINE void gh_st_cg(float *p, float a, float b, float c, float d)
+{
+    asm volatile("st.global.cg.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(p), "f"(a), "f"(b),
+                 "f"(c), "f"(d)
+                 : "memory");
+}
+
+/* The piece of split tile j this consumer warpgroup just accumulated (acc): every piece is
+ * stored to the workspace as f32; the last of the tile's pieces to arrive (a counter per
+ * tile, CTA rank and consumer) adds them all, in piece order (deterministic: the same sum
+ * whichever arrives last), into acc, leaves the slots and the counter at zero for the next
+ * launch, and returns true: it writes the tile. Lock-free: nobody waits for a piece. ws
+ * holds 3 slots of BM x BN f32 per CTA (a range touches <= 3 tiles), then the counters. */
+AMK_INLINE bool gh_sk_fixup(float (&acc)[GH_MT][GH_NACC], const gh_work &g, int j, int cid,
+                            unsigned int rank, int w, int ltid, float *ws, unsigned int flag)
+{
+    const unsigned int j0 = (unsigned int)(j * g.ktiles);
+    const unsigned int c_first = gh_sk_owner(g, j0), c_last = gh_sk_owner(g, j0 + g.ktiles - 1);
+    unsigned int *count = reinterpret_cast<unsigned int *>(ws + (size_t)gridDim.x * 3 * BM * BN) +
+                          (j * GH_CSIZE + rank) * CONSUMERS + w;
+#define GH_SLOT(c)                                                                           \
+    (ws + (size_t)((((c) * 3 + j - gh_sk_begin(g, (c)) / g.ktiles) * GH_CSIZE + rank) * CONSUMERS + \
+                   w) * (GH_WG_M * BN) + ltid * 4)
+    float *mine = GH_SLOT(cid);
+#pragma unroll
+    for (int mt = 0; mt < GH_MT; ++mt)
+#pragma unroll
+        for (int i = 0; i < GH_NACC; i += 4)
+            gh_st_cg(mine + (mt * GH_NACC + i) * 128, acc[mt][i], acc[mt][i + 1], acc[mt][i + 2],
+                     acc[mt][i + 3]);
+    __threadfence(); /* the piece is visible before the count says so */
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+    if (ltid == 0) {
+        const unsigned int last = atomicAdd(count, 1u) == c_last - c_first;
+        if (last)
+            *count = 0u; /* every piece has arrived: nobody counts on it again this launch */
+        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(flag), "r"(last) : "memory");
+    }
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+    unsigned int last;
+    asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(last) : "r"(flag) : "memory");
+    if (!last)
+        return false;
+    __threadfence();
+    /* 32 accumulators at a time, over all pieces: the loads of a chunk are consumed (the
+     * fence) before the next chunk's are issued, or they would all be in flight at once and
+     * need 128 more registers (ptxas spilled). */
+#pragma unroll
+    for (int mt = 0; mt < GH_MT; ++mt)
+#pragma unroll
+        for (int i0 = 0; i0 < GH_NACC; i0 += 32) {
+            for (unsigned int c = c_first; c <= c_last; ++c) {
+                const float *p = GH_SLOT(c) + (mt * GH_NACC + i0) * 128;
+#pragma unroll
+                for (int i = i0; i < i0 + 32 && i < GH_NACC; i += 4) {
+                    float v0, v1, v2, v3;
+                    asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                                 : "=f"(v0), "=f"(v1), "=f"(v2), "=f"(v3)
+                                 : "l"(p + (i - i0) * 128));
+                    acc[mt][i] = c == c_first ? v0 : acc[mt][i] + v0;
+                    acc[mt][i + 1] = c == c_first ? v1 : acc[mt][i + 1] + v1;
+                    acc[mt][i + 2] = c == c_first ? v2 : acc[mt][i + 2] + v2;
+                    acc[mt][i + 3] = c == c_first ? v3 : acc[mt][i + 3] + v3;
+                }
+#pragma unroll
+                for (int i = i0; i < i0 + 32 && i < GH_NACC; ++i)
+                    asm volatile("" : "+f"(acc[mt][i])::"memory");
+            }
+        }
+    for (unsigned int c = c_first; c <= c_last; ++c) {
+        float *p = GH_SLOT(c);
+#pragma unroll
+        for (int mt = 0; mt < GH_MT; ++mt)
+#pragma unroll
+            for (int i = 0; i < GH_NACC; i += 4)
+                gh_st_cg(p + (mt * GH_NACC + i) * 128, 0.0f, 0.0f, 0.0f, 0.0f);
+    }
+#undef GH_SLOT
+    return true;
+}
+#endif
+
 /* ---------- the kernel ---------------------------------------------------------------- */
 
 AMK_KERNEL void __launch_bounds__(GH_THREADS, 1)
@@ -384,6 +539,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
 #if GH_FP8
                    , const float *__restrict__ SA, const float *__restrict__ SB
 #endif
+                   , float *__restrict__ WS /* PERSISTENT 3: split tiles' pieces, counts */
 )
 {
     /* STAGES x (A, B), the staging tiles (EPILOGUE 1), then full[STAGES], empty[STAGES]. */
@@ -392,7 +548,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
     const unsigned int base = (raw + 1023u) & ~1023u;
     const unsigned int c_s = base + STAGES * GH_STAGE;
     const unsigned int full0 = c_s + GH_C_BYTES, empty0 = full0 + 8 * STAGES;
-    const unsigned int order0 = empty0 + 8 * STAGES; /* ping-pong: order[2] */
+    const unsigned int order0 = empty0 + 8 * STAGES; /* ping-pong: order[2]; stream-K: flag[2] */
 
     const int tid = threadIdx.x, wg = tid >> 7;
     unsigned int rank = 0;
@@ -429,10 +585,13 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
         if (tid == 0) {
             int s = 0;
             unsigned int phase = 0;
-            for (int t = cid; t < ntiles; t += nclusters) {
+            gh_work g;
+            gh_work_init(g, cid, nclusters, ntiles, ktiles, cid, nclusters);
+            int t, k_lo, k_hi;
+            while (gh_work_next(g, t, k_lo, k_hi)) {
                 int m0, n0;
                 gh_tile(t, ctm, ctn, rank, &m0, &n0);
-                for (int kt = 0; kt < ktiles; ++kt) {
+                for (int kt = k_lo; kt < k_hi; ++kt) {
                     const unsigned int full = full0 + 8 * s;
                     gh_bar_wait(empty0 + 8 * s, phase ^ 1u);
                     gh_bar_expect(full, GH_STAGE);
@@ -502,7 +661,10 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
         unsigned int order_phase = 0;
 #endif
         float acc[GH_MT][GH_NACC];
-        for (int t = t_first; t < ntiles; t += t_step) {
+        gh_work g;
+        gh_work_init(g, t_first, t_step, ntiles, ktiles, cid, nclusters);
+        int t, k_lo, k_hi;
+        while (gh_work_next(g, t, k_lo, k_hi)) {
             int m0, n0;
             gh_tile(t, ctm, ctn, rank, &m0, &n0);
 #pragma unroll
@@ -525,7 +687,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
             }
 #endif
             int prev = -1;
-            for (int kt = 0; kt < ktiles; ++kt) {
+            for (int kt = k_lo; kt < k_hi; ++kt) {
                 gh_bar_wait(full0 + 8 * s, phase);
                 const unsigned int a_s = base + s * GH_STAGE + row_w * 128;
                 const unsigned int b_s = base + s * GH_STAGE + GH_A_BYTES;
@@ -578,6 +740,12 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
 #pragma unroll
             for (int mt = 0; mt < GH_MT; ++mt)
                 gh_fence_acc(acc[mt]);
+#if GH_STREAMK
+            /* A piece of a split tile: only the last piece to arrive writes the tile. */
+            if (k_hi - k_lo != ktiles &&
+                !gh_sk_fixup(acc, g, t - g.dp_end, cid, rank, w, ltid, WS, order0 + 4 * w))
+                continue;
+#endif
 
             /* Epilogue: thread (warp, lane) holds, for 8-column group j, rows warp*16 +
              * lane/4 (+8) and columns 8j + 2(lane%4) + {0,1} of each m64 block. */
