@@ -402,7 +402,10 @@ AMK_INLINE void gh_work_init(gh_work &g, int t_first, int t_step, int ntiles, in
 #if GH_STREAMK
     const int rem = ntiles % nclusters;
     if (rem) {
-        const int tiles_sk = rem + (ntiles >= rem + nclusters ? nclusters : 0);
+#ifndef GH_SK_FULL_WAVE
+#define GH_SK_FULL_WAVE 1
+#endif
+        const int tiles_sk = rem + (GH_SK_FULL_WAVE && ntiles >= rem + nclusters ? nclusters : 0);
         g.dp_end = ntiles - tiles_sk;
         g.sk_iters = (unsigned int)(tiles_sk * ktiles); /* products < 2^32: the spec's k_tiles bound */
         g.sk_ctas = g.sk_iters < (unsigned int)nclusters ? g.sk_iters : (unsigned int)nclusters;
@@ -435,6 +438,9 @@ AMK_INLINE bool gh_work_next(gh_work &g, int &tile, int &k_lo, int &k_hi)
 }
 
 #if GH_STREAMK
+#ifndef GH_SK_NOZERO
+#define GH_SK_NOZERO 0
+#endif
 /* Split iterations: cluster c's range starts at sk_begin(c); iteration x is cluster
  * sk_owner(x)'s (the largest c with sk_begin(c) <= x). */
 AMK_INLINE unsigned int gh_sk_begin(const gh_work &g, unsigned int c)
@@ -516,7 +522,7 @@ AMK_INLINE bool gh_sk_fixup(float (&acc)[GH_MT][GH_NACC], const gh_work &g, int 
                     asm volatile("" : "+f"(acc[mt][i])::"memory");
             }
         }
-    for (unsigned int c = c_first; c <= c_last; ++c) {
+    for (unsigned int c = c_first; c <= c_last && !GH_SK_NOZERO; ++c) {
         float *p = GH_SLOT(c);
 #pragma unroll
         for (int mt = 0; mt < GH_MT; ++mt)
