@@ -1,8 +1,8 @@
 """Driver of bench/kt_examples.sh: runs Kernel Tuner's CUDA examples with only their import
 of kernel_tuner rewritten to amk, records each tune_kernel call, re-runs it exhaustively
-with amk (unless it was brute force over its whole space already), and writes a JSON summary. With KT_COMPARE=1 it also runs each example under
-Kernel Tuner itself, both tuners brute-forcing the same list of configs, and prints the
-seconds per config of each.
+with amk (unless it was brute force over its whole space already), and writes a JSON
+summary. With KT_COMPARE=1 it also runs each example under Kernel Tuner itself, both tuners
+brute-forcing the same list of configs, and prints the seconds per config of each.
 
     python3 bench/kt_examples.py EXAMPLES_DIR OUT.json [NAME...]
     (internal) python3 bench/kt_examples.py --child amk|kt SCRIPT RECORD.json
@@ -251,8 +251,9 @@ def call_line(name, number, c):
 def child(mode, script, record):
     """Runs script as __main__ with tune_kernel wrapped to record every call.
     KT_SMOKE=N: each call tunes a fixed sample of N configs (brute force over it), but the
-    calls KT_FULL names, which run as written; KT_COMPARE=1: each call tunes all configs of its space (the same list under both
-    tuners) and skips amk's exhaustive re-run; KT_LANG: lang= of Kernel Tuner's calls;
+    calls KT_FULL names, which run as written; KT_COMPARE=1: each call tunes all configs of
+    its space (the same list under both tuners) and skips amk's exhaustive re-run; KT_LANG:
+    lang= of Kernel Tuner's calls;
     KT_CACHE_DIR (KT_SIMULATE): amk writes a cachefile per call there, Kernel Tuner replays
     it (simulation_mode), so the comparison runs without a GPU."""
     calls = []
