@@ -30,7 +30,7 @@ class DataFiles:
     def _folder(self):
         if self._dir is None or not os.path.isdir(self._dir):
             self._dir = tempfile.mkdtemp(prefix="amk-data-")
-            atexit.register(shutil.rmtree, self._dir, True)
+            atexit.register(_remove, self._dir, os.getpid())
         return self._dir
 
     def path(self, owner, data, name, write):
@@ -49,15 +49,20 @@ class DataFiles:
         sub = os.path.join(self._folder(), str(self._serial))
         os.mkdir(sub)
         path = write(os.path.join(sub, name), data)
-        fin = weakref.finalize(owner, _forget, self._files, key, sub)
+        fin = weakref.finalize(owner, _forget, self._files, key, sub, os.getpid())
         self._files[key] = (weakref.ref(owner), path, fin)
         self.stats["written"] += 1
         return path
 
 
-def _forget(files, key, sub):
+def _remove(folder, pid):
+    if os.getpid() == pid:  # not a forked child's exit: the files are its parent's
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _forget(files, key, sub, pid):
     files.pop(key, None)
-    shutil.rmtree(sub, ignore_errors=True)
+    _remove(sub, pid)
 
 
 def same_bytes(path, data):

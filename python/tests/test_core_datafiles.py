@@ -83,6 +83,22 @@ class TestDataFiles(unittest.TestCase):
         gc.collect()
         self.assertFalse(os.path.exists(p))
 
+    @unittest.skipUnless(hasattr(os, "fork"), "needs fork")
+    def test_path_files_outlive_a_forked_child_s_exit(self):
+        a = np.random.rand(10000).astype(np.float32)
+        p = self.path(a)
+        pid = os.fork()
+        if pid == 0:  # the child's interpreter exits normally: atexit and finalizers run
+            try:
+                del a
+                gc.collect()
+                datafiles._remove(os.path.dirname(os.path.dirname(p)), os.getppid())
+            finally:
+                os._exit(0)
+        os.waitpid(pid, 0)
+        self.assertTrue(os.path.exists(p))
+        self.assertEqual(self.path(a), p)
+
     def test_same_bytes_refuses_another_length_or_a_missing_file(self):
         a = np.arange(10000, dtype=np.float32)
         p = self.path(a)
