@@ -1,8 +1,8 @@
 """Driver of bench/kt_examples.sh: runs Kernel Tuner's CUDA examples with only their import
 of kernel_tuner rewritten to amk, records each tune_kernel call, re-runs it exhaustively
-with amk, and writes a JSON summary. With KT_COMPARE=1 it also runs each example under
-Kernel Tuner itself, both tuners brute-forcing the same list of configs, and prints the
-seconds per config of each.
+with amk (unless it was brute force over its whole space already), and writes a JSON
+summary. With KT_COMPARE=1 it also runs each example under Kernel Tuner itself, both tuners
+brute-forcing the same list of configs, and prints the seconds per config of each.
 
     python3 bench/kt_examples.py EXAMPLES_DIR OUT.json [NAME...]
     (internal) python3 bench/kt_examples.py --child amk|kt SCRIPT RECORD.json
@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -217,14 +218,42 @@ def engine_log(text):
     return out
 
 
+def exhaustive_itself(kw):
+    """True when a tune_kernel call (its keywords) runs every config of its space: Kernel
+    Tuner's brute force (the default) without a budget. Such a call is its own exhaustive
+    run: re-running it would only time every config twice (Kernel Tuner's reduction example:
+    4 752 configs)."""
+    so = kw.get("strategy_options") or {}
+    return kw.get("strategy") in (None, "brute_force") and \
+        not any(k in so for k in ("max_fevals", "time_limit", "fraction"))
+
+
+def full_calls(text):
+    """KT_FULL's call numbers (1-based, by spaces or commas): the calls a KT_SMOKE run
+    leaves whole."""
+    return {int(x) for x in re.split(r"[\s,]+", text or "") if x}
+
+
+def call_line(name, number, c):
+    """The line kt_examples prints when a call ends (on stderr, as it happens)."""
+    line = "kt_examples: %s call %d (%s): %d configs in %.1f s, %s s/config, best %s ms" % (
+        name, number, c["kernel_name"], c["configs"], c["wall_s"],
+        _f(c.get("wall_per_config_s")), c["best_ms"])
+    if c.get("exhaustive_best_ms") is not None:
+        line += ", exhaustive best %s ms (%s)" % (
+            c["exhaustive_best_ms"], c.get("exhaustive", "re-run"))
+    return line
+
+
 # ---------- the child: one example under one tuner ----------------------------------------
 
 
 def child(mode, script, record):
     """Runs script as __main__ with tune_kernel wrapped to record every call.
-    KT_SMOKE=N: each call tunes a fixed sample of N configs (brute force over it);
-    KT_COMPARE=1: each call tunes all configs of its space (the same list under both
-    tuners) and skips amk's exhaustive re-run; KT_LANG: lang= of Kernel Tuner's calls;
+    KT_SMOKE=N: each call tunes a fixed sample of N configs (brute force over it), but the
+    calls KT_FULL names, which run as written; KT_COMPARE=1: each call tunes all configs of
+    its space (the same list under both tuners) and skips amk's exhaustive re-run; KT_LANG:
+    lang= of Kernel Tuner's calls;
     KT_CACHE_DIR (KT_SIMULATE): amk writes a cachefile per call there, Kernel Tuner replays
     it (simulation_mode), so the comparison runs without a GPU."""
     calls = []
@@ -239,6 +268,8 @@ def child(mode, script, record):
     seed = int(os.environ.get("KT_SEED", "1") or 1)
     lang = os.environ.get("KT_LANG") or None
     cache_dir = os.environ.get("KT_CACHE_DIR") or None
+    full = full_calls(os.environ.get("KT_FULL"))
+    name = os.path.splitext(os.path.basename(script))[0]
 
     def wrapped(*args, **kw):
         bound = sig.bind_partial(*args, **kw).arguments
@@ -247,7 +278,8 @@ def child(mode, script, record):
             kw.update(v if sig.parameters[k].kind == inspect.Parameter.VAR_KEYWORD else {k: v})
         tp = kw["tune_params"]
         c = {}
-        if smoke or compare:
+        whole = len(calls) + 1 in full and not compare
+        if (smoke and not whole) or compare:
             sample = config_sample(tp, kw.get("restrictions"), kw.get("block_size_names"),
                                    smoke, seed)
             orig = dict(kw)
@@ -278,7 +310,12 @@ def child(mode, script, record):
         wall = time.monotonic() - t0
         c.update(call_record(mode, kw["kernel_name"], tp, res, env, wall))
         c["strategy"] = kw.get("strategy") or "brute_force"
-        if mode == "amk" and not smoke and not compare:
+        if mode == "amk" and not compare and (whole or not smoke) and exhaustive_itself(kw):
+            c["exhaustive"] = "the call itself"
+            c["exhaustive_configs"] = c["configs"]
+            c["exhaustive_best_ms"] = c["best_ms"]
+            c["within_5pct"] = c["best_ms"] is not None
+        elif mode == "amk" and not compare and (whole or not smoke):
             # the same call, exhaustively, as the yardstick of the example's best
             kw2 = dict(kw, strategy=None, strategy_options=None, cache=None, quiet=True)
             t0 = time.monotonic()
@@ -288,7 +325,10 @@ def child(mode, script, record):
             c["exhaustive_best_ms"] = best_time(res2)
             if c["best_ms"] and c["exhaustive_best_ms"]:
                 c["within_5pct"] = c["best_ms"] <= 1.05 * c["exhaustive_best_ms"]
+        if smoke and not compare:
+            c["whole"] = whole
         calls.append(c)
+        print(call_line(name, len(calls), c), file=sys.stderr, flush=True)
         with open(record, "w") as f:
             json.dump(calls, f, indent=1, default=str)
         return res, env
@@ -310,7 +350,19 @@ def child(mode, script, record):
         json.dump({"calls": calls, **status}, f, indent=1, default=str)
 
 
-def run_one(src, name, mode, cache_dir=None):
+def _pump(stream, lines):
+    """Collects a child's stderr, echoing kt_examples' own lines (one per call) as they
+    come."""
+    for line in stream:
+        lines.append(line)
+        if line.startswith("kt_examples:"):
+            sys.stderr.write(line)
+            sys.stderr.flush()
+
+
+def run_one(src, name, mode, cache_dir=None, deadline=None):
+    """Runs one example in a child; past deadline (time.monotonic()) the child is killed and
+    the calls it recorded are kept (status "timeout")."""
     work = tempfile.mkdtemp(prefix="kt-%s-" % name)
     try:
         for f in os.listdir(src):
@@ -330,16 +382,34 @@ def run_one(src, name, mode, cache_dir=None):
         if cache_dir:
             env["KT_CACHE_DIR"] = cache_dir
         t0 = time.monotonic()
-        p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", mode, script,
-                            record], capture_output=True, text=True, env=env)
-        out = {"status": "crashed", "returncode": p.returncode, "stderr": p.stderr[-2000:]}
+        lines = []
+        with open(os.path.join(work, "stdout"), "w") as so:
+            p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", mode,
+                                  script, record], stdout=so, stderr=subprocess.PIPE,
+                                 text=True, env=env)
+            pump = threading.Thread(target=_pump, args=(p.stderr, lines), daemon=True)
+            pump.start()
+            timed_out = False
+            try:
+                p.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                timed_out = True
+            pump.join()
+        stderr = "".join(lines)
+        out = {"status": "crashed", "returncode": p.returncode, "stderr": stderr[-2000:]}
         if os.path.exists(record):
             with open(record) as f:
                 out = json.load(f)
             if isinstance(out, list):  # killed mid-way: the calls recorded so far
-                out = {"status": "crashed", "calls": out, "stderr": p.stderr[-2000:]}
-        if mode == "amk" and engine_log(p.stderr):  # AMK_LOG=debug: where the time went
-            out["engine_log"] = engine_log(p.stderr)
+                out = {"status": "crashed", "calls": out, "stderr": stderr[-2000:]}
+        if timed_out:
+            out["status"] = "timeout"
+            out["error"] = "KT_DEADLINE_S passed: killed after %d calls" % len(
+                out.get("calls", []))
+        if mode == "amk" and engine_log(stderr):  # AMK_LOG=debug: where the time went
+            out["engine_log"] = engine_log(stderr)
         out["wall_s"] = time.monotonic() - t0
         return out
     finally:
@@ -404,15 +474,18 @@ def main():
     compare = os.environ.get("KT_COMPARE") == "1"
     simulate = os.environ.get("KT_SIMULATE") == "1"
     summary = {"examples": {}, "smoke": int(os.environ.get("KT_SMOKE", "0") or 0),
+               "full_calls": sorted(full_calls(os.environ.get("KT_FULL"))),
                "compare": compare, "kt_lang": os.environ.get("KT_LANG") or None,
                "kt_simulate": simulate}
+    limit = float(os.environ.get("KT_DEADLINE_S", "0") or 0)
+    deadline = time.monotonic() + limit if limit > 0 else None
     good = True
     for name in names:
         cache_dir = tempfile.mkdtemp(prefix="kt-cache-") if compare and simulate else None
         try:
-            r = {"amk": run_one(src, name, "amk", cache_dir)}
+            r = {"amk": run_one(src, name, "amk", cache_dir, deadline)}
             if compare:
-                r["kernel_tuner"] = run_one(src, name, "kt", cache_dir)
+                r["kernel_tuner"] = run_one(src, name, "kt", cache_dir, deadline)
         finally:
             if cache_dir:
                 shutil.rmtree(cache_dir, ignore_errors=True)
@@ -427,7 +500,10 @@ def main():
                 c.get("within_5pct") for c in calls)
         good &= r["ok"]
         summary["examples"][name] = r
-        line = "%-12s %-11s" % (name, r["amk"]["status"])
+        n = sum(c["configs"] for c in calls)
+        line = "%-12s %-11s %d calls, %d configs in %.1f s (%s s/config)" % (
+            name, r["amk"]["status"], len(calls), n, r["amk"]["wall_s"],
+            _f(r["amk"]["wall_s"] / n if n else None))
         for c in calls:
             line += " | %s: %d configs, best %s ms, %.3f s/config" % (
                 c["kernel_name"], c["configs"], c["best_ms"],

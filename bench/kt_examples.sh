@@ -18,7 +18,12 @@
 # model (no GPU: checks that the examples' arguments reach the engine). KT_SMOKE=N tunes a
 # fixed sample of N configs per call (drawn with seed KT_SEED, default 1, from the valid
 # configs of at most 1024 threads; brute force over it, not the example's strategy) and
-# skips the exhaustive re-run (a quick check, not a result).
+# skips the exhaustive re-run (a quick check, not a result); KT_FULL="1 2" leaves those calls
+# (1-based) as written. A call that is brute force without a budget (Kernel Tuner's default:
+# reduction's 12 calls) is its own exhaustive run: not re-run. Each call prints a line on
+# stderr as it ends (configs, wall seconds, seconds per config, best). KT_DEADLINE_S=S kills
+# an example still running S seconds after the start and keeps the calls it finished
+# (status "timeout"): for a device call with a time limit.
 # AMK_LOG=debug: each example's JSON gets amk's engine_log (the run worker's phases summed
 # over its jobs, each backend opening and closing and device query, in seconds).
 # KT_COMPARE=1 also runs the unmodified example under Kernel Tuner (it must import: see

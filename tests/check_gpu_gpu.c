@@ -208,6 +208,41 @@ START_TEST(test_gpu_reference_cache_still_catches_faults)
 }
 END_TEST
 
+/* Inputs past 64 MiB (x: 128 MiB here) are copied to each check and benchmark from a device
+ * copy kept with the reference cache, not over the bus: verdicts stay right, and a wrong
+ * config drops the copy (the next job makes it again from host). */
+#define FM_BIG(cs, good)                                                                      \
+    "{\"kernel\":\"faultmatrix\",\"shape\":{\"N\":33554432},\"params\":{\"CASE\":\"" cs     \
+    "\",\"GOOD\":" #good "}}"
+START_TEST(test_gpu_eval_large_inputs_from_device_copy)
+{
+    amk_evaluator *ev = make_gpu(0, 0);
+    amk_verdict v;
+    eval_json(ev, FM_BIG("offtol", 1), &v);
+    assert_measured(&v);
+    ck_assert_msg(strstr(v.notes, "inputs from their device copy"), "%s", v.notes);
+    ck_assert_msg(!strstr(v.notes, "reference cached"), "%s", v.notes);
+    eval_json(ev, FM_BIG("nan", 1), &v);
+    assert_measured(&v);
+    ck_assert_msg(strstr(v.notes, "reference cached") &&
+                  strstr(v.notes, "inputs from their device copy"), "%s", v.notes);
+    const char *bad[] = {FM_BIG("offtol", 0), FM_BIG("unwritten", 0), FM_BIG("early_return", 0)};
+    for (int i = 0; i < 3; i++) {
+        eval_json(ev, bad[i], &v);
+        ck_assert_msg(v.status == AMK_STATUS_WRONG, "%s: %s (%s)", bad[i],
+                      amk_status_name(v.status), v.reason);
+        eval_json(ev, FM_BIG("early_return", 1), &v);
+        assert_measured(&v);
+        ck_assert_msg(strstr(v.notes, "inputs from their device copy"), "%s", v.notes);
+    }
+    /* a small input stays host to device */
+    eval_json(ev, FM("offtol", 1), &v);
+    assert_measured(&v);
+    ck_assert_msg(!strstr(v.notes, "device copy"), "%s", v.notes);
+    amk_evaluator_free(ev);
+}
+END_TEST
+
 START_TEST(test_gpu_fault_wrong_results)
 {
     amk_evaluator *ev = make_gpu(0, 0);
@@ -629,6 +664,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_gpu_init_device_and_target);
         tcase_add_test(tc, test_gpu_gemm_rmsnorm_measure_and_pass);
         tcase_add_test(tc, test_gpu_reference_cache_still_catches_faults);
+        tcase_add_test(tc, test_gpu_eval_large_inputs_from_device_copy);
         tcase_add_test(tc, test_gpu_fault_wrong_results);
         tcase_add_test(tc, test_gpu_fault_illegal_address_respawns);
         tcase_add_test(tc, test_gpu_fault_hang_times_out);

@@ -61,8 +61,11 @@ static void *host_get(int kind, int b, size_t bytes)
     return host_ensure(&amk__rw.host[kind][b], bytes);
 }
 
+static void pristine_drop(amk__ref_entry *e);
+
 static void ref_release(amk__ref_entry *e)
 {
+    pristine_drop(e);
     for (int b = 0; b < AMK__RUN_MAX_BUFS; b++) {
         host_release(&e->in[b]);
         host_release(&e->want[b]);
@@ -110,6 +113,7 @@ static amk__ref_entry *ref_lookup(const amk__run_job *j, int ci, int *hit)
             pick = e;
     }
     /* REF_SLOTS > AMK__RUN_MAX_CASES: some entry is not the current job's. */
+    pristine_drop(pick);
     pick->valid = 0;
     pick->hash = h;
     pick->key = key;
@@ -247,6 +251,73 @@ static int alloc_check_set(const amk__run_job *j, amk__dev_set *s, int *nbufs, a
     return alloc_bytes(s, *nbufs, bytes, names, "correctness check", x);
 }
 
+/* ---------- pristine device inputs -----------------------------------------------------
+ * A check uploads a case's inputs for its candidate and the benchmark uploads them again
+ * (the candidate may have written them): two trips over the bus a config, ~130 ms for the
+ * 3.2 GB input of Kernel Tuner's reduction example on the H100, most of a small kernel's
+ * trial, though the inputs are the same for every config. Past PRISTINE_MIN bytes of inputs
+ * the reference cache entry keeps them on the device too, in buffers no kernel is given, and
+ * both uploads become device-to-device copies. Made only where a quarter of the free device
+ * memory holds them; dropped after a config that failed its check or a run (a stray write of
+ * that kernel could have reached them: the next job copies them from host again). */
+#define PRISTINE_MIN ((size_t)64 << 20)
+
+static void pristine_drop(amk__ref_entry *e)
+{
+    for (int b = 0; b < AMK__RUN_MAX_BUFS; b++)
+        if (e->dev[b]) {
+            (void)hipFree(e->dev[b]);
+            e->dev[b] = NULL;
+        }
+}
+
+/* Entry e's device copy of case c's inputs (NULL for outputs), or NULL when it has none. */
+static void *const *pristine_of(const amk__ref_entry *e, const amk__run_case *c)
+{
+    int any = 0;
+    for (int b = 0; b < c->nbufs; b++) {
+        if (c->bufs[b].role == AMK__ROLE_OUT)
+            continue;
+        if (!e->dev[b])
+            return NULL;
+        any = 1;
+    }
+    return any ? e->dev : NULL;
+}
+
+/* Makes entry e's device copy of case c's inputs (host copies in[]) where it pays and fits.
+ * Returns it, or NULL (nothing kept; the uploads stay host to device). */
+static void *const *pristine_make(amk__ref_entry *e, const amk__run_case *c, void *const *in)
+{
+    size_t total = 0, fr = 0, tot = 0;
+    pristine_drop(e);
+    for (int b = 0; b < c->nbufs; b++)
+        if (c->bufs[b].role != AMK__ROLE_OUT)
+            total += buf_bytes(&c->bufs[b]);
+    if (total < PRISTINE_MIN)
+        return NULL;
+    if (hipMemGetInfo(&fr, &tot) != hipSuccess || total > fr / 4) {
+        (void)hipGetLastError();
+        return NULL;
+    }
+    for (int b = 0; b < c->nbufs; b++) {
+        if (c->bufs[b].role == AMK__ROLE_OUT)
+            continue;
+        if (hipMalloc(&e->dev[b], buf_bytes(&c->bufs[b])) != hipSuccess) {
+            e->dev[b] = NULL;
+            break;
+        }
+        if (hipMemcpyAsync(e->dev[b], in[b], buf_bytes(&c->bufs[b]), hipMemcpyHostToDevice,
+                           amk__rw.stream) != hipSuccess)
+            break;
+    }
+    if (pristine_of(e, c) && hipStreamSynchronize(amk__rw.stream) == hipSuccess)
+        return e->dev;
+    (void)hipGetLastError(); /* a sticky error shows again in the check's own calls */
+    pristine_drop(e);
+    return NULL;
+}
+
 static hipError_t launch_kernel(hipFunction_t fn, const amk__run_kernel *k, void **argv)
 {
     return amk__gpu_launch(fn, &k->launch, amk__rw.stream, argv);
@@ -285,12 +356,12 @@ static int run_once(hipFunction_t fn, const amk__run_kernel *k, void **argv, con
     } while (0)
 
 /* Gives set s its pristine inputs (in, inout) and poisons its outputs (out) with 0xFF bytes:
- * NaN in every float type. The inputs come from host (host != NULL) or from set `from`, a
- * set that holds them untouched (device to device: no second trip over the bus). Everything
- * goes through the worker's own stream (non-blocking: it does not order with the legacy
- * default stream). */
+ * NaN in every float type. The inputs come from host (host != NULL) or from the device
+ * buffers `from` (by buffer index), which hold them untouched (device to device: no second
+ * trip over the bus). Everything goes through the worker's own stream (non-blocking: it does
+ * not order with the legacy default stream). */
 static int upload(const amk__run_case *c, amk__dev_set *s, void *const *host,
-                  const amk__dev_set *from, amk__run_ctx *x)
+                  void *const *from, amk__run_ctx *x)
 {
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
@@ -300,7 +371,7 @@ static int upload(const amk__run_case *c, amk__dev_set *s, void *const *host,
             GPU(hipMemcpyAsync(s->ptr[b], host[b], buf_bytes(rb), hipMemcpyHostToDevice,
                                amk__rw.stream));
         else
-            GPU(hipMemcpyAsync(s->ptr[b], from->ptr[b], buf_bytes(rb),
+            GPU(hipMemcpyAsync(s->ptr[b], from[b], buf_bytes(rb),
                                hipMemcpyDeviceToDevice, amk__rw.stream));
     }
     GPU(hipStreamSynchronize(amk__rw.stream));
@@ -521,18 +592,20 @@ static int async_finish(async_cmp *a, int note, amk__run_ctx *x)
  * reference into its outputs, candidate into poisoned outputs, host comparison. Inputs and
  * reference outputs come from the reference cache when it holds this case (*cached = 1),
  * else they are made and kept there. The inputs stay in `in` (the entry's buffers, which
- * the rest of this job does not reuse) for the benchmark. Returns 1 when the candidate
- * passed, or, with `async` given, when its comparison has started there (async_join tells).
- */
+ * the rest of this job does not reuse) for the benchmark; *used gets the cache entry (its
+ * device copy of the inputs, when it has one, is the benchmark's source too). Returns 1 when
+ * the candidate passed, or, with `async` given, when its comparison has started there
+ * (async_join tells). */
 static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunction_t fcand,
                       amk__dev_set *s, void **in, int *cached, async_cmp *async,
-                      amk__run_ctx *x)
+                      amk__ref_entry **used, amk__run_ctx *x)
 {
     const amk__run_case *c = &j->cases[ci];
     void *want[AMK__RUN_MAX_BUFS] = {0}, *got[AMK__RUN_MAX_BUFS] = {0};
     int hit = 0;
     amk__rw_phase("inputs");
     amk__ref_entry *e = ref_lookup(j, ci, &hit);
+    *used = e;
     *cached = 0;
     if (hit) {
         for (int b = 0; b < c->nbufs; b++)
@@ -544,6 +617,11 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
             amk__rw_fail(x, AMK_STATUS_RUN_ERROR, "%s: %s", c->label, err);
             return 0;
         }
+    }
+    void *const *dev = pristine_of(e, c);
+    if (!dev) {
+        amk__rw_phase("pristine");
+        dev = pristine_make(e, c, in);
     }
     for (int b = 0; b < c->nbufs; b++)
         if (c->bufs[b].role != AMK__ROLE_IN) {
@@ -563,7 +641,7 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
          * runs, so nothing the candidate does can change them. The entry becomes valid only
          * once they are all on the host. */
         amk__rw_phase("upload");
-        if (!upload(c, s, in, NULL, x))
+        if (!upload(c, s, dev ? NULL : in, dev, x))
             return 0;
         amk__rw_stage(c->label, "reference kernel");
         amk__rw_phase("reference");
@@ -586,10 +664,10 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
         e->valid = 1;
     }
     *cached = hit;
-    /* Candidate: every input uploaded again from host (pristine even if the reference wrote
-     * one), outputs poisoned. */
+    /* Candidate: every input uploaded again from host or the device copy (pristine even if
+     * the reference wrote one), outputs poisoned. */
     amk__rw_phase("upload");
-    if (!upload(c, s, in, NULL, x))
+    if (!upload(c, s, dev ? NULL : in, dev, x))
         return 0;
     amk__rw_stage(c->label, "candidate kernel");
     amk__rw_phase("candidate");
@@ -622,11 +700,12 @@ oom:
 
 /* Times the bench case's candidate (and `other` for REMEASURE) over rotating copies of the
  * inputs. Set 0 is `first` when given (the job's check set, borrowed: large enough for every
- * case), else allocated; it gets the inputs from host, the other sets copy them from set 0
- * on the device. stats gets one entry per timed kernel. */
+ * case), else allocated; it gets the inputs from host (in), or from their pristine device
+ * copy dev_in when given, the other sets copy them from set 0 on the device. stats gets one
+ * entry per timed kernel. */
 int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction_t *fns,
                        const amk__run_kernel *const *ks, int nk, void *const *in,
-                       const amk__dev_set *first, amk__run_ctx *x)
+                       void *const *dev_in, const amk__dev_set *first, amk__run_ctx *x)
 {
     amk__dev_set *sets = NULL;
     amk__peer peer;
@@ -654,7 +733,8 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
             sets[0] = *first;
         else if (!alloc_set(&sets[made], c, x))
             goto out;
-        if (!upload(c, &sets[made], made == 0 ? in : NULL, &sets[0], x) ||
+        if (!upload(c, &sets[made], made == 0 && !dev_in ? in : NULL,
+                    made == 0 ? dev_in : sets[0].ptr, x) ||
             !encode_maps(c, &sets[made], x)) {
             made++; /* freed below (unless borrowed) */
             goto out;
@@ -784,6 +864,7 @@ void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hi
 {
     amk__run_result *r = x->res;
     void *ins[AMK__RUN_MAX_CASES][AMK__RUN_MAX_BUFS];
+    amk__ref_entry *used[AMK__RUN_MAX_CASES] = {0};
     amk__dev_set s;
     int nbufs = 0, cached = 0, hits = 0, tried = 0;
     async_cmp bench_cmp = {0};
@@ -794,7 +875,7 @@ void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hi
         return;
     for (int ci = 0; ci < j->ncases; ci++) {
         int ok = check_case(j, ci, fref[ci], fcand[ci], &s, ins[ci], &cached,
-                            ci == bench_ci ? &bench_cmp : NULL, x);
+                            ci == bench_ci ? &bench_cmp : NULL, &used[ci], x);
         hits += cached;
         tried++;
         if (!ok)
@@ -811,7 +892,8 @@ void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref, const hi
     const amk__run_kernel *ks[1] = {&bc->cand};
     t1 = amk_now_s();
     notes_before = strnlen(r->notes, sizeof r->notes);
-    int timed = amk__rw_bench_case(j, bc, fns, ks, 1, ins[bench_ci], &s, x);
+    int timed = amk__rw_bench_case(j, bc, fns, ks, 1, ins[bench_ci],
+                                   used[bench_ci] ? pristine_of(used[bench_ci], bc) : NULL, &s, x);
     amk__rw_phase("compare wait");
     if (!async_finish(&bench_cmp, 1, x)) {
         r->notes[notes_before] = '\0'; /* nothing of a timing the check voids */
@@ -828,5 +910,14 @@ out:
         amk__rw_note(x, "reference cached");
     else if (hits)
         amk__rw_note(x, "reference cached for %d of %d shapes", hits, tried);
+    int copies = 0;
+    for (int ci = 0; ci < tried; ci++)
+        copies += used[ci] && pristine_of(used[ci], &j->cases[ci]);
+    if (copies)
+        amk__rw_note(x, "inputs from their device copy");
+    if (r->status == AMK_STATUS_WRONG || r->status == AMK_STATUS_RUN_ERROR)
+        for (int ci = 0; ci < tried; ci++) /* see "pristine device inputs" */
+            if (used[ci])
+                pristine_drop(used[ci]);
     free_set(&s, nbufs);
 }

@@ -416,7 +416,7 @@ static void run_job(const amk__run_job *j, amk__run_ctx *x)
     }
     hipFunction_t fns[2] = {fcand[0], fother};
     const amk__run_kernel *ks[2] = {&bc->cand, &j->other};
-    if (amk__rw_bench_case(j, bc, fns, ks, 2, in, NULL, x))
+    if (amk__rw_bench_case(j, bc, fns, ks, 2, in, NULL, NULL, x))
         x->res->status = AMK_STATUS_OK;
 }
 

@@ -36,6 +36,9 @@ typedef struct amk__ref_entry {
     amk__ref_key key;
     amk__host_buf in[AMK__RUN_MAX_BUFS];   /* inputs (in, inout), as filled from the seed */
     amk__host_buf want[AMK__RUN_MAX_BUFS]; /* reference outputs (out, inout), downloaded */
+    /* The inputs again, on the device (large inputs only: run_eval.c "pristine"), or all
+     * NULL: each check and benchmark copies them from here, not over the bus. */
+    void *dev[AMK__RUN_MAX_BUFS];
     unsigned long job; /* the last job that used it */
 } amk__ref_entry;
 
@@ -101,7 +104,7 @@ int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t 
 int amk__rw_cached_inputs(const amk__run_job *j, int ci, void **in);
 int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunction_t *fns,
                        const amk__run_kernel *const *ks, int nk, void *const *in,
-                       const amk__dev_set *first, amk__run_ctx *x);
+                       void *const *dev_in, const amk__dev_set *first, amk__run_ctx *x);
 void amk__rw_eval_job(const amk__run_job *j, const hipFunction_t *fref,
                       const hipFunction_t *fcand, int bench_ci, amk__run_ctx *x);
 

@@ -21,6 +21,7 @@ import tempfile
 import time
 import warnings
 
+from . import datafiles
 from .errors import AmkError, InputError, UnsupportedError
 from .space import build_folder, Space
 
@@ -71,16 +72,42 @@ def kernel_params(source, kernel_name):
 
 
 def _is_constant(arr):
+    """True when every element of arr is its first (chunk by chunk: a large array of data
+    is told apart from a fill at its first chunk, without a temporary of its size)."""
     flat = arr.reshape(-1)
-    return flat.size > 0 and bool((flat == flat[0]).all())
+    if flat.size == 0:
+        return False
+    step = 1 << 22
+    return all(bool((flat[i:i + step] == flat[0]).all()) for i in range(0, flat.size, step))
+
+
+def _le_flat(a):
+    """a as a 1-D little-endian C-order array (no copy where it already is one)."""
+    import numpy as np
+    a = np.ascontiguousarray(a).reshape(-1)
+    return a.astype(a.dtype.newbyteorder("<"), copy=False)
+
+
+def _save(path, flat):
+    import numpy as np
+    np.save(path, flat, allow_pickle=False)
+    return path
 
 
 def _npy(path, a):
     """Writes a as a 1-D little-endian C-order .npy (the format the library reads)."""
+    return _save(path, _le_flat(a))
+
+
+def _data_file(owner, a, data_dir, file_name):
+    """The .npy file of a (owner's content as an amk buffer holds it): for a numpy array
+    owner of datafiles.MIN_BYTES or more, the file this process wrote for it before when its
+    bytes are still a's (datafiles.py: a call does not write again a large array the script
+    passes unchanged), else a new file in data_dir."""
     import numpy as np
-    a = np.ascontiguousarray(a).reshape(-1)
-    np.save(path, a.astype(a.dtype.newbyteorder("<"), copy=False), allow_pickle=False)
-    return path
+    if isinstance(owner, np.ndarray) and a.nbytes >= datafiles.MIN_BYTES:
+        return datafiles.files.path(owner, _le_flat(a), file_name, _save)
+    return _npy(os.path.join(data_dir, file_name), a)
 
 
 def _buffer_view(a, label):
@@ -120,8 +147,9 @@ def _answer_array(a, ans, label):
 def describe_arguments(arguments, answer, names, data_dir, verify=False):
     """T1 Arguments for Kernel Tuner's argument list, plus the files the library's importer
     copies into the kernel folder: (arguments, data, answers, external), data and answers
-    mapping an argument's name to an .npy file written to data_dir, external the indices of
-    the outputs a verify function judges (verify=True).
+    mapping an argument's name to an .npy file (_data_file: the process's file of a numpy
+    array it wrote before, else written now), external the indices of the outputs a verify
+    function judges (verify=True).
 
     Outputs: the arguments whose answer is not None, or (no answer) the arrays whose content
     is one constant (Kernel Tuner's numpy.zeros output convention); an output whose initial
@@ -143,33 +171,36 @@ def describe_arguments(arguments, answer, names, data_dir, verify=False):
         name = names[i] if names and i < len(names) else "arg%d" % i
         label = "arguments[%d] (%s)" % (i, name)
         if isinstance(a, np.ndarray):
+            owner, constant = a, _is_constant(a)
             if answer is not None:
                 is_out = answer[i] is not None
             else:
-                is_out = _is_constant(a)
+                is_out = constant
             if is_out and verify:
                 external.append(i)
             elif is_out and answer is not None and answer[i] is not None:
                 ans = _answer_array(a, answer[i], "answer[%d] (%s)" % (i, name))
-                answers[name] = _npy(os.path.join(data_dir, "%s_answer.npy" % name),
-                                     _buffer_view(ans, label)[1])
+                answers[name] = _data_file(answer[i], _buffer_view(ans, label)[1], data_dir,
+                                           "%s_answer.npy" % name)
             t, a = _buffer_view(a, label)
+            if a is not owner:  # integers as bytes: 1s in int32 are not one byte value
+                constant = _is_constant(a)
             d = {"Name": name, "Type": t, "Size": int(a.size), "MemoryType": "Vector"}
-            if is_out and _is_constant(a) and not verify:
+            if is_out and constant and not verify:
                 d.update(AccessType="WriteOnly", FillType="Constant",
                          FillValue=a.reshape(-1)[0].item(), Output=1)
-            elif is_out and _is_constant(a):
+            elif is_out and constant:
                 d.update(AccessType="ReadWrite", FillType="Constant",
                          FillValue=a.reshape(-1)[0].item(), Output=1)
             elif is_out:
                 d.update(AccessType="ReadWrite", Output=1)
-                data[name] = _npy(os.path.join(data_dir, "%s.npy" % name), a)
-            elif _is_constant(a):
+                data[name] = _data_file(owner, a, data_dir, "%s.npy" % name)
+            elif constant:
                 d.update(AccessType="ReadOnly", FillType="Constant",
                          FillValue=a.reshape(-1)[0].item())
             else:
                 d.update(AccessType="ReadOnly")
-                data[name] = _npy(os.path.join(data_dir, "%s.npy" % name), a)
+                data[name] = _data_file(owner, a, data_dir, "%s.npy" % name)
             out.append(d)
         elif isinstance(a, (np.generic, int, float)):
             if answer is not None and answer[i] is not None and not verify:
@@ -263,6 +294,7 @@ def describe_cmem(cmem_args, data_dir, taken=()):
     import numpy as np
     out, data, symbols = [], {}, {}
     for sym, a in (cmem_args or {}).items():
+        owner = a
         t, a = _buffer_view(np.asarray(a), "cmem_args[%r]" % sym)
         name = sym if sym not in taken else "amk_cmem_%s" % sym
         d = {"Name": name, "Type": t, "Size": int(a.size), "MemoryType": "Vector",
@@ -270,7 +302,7 @@ def describe_cmem(cmem_args, data_dir, taken=()):
         if _is_constant(a):
             d.update(FillType="Constant", FillValue=a.reshape(-1)[0].item())
         else:
-            data[name] = _npy(os.path.join(data_dir, "cmem_%s.npy" % sym), a)
+            data[name] = _data_file(owner, a, data_dir, "cmem_%s.npy" % sym)
         symbols[name] = sym
         out.append(d)
     return out, data, symbols

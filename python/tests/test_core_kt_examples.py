@@ -111,6 +111,32 @@ class TestRestriction(unittest.TestCase):
                          [c["block_size_x"] for c in sample])
 
 
+class TestWholeCalls(unittest.TestCase):
+    def test_exhaustive_itself_only_for_brute_force_without_a_budget(self):
+        self.assertTrue(kx.exhaustive_itself({}))  # Kernel Tuner's default: reduction.py
+        self.assertTrue(kx.exhaustive_itself({"strategy": "brute_force",
+                                              "strategy_options": {"seed": 3}}))
+        self.assertFalse(kx.exhaustive_itself({"strategy": "random_sample"}))
+        for budget in ("max_fevals", "time_limit", "fraction"):
+            self.assertFalse(kx.exhaustive_itself({"strategy_options": {budget: 10}}))
+
+    def test_full_calls_reads_numbers_by_spaces_or_commas(self):
+        self.assertEqual(kx.full_calls("1 2,5"), {1, 2, 5})
+        self.assertEqual(kx.full_calls(""), set())
+        self.assertEqual(kx.full_calls(None), set())
+
+    def test_call_line_gives_wall_seconds_per_config_and_the_yardstick(self):
+        c = {"kernel_name": "sum_floats", "configs": 216, "wall_s": 32.4,
+             "wall_per_config_s": 0.15, "best_ms": 0.0042,
+             "exhaustive_best_ms": 0.0042, "exhaustive": "the call itself"}
+        line = kx.call_line("reduction", 3, c)
+        self.assertTrue(line.startswith("kt_examples: reduction call 3 (sum_floats)"))
+        self.assertIn("216 configs in 32.4 s, 0.150 s/config", line)
+        self.assertIn("(the call itself)", line)
+        del c["exhaustive_best_ms"]
+        self.assertNotIn("exhaustive", kx.call_line("reduction", 3, c))
+
+
 class TestComparison(unittest.TestCase):
     def call(self, configs, wall, split):
         return {"kernel_name": "k", "configs": len(configs), "wall_s": wall,
