@@ -132,17 +132,22 @@ int main(int argc, char **argv)
         tbs[s] = tmap(Bs[s], K, N, 64, BK / CLUSTER_M);
         tcs[s] = tmap(Cs[s], M, N, 64, GH_WG_M);
     }
-    /* PERSISTENT 3: each set's workspace (split tiles' f32 pieces, then their counts), zeroed once:
-     * the kernel leaves it zero again (checked below). */
+    /* PERSISTENT 3 (stream-K): each set's counters, zeroed once (the kernel leaves them zero
+     * again: checked below), and the pieces' scratch. */
     const int csize = GH_CSIZE;
     const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
     const int ctiles = ((tiles_m + CLUSTER_M - 1) / CLUSTER_M) * ((tiles_n + CLUSTER_N - 1) / CLUSTER_N);
-    const int grid = PERSISTENT ? std::min(ctiles, sms / csize) * csize : ctiles * csize;
-    const size_t ws_count = GH_STREAMK ? (size_t)grid * 3 * BM * BN + 4 * (size_t)grid : 1;
-    std::vector<float *> Ws(nsets);
+    const int grid = GH_STREAMK   ? sms / csize * csize
+                     : PERSISTENT ? std::min(ctiles, sms / csize) * csize
+                                  : ctiles * csize;
+    const size_t ws_count = GH_STREAMK ? 2 * (size_t)grid : 1;
+    const size_t sk_count = GH_STREAMK ? (size_t)grid * 2 * BM * BN : 1;
+    std::vector<float *> Ws(nsets), Sks(nsets);
     for (int s = 0; s < nsets; s++) {
         CK(cudaMalloc(&Ws[s], ws_count * 4));
         CK(cudaMemset(Ws[s], 0, ws_count * 4));
+        CK(cudaMalloc(&Sks[s], sk_count * 4));
+        CK(cudaMemset(Sks[s], 0xff, sk_count * 4)); /* NaN: nothing may read what it did not write */
     }
     amk_t *A = As[0], *B = Bs[0], *C = Cs[0], *R;
     CK(cudaMalloc(&R, (size_t)M * N * 2));
@@ -170,7 +175,7 @@ int main(int argc, char **argv)
     }
     auto launch_set = [&](int s) {
         return cudaLaunchKernelEx(&cfg, gemm_hopper_kernel, tas[s], tbs[s], tcs[s], Cs[s], M, N,
-                                  K, Ws[s]);
+                                  K, Ws[s], Sks[s]);
     };
     auto launch = [&]() { return launch_set(0); };
     CK(launch());
@@ -291,10 +296,7 @@ int main(int argc, char **argv)
     CK(cudaDeviceSynchronize());
     /* Every launch of every set must have left its workspace zero (PERSISTENT 3). */
     size_t ws_left = 0;
-#ifndef GH_SK_NOZERO
-#define GH_SK_NOZERO 0
-#endif
-    for (int s = 0; GH_STREAMK && !GH_SK_NOZERO && s < nsets; s++) {
+    for (int s = 0; GH_STREAMK && s < nsets; s++) {
         std::vector<float> hw(ws_count);
         CK(cudaMemcpy(hw.data(), Ws[s], ws_count * 4, cudaMemcpyDeviceToHost));
         for (float x : hw) ws_left += x != 0.0f;

@@ -270,7 +270,14 @@ typedef struct amk_spec_peer {
 AMK_API void amk_spec_get_peer(const amk_spec *s, amk_spec_peer *out);
 AMK_API const char *amk_peer_op_name(amk_peer_op op); /* "", "gemm", "copy" */
 
-typedef enum amk_buffer_role { AMK_BUFFER_IN, AMK_BUFFER_OUT, AMK_BUFFER_INOUT } amk_buffer_role;
+/* SCRATCH: device memory the kernel uses as it likes (split-K pieces): neither filled nor
+ * compared, poisoned before each run like an output. */
+typedef enum amk_buffer_role {
+    AMK_BUFFER_IN,
+    AMK_BUFFER_OUT,
+    AMK_BUFFER_INOUT,
+    AMK_BUFFER_SCRATCH
+} amk_buffer_role;
 typedef struct amk_spec_buffer {
     const char *name;
     const char *dtype; /* "f32", "bf16", ... or "input": the shape's dtype */

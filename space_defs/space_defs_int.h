@@ -80,7 +80,7 @@ typedef struct amk__restrict {
     int written_as_number;
 } amk__restrict;
 
-enum { AMK__ROLE_IN, AMK__ROLE_OUT, AMK__ROLE_INOUT };
+enum { AMK__ROLE_IN, AMK__ROLE_OUT, AMK__ROLE_INOUT, AMK__ROLE_SCRATCH };
 
 typedef struct amk__buffer {
     char name[AMK_NAME_MAX];

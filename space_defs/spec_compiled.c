@@ -308,7 +308,8 @@ int amk_spec_buffer_at(const amk_spec *s, int i, amk_spec_buffer *out)
     const amk__buffer *b = &s->buffers[i];
     static const amk_buffer_role roles[] = {[AMK__ROLE_IN] = AMK_BUFFER_IN,
                                             [AMK__ROLE_OUT] = AMK_BUFFER_OUT,
-                                            [AMK__ROLE_INOUT] = AMK_BUFFER_INOUT};
+                                            [AMK__ROLE_INOUT] = AMK_BUFFER_INOUT,
+                                            [AMK__ROLE_SCRATCH] = AMK_BUFFER_SCRATCH};
     out->name = b->name;
     out->dtype = b->dtype < 0 ? "input" : amk__dtype_names[b->dtype];
     out->role = roles[b->role];

@@ -43,9 +43,10 @@ static int load_buffer_files(loader *L, const cJSON *b, const char *path, amk__b
         if (!f)
             continue;
         snprintf(fpath, sizeof fpath, "%s.%s", path, keys[k]);
-        if (k == 0 && bf->role == AMK__ROLE_OUT)
-            return amk__ld_fail(L, AMK_ESPEC, fpath, "an output buffer has no input data");
-        if (k == 1 && bf->role == AMK__ROLE_IN)
+        if (k == 0 && (bf->role == AMK__ROLE_OUT || bf->role == AMK__ROLE_SCRATCH))
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "an %s buffer has no input data",
+                                bf->role == AMK__ROLE_OUT ? "output" : "scratch");
+        if (k == 1 && (bf->role == AMK__ROLE_IN || bf->role == AMK__ROLE_SCRATCH))
             return amk__ld_fail(L, AMK_ESPEC, fpath, "only outputs have an answer");
         if (k == 0 && cJSON_GetObjectItemCaseSensitive(b, "init"))
             return amk__ld_fail(L, AMK_ESPEC, fpath, "give either 'data' or 'init'");
@@ -116,7 +117,7 @@ static int load_buffer_extras(loader *L, const cJSON *b, const char *path, amk__
     if (check && strcmp(check, "compare") && strcmp(check, "external"))
         return amk__ld_fail(L, AMK_ESPEC, fpath, "unknown check '%s' (compare, external)", check);
     bf->external = check && !strcmp(check, "external");
-    if (bf->external && bf->role == AMK__ROLE_IN)
+    if (bf->external && (bf->role == AMK__ROLE_IN || bf->role == AMK__ROLE_SCRATCH))
         return amk__ld_fail(L, AMK_ESPEC, fpath, "only outputs are checked");
     if (bf->external && cJSON_GetObjectItemCaseSensitive(b, "answer"))
         return amk__ld_fail(L, AMK_ESPEC, fpath, "an output checked externally has no answer "
@@ -180,8 +181,10 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
         if (!strcmp(role, "in")) bf->role = AMK__ROLE_IN;
         else if (!strcmp(role, "out")) bf->role = AMK__ROLE_OUT;
         else if (!strcmp(role, "inout")) bf->role = AMK__ROLE_INOUT;
-        else return amk__ld_fail(L, AMK_ESPEC, fpath, "unknown role '%s' (in, out, inout)", role);
-        if (bf->role != AMK__ROLE_IN)
+        else if (!strcmp(role, "scratch")) bf->role = AMK__ROLE_SCRATCH;
+        else return amk__ld_fail(L, AMK_ESPEC, fpath,
+                                 "unknown role '%s' (in, out, inout, scratch)", role);
+        if (bf->role == AMK__ROLE_OUT || bf->role == AMK__ROLE_INOUT)
             nout++;
         const char *init = amk__ld_get_string(L, b, "init", path, 0);
         if (L->err)
@@ -190,6 +193,9 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
         if (init && bf->role == AMK__ROLE_OUT)
             return amk__ld_fail(L, AMK_ESPEC, fpath,
                                 "an output buffer has no initial distribution");
+        if (init && bf->role == AMK__ROLE_SCRATCH)
+            return amk__ld_fail(L, AMK_ESPEC, fpath, "a scratch buffer has no initial contents "
+                                "(it is poisoned before every run, as an output is)");
         if (!init)
             init = "uniform";
         if (strcmp(init, "uniform") && strcmp(init, "normal") && strcmp(init, "positive") &&
@@ -211,7 +217,7 @@ int amk__ld_load_buffers(loader *L, const cJSON *root)
         const cJSON *tr = cJSON_GetObjectItemCaseSensitive(b, "tolerance_reduction");
         if (tr) {
             snprintf(fpath, sizeof fpath, "%s.tolerance_reduction", path);
-            if (bf->role == AMK__ROLE_IN)
+            if (bf->role == AMK__ROLE_IN || bf->role == AMK__ROLE_SCRATCH)
                 return amk__ld_fail(L, AMK_ESPEC, fpath, "only outputs have a tolerance");
             if (!(bf->tol_reduction = amk__ld_get_expr(L, tr, fpath)))
                 return L->err;

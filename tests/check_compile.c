@@ -1461,9 +1461,10 @@ START_TEST(test_compile_gemm_hopper_pingpong)
 }
 END_TEST
 
-/* gemm_hopper's stream-K tail (PERSISTENT 3): its workspace holds 3 BM x BN f32 slots per
- * CTA and 4 counters per CTA, its shared memory two flags more than PERSISTENT 1, and its
- * configs (cluster shapes, epilogues, one consumer, 128-row consumers) compile for sm_90a. */
+/* gemm_hopper's stream-K tail (PERSISTENT 3): one CTA per SM whatever the tile count, 2
+ * counters per CTA (ws) and 2 BM x BN f32 pieces per CTA (scratch sk), two flags of shared
+ * memory more than PERSISTENT 1, and its configs (cluster shapes, epilogues, one consumer,
+ * 128-row consumers) compile for sm_90a. */
 START_TEST(test_compile_gemm_hopper_stream_k)
 {
     const amk_spec *s = amk_registry_find(reg, "gemm_hopper");
@@ -1477,12 +1478,23 @@ START_TEST(test_compile_gemm_hopper_stream_k)
     ck_assert_int_eq(amk_config_eval(&sk, &t->limits, "grid", &grid, &d), AMK_OK);
     ck_assert_int_eq(grid, t->limits.sm_count); /* 32 x 16 tiles at 4096^2 */
     ck_assert_int_eq(amk_config_eval(&sk, &t->limits, "ws_count", &v, &d), AMK_OK);
-    ck_assert_int_eq(v, grid * 3 * 128 * 256 + 4 * grid);
+    ck_assert_int_eq(v, 2 * grid);
+    ck_assert_int_eq(amk_config_eval(&sk, &t->limits, "sk_count", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, grid * 2 * 128 * 256);
     ck_assert_int_eq(amk_config_eval(&sk, &t->limits, "smem", &v, &d), AMK_OK);
     ck_assert_int_eq(v, 3 * (128 + 256) * 64 * 2 + 128 * 256 * 2 + 1024 + 16 * 3 + 16);
     amk_config whole = hopper_cfg(s, "{\"PERSISTENT\":1,\"BM\":128,\"STAGES\":3}");
     ck_assert_int_eq(amk_config_eval(&whole, &t->limits, "ws_count", &v, &d), AMK_OK);
     ck_assert_int_eq(v, 1); /* no workspace to speak of without the split */
+    /* 16 tiles of 128 x 256 at M 16, N 4096: PERSISTENT 1 launches 16 CTAs, 3 all the SMs
+     * (the K of each tile split over them). */
+    amk_shape dec = {0};
+    ck_assert_int_eq(amk_shape_parse(s, "M=16,N=4096,K=14336,dtype=bf16", &dec, &d), AMK_OK);
+    sk.shape = whole.shape = dec;
+    ck_assert_int_eq(amk_config_eval(&whole, &t->limits, "grid", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 16);
+    ck_assert_int_eq(amk_config_eval(&sk, &t->limits, "grid", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, t->limits.sm_count);
 
     char eff[16];
     const amk_target *bt = amk_target_find(TARGET);

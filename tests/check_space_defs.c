@@ -398,6 +398,23 @@ START_TEST(test_amk_spec_load_bad_buffers_and_args)
                             "\"role\": \"in\", \"init\": \"zero\"}, {\"name\": \"C\", "
                             "\"dtype\": \"f32\", \"count\": \"M\", \"role\": \"out\"}]");
     expect_spec_error(j, AMK_ESPEC, "buffers[0]", "init 'zero' is for inout workspace buffers only");
+    /* Scratch is the kernel's own memory: no contents to give, nothing to compare, so it
+     * is not an output either. */
+    j = base_spec();
+    set(j, NULL, "buffers", "[{\"name\": \"S\", \"dtype\": \"f32\", \"count\": \"M\", "
+                            "\"role\": \"scratch\", \"init\": \"zero\"}, {\"name\": \"C\", "
+                            "\"dtype\": \"f32\", \"count\": \"M\", \"role\": \"out\"}]");
+    expect_spec_error(j, AMK_ESPEC, "buffers[0].init", "a scratch buffer has no initial contents");
+    j = base_spec();
+    set(j, NULL, "buffers", "[{\"name\": \"S\", \"dtype\": \"f32\", \"count\": \"M\", "
+                            "\"role\": \"scratch\", \"tolerance_reduction\": \"1\"}, "
+                            "{\"name\": \"C\", \"dtype\": \"f32\", \"count\": \"M\", "
+                            "\"role\": \"out\"}]");
+    expect_spec_error(j, AMK_ESPEC, "buffers[0].tolerance_reduction", "only outputs have");
+    j = base_spec();
+    set(j, NULL, "buffers", "[{\"name\": \"C\", \"dtype\": \"f32\", \"count\": \"M\", "
+                            "\"role\": \"scratch\"}]");
+    expect_spec_error(j, AMK_ESPEC, "buffers: no output buffer", NULL);
     j = base_spec();
     set(j, "launch", "block", "[\"threads\", \"1\"]");
     expect_spec_error(j, AMK_ESPEC, "launch.block: expected an array of 3 expressions", NULL);

@@ -176,7 +176,8 @@ static int build_case(const amk_config *c, const amk_limits *lim, int code_cand,
     rc->atol = tol.atol;
     rc->nbufs = nb;
     static const int roles[] = {[AMK_BUFFER_IN] = AMK__ROLE_IN, [AMK_BUFFER_OUT] = AMK__ROLE_OUT,
-                                [AMK_BUFFER_INOUT] = AMK__ROLE_INOUT};
+                                [AMK_BUFFER_INOUT] = AMK__ROLE_INOUT,
+                                [AMK_BUFFER_SCRATCH] = AMK__ROLE_SCRATCH};
     for (int i = 0; i < nb; i++) {
         amk_spec_buffer b;
         amk_spec_buffer_at(sp, i, &b);

@@ -121,14 +121,14 @@ int amk__run_job_decode(const void *buf, size_t len, amk__run_job *j)
         for (int b = 0; b < k->nbufs; b++) {
             const amk__run_buf *rb = &k->bufs[b];
             if (rb->dtype < 0 || rb->dtype >= AMK__DT_COUNT || rb->count < 1 ||
-                rb->role < AMK__ROLE_IN || rb->role > AMK__ROLE_INOUT ||
+                rb->role < AMK__ROLE_IN || rb->role > AMK__ROLE_SCRATCH ||
                 memchr(rb->name, '\0', sizeof rb->name) == NULL ||
                 memchr(rb->symbol, '\0', sizeof rb->symbol) == NULL ||
                 memchr(rb->data, '\0', sizeof rb->data) == NULL ||
                 memchr(rb->answer, '\0', sizeof rb->answer) == NULL ||
-                (rb->data[0] && rb->role == AMK__ROLE_OUT) ||
-                (rb->answer[0] && rb->role == AMK__ROLE_IN) ||
-                (rb->external && (rb->role == AMK__ROLE_IN || rb->answer[0])) ||
+                (rb->data[0] && !amk__role_has_input(rb->role)) ||
+                (rb->answer[0] && !amk__role_is_output(rb->role)) ||
+                (rb->external && (!amk__role_is_output(rb->role) || rb->answer[0])) ||
                 (rb->memory != AMK__MEM_GLOBAL && rb->memory != AMK__MEM_CONSTANT) ||
                 (rb->memory == AMK__MEM_CONSTANT && (rb->role != AMK__ROLE_IN || !rb->symbol[0])))
                 return AMK_EPARSE;

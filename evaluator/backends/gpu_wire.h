@@ -21,7 +21,19 @@
 #define AMK__RUN_PATH_MAX 256 /* absolute path of a data file (SPEC.md "data", "answer") */ /* a spec has at most 8; a re-measure carries two configs' */
 
 enum { AMK__RUN_OP_QUERY = 1, AMK__RUN_OP_EVAL = 2, AMK__RUN_OP_REMEASURE = 3 };
-enum { AMK__ROLE_IN = 1, AMK__ROLE_OUT = 2, AMK__ROLE_INOUT = 3 };
+enum { AMK__ROLE_IN = 1, AMK__ROLE_OUT = 2, AMK__ROLE_INOUT = 3, AMK__ROLE_SCRATCH = 4 };
+
+/* A buffer whose contents the run worker makes, uploads and caches (in, inout), and one it
+ * downloads and compares with the reference (out, inout); scratch is neither. */
+static inline int amk__role_has_input(int role)
+{
+    return role == AMK__ROLE_IN || role == AMK__ROLE_INOUT;
+}
+
+static inline int amk__role_is_output(int role)
+{
+    return role == AMK__ROLE_OUT || role == AMK__ROLE_INOUT;
+}
 
 typedef struct amk__run_buf {
     char name[AMK_NAME_MAX];

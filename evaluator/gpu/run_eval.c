@@ -137,7 +137,7 @@ int amk__rw_cached_inputs(const amk__run_job *j, int ci, void **in)
             continue;
         e->job = amk__rw.jobs; /* in use: not taken for another case of this job */
         for (int b = 0; b < c->nbufs; b++)
-            in[b] = c->bufs[b].role == AMK__ROLE_OUT ? NULL : e->in[b].p;
+            in[b] = !amk__role_has_input(c->bufs[b].role) ? NULL : e->in[b].p;
         return 1;
     }
     return 0;
@@ -276,7 +276,7 @@ static void *const *pristine_of(const amk__ref_entry *e, const amk__run_case *c)
 {
     int any = 0;
     for (int b = 0; b < c->nbufs; b++) {
-        if (c->bufs[b].role == AMK__ROLE_OUT)
+        if (!amk__role_has_input(c->bufs[b].role))
             continue;
         if (!e->dev[b])
             return NULL;
@@ -292,7 +292,7 @@ static void *const *pristine_make(amk__ref_entry *e, const amk__run_case *c, voi
     size_t total = 0, fr = 0, tot = 0;
     pristine_drop(e);
     for (int b = 0; b < c->nbufs; b++)
-        if (c->bufs[b].role != AMK__ROLE_OUT)
+        if (amk__role_has_input(c->bufs[b].role))
             total += buf_bytes(&c->bufs[b]);
     if (total < PRISTINE_MIN)
         return NULL;
@@ -301,7 +301,7 @@ static void *const *pristine_make(amk__ref_entry *e, const amk__run_case *c, voi
         return NULL;
     }
     for (int b = 0; b < c->nbufs; b++) {
-        if (c->bufs[b].role == AMK__ROLE_OUT)
+        if (!amk__role_has_input(c->bufs[b].role))
             continue;
         if (hipMalloc(&e->dev[b], buf_bytes(&c->bufs[b])) != hipSuccess) {
             e->dev[b] = NULL;
@@ -365,7 +365,7 @@ static int upload(const amk__run_case *c, amk__dev_set *s, void *const *host,
 {
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
-        if (rb->role == AMK__ROLE_OUT)
+        if (!amk__role_has_input(rb->role))
             GPU(hipMemsetAsync(s->ptr[b], 0xff, buf_bytes(rb), amk__rw.stream));
         else if (host)
             GPU(hipMemcpyAsync(s->ptr[b], host[b], buf_bytes(rb), hipMemcpyHostToDevice,
@@ -383,7 +383,7 @@ out:
 static int download(const amk__run_case *c, amk__dev_set *s, void **host, amk__run_ctx *x)
 {
     for (int b = 0; b < c->nbufs; b++)
-        if (c->bufs[b].role != AMK__ROLE_IN)
+        if (amk__role_is_output(c->bufs[b].role))
             GPU(hipMemcpyAsync(host[b], s->ptr[b], buf_bytes(&c->bufs[b]),
                                hipMemcpyDeviceToHost, amk__rw.stream));
     GPU(hipStreamSynchronize(amk__rw.stream));
@@ -458,7 +458,7 @@ int amk__rw_make_inputs(const amk__run_job *j, const amk__run_case *c, uint64_t 
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
         in[b] = NULL;
-        if (rb->role == AMK__ROLE_OUT)
+        if (!amk__role_has_input(rb->role))
             continue;
         if (!(in[b] = host_ensure(&hb[b], buf_bytes(rb))))
             return 0;
@@ -523,7 +523,7 @@ static void compare_case(const amk__run_job *j, const amk__run_case *c, void *co
     out->note[0] = '\0';
     for (int b = 0; b < c->nbufs; b++) {
         const amk__run_buf *rb = &c->bufs[b];
-        if (rb->role == AMK__ROLE_IN || rb->external)
+        if (!amk__role_is_output(rb->role) || rb->external)
             continue;
         amk__compare cmp;
         if (!amk__check_compare_threads(rb->dtype, got[b], want[b], rb->count, rb->reduction,
@@ -609,7 +609,7 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
     *cached = 0;
     if (hit) {
         for (int b = 0; b < c->nbufs; b++)
-            in[b] = c->bufs[b].role == AMK__ROLE_OUT ? NULL : e->in[b].p;
+            in[b] = !amk__role_has_input(c->bufs[b].role) ? NULL : e->in[b].p;
     } else {
         char err[600];
         if (!amk__rw_make_inputs(j, c, (uint64_t)ci * AMK__RUN_MAX_BUFS, e->in, in, err,
@@ -624,7 +624,7 @@ static int check_case(const amk__run_job *j, int ci, hipFunction_t fref, hipFunc
         dev = pristine_make(e, c, in);
     }
     for (int b = 0; b < c->nbufs; b++)
-        if (c->bufs[b].role != AMK__ROLE_IN) {
+        if (amk__role_is_output(c->bufs[b].role)) {
             /* Same key, same sizes: on a hit host_ensure keeps the cached bytes. */
             want[b] = host_ensure(&e->want[b], buf_bytes(&c->bufs[b]));
             got[b] = host_get(async ? HOST_BENCH_GOT : HOST_GOT, b, buf_bytes(&c->bufs[b]));

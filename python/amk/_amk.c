@@ -799,7 +799,7 @@ static PyObject *kernel_plan(kernel_obj *k, PyObject *args, PyObject *kw)
         int64_t n = 0;
         if (amk_spec_buffer_at(s, i, &b) || (e = amk_config_eval_expr(&c, lim, b.count, &n, &d)))
             goto fail_diag;
-        static const char *const roles[] = {"in", "out", "inout"};
+        static const char *const roles[] = {"in", "out", "inout", "scratch"};
         PyObject *x = Py_BuildValue(
             "{s:s,s:s,s:s,s:L,s:s,s:d,s:z,s:z,s:s,s:z}", "name", b.name, "dtype",
             strcmp(b.dtype, "input") ? b.dtype : dt, "role", roles[b.role], "count", (long long)n,

@@ -12,10 +12,10 @@ DTYPE_BYTES = {"f64": 8, "f32": 4, "i32": 4, "f16": 2, "bf16": 2, "fp8e4m3": 1, 
 
 
 def is_workspace(buf):
-    """A zero-filled inout buffer is the kernel's own workspace (split tiles' pieces and
-    counters), which the kernel leaves zero again after every launch: not a tensor of the
-    caller's."""
-    return buf["role"] == "inout" and buf["init"] == "zero"
+    """The kernel's own workspace, not a tensor of the caller's: a scratch buffer (split
+    tiles' pieces) or a zero-filled inout buffer (counters the kernel leaves zero again after
+    every launch)."""
+    return buf["role"] == "scratch" or (buf["role"] == "inout" and buf["init"] == "zero")
 
 
 def launcher(driver, function, plan, inputs, label="", workspace=None):

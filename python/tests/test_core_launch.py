@@ -326,7 +326,9 @@ class TestLauncher(unittest.TestCase):
         plan = k.plan(params, "M=8192,N=14336,K=4096,dtype=bf16", "sm_90")
         ws = [b for b in plan["buffers"] if b["name"] == "ws"][0]
         grid = plan["launch"]["grid"][0]
-        self.assertEqual(ws["count"], grid * 3 * params["BM"] * params["BN"] + 4 * grid)
+        sk = [b for b in plan["buffers"] if b["name"] == "sk"][0]
+        self.assertEqual((ws["count"], sk["count"], sk["role"]),
+                         (2 * grid, grid * 2 * params["BM"] * params["BN"], "scratch"))
         names = [a["name"] for a in plan["args"]]
         self.nargs.value = len(names)
         asked = []
@@ -334,10 +336,11 @@ class TestLauncher(unittest.TestCase):
                       workspace=lambda n: asked.append(n) or 0xD000)
         lz.launch(0, 0xA000, 0xB000, 0xC000)
         lz.launch(0, 0xA000, 0xB000, 0xC000)
-        self.assertEqual(asked, [ws["count"] * 4])  # once, in bytes
+        self.assertEqual(asked, [ws["count"] * 4, sk["count"] * 4])  # once each, in bytes
         r = self.rec
         self.assertEqual(list(r.args[:4]), [0xA000, 0xB000, 0xC000, 0xC000])
-        self.assertEqual(r.args[names.index("ws")], 0xD000)  # not the output tensor
+        # not the output tensor
+        self.assertEqual((r.args[names.index("ws")], r.args[names.index("sk")]), (0xD000, 0xD000))
         with self.assertRaisesRegex(ValueError, "needs a workspace"):
             launcher(self.drv, 0xF00D, plan, ("A", "B"), "gemm")
 
