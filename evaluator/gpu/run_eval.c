@@ -813,9 +813,14 @@ int amk__rw_bench_case(const amk__run_job *j, const amk__run_case *c, hipFunctio
     x->res->nstats = nk;
     int cold = j->bench.cold && (nsets > 1 || flush_buf) && !(flush && !flush_buf);
     snprintf(x->res->regime, sizeof x->res->regime, "%s", cold ? "cold_l2" : "warm_l2");
+    char how[64];
+    if (flush_buf)
+        snprintf(how, sizeof how, " + L2 flush (%.0f us a launch, untimed)",
+                 x->res->stats[0].flush_us);
+    else
+        snprintf(how, sizeof how, "%s", nsets > 1 ? " rotated" : "");
     amk__rw_note(x, "%s: %d reps, %d input set%s of %.1f MiB%s", x->res->regime,
-                 x->res->stats[0].reps, nsets, nsets == 1 ? "" : "s", footprint / 1048576.0,
-                 flush_buf ? " + L2 flush" : nsets > 1 ? " rotated" : "");
+                 x->res->stats[0].reps, nsets, nsets == 1 ? "" : "s", footprint / 1048576.0, how);
     char stopped[128];
     amk__bench_stop_note(&x->res->stats[0], &j->bench, stopped, sizeof stopped);
     amk__rw_note(x, "%s", stopped);

@@ -225,6 +225,7 @@ typedef struct amk__bench_stats {
     int reps;               /* timed launches */
     int sets;               /* input sets rotated (1 = none) */
     int flushed;            /* an L2 flush ran before every timed launch */
+    double flush_us;        /* its wall time (the fastest in the warm-up), 0 without */
     int stop;               /* AMK__STOP_*: why the timing ended */
     int regime;             /* AMK__REGIME_* it was taken in */
     double settle_ms;       /* sustained: time spent reaching steady state; NAN otherwise */
