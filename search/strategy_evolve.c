@@ -295,29 +295,36 @@ static int gp_refit(evo_state *s)
 }
 
 /* Of EVO_CHILDREN children of the elite and EVO_SAMPLES uniform samples, the one of highest
- * expected improvement under the surrogate. 1 with *out set; 0 when none was drawn. */
+ * expected improvement under the surrogate (the first of equals). 1 with *out set; 0 when
+ * none was drawn. */
 static int screened(evo_state *s, const amk_idset *seen, amk_config *out)
 {
-    double best = -1;
-    int found = 0;
+    amk_config cand[EVO_CHILDREN + EVO_SAMPLES];
+    uint8_t x[EVO_CHILDREN + EVO_SAMPLES][AMK_MAX_PARAMS];
+    double ei[EVO_CHILDREN + EVO_SAMPLES];
+    int nc = 0;
     for (int t = 0; t < EVO_CHILDREN + EVO_SAMPLES; t++) {
-        amk_config c;
+        amk_config *c = &cand[nc];
         if (t < EVO_CHILDREN) {
-            if (!breed(s, seen, &c))
+            if (!breed(s, seen, c))
                 continue;
         } else {
-            amk__config_zero(s->sp, &c);
-            if (amk_space_sample(s->sp, AMK__RNG(s->rng), &c, 16) != AMK_OK ||
-                amk__visited_has(&s->vis, seen, &c))
+            amk__config_zero(s->sp, c);
+            if (amk_space_sample(s->sp, AMK__RNG(s->rng), c, 16) != AMK_OK ||
+                amk__visited_has(&s->vis, seen, c))
                 continue;
         }
-        double ei = amk__gp_ei(s->gp, c.choice);
-        if (ei > best) {
-            best = ei;
-            *out = c;
+        memcpy(x[nc++], c->choice, sizeof x[0]);
+    }
+    amk__gp_ei_many(s->gp, (const uint8_t(*)[AMK_MAX_PARAMS])x, nc, ei);
+    double best = -1; /* below any expected improvement; a NaN one is never picked */
+    int found = 0;
+    for (int i = 0; i < nc; i++)
+        if (ei[i] > best) {
+            best = ei[i];
+            *out = cand[i];
             found = 1;
         }
-    }
     return found;
 }
 
