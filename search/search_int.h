@@ -197,6 +197,11 @@ typedef struct amk__gp {
     double y[AMK__GP_MAX], alpha[AMK__GP_MAX];
     double L[AMK__GP_MAX * AMK__GP_MAX];
     double best;                        /* lowest standardised y */
+    /* the kernel matrix of the last fit (K[k_cur]) and the caller's ids of its points, kept
+     * while the weights stay (k_ok): the next fit's points are mostly the same */
+    long id[AMK__GP_MAX];
+    double K[2][AMK__GP_MAX * AMK__GP_MAX];
+    int k_cur, k_ok, m_k;
     /* a tune under way (tuning 1): its own copy of the points and hyperparameters; the
      * fitted model above keeps its weights until the tune ends */
     int tuning, t_m, t_step, t_scale_i, t_rel_i[AMK_MAX_PARAMS];
@@ -208,11 +213,13 @@ typedef struct amk__gp {
     double t_Kt[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* and at the last one tried */
 } amk__gp;
 /* 1 when fitted to the m choice vectors x and log latencies lg; 0 for fewer than 2 points,
- * more than AMK__GP_MAX or a failed factorisation (the model is then unusable). retune:
+ * more than AMK__GP_MAX or a failed factorisation (the model is then unusable). ids (may be
+ * NULL): the caller's names of the points, distinct, one per choice vector for good: the
+ * kernel between two points the last fit also had is taken from it. retune:
  * tune the weights on these points first, whole (1 + 4 + 4 n factorisations), and drop a
  * tune under way; else the last weights (the defaults the first time) are kept. */
-int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const double *lg,
-                int m, int retune);
+int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const long *ids,
+                const double *lg, int m, int retune);
 /* Starts a tune on the points of the last fit (a no-op without one); the weights in use do
  * not change until amk__gp_tune_step finishes it. */
 void amk__gp_tune_begin(amk__gp *g);

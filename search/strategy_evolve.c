@@ -290,7 +290,9 @@ static int gp_refit(evo_state *s)
     int retune = s->tuned_at == 0 || s->nobs - s->tuned_at >= every;
     if (retune)
         s->tuned_at = s->nobs;
-    s->gp_ok = amk__gp_fit(s->gp, s->n, (const uint8_t(*)[AMK_MAX_PARAMS])x, lg, m, retune);
+    /* the obs indices name the points: the kernel between those of the last fit is kept */
+    s->gp_ok =
+        amk__gp_fit(s->gp, s->n, (const uint8_t(*)[AMK_MAX_PARAMS])x, pick, lg, m, retune);
     return s->gp_ok;
 }
 

@@ -137,6 +137,7 @@ static double factor(double *L, int ld, const double *y, int m, double *alpha)
 static void set_weights(amk__gp *g)
 {
     weights(g->n, g->scale_i, g->rel_i, g->w, g->wsum);
+    g->k_ok = 0; /* the kept kernel is of other weights */
 }
 
 int amk__gp_tune_cost(int n)
@@ -236,8 +237,8 @@ int amk__gp_tune_step(amk__gp *g, int max_factor)
     return 1;
 }
 
-int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const double *lg,
-                int m, int retune)
+int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const long *ids,
+                const double *lg, int m, int retune)
 {
     if (m < 2 || m > AMK__GP_MAX || n < 1 || n > AMK_MAX_PARAMS)
         return 0;
@@ -261,11 +262,15 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const dou
         sd = 1;
     /* a set too large to tune on whole: every other point first, the tuning subset */
     int half = m > AMK__GP_TUNE_MAX ? (m + 1) / 2 : m;
+    long old_id[AMK__GP_MAX];
+    int old_m = g->k_ok && ids ? g->m_k : 0;
+    memcpy(old_id, g->id, sizeof old_id);
     g->best = INFINITY;
     for (int i = 0; i < m; i++) {
         int d = m > AMK__GP_TUNE_MAX ? (i % 2 == 0 ? i / 2 : half + i / 2) : i;
         memcpy(g->x[d], x[i], sizeof g->x[d]);
         g->y[d] = (lg[i] - mean) / sd;
+        g->id[d] = ids ? ids[i] : -1;
         if (g->y[d] < g->best)
             g->best = g->y[d];
     }
@@ -273,11 +278,28 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const dou
         amk__gp_tune_begin(g);
         amk__gp_tune_step(g, INT_MAX);
     }
+    /* where each point was in the last fit (-1: new, or no kernel kept) */
+    int was[AMK__GP_MAX];
+    for (int d = 0; d < m; d++) {
+        was[d] = -1;
+        for (int e = 0; e < (g->k_ok ? old_m : 0) && was[d] < 0; e++)
+            if (old_id[e] == g->id[d])
+                was[d] = e;
+    }
     const double(*wsum)[256] = (const double(*)[256])g->wsum;
+    const double *ko = g->K[g->k_cur];
+    double *kn = g->K[!g->k_cur];
     for (int i = 0; i < m; i++)
-        for (int j = 0; j <= i; j++)
-            g->L[i * AMK__GP_MAX + j] = kernel_of(wsum, diff_mask(g->x[i], g->x[j])) +
-                                        (i == j ? GP_NOISE + GP_JITTER : 0.0);
+        for (int j = 0; j <= i; j++) {
+            int a = was[i] > was[j] ? was[i] : was[j], b = was[i] > was[j] ? was[j] : was[i];
+            double k = b >= 0 ? ko[a * AMK__GP_MAX + b]
+                              : kernel_of(wsum, diff_mask(g->x[i], g->x[j]));
+            kn[i * AMK__GP_MAX + j] = k;
+            g->L[i * AMK__GP_MAX + j] = k + (i == j ? GP_NOISE + GP_JITTER : 0.0);
+        }
+    g->k_cur = !g->k_cur;
+    g->k_ok = ids != NULL;
+    g->m_k = m;
     return factor(g->L, AMK__GP_MAX, g->y, m, g->alpha) > -INFINITY;
 }
 
