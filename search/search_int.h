@@ -183,23 +183,58 @@ amk_incumbent *amk__history_incumbent(amk_history *h);
 /* A small Gaussian process over configs (search/surrogate.c), for ranking candidates by
  * expected improvement: a Matern 5/2 kernel of the weighted count of params two configs
  * differ in, over standardised log latencies; the weights (a shared length scale and a
- * stretch per param) by marginal likelihood when retune is set (else the last ones kept).
- * At most AMK__GP_MAX points: the caller picks which. */
+ * stretch per param) by marginal likelihood, tuned at once (amk__gp_fit's retune) or a few
+ * factorisations at a time (amk__gp_tune_begin, amk__gp_tune_step: a caller that must bound
+ * the cost of each call). At most AMK__GP_MAX points: the caller picks which. */
 #define AMK__GP_MAX 96
+#define AMK__GP_TUNE_MAX 48 /* points a tune uses (every other one of a larger set) */
 typedef struct amk__gp {
     int n, m;
     int scale_i, rel_i[AMK_MAX_PARAMS]; /* hyperparameters, as indices into their grids */
     double w[AMK_MAX_PARAMS];           /* 5 / length scale^2 per param */
+    double wsum[AMK_MAX_PARAMS / 8][256]; /* sums of w over each byte of a difference mask */
     uint8_t x[AMK__GP_MAX][AMK_MAX_PARAMS];
     double y[AMK__GP_MAX], alpha[AMK__GP_MAX];
     double L[AMK__GP_MAX * AMK__GP_MAX];
     double best;                        /* lowest standardised y */
+    /* the kernel matrix of the last fit (K[k_cur]) and the caller's ids of its points, kept
+     * while the weights stay (k_ok): the next fit's points are mostly the same */
+    long id[AMK__GP_MAX];
+    double K[2][AMK__GP_MAX * AMK__GP_MAX];
+    int k_cur, k_ok, m_k;
+    /* a tune under way (tuning 1): its own copy of the points and hyperparameters; the
+     * fitted model above keeps its weights until the tune ends */
+    int tuning, t_m, t_step, t_scale_i, t_rel_i[AMK_MAX_PARAMS];
+    double t_best_ml, t_wsum[AMK_MAX_PARAMS / 8][256];
+    uint32_t t_mask[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* params each pair differs in */
+    double t_y[AMK__GP_TUNE_MAX], t_alpha[AMK__GP_TUNE_MAX];
+    double t_L[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX];
+    double t_K[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX];  /* the kernel at the best so far */
+    double t_Kt[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* and at the last one tried */
 } amk__gp;
 /* 1 when fitted to the m choice vectors x and log latencies lg; 0 for fewer than 2 points,
- * more than AMK__GP_MAX or a failed factorisation (the model is then unusable). */
-int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const double *lg,
-                int m, int retune);
-/* Expected improvement of choice vector x below the fitted minimum (standardised units). */
+ * more than AMK__GP_MAX or a failed factorisation (the model is then unusable). ids (may be
+ * NULL): the caller's names of the points, distinct, one per choice vector for good: the
+ * kernel between two points the last fit also had is taken from it. retune:
+ * tune the weights on these points first, whole (1 + 4 + 4 n factorisations), and drop a
+ * tune under way; else the last weights (the defaults the first time) are kept. */
+int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const long *ids,
+                const double *lg, int m, int retune);
+/* Starts a tune on the points of the last fit (a no-op without one); the weights in use do
+ * not change until amk__gp_tune_step finishes it. */
+void amk__gp_tune_begin(amk__gp *g);
+/* Goes on with the tune under way for at most max_factor factorisations (each at most
+ * AMK__GP_TUNE_MAX points). 1 when it finished: the new weights are in place and the fitted
+ * model no longer matches them (fit again); else 0. */
+int amk__gp_tune_step(amk__gp *g, int max_factor);
+/* The factorisations a whole tune of n params makes. */
+int amk__gp_tune_cost(int n);
+/* Expected improvement of choice vector x (AMK_MAX_PARAMS bytes, zero past n) below the
+ * fitted minimum (standardised units). */
 double amk__gp_ei(const amk__gp *g, const uint8_t *x);
+/* amk__gp_ei of count choice vectors into ei[], the same numbers, the triangular solves of
+ * several candidates run side by side. */
+void amk__gp_ei_many(const amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int count,
+                     double *ei);
 
 #endif

@@ -10,6 +10,7 @@
  * not move the latency gets a long one, so a difference in it costs little similarity). */
 #include "search_int.h"
 
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -22,14 +23,15 @@ static const double GP_RELS[] = {0.5, 1.0, 2.0, 4.0, 16.0};
 #define GP_REL_ONE 1
 #define GP_NOISE 0.01  /* noise variance of a standardised log latency */
 #define GP_JITTER 1e-8
-/* The hyperparameters are tuned on at most this many of the points (every other one of a
- * larger set): a factorisation costs m^3, and a tune makes 1 + (GP_NSCALES - 1) +
- * n (GP_NRELS - 1) of them. */
-#define GP_TUNE_MAX 48
+/* A difference mask has one bit per param, AMK_MAX_PARAMS / 8 bytes of them. */
+#define GP_MASK_BYTES (AMK_MAX_PARAMS / 8)
+_Static_assert(AMK_MAX_PARAMS % 8 == 0 && AMK_MAX_PARAMS <= 32, "difference masks are 32 bits");
+/* Expected improvement is computed for this many candidates side by side. */
+#define GP_EI_CHUNK 16
 
 /* a . b over n terms, in four running sums (the compiler may not reorder a single sum; four
  * let it pipeline and vectorise, and the order stays fixed, so results repeat exactly) */
-static double dot(const double *a, const double *b, int n)
+static inline double dot(const double *a, const double *b, int n)
 {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
     int k = 0;
@@ -44,28 +46,69 @@ static double dot(const double *a, const double *b, int n)
     return (s0 + s1) + (s2 + s3);
 }
 
-static double kernel(const amk__gp *g, const uint8_t *a, const uint8_t *b)
+/* The params in which two choice vectors differ, bit p for param p: eight bytes at a time
+ * (a byte's top bit set when it is not zero, the eight top bits gathered by a multiply),
+ * cheaper than a compare per param; the kernel was most of a fit's time. */
+static uint32_t diff_mask(const uint8_t *a, const uint8_t *b)
+{
+    uint32_t mask = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
+    for (int w = 0; w < GP_MASK_BYTES; w++) {
+        uint64_t u, v;
+        memcpy(&u, a + 8 * w, 8);
+        memcpy(&v, b + 8 * w, 8);
+        uint64_t x = u ^ v;
+        x = (((x & lo7) + lo7) | x) & ~lo7;
+        mask |= (uint32_t)(((x >> 7) * 0x0102040810204080ULL) >> 56) << (8 * w);
+    }
+#else
+    for (int p = 0; p < AMK_MAX_PARAMS; p++)
+        mask |= (uint32_t)(a[p] != b[p]) << p;
+#endif
+    return mask;
+}
+
+/* The kernel of two configs that differ in the params of mask. r^2 is a sum of weights
+ * looked up a byte of params at a time; the weights are 5 times powers of two (the grids'
+ * length scales are), so every such sum is exact and equals the one over params in order. */
+static double kernel_of(const double (*wsum)[256], uint32_t mask)
 {
     double r2 = 0;
-    for (int p = 0; p < g->n; p++)
-        r2 += g->w[p] * (double)(a[p] != b[p]); /* branch-free: differences are unpredictable */
+    for (int b = 0; b < GP_MASK_BYTES; b++)
+        r2 += wsum[b][(mask >> (8 * b)) & 0xff];
     double r = sqrt(r2);
     return (1.0 + r + r * r / 3.0) * exp(-r);
 }
 
-/* Cholesky of the kernel matrix of g's first m points into g->L and alpha = K^-1 y; the log
- * marginal likelihood (up to a constant), or -INFINITY when K is not positive definite. */
-static double factor(amk__gp *g)
+/* The weights of hyperparameters (scale_i, rel_i) over n params, into w (may be NULL) and
+ * the byte tables of their sums. */
+static void weights(int n, int scale_i, const int *rel_i, double *w, double (*wsum)[256])
 {
-    int m = g->m;
-    double *L = g->L;
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j <= i; j++)
-            L[i * AMK__GP_MAX + j] =
-                kernel(g, g->x[i], g->x[j]) + (i == j ? GP_NOISE + GP_JITTER : 0.0);
+    double wp[AMK_MAX_PARAMS] = {0};
+    for (int p = 0; p < n; p++) {
+        double ls = GP_SCALES[scale_i] * GP_RELS[rel_i[p]];
+        wp[p] = 5.0 / (ls * ls);
+        if (w)
+            w[p] = wp[p];
+    }
+    /* a byte with top bit k: the sum without it, plus w of param 8 b + k */
+    for (int b = 0; b < GP_MASK_BYTES; b++) {
+        wsum[b][0] = 0;
+        for (int k = 0; k < 8; k++)
+            for (int v = 1 << k; v < 2 << k; v++)
+                wsum[b][v] = wsum[b][v - (1 << k)] + wp[8 * b + k];
+    }
+}
+
+/* Cholesky of the kernel matrix in L's lower triangle (m points, row stride ld), in place,
+ * and alpha = K^-1 y; the log marginal likelihood (up to a constant), or -INFINITY when K is
+ * not positive definite. */
+static double factor(double *L, int ld, const double *y, int m, double *alpha)
+{
     double logdet = 0;
     for (int j = 0; j < m; j++) {
-        double *lj = L + j * AMK__GP_MAX;
+        double *lj = L + j * ld;
         double d = lj[j] - dot(lj, lj, j);
         if (!(d > 0))
             return -INFINITY;
@@ -73,65 +116,129 @@ static double factor(amk__gp *g)
         lj[j] = d;
         logdet += log(d);
         for (int i = j + 1; i < m; i++) {
-            double *li = L + i * AMK__GP_MAX;
+            double *li = L + i * ld;
             li[j] = (li[j] - dot(li, lj, j)) / d;
         }
     }
-    double *a = g->alpha, fit = 0;
+    double *a = alpha, fit = 0;
     for (int i = 0; i < m; i++) { /* L a = y */
-        a[i] = (g->y[i] - dot(L + i * AMK__GP_MAX, a, i)) / L[i * AMK__GP_MAX + i];
+        a[i] = (y[i] - dot(L + i * ld, a, i)) / L[i * ld + i];
         fit += a[i] * a[i];
     }
     for (int i = m - 1; i >= 0; i--) { /* L^T alpha = a */
         double s = a[i];
         for (int k = i + 1; k < m; k++)
-            s -= L[k * AMK__GP_MAX + i] * a[k];
-        a[i] = s / L[i * AMK__GP_MAX + i];
+            s -= L[k * ld + i] * a[k];
+        a[i] = s / L[i * ld + i];
     }
     return -0.5 * fit - logdet;
 }
 
 static void set_weights(amk__gp *g)
 {
-    for (int p = 0; p < g->n; p++) {
-        double ls = GP_SCALES[g->scale_i] * GP_RELS[g->rel_i[p]];
-        g->w[p] = 5.0 / (ls * ls);
-    }
+    weights(g->n, g->scale_i, g->rel_i, g->w, g->wsum);
+    g->k_ok = 0; /* the kept kernel is of other weights */
 }
 
-/* Tries *idx = v; keeps it when the marginal likelihood rises. */
-static void try_index(amk__gp *g, int *idx, int v, double *best_ml)
+int amk__gp_tune_cost(int n)
 {
-    if (v == *idx)
+    return 1 + (GP_NSCALES - 1) + n * (GP_NRELS - 1);
+}
+
+void amk__gp_tune_begin(amk__gp *g)
+{
+    if (g->m < 2)
         return;
-    int keep = *idx;
-    *idx = v;
-    set_weights(g);
-    double ml = factor(g);
-    if (ml > *best_ml)
-        *best_ml = ml;
-    else
-        *idx = keep;
+    /* the first points of a fit: all of a small set, else every other one (amk__gp_fit
+     * stores those first) */
+    int m = g->m > AMK__GP_TUNE_MAX ? (g->m + 1) / 2 : g->m;
+    if (m > AMK__GP_TUNE_MAX)
+        m = AMK__GP_TUNE_MAX;
+    g->t_m = m;
+    for (int i = 0; i < m; i++) {
+        g->t_y[i] = g->y[i];
+        for (int j = 0; j <= i; j++)
+            g->t_mask[i * AMK__GP_TUNE_MAX + j] = diff_mask(g->x[i], g->x[j]);
+    }
+    g->t_scale_i = g->scale_i;
+    memcpy(g->t_rel_i, g->rel_i, sizeof g->t_rel_i);
+    g->t_step = 0;
+    g->tuning = 1;
 }
 
-/* Raises the marginal likelihood of the first m points over the hyperparameters: every
- * shared scale, then every stretch of each param in turn (one coordinate sweep). */
-static void tune(amk__gp *g, int m)
+/* The tune's marginal likelihood at its current hyperparameters, which differ from those of
+ * t_K (the kernel at the best ones so far) in param p's weight alone (p < 0: any): the pairs
+ * alike in p keep their kernel, and only the others pay for an exp. The trial's kernel is
+ * left in t_Kt. */
+static double tune_ml(amk__gp *g, int p)
 {
-    int all = g->m;
-    g->m = m;
-    set_weights(g);
-    double best_ml = factor(g);
-    for (int k = 0; k < GP_NSCALES; k++)
-        try_index(g, &g->scale_i, k, &best_ml);
-    for (int p = 0; p < g->n; p++)
-        for (int k = 0; k < GP_NRELS; k++)
-            try_index(g, &g->rel_i[p], k, &best_ml);
-    g->m = all;
+    weights(g->n, g->t_scale_i, g->t_rel_i, NULL, g->t_wsum);
+    const double(*wsum)[256] = (const double(*)[256])g->t_wsum;
+    uint32_t moved = p < 0 ? 0xffffffffu : 1u << p;
+    for (int i = 0; i < g->t_m; i++)
+        for (int j = 0; j <= i; j++) {
+            int at = i * AMK__GP_TUNE_MAX + j;
+            uint32_t mask = g->t_mask[at];
+            double k = p < 0 || (mask & moved) ? kernel_of(wsum, mask) : g->t_K[at];
+            g->t_Kt[at] = k;
+            g->t_L[at] = k + (i == j ? GP_NOISE + GP_JITTER : 0.0);
+        }
+    return factor(g->t_L, AMK__GP_TUNE_MAX, g->t_y, g->t_m, g->t_alpha);
 }
 
-int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const double *lg,
-                int m, int retune)
+/* The trial's kernel becomes the best one's. */
+static void tune_keep(amk__gp *g)
+{
+    memcpy(g->t_K, g->t_Kt, sizeof g->t_K);
+}
+
+/* One coordinate sweep raising the marginal likelihood of the tune's points: every shared
+ * scale, then every stretch of each param in turn; a value is kept when the likelihood
+ * rises. Step 0 is the likelihood of the starting point, step 1 + k tries scale k, step
+ * 1 + GP_NSCALES + p GP_NRELS + k stretch k of param p. */
+int amk__gp_tune_step(amk__gp *g, int max_factor)
+{
+    if (!g->tuning)
+        return 0;
+    int last = GP_NSCALES + g->n * GP_NRELS, done = 0;
+    for (; g->t_step <= last && done < max_factor; g->t_step++) {
+        if (g->t_step == 0) {
+            g->t_best_ml = tune_ml(g, -1);
+            tune_keep(g);
+            done++;
+            continue;
+        }
+        int k = g->t_step - 1, *idx = &g->t_scale_i, p = -1;
+        if (k >= GP_NSCALES) {
+            k -= GP_NSCALES;
+            p = k / GP_NRELS;
+            idx = &g->t_rel_i[p];
+            k %= GP_NRELS;
+        }
+        if (k == *idx)
+            continue;
+        int keep = *idx;
+        *idx = k;
+        double ml = tune_ml(g, p);
+        done++;
+        if (ml > g->t_best_ml) {
+            g->t_best_ml = ml;
+            tune_keep(g);
+        } else {
+            *idx = keep;
+        }
+    }
+    if (g->t_step <= last)
+        return 0;
+    g->scale_i = g->t_scale_i;
+    memcpy(g->rel_i, g->t_rel_i, sizeof g->rel_i);
+    set_weights(g);
+    g->tuning = 0;
+    return 1;
+}
+
+int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const long *ids,
+                const double *lg, int m, int retune)
 {
     if (m < 2 || m > AMK__GP_MAX || n < 1 || n > AMK_MAX_PARAMS)
         return 0;
@@ -140,7 +247,8 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const dou
         g->scale_i = GP_NSCALES / 2;
         for (int p = 0; p < n; p++)
             g->rel_i[p] = GP_REL_ONE;
-        retune = 1;
+        g->tuning = 0;
+        set_weights(g);
     }
     g->m = m;
     double mean = 0, var = 0;
@@ -153,37 +261,101 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const dou
     if (!(sd > 0))
         sd = 1;
     /* a set too large to tune on whole: every other point first, the tuning subset */
-    int half = m > GP_TUNE_MAX ? (m + 1) / 2 : m;
+    int half = m > AMK__GP_TUNE_MAX ? (m + 1) / 2 : m;
+    long old_id[AMK__GP_MAX];
+    int old_m = g->k_ok && ids ? g->m_k : 0;
+    memcpy(old_id, g->id, sizeof old_id);
     g->best = INFINITY;
     for (int i = 0; i < m; i++) {
-        int d = m > GP_TUNE_MAX ? (i % 2 == 0 ? i / 2 : half + i / 2) : i;
+        int d = m > AMK__GP_TUNE_MAX ? (i % 2 == 0 ? i / 2 : half + i / 2) : i;
         memcpy(g->x[d], x[i], sizeof g->x[d]);
         g->y[d] = (lg[i] - mean) / sd;
+        g->id[d] = ids ? ids[i] : -1;
         if (g->y[d] < g->best)
             g->best = g->y[d];
     }
-    if (retune)
-        tune(g, half < GP_TUNE_MAX ? half : GP_TUNE_MAX);
-    set_weights(g);
-    return factor(g) > -INFINITY;
+    if (retune) {
+        amk__gp_tune_begin(g);
+        amk__gp_tune_step(g, INT_MAX);
+    }
+    /* where each point was in the last fit (-1: new, or no kernel kept) */
+    int was[AMK__GP_MAX];
+    for (int d = 0; d < m; d++) {
+        was[d] = -1;
+        for (int e = 0; e < (g->k_ok ? old_m : 0) && was[d] < 0; e++)
+            if (old_id[e] == g->id[d])
+                was[d] = e;
+    }
+    const double(*wsum)[256] = (const double(*)[256])g->wsum;
+    const double *ko = g->K[g->k_cur];
+    double *kn = g->K[!g->k_cur];
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j <= i; j++) {
+            int a = was[i] > was[j] ? was[i] : was[j], b = was[i] > was[j] ? was[j] : was[i];
+            double k = b >= 0 ? ko[a * AMK__GP_MAX + b]
+                              : kernel_of(wsum, diff_mask(g->x[i], g->x[j]));
+            kn[i * AMK__GP_MAX + j] = k;
+            g->L[i * AMK__GP_MAX + j] = k + (i == j ? GP_NOISE + GP_JITTER : 0.0);
+        }
+    g->k_cur = !g->k_cur;
+    g->k_ok = ids != NULL;
+    g->m_k = m;
+    return factor(g->L, AMK__GP_MAX, g->y, m, g->alpha) > -INFINITY;
+}
+
+void amk__gp_ei_many(const amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int count,
+                     double *ei)
+{
+    enum { C = GP_EI_CHUNK };
+    int m = g->m;
+    for (int base = 0; base < count; base += C) {
+        int nc = count - base < C ? count - base : C;
+        double k[AMK__GP_MAX][C], v[AMK__GP_MAX][C], mu[C], var[C];
+        for (int c = 0; c < C; c++) {
+            mu[c] = 0;
+            var[c] = 1.0;
+        }
+        for (int i = 0; i < m; i++)
+            for (int c = 0; c < C; c++) { /* lanes past count: zeros, solved and dropped */
+                k[i][c] = c < nc ? kernel_of((const double(*)[256])g->wsum,
+                                             diff_mask(x[base + c], g->x[i]))
+                                 : 0.0;
+                mu[c] += k[i][c] * g->alpha[i];
+            }
+        /* v = L^-1 k, the variance the data explain: each lane sums in dot's order, so a
+         * candidate's numbers do not depend on its neighbours */
+        for (int i = 0; i < m; i++) {
+            const double *li = g->L + i * AMK__GP_MAX;
+            double s0[C] = {0}, s1[C] = {0}, s2[C] = {0}, s3[C] = {0};
+            int j = 0;
+            for (; j + 4 <= i; j += 4)
+                for (int c = 0; c < C; c++) {
+                    s0[c] += li[j] * v[j][c];
+                    s1[c] += li[j + 1] * v[j + 1][c];
+                    s2[c] += li[j + 2] * v[j + 2][c];
+                    s3[c] += li[j + 3] * v[j + 3][c];
+                }
+            for (; j < i; j++)
+                for (int c = 0; c < C; c++)
+                    s0[c] += li[j] * v[j][c];
+            for (int c = 0; c < C; c++) {
+                v[i][c] = (k[i][c] - ((s0[c] + s1[c]) + (s2[c] + s3[c]))) / li[i];
+                var[c] -= v[i][c] * v[i][c];
+            }
+        }
+        for (int c = 0; c < nc; c++) {
+            double sd = var[c] > 1e-12 ? sqrt(var[c]) : 1e-6;
+            double z = (g->best - mu[c]) / sd;
+            /* minimising: E[max(best - f, 0)] = sd (z Phi(z) + phi(z)) */
+            ei[base + c] = sd * (z * 0.5 * erfc(-z * 0.70710678118654752) +
+                                 exp(-0.5 * z * z) * 0.39894228040143268);
+        }
+    }
 }
 
 double amk__gp_ei(const amk__gp *g, const uint8_t *x)
 {
-    double k[AMK__GP_MAX], v[AMK__GP_MAX];
-    int m = g->m;
-    double mu = 0, var = 1.0;
-    for (int i = 0; i < m; i++) {
-        k[i] = kernel(g, x, g->x[i]);
-        mu += k[i] * g->alpha[i];
-    }
-    for (int i = 0; i < m; i++) { /* v = L^-1 k: the variance the data explain */
-        v[i] = (k[i] - dot(g->L + i * AMK__GP_MAX, v, i)) / g->L[i * AMK__GP_MAX + i];
-        var -= v[i] * v[i];
-    }
-    double sd = var > 1e-12 ? sqrt(var) : 1e-6;
-    double z = (g->best - mu) / sd;
-    /* minimising: E[max(best - f, 0)] = sd (z Phi(z) + phi(z)) */
-    return sd * (z * 0.5 * erfc(-z * 0.70710678118654752) +
-                 exp(-0.5 * z * z) * 0.39894228040143268);
+    double ei;
+    amk__gp_ei_many(g, (const uint8_t(*)[AMK_MAX_PARAMS])x, 1, &ei);
+    return ei;
 }

@@ -442,7 +442,8 @@ START_TEST(test_amk__gp_fit_learns_which_params_matter)
         m++;
     }
     gsl_rng_free(rng);
-    ck_assert_int_eq(amk__gp_fit(&g, 4, (const uint8_t(*)[AMK_MAX_PARAMS])x, lg, 40, 1), 1);
+    ck_assert_int_eq(amk__gp_fit(&g, 4, (const uint8_t(*)[AMK_MAX_PARAMS])x, NULL, lg, 40, 1),
+                     1);
     /* unseen configs: p0 = 2 (fast) against p0 = 0 (slow), the rest alike */
     int better = 0;
     for (int p3 = 0; p3 < 4; p3++) {
@@ -455,9 +456,108 @@ START_TEST(test_amk__gp_fit_learns_which_params_matter)
     ck_assert_msg(g.w[2] < g.w[0] && g.w[3] < g.w[0], "weights %g %g %g %g", g.w[0], g.w[1],
                   g.w[2], g.w[3]);
     /* too few points, or too many, leave the model unusable */
-    ck_assert_int_eq(amk__gp_fit(&g, 4, (const uint8_t(*)[AMK_MAX_PARAMS])x, lg, 1, 1), 0);
-    ck_assert_int_eq(amk__gp_fit(&g, 4, (const uint8_t(*)[AMK_MAX_PARAMS])x, lg,
+    ck_assert_int_eq(amk__gp_fit(&g, 4, (const uint8_t(*)[AMK_MAX_PARAMS])x, NULL, lg, 1, 1), 0);
+    ck_assert_int_eq(amk__gp_fit(&g, 4, (const uint8_t(*)[AMK_MAX_PARAMS])x, NULL, lg,
                                  AMK__GP_MAX + 1, 1), 0);
+}
+END_TEST
+
+/* 90 points of 6 params (the fit tunes on every other one): a tune run a few factorisations
+ * at a time lands on the weights of a whole one, keeps the old weights until its last piece,
+ * and amk__gp_ei_many gives each candidate amk__gp_ei's number exactly. */
+static void gp_points(uint8_t (*x)[AMK_MAX_PARAMS], double *lg, int m, uint64_t seed)
+{
+    gsl_rng *rng = amk__rng_create(seed);
+    for (int i = 0; i < m; i++) {
+        memset(x[i], 0, AMK_MAX_PARAMS);
+        for (int p = 0; p < 6; p++)
+            x[i][p] = (uint8_t)gsl_rng_uniform_int(rng, 5);
+        lg[i] = (x[i][0] == 1 ? 0.0 : 1.5) + 0.3 * x[i][2] + 0.01 * gsl_rng_uniform(rng);
+    }
+    gsl_rng_free(rng);
+}
+
+START_TEST(test_amk__gp_tune_step_in_pieces_matches_whole)
+{
+    static amk__gp whole, pieces;
+    memset(&whole, 0, sizeof whole);
+    memset(&pieces, 0, sizeof pieces);
+    uint8_t x[90][AMK_MAX_PARAMS];
+    double lg[90];
+    gp_points(x, lg, 90, 5);
+    const uint8_t(*cx)[AMK_MAX_PARAMS] = (const uint8_t(*)[AMK_MAX_PARAMS])x;
+    ck_assert_int_eq(amk__gp_fit(&whole, 6, cx, NULL, lg, 90, 1), 1);
+    ck_assert_int_eq(amk__gp_fit(&pieces, 6, cx, NULL, lg, 90, 0), 1);
+    double w0[AMK_MAX_PARAMS];
+    memcpy(w0, pieces.w, sizeof w0);
+    amk__gp_tune_begin(&pieces);
+    int calls = 0, cost = amk__gp_tune_cost(6);
+    ck_assert_int_eq(cost, 29);
+    while (!amk__gp_tune_step(&pieces, 3)) {
+        ck_assert_int_eq(memcmp(w0, pieces.w, sizeof w0), 0); /* old weights meanwhile */
+        ck_assert_int_lt(++calls, cost);
+    }
+    ck_assert_int_ge(calls, cost / 3 - 1); /* at most 3 a call: the tune took several */
+    ck_assert_int_eq(amk__gp_tune_step(&pieces, 3), 0); /* nothing under way any more */
+    ck_assert_int_eq(pieces.scale_i, whole.scale_i);
+    ck_assert_int_eq(memcmp(pieces.rel_i, whole.rel_i, sizeof whole.rel_i), 0);
+    ck_assert_msg(memcmp(w0, pieces.w, sizeof w0) != 0, "the tune changed no weight");
+    ck_assert_int_eq(amk__gp_fit(&pieces, 6, cx, NULL, lg, 90, 0), 1);
+    /* the candidates: unseen configs, some near the data, some not */
+    uint8_t c[21][AMK_MAX_PARAMS];
+    double lc[21], ei[21];
+    gp_points(c, lc, 21, 6);
+    amk__gp_ei_many(&pieces, (const uint8_t(*)[AMK_MAX_PARAMS])c, 21, ei);
+    for (int i = 0; i < 21; i++) {
+        ck_assert_msg(ei[i] == amk__gp_ei(&whole, c[i]), "candidate %d: %.17g against %.17g",
+                      i, ei[i], amk__gp_ei(&whole, c[i]));
+        ck_assert(ei[i] >= 0);
+    }
+}
+END_TEST
+
+/* A fit that takes the kernel between points it had before (ids) from the last fit models
+ * the same as a fresh one: points dropped, added and reordered, m crossing the tuning
+ * subset's 48 (which reorders the stored points), and again after the weights change. */
+START_TEST(test_amk__gp_fit_kept_kernel_matches_fresh)
+{
+    static amk__gp kept, fresh;
+    memset(&kept, 0, sizeof kept);
+    uint8_t x[120][AMK_MAX_PARAMS], c[16][AMK_MAX_PARAMS];
+    double lg[120], lc[16], e1[16], e2[16];
+    long ids[120];
+    gp_points(x, lg, 120, 7);
+    gp_points(c, lc, 16, 8);
+    for (int i = 0; i < 120; i++)
+        ids[i] = 1000 + i;
+    const int from[] = {0, 2, 5, 5, 30, 29, 3, 24};
+    const int count[] = {40, 44, 50, 60, 90, 90, 96, 96};
+    for (int r = 0; r < 8; r++) {
+        if (r == 6) { /* new weights: nothing kept is of them */
+            amk__gp_tune_begin(&kept);
+            ck_assert_int_eq(amk__gp_tune_step(&kept, 1000), 1);
+        }
+        const uint8_t(*cx)[AMK_MAX_PARAMS] = (const uint8_t(*)[AMK_MAX_PARAMS])(x + from[r]);
+        ck_assert_int_eq(amk__gp_fit(&kept, 6, cx, ids + from[r], lg + from[r], count[r], 0),
+                         1);
+        memcpy(&fresh, &kept, sizeof fresh);
+        fresh.k_ok = 0;
+        ck_assert_int_eq(amk__gp_fit(&fresh, 6, cx, NULL, lg + from[r], count[r], 0), 1);
+        ck_assert_int_eq(memcmp(kept.alpha, fresh.alpha, sizeof kept.alpha), 0);
+        amk__gp_ei_many(&kept, (const uint8_t(*)[AMK_MAX_PARAMS])c, 16, e1);
+        amk__gp_ei_many(&fresh, (const uint8_t(*)[AMK_MAX_PARAMS])c, 16, e2);
+        ck_assert_int_eq(memcmp(e1, e2, sizeof e1), 0);
+    }
+    /* the ids of another point set: a kernel kept under them would be wrong */
+    for (int i = 0; i < 60; i++)
+        ids[i] = 1000 + (i + 7) % 60;
+    memcpy(&fresh, &kept, sizeof fresh);
+    fresh.k_ok = 0;
+    int ok = amk__gp_fit(&kept, 6, (const uint8_t(*)[AMK_MAX_PARAMS])x, ids, lg, 60, 0);
+    ck_assert_int_eq(amk__gp_fit(&fresh, 6, (const uint8_t(*)[AMK_MAX_PARAMS])x, NULL, lg, 60,
+                                 0), 1);
+    ck_assert_msg(!ok || memcmp(kept.alpha, fresh.alpha, sizeof kept.alpha) != 0,
+                  "renamed points gave the same model: is the kernel kept at all?");
 }
 END_TEST
 
@@ -1888,6 +1988,8 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_strategy_next_avoids_seen_and_ends);
     tcase_add_test(tc, test_amk_strategy_next_evolve_children_are_valid_and_new);
     tcase_add_test(tc, test_amk__gp_fit_learns_which_params_matter);
+    tcase_add_test(tc, test_amk__gp_tune_step_in_pieces_matches_whole);
+    tcase_add_test(tc, test_amk__gp_fit_kept_kernel_matches_fresh);
 
     tc = tcase(s, "amk_keep_decide", 10);
     tcase_add_test(tc, test_amk_keep_decide_first_ok_candidate_is_kept);
