@@ -38,12 +38,18 @@ class TestTorch(unittest.TestCase):
         # The tuning runs in a fresh process: amk's run workers are forked, and a process in
         # which CUDA is already initialised (torch above) cannot hand a fork a GPU
         # (docs/PYTHON.md). amk.torch itself launches in this process.
+        # gemm_hopper at a decode shape tuned to PERSISTENT 3 (stream-K: the kernel's
+        # workspace and scratch buffers, which amk.torch allocates itself), where a GPU can
+        # run it.
+        sk = ("amk.evaluate('gemm_hopper', dict(amk.Space('gemm_hopper').defaults, "
+              "PERSISTENT=3, BM=128, BN=256, STAGES=3), shape='M=16,N=4096,K=8192,dtype=bf16', "
+              "backend='gpu', results=%r)\n" % res) if hopper() else ""
         script = ("import amk\n"
                   "for k, s in (('rmsnorm', 'M=4096,N=4096,dtype=bf16'), "
                   "('softmax', 'M=4096,N=4096,dtype=f16')):\n"
                   "    amk.loop(k, shape=s, backend='gpu', budget=6, results=%r, best=None, "
-                  "progress=False)\n"
-                  "amk.export(%r, %r)\n" % (res, res, cls.db))
+                  "progress=False)\n" % res + sk +
+                  "amk.export(%r, %r)\n" % (res, cls.db))
         subprocess.run([sys.executable, "-c", script], check=True)
         at.load(cls.db)
 
@@ -102,6 +108,17 @@ class TestTorch(unittest.TestCase):
                 warnings.simplefilter("ignore")
                 c = torch.ops.amk.gemm_hopper(a, b)
             self.close(c, a.float() @ b.float(), 2e-2)
+
+    @unittest.skipIf(not hopper(), "gemm_hopper needs sm_90")
+    def test_gemm_hopper_stream_k_config_from_the_database_matches_torch(self):
+        a = torch.randn(16, 8192, device="cuda", dtype=torch.bfloat16)
+        b = torch.randn(8192, 4096, device="cuda", dtype=torch.bfloat16)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            for _ in range(3):  # the workspace's counters left zero for the next call
+                c = torch.ops.amk.gemm_hopper(a, b)
+                self.close(c, a.float() @ b.float(), 2e-2)
+        self.assertEqual([str(x.message) for x in w], [])  # the tuned config, exact shape
 
     def test_new_tensors_at_a_known_shape_get_their_own_pointers(self):
         # The launcher keeps the argument block of the last call: new tensors must refill it
