@@ -1385,6 +1385,32 @@ static amk_config hopper_cfg(const amk_spec *s, const char *params)
     return c;
 }
 
+/* Each of the gemm_hopper configs `built` (hopper_cfg's params) is valid on t and compiles. */
+static void compile_hopper_ok(const amk_spec *s, const amk_target *t, const char *const *built,
+                              size_t nb)
+{
+    enum { MAX = 8 };
+    ck_assert_uint_le(nb, MAX);
+    amk_config cfgs[MAX];
+    amk_diag d;
+    for (size_t i = 0; i < nb; i++) {
+        cfgs[i] = hopper_cfg(s, built[i]);
+        ck_assert_msg(amk_config_check(&cfgs[i], &t->limits, &d) == AMK_OK, "%s: %s", built[i],
+                      d.msg);
+    }
+    make_tmpdir();
+    amk_compiler *c = make_compiler(2, 0);
+    amk_code out[MAX];
+    compile_cfgs(c, cfgs, nb, ARCH, out);
+    for (size_t i = 0; i < nb; i++) {
+        ck_assert_msg(out[i].status == AMK_STATUS_OK, "%s: %s: %s %s", built[i],
+                      amk_status_name(out[i].status), out[i].reason, out[i].notes);
+        amk__code_clear(&out[i]);
+    }
+    amk__compiler_free(c);
+    remove_tmpdir();
+}
+
 START_TEST(test_compile_gemm_hopper_pingpong)
 {
     const amk_spec *s = amk_registry_find(reg, "gemm_hopper");
@@ -1440,24 +1466,7 @@ START_TEST(test_compile_gemm_hopper_pingpong)
         "{\"CLUSTER_M\":2}",
         "{\"CLUSTER_N\":2,\"STAGES\":3,\"EPILOGUE\":0,\"REGS\":2}",
     };
-    enum { NB = sizeof built / sizeof built[0] };
-    amk_config cfgs[NB];
-    for (size_t i = 0; i < NB; i++) {
-        cfgs[i] = hopper_cfg(s, built[i]);
-        ck_assert_msg(amk_config_check(&cfgs[i], &t->limits, &d) == AMK_OK, "%s: %s", built[i],
-                      d.msg);
-    }
-    make_tmpdir();
-    amk_compiler *c = make_compiler(2, 0);
-    amk_code out[NB];
-    compile_cfgs(c, cfgs, NB, ARCH, out);
-    for (size_t i = 0; i < NB; i++) {
-        ck_assert_msg(out[i].status == AMK_STATUS_OK, "%s: %s: %s %s", built[i],
-                      amk_status_name(out[i].status), out[i].reason, out[i].notes);
-        amk__code_clear(&out[i]);
-    }
-    amk__compiler_free(c);
-    remove_tmpdir();
+    compile_hopper_ok(s, t, built, sizeof built / sizeof built[0]);
 }
 END_TEST
 
@@ -1510,24 +1519,7 @@ START_TEST(test_compile_gemm_hopper_stream_k)
         "{\"PERSISTENT\":3,\"BM\":128,\"BN\":128,\"CONSUMERS\":1,\"REGS\":0}",
         "{\"PERSISTENT\":3,\"BM\":256,\"BN\":128,\"STAGES\":3,\"REGS\":2}",
     };
-    enum { NB = sizeof built / sizeof built[0] };
-    amk_config cfgs[NB];
-    for (size_t i = 0; i < NB; i++) {
-        cfgs[i] = hopper_cfg(s, built[i]);
-        ck_assert_msg(amk_config_check(&cfgs[i], &t->limits, &d) == AMK_OK, "%s: %s", built[i],
-                      d.msg);
-    }
-    make_tmpdir();
-    amk_compiler *c = make_compiler(2, 0);
-    amk_code out[NB];
-    compile_cfgs(c, cfgs, NB, ARCH, out);
-    for (size_t i = 0; i < NB; i++) {
-        ck_assert_msg(out[i].status == AMK_STATUS_OK, "%s: %s: %s %s", built[i],
-                      amk_status_name(out[i].status), out[i].reason, out[i].notes);
-        amk__code_clear(&out[i]);
-    }
-    amk__compiler_free(c);
-    remove_tmpdir();
+    compile_hopper_ok(s, t, built, sizeof built / sizeof built[0]);
 }
 END_TEST
 

@@ -18,14 +18,7 @@ try:
 except ImportError:
     np = None
 
-VECTOR_ADD = """
-__global__ void vector_add(float *c, float *a, float *b, int n) {
-    int i = blockIdx.x * block_size_x + threadIdx.x;
-    if (i < n) {
-        c[i] = a[i] + b[i];
-    }
-}
-"""
+from test_core_tune_kernel import VECTOR_ADD
 
 
 @unittest.skipIf(np is None, "numpy is not installed")
