@@ -410,7 +410,7 @@ AMK_INLINE void gh_work_init(gh_work &g, int t_first, int t_step, int ntiles, in
     g.sk_ctas = 1;
 #if GH_STREAMK
     const int rem = ntiles % nclusters;
-    if (rem) {
+    if (rem && ktiles > 0) { /* K = 0: no iterations to split; every tile is written whole */
         g.dp_end = ntiles - rem;
         g.sk_iters = (unsigned int)(rem * ktiles); /* products < 2^32: the spec's k_tiles bound */
         g.sk_ctas = g.sk_iters < (unsigned int)nclusters ? g.sk_iters : (unsigned int)nclusters;
