@@ -147,12 +147,12 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&Ws[s], ws_count * 4));
         CK(cudaMemset(Ws[s], 0, ws_count * 4));
         CK(cudaMalloc(&Sks[s], sk_count * 4));
-        CK(cudaMemset(Sks[s], 0xff, sk_count * 4)); /* NaN: nothing may read what it did not write */
+        CK(cudaMemset(Sks[s], 0xff, sk_count * 4)); /* NaN: read only what was written */
     }
     amk_t *A = As[0], *B = Bs[0], *C = Cs[0], *R;
     CK(cudaMalloc(&R, (size_t)M * N * 2));
-    const size_t smem = (size_t)STAGES * GH_STAGE + GH_C_BYTES + 1024 + 16 * STAGES + 16 * GH_PINGPONG +
-                        16 * GH_STREAMK;
+    const size_t smem = (size_t)STAGES * GH_STAGE + GH_C_BYTES + 1024 + 16 * STAGES +
+                        16 * (GH_PINGPONG || GH_STREAMK);
     CK(cudaFuncSetAttribute(gemm_hopper_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];

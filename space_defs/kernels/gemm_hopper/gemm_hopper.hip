@@ -395,8 +395,8 @@ AMK_INLINE void gh_tile(int t, int ctm, int ctn, unsigned int rank, int *m0, int
  * 14336 x 4096, and both together 25 % at 4096^3. */
 struct gh_work {
     int t, t_step, dp_end, ktiles;
-    unsigned int sk_iters, it, it_end; /* stream-K: all split iterations; this cluster's next, end */
-    unsigned int sk_ctas;              /* stream-K: clusters taking a range (each >= 1 iteration) */
+    unsigned int sk_iters, it, it_end; /* stream-K: all split iterations; this cluster's */
+    unsigned int sk_ctas;              /* next and end; clusters with a range (>= 1 each) */
 };
 
 AMK_INLINE void gh_work_init(gh_work &g, int t_first, int t_step, int ntiles, int ktiles,
@@ -476,9 +476,9 @@ AMK_INLINE bool gh_sk_fixup(float (&acc)[GH_MT][GH_NACC], const gh_work &g, int 
     const unsigned int c_first = gh_sk_owner(g, j0), c_last = gh_sk_owner(g, j0 + g.ktiles - 1);
     unsigned int *count =
         reinterpret_cast<unsigned int *>(ws) + (j * GH_CSIZE + rank) * CONSUMERS + w;
-#define GH_SLOT(c)                                                                           \
-    (sk + (size_t)((((c) * 2 + j - gh_sk_begin(g, (c)) / g.ktiles) * GH_CSIZE + rank) * CONSUMERS + \
-                   w) * (GH_WG_M * BN) + ltid * 4)
+#define GH_SLOT(c)                                                                          \
+    (sk + (size_t)((((c) * 2 + j - gh_sk_begin(g, (c)) / g.ktiles) * GH_CSIZE + rank) *     \
+                       CONSUMERS + w) * (GH_WG_M * BN) + ltid * 4)
     float *mine = GH_SLOT(cid);
 #pragma unroll
     for (int mt = 0; mt < GH_MT; ++mt)
