@@ -754,7 +754,7 @@ static PyObject *kernel_propose(kernel_obj *k, PyObject *args, PyObject *kw)
 
 /* plan(params, shape=None, arch=None): what a launch of the config needs, for amk.torch:
  * {"source": {text, options, entry, arch}, "launch": {grid, block, shared_bytes, cluster},
- *  "buffers": [{name, dtype, role, count}], "tensor_maps": [{name, buffer, dtype, dims,
+ *  "buffers": [{name, dtype, role, count, bytes}], "tensor_maps": [{name, buffer, dtype, dims,
  *  strides, box, swizzle, l2_promotion}], "args": [{name, kind: buffer|tensor_map|value,
  *  value}]} (values: 32-bit ints, as the gpu backend passes them; kind scalar: a "scalars"
  *  entry, with its dtype and value). Buffers also say how they are filled (init, value, data,
@@ -800,11 +800,13 @@ static PyObject *kernel_plan(kernel_obj *k, PyObject *args, PyObject *kw)
         if (amk_spec_buffer_at(s, i, &b) || (e = amk_config_eval_expr(&c, lim, b.count, &n, &d)))
             goto fail_diag;
         static const char *const roles[] = {"in", "out", "inout", "scratch"};
+        const char *bdt = strcmp(b.dtype, "input") ? b.dtype : dt;
         PyObject *x = Py_BuildValue(
-            "{s:s,s:s,s:s,s:L,s:s,s:d,s:z,s:z,s:s,s:z}", "name", b.name, "dtype",
-            strcmp(b.dtype, "input") ? b.dtype : dt, "role", roles[b.role], "count", (long long)n,
-            "init", b.init ? b.init : "uniform", "value", b.value, "data", b.data, "answer",
-            b.answer, "memory", b.constant_memory ? "constant" : "global", "symbol", b.symbol);
+            "{s:s,s:s,s:s,s:L,s:L,s:s,s:d,s:z,s:z,s:s,s:z}", "name", b.name, "dtype", bdt,
+            "role", roles[b.role], "count", (long long)n, "bytes",
+            (long long)n * amk_dtype_size(bdt), "init", b.init ? b.init : "uniform", "value",
+            b.value, "data", b.data, "answer", b.answer, "memory",
+            b.constant_memory ? "constant" : "global", "symbol", b.symbol);
         if (!x || PyList_Append(bufs, x)) {
             Py_XDECREF(x);
             goto done;

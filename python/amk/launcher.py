@@ -8,7 +8,6 @@ from . import _amk
 TMAP_TYPES = {"f32": 7, "f16": 6, "bf16": 9, "fp8e4m3": 0, "int8": 0, "i32": 3, "f64": 8}
 SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}
 L2_PROMOTION = {0: 0, 64: 1, 128: 2, 256: 3}
-DTYPE_BYTES = {"f64": 8, "f32": 4, "i32": 4, "f16": 2, "bf16": 2, "fp8e4m3": 1, "int8": 1}
 
 
 def is_workspace(buf):
@@ -34,7 +33,7 @@ def launcher(driver, function, plan, inputs, label="", workspace=None):
             if workspace is None:
                 raise ValueError("%s: the kernel needs a workspace (buffer %s) and none was given"
                                  % (label or "launcher", b["name"]))
-            fixed[b["name"]] = workspace(b["count"] * DTYPE_BYTES[b["dtype"]])
+            fixed[b["name"]] = workspace(b["bytes"])
         elif b["role"] != "in":
             index[b["name"]] = out
     maps = {m["name"]: m for m in plan["tensor_maps"]}
