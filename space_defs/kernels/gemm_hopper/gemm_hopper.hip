@@ -54,10 +54,7 @@
  * Epilogue: EPILOGUE = 0 stores pairs of converted values straight from the accumulators
  * (bounds-checked); 1 writes them into a 128B-swizzled staging tile (conflict-free) and one
  * thread per consumer stores it with TMA (cp.async.bulk.tensor; rows and columns past M, N
- * are clipped by the copy engine); 2 does the same 64 columns at a time through two staging
- * blocks used in turn (a block is rewritten once the store before last has read it), a
- * quarter of the shared memory for 256-wide tiles: room for a fourth stage of 128 x 256 x 64
- * (3 stages with the register stores ran 1.5-2.5 % slower than 4 in the recorded sweep).
+ * are clipped by the copy engine).
  * REGS: 0 leaves register allocation alone; 1 and 2 move registers from the producer to the
  * consumers with setmaxnreg (producer 40 / consumers 232, producer 24 / consumers 240). Only
  * with 2 consumers: __launch_bounds__(384, 1) makes ptxas allocate 168 per thread, and an
@@ -132,9 +129,7 @@ typedef amk_bf16 gh_out_t;
 #define GH_B_BYTES ((BN / 64) * GH_B_BLOCK)
 #endif
 #define GH_STAGE (GH_A_BYTES + GH_B_BYTES)
-#define GH_BLK_BYTES (GH_WG_M * 128)      /* one consumer's 64 columns of C (16-bit) */
-/* one consumer's staging: its whole tile (EPILOGUE 1) or two 64-column blocks (EPILOGUE 2) */
-#define GH_CW_BYTES (EPILOGUE == 2 ? 2 * GH_BLK_BYTES : GH_WG_M * BN * 2)
+#define GH_CW_BYTES (GH_WG_M * BN * 2)     /* one consumer's staging tile (EPILOGUE 1, C 16-bit) */
 #define GH_C_BYTES (EPILOGUE ? CONSUMERS * GH_CW_BYTES : 0)
 
 static_assert(BM == 64 || BM == 128 || BM == 256, "BM must be 64, 128 or 256");
@@ -146,7 +141,6 @@ static_assert(GH_MT * GH_NACC <= 128, "at most 128 accumulators per thread");
 static_assert(STAGES >= 2 && STAGES <= 8, "STAGES must be 2..8");
 static_assert(GH_CSIZE <= 2, "clusters of 1x1, 2x1 or 1x2");
 static_assert(REGS >= 0 && REGS <= 2, "REGS must be 0, 1 or 2");
-static_assert(EPILOGUE >= 0 && EPILOGUE <= 2, "EPILOGUE must be 0, 1 or 2");
 static_assert(REGS == 0 || CONSUMERS == 2, "the setmaxnreg split needs 2 consumers");
 static_assert(!GH_PINGPONG || CONSUMERS == 2, "ping-pong (PERSISTENT 2) needs 2 consumers");
 
@@ -550,7 +544,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                    , float *__restrict__ SK /* PERSISTENT 3: their pieces (scratch) */
 )
 {
-    /* STAGES x (A, B), the staging tiles (EPILOGUE 1, 2), then full[STAGES], empty[STAGES]. */
+    /* STAGES x (A, B), the staging tiles (EPILOGUE 1), then full[STAGES], empty[STAGES]. */
     extern __shared__ __attribute__((aligned(1024))) unsigned char gh_smem[];
     const unsigned int raw = gh_smem_addr(gh_smem);
     const unsigned int base = (raw + 1023u) & ~1023u;
@@ -669,9 +663,6 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
         unsigned int order_phase = 0;
 #endif
         float acc[GH_MT][GH_NACC];
-#if EPILOGUE == 2
-        unsigned int eb = 0; /* the staging block the next 64 columns go to */
-#endif
         gh_work g;
         gh_work_init(g, t_first, t_step, ntiles, ktiles, cid, nclusters);
         int t, k_lo, k_hi;
@@ -777,38 +768,6 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                                                      GH_OUT(acc[mt][4 * j + 2 * h + 1]));
                     }
                 }
-#elif EPILOGUE == 2
-#pragma unroll
-            for (int jb = 0; jb < BN / 64; ++jb) {
-                /* Blocks alternate across tiles too (eb), so the group left pending after
-                 * wait_group.read 1 is always the other block's store. */
-                const unsigned int blk = cw_s + eb * GH_BLK_BYTES;
-                if (ltid == 0)
-                    asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
-                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
-#pragma unroll
-                for (int mt = 0; mt < GH_MT; ++mt)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int r = mt * 64 + warp * 16 + (lane >> 2) + 8 * h;
-#pragma unroll
-                        for (int j = 8 * jb; j < 8 * jb + 8; ++j) {
-                            const unsigned int off =
-                                r * 128 + (((j & 7) ^ (r & 7)) << 4) + (lane & 3) * 4;
-                            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(blk + off),
-                                         "r"(gh_pack(GH_OUT(acc[mt][4 * j + 2 * h]),
-                                                     GH_OUT(acc[mt][4 * j + 2 * h + 1])))
-                                         : "memory");
-                        }
-                    }
-                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
-                if (ltid == 0) {
-                    gh_tma_store(&tmC, n0 + jb * 64, m0 + row_w, blk);
-                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-                }
-                eb ^= 1u;
-            }
 #else
             /* The previous tile's store must have read the staging tile. */
             if (ltid == 0)
@@ -840,7 +799,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
             }
 #endif
         }
-#if EPILOGUE
+#if EPILOGUE == 1
         if (ltid == 0)
             asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #endif
