@@ -41,5 +41,15 @@ if out=$(bash "$GP" "128 256 64 3 1 1 1 1 0 16 1" 2>&1); then
 grep -qF "setmaxnreg split needs 2 consumers" <<<"$out" || fail "REGS/CONSUMERS said: $out"
 if out=$(DTYPE=f32 bash "$GP" 2>&1); then fail "gemm_hopper_probe DTYPE f32, yet exit 0"; fi
 grep -qF "DTYPE is bf16 or f16" <<<"$out" || fail "gemm_hopper_probe bad dtype said: $out"
+# bench/cublas_algos.cu builds against the toolkit's cuBLASLt, and its decoder names the enum
+# values from the toolkit's own cublasLt.h (tile 23 is 128x256 there; an unknown value stays).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$NVCC" -O2 -std=c++17 -gencode=arch=compute_90,code=sm_90 "$SRC/bench/cublas_algos.cu" \
+    -lcublasLt -lcublas -o "$tmp/cublas_algos" >"$tmp/log" 2>&1 || fail "cublas_algos build: $(cat "$tmp/log")"
+hdr=$(dirname "$(dirname "$(readlink -f "$(command -v "$NVCC")")")")/include/cublasLt.h
+echo "candidate 0: algo=66 tile=23 stages=9999 cluster=3 splitk=1 time_us=1.0" >"$tmp/out"
+out=$(python3 "$SRC/bench/cublas_algos.py" "$tmp/out" --header "$hdr" 2>&1) || fail "decoder: $out"
+grep -qF "tile=128x256 stages=9999 cluster=2x1x1 splitk=1" <<<"$out" || fail "decoder said: $out"
 echo "ok: $(basename "$0"): quant_phases builds for fp8 and int8, gemm_hopper_probe for bf16" \
-    "and f16; bad input named"
+    "and f16, cublas_algos builds and decodes; bad input named"
