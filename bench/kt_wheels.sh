@@ -8,10 +8,11 @@
 #
 # Only what the GPU machine lacks is fetched: Kernel Tuner and the packages its import and
 # its brute-force tuning need (python-constraint2, jsonschema and its four dependencies,
-# xmltodict). numpy, scipy, pandas, packaging, attrs, typing_extensions and cupy are there.
-# scikit-learn and pymoo, which kernel_tuner 1.5.0 declares, are left out with their own
-# dependencies: only its bayes_opt and pymoo strategies import them. Hence `--no-deps` on
-# both ends. Where the target python has no pip, install unpacks the wheels (also with
+# xmltodict), and scikit-optimize with pyaml and PyYAML for its skopt strategy (its runs for
+# the search benchmark: bench/search_vs_kerneltuner.py --kt-runs-only on that machine's
+# cores). numpy, scipy, scikit-learn, pandas, packaging, attrs, typing_extensions and cupy
+# are there. pymoo, which kernel_tuner 1.5.0 declares, is left out with its own
+# dependencies: only its pymoo strategies import it. Hence `--no-deps` on both ends. Where the target python has no pip, install unpacks the wheels (also with
 # KT_WHEELS_UNZIP=1). Environment: KT_WHEELS_PY (the target CPython, default 3.12),
 # KT_WHEELS_PLATFORM (default manylinux2014_x86_64 and manylinux_2_17_x86_64), PYTHON
 # (default python3).
@@ -19,7 +20,8 @@ set -euo pipefail
 PYTHON=${PYTHON:-python3}
 PY=${KT_WHEELS_PY:-3.12}
 PKGS=(kernel_tuner==1.5.0 python-constraint2==2.9.0 jsonschema==4.26.0 referencing==0.37.0
-      rpds-py==2026.9.1 jsonschema-specifications==2025.9.1 xmltodict==1.0.4)
+      rpds-py==2026.9.1 jsonschema-specifications==2025.9.1 xmltodict==1.0.4
+      scikit-optimize==0.10.2 pyaml==26.7.0 PyYAML==6.0.4)
 
 fetch() {
     local dir=$1 plat=()

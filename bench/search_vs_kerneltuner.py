@@ -539,6 +539,49 @@ def find_pairs(args):
     return found
 
 
+class KtSpace:
+    """What Kernel Tuner's max_fevals=200 runs need of a pair, without amk or the methodology
+    package (--kt-runs-only: those runs made on a machine with more cores, scored here). The
+    chosen cachefiles are taken as complete (no amk to count the valid configs)."""
+
+    def __init__(self, kernel, gpu, cachefile, t1, work):
+        self.kernel, self.gpu, self.t1 = kernel, gpu, Path(t1)
+        self.name = f"{kernel}/{gpu}"
+        self.digest = hashlib.sha256(Path(cachefile).read_bytes()).hexdigest()[:16]
+        cache, how = load_cache_info(cachefile)
+        if how != "complete":
+            sys.exit(f"--kt-runs-only: {self.name}'s cachefile is {how}; replay it here")
+        self.partial, self.recorded = None, set(cache["cache"])
+        self.keys = cache["tune_params_keys"]
+        self.kt_kernel, self.kt_size = cache["kernel_name"], cache["problem_size"]
+        d = work / kernel / gpu
+        d.mkdir(parents=True, exist_ok=True)
+        self.cachefile = d / "cache.json"
+        if not self.cachefile.exists():
+            self.cachefile.write_text(json.dumps(cache))
+
+
+def _kt_run_task(t):
+    sp, strategy, seed, kt_cache = t
+    t0 = time.perf_counter()
+    d, _ = run_kt(sp, strategy, seed, kt_cache, evals_only=True)
+    return sp.name, strategy, seed, len(set(d["evals"])), time.perf_counter() - t0
+
+
+def kt_runs_only(args):
+    """Kernel Tuner's --kt-evals-only runs of the chosen pairs into --kt-cache, seed by seed
+    (an interrupted batch leaves whole seeds done), one line per run as it ends."""
+    if not args.kt_cache or not args.kt_evals_only:
+        sys.exit("--kt-runs-only needs --kt-cache and --kt-evals-only STRATEGY,...")
+    spaces = [KtSpace(k, g, f, t1, Path(args.work)) for k, g, f, t1 in find_pairs(args)]
+    tasks = [(sp, s, seed, args.kt_cache)
+             for seed in range(args.first_seed, args.first_seed + args.seeds)
+             for s in args.kt_evals_only for sp in spaces]
+    with mp.Pool(args.jobs) as pool:
+        for name, s, seed, n, wall in pool.imap_unordered(_kt_run_task, tasks, chunksize=1):
+            print(f"{name} {s} seed {seed}: {n} distinct configs, {wall:.0f} s", flush=True)
+
+
 def make_spaces(args):
     part = {n: (a, b, how) for n, a, b, how in args.partial}
     return [Space(k, g, f, t1, Path(args.work), part.get(f"{k}/{g}")) for k, g, f, t1 in
@@ -962,7 +1005,7 @@ def report(spaces, results, args, timing):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--amk", required=True, help="the amk binary")
+    ap.add_argument("--amk", help="the amk binary (required but with --kt-runs-only)")
     ap.add_argument("--hub", required=True, help="space_defs/data/benchmark_hub (T1 spaces)")
     ap.add_argument("--cachefiles", help="the cachefiles/ folder of a benchmark_hub snapshot "
                     "(KERNEL/GPU.json.gz; default: HUB/cachefiles, the shipped subset); T1 "
@@ -979,6 +1022,10 @@ def main():
                     "large budgets); they are scored on the time budget too, from the recorded "
                     "cost of the configs they visited, held at their last best where 200 "
                     "evaluations end before the budget (a lower bound; table.md says where)")
+    ap.add_argument("--kt-runs-only", action="store_true",
+                    help="make the --kt-evals-only strategies' runs into --kt-cache and stop: "
+                    "no amk, no scoring, no methodology package (for a machine with more "
+                    "cores; score them here with --kt-cached-only)")
     ap.add_argument("--kt-cached-only", action="store_true",
                     help="score only the Kernel Tuner runs already in --kt-cache (no new "
                     "simulations; each strategy is scored on the seeds every pair has)")
@@ -1028,6 +1075,11 @@ def main():
         args.seeds = min(args.seeds, 2)
         args.kt_strategies = ["random_sample", "genetic_algorithm", "greedy_ils"]
     args.cachefiles = args.cachefiles or str(Path(args.hub) / "cachefiles")
+    if args.kt_runs_only:
+        kt_runs_only(args)
+        return
+    if not args.amk:
+        ap.error("--amk is required")
     if args.sweeps:
         args.sweeps_dir = args.sweeps_dir or str(Path(args.hub).parent)
         args.spec_root = args.spec_root or str(Path(args.hub).parent.parent / "kernels")
