@@ -207,7 +207,8 @@ typedef struct amk__gp {
     int tuning, t_m, t_step, t_scale_i, t_rel_i[AMK_MAX_PARAMS];
     double t_best_ml, t_wsum[AMK_MAX_PARAMS / 8][256];
     uint32_t t_mask[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* params each pair differs in */
-    double t_y[AMK__GP_TUNE_MAX], t_alpha[AMK__GP_TUNE_MAX];
+    uint32_t t_varied;                                    /* params some pair differs in */
+    double t_y[AMK__GP_TUNE_MAX];
     double t_L[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX];
     double t_K[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX];  /* the kernel at the best so far */
     double t_Kt[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* and at the last one tried */

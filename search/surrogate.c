@@ -102,10 +102,11 @@ static void weights(int n, int scale_i, const int *rel_i, double *w, double (*ws
 }
 
 /* Cholesky of the kernel matrix in L's lower triangle (m points, row stride ld), in place,
- * and alpha = K^-1 y; the log marginal likelihood (up to a constant), or -INFINITY when K is
- * not positive definite. */
+ * and alpha = K^-1 y (alpha NULL: not wanted, a tune needs only the likelihood); the log
+ * marginal likelihood (up to a constant), or -INFINITY when K is not positive definite. */
 static double factor(double *L, int ld, const double *y, int m, double *alpha)
 {
+    double scratch[AMK__GP_MAX];
     double logdet = 0;
     for (int j = 0; j < m; j++) {
         double *lj = L + j * ld;
@@ -120,11 +121,13 @@ static double factor(double *L, int ld, const double *y, int m, double *alpha)
             li[j] = (li[j] - dot(li, lj, j)) / d;
         }
     }
-    double *a = alpha, fit = 0;
+    double *a = alpha ? alpha : scratch, fit = 0;
     for (int i = 0; i < m; i++) { /* L a = y */
         a[i] = (y[i] - dot(L + i * ld, a, i)) / L[i * ld + i];
         fit += a[i] * a[i];
     }
+    if (!alpha)
+        return -0.5 * fit - logdet;
     for (int i = m - 1; i >= 0; i--) { /* L^T alpha = a */
         double s = a[i];
         for (int k = i + 1; k < m; k++)
@@ -155,10 +158,11 @@ void amk__gp_tune_begin(amk__gp *g)
     if (m > AMK__GP_TUNE_MAX)
         m = AMK__GP_TUNE_MAX;
     g->t_m = m;
+    g->t_varied = 0;
     for (int i = 0; i < m; i++) {
         g->t_y[i] = g->y[i];
         for (int j = 0; j <= i; j++)
-            g->t_mask[i * AMK__GP_TUNE_MAX + j] = diff_mask(g->x[i], g->x[j]);
+            g->t_varied |= g->t_mask[i * AMK__GP_TUNE_MAX + j] = diff_mask(g->x[i], g->x[j]);
     }
     g->t_scale_i = g->scale_i;
     memcpy(g->t_rel_i, g->rel_i, sizeof g->t_rel_i);
@@ -183,7 +187,7 @@ static double tune_ml(amk__gp *g, int p)
             g->t_Kt[at] = k;
             g->t_L[at] = k + (i == j ? GP_NOISE + GP_JITTER : 0.0);
         }
-    return factor(g->t_L, AMK__GP_TUNE_MAX, g->t_y, g->t_m, g->t_alpha);
+    return factor(g->t_L, AMK__GP_TUNE_MAX, g->t_y, g->t_m, NULL);
 }
 
 /* The trial's kernel becomes the best one's. */
@@ -215,7 +219,9 @@ int amk__gp_tune_step(amk__gp *g, int max_factor)
             idx = &g->t_rel_i[p];
             k %= GP_NRELS;
         }
-        if (k == *idx)
+        /* a param the tune's points all share: its weight is in no pair's r^2, the kernel
+         * and the likelihood stay the best's, and an equal likelihood is never kept */
+        if (k == *idx || (p >= 0 && !(g->t_varied >> p & 1)))
             continue;
         int keep = *idx;
         *idx = k;
