@@ -69,16 +69,73 @@ static uint32_t diff_mask(const uint8_t *a, const uint8_t *b)
     return mask;
 }
 
-/* The kernel of two configs that differ in the params of mask. r^2 is a sum of weights
- * looked up a byte of params at a time; the weights are 5 times powers of two (the grids'
- * length scales are), so every such sum is exact and equals the one over params in order. */
-static double kernel_of(const double (*wsum)[256], uint32_t mask)
+/* The Matern 5/2 kernel at squared distance r2. */
+static double matern(double r2)
+{
+    double r = sqrt(r2);
+    return (1.0 + r + r * r / 3.0) * exp(-r);
+}
+
+/* r^2 of two configs that differ in the params of mask: a sum of weights looked up a byte of
+ * params at a time. The weights are 5 times powers of two (the grids' length scales are), so
+ * every such sum is exact and equals the one over params in order. */
+static inline double r2_of(const double (*wsum)[256], uint32_t mask)
 {
     double r2 = 0;
     for (int b = 0; b < GP_MASK_BYTES; b++)
         r2 += wsum[b][(mask >> (8 * b)) & 0xff];
-    double r = sqrt(r2);
-    return (1.0 + r + r * r / 3.0) * exp(-r);
+    return r2;
+}
+
+/* The memo's slot for key: where it is, or the empty one ending its probe. */
+static inline unsigned memo_slot(const amk__gp *g, uint64_t key)
+{
+    const unsigned slots = AMK__GP_MEMO - 1;
+    unsigned h = (unsigned)(((key ^ key >> 29) * 0x9e3779b97f4a7c15ULL) >>
+                            (64 - AMK__GP_MEMO_BITS));
+    while (g->memo[h].key && g->memo[h].key != key)
+        h = (h + 1) & slots;
+    return h;
+}
+
+/* A miss of kernel_of: computes the kernel and remembers it in slot h. */
+static double memo_add(amk__gp *g, uint64_t key, unsigned h, double r2)
+{
+    double k = matern(r2);
+    if (g->memo_used >= AMK__GP_MEMO / 2) { /* half full: start afresh, probes stay short */
+        memset(g->memo, 0, sizeof g->memo);
+        g->memo_used = 0;
+        h = memo_slot(g, key);
+    }
+    g->memo[h].key = key;
+    g->memo[h].k = k;
+    g->memo_used++;
+    return k;
+}
+
+/* The kernel at r2. It is a function of r^2 alone, whatever the weights, and a model meets
+ * few distinct r^2 (sums of a handful of weights), so each one's value is remembered, keyed
+ * on its bits: a look-up instead of a sqrt and an exp, and the same number. */
+static inline double kernel_of(amk__gp *g, double r2)
+{
+    uint64_t key;
+    memcpy(&key, &r2, sizeof key);
+    key++; /* 0 marks an empty slot */
+    unsigned h = memo_slot(g, key);
+    return g->memo[h].key ? g->memo[h].k : memo_add(g, key, h, r2);
+}
+
+double amk__gp_kernel(amk__gp *g, double r2)
+{
+    return kernel_of(g, r2);
+}
+
+/* A param's weight at shared scale scale_i and stretch rel_i: 5 / length scale^2, 5 times
+ * a power of two (the grids hold powers of two). */
+static double weight(int scale_i, int rel_i)
+{
+    double ls = GP_SCALES[scale_i] * GP_RELS[rel_i];
+    return 5.0 / (ls * ls);
 }
 
 /* The weights of hyperparameters (scale_i, rel_i) over n params, into w (may be NULL) and
@@ -87,8 +144,7 @@ static void weights(int n, int scale_i, const int *rel_i, double *w, double (*ws
 {
     double wp[AMK_MAX_PARAMS] = {0};
     for (int p = 0; p < n; p++) {
-        double ls = GP_SCALES[scale_i] * GP_RELS[rel_i[p]];
-        wp[p] = 5.0 / (ls * ls);
+        wp[p] = weight(scale_i, rel_i[p]);
         if (w)
             w[p] = wp[p];
     }
@@ -159,10 +215,22 @@ void amk__gp_tune_begin(amk__gp *g)
         m = AMK__GP_TUNE_MAX;
     g->t_m = m;
     g->t_varied = 0;
-    for (int i = 0; i < m; i++) {
+    memset(g->t_pairs, 0, sizeof g->t_pairs);
+    double wsum[GP_MASK_BYTES][256]; /* of the weights the tune starts at */
+    weights(g->n, g->scale_i, g->rel_i, NULL, wsum);
+    for (int i = 0, q = 0; i < m; i++) {
         g->t_y[i] = g->y[i];
-        for (int j = 0; j <= i; j++)
-            g->t_varied |= g->t_mask[i * AMK__GP_TUNE_MAX + j] = diff_mask(g->x[i], g->x[j]);
+        for (int j = 0; j <= i; j++) {
+            uint32_t mask = diff_mask(g->x[i], g->x[j]);
+            g->t_r2[i * AMK__GP_TUNE_MAX + j] = r2_of((const double(*)[256])wsum, mask);
+            if (j == i)
+                continue;
+            g->t_varied |= mask;
+            g->t_at[q] = (uint16_t)(i * AMK__GP_TUNE_MAX + j);
+            for (uint32_t b = mask; b; b &= b - 1)
+                g->t_pairs[__builtin_ctz(b)][q / 64] |= 1ull << (q % 64);
+            q++;
+        }
     }
     g->t_scale_i = g->scale_i;
     memcpy(g->t_rel_i, g->rel_i, sizeof g->t_rel_i);
@@ -170,30 +238,57 @@ void amk__gp_tune_begin(amk__gp *g)
     g->tuning = 1;
 }
 
-/* The tune's marginal likelihood at its current hyperparameters, which differ from those of
- * t_K (the kernel at the best ones so far) in param p's weight alone (p < 0: any): the pairs
- * alike in p keep their kernel, and only the others pay for an exp. The trial's kernel is
- * left in t_Kt. */
-static double tune_ml(amk__gp *g, int p)
+/* The tune's marginal likelihood at a trial's hyperparameters, leaving the trial's kernel of
+ * the pairs it changes in t_Kt. t_r2 and t_K hold r^2 and the kernel of every pair at the
+ * best hyperparameters so far. A trial of another shared scale (p < 0) multiplies every r^2
+ * by `by` (the ratio of the old scale's square to the new one's, a power of two); a trial of
+ * param p's stretch adds `by` (its new weight less its old) to the r^2 of the pairs that
+ * differ in p and leaves the others. Both are exact (r^2 is a sum of a few multiples of 5
+ * times powers of two, far inside a double's 53 bits), so every r^2 is the one a sum over
+ * the params at the new weights gives, bit for bit, and so is its kernel. */
+static double tune_ml(amk__gp *g, int p, double by)
 {
-    weights(g->n, g->t_scale_i, g->t_rel_i, NULL, g->t_wsum);
-    const double(*wsum)[256] = (const double(*)[256])g->t_wsum;
-    uint32_t moved = p < 0 ? 0xffffffffu : 1u << p;
-    for (int i = 0; i < g->t_m; i++)
-        for (int j = 0; j <= i; j++) {
-            int at = i * AMK__GP_TUNE_MAX + j;
-            uint32_t mask = g->t_mask[at];
-            double k = p < 0 || (mask & moved) ? kernel_of(wsum, mask) : g->t_K[at];
-            g->t_Kt[at] = k;
-            g->t_L[at] = k + (i == j ? GP_NOISE + GP_JITTER : 0.0);
+    const int ld = AMK__GP_TUNE_MAX, m = g->t_m;
+    if (p < 0) {
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j <= i; j++) {
+                int at = i * ld + j;
+                double k = kernel_of(g, g->t_r2[at] * by);
+                g->t_Kt[at] = k;
+                g->t_L[at] = k + (i == j ? GP_NOISE + GP_JITTER : 0.0);
+            }
+    } else {
+        for (int i = 0; i < m; i++) { /* the best's kernel, then the pairs p moves */
+            memcpy(g->t_L + i * ld, g->t_K + i * ld, (size_t)i * sizeof *g->t_L);
+            g->t_L[i * ld + i] = g->t_K[i * ld + i] + (GP_NOISE + GP_JITTER);
         }
-    return factor(g->t_L, AMK__GP_TUNE_MAX, g->t_y, g->t_m, NULL);
+        for (int w = 0; w * 64 < m * (m - 1) / 2; w++)
+            for (uint64_t b = g->t_pairs[p][w]; b; b &= b - 1) {
+                int at = g->t_at[w * 64 + __builtin_ctzll(b)];
+                g->t_L[at] = g->t_Kt[at] = kernel_of(g, g->t_r2[at] + by);
+            }
+    }
+    return factor(g->t_L, ld, g->t_y, m, NULL);
 }
 
-/* The trial's kernel becomes the best one's. */
-static void tune_keep(amk__gp *g)
+/* The trial's hyperparameters become the best: its r^2 and kernel of the pairs it changed. */
+static void tune_keep(amk__gp *g, int p, double by)
 {
-    memcpy(g->t_K, g->t_Kt, sizeof g->t_K);
+    const int ld = AMK__GP_TUNE_MAX, m = g->t_m;
+    if (p < 0) {
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j <= i; j++) {
+                g->t_r2[i * ld + j] *= by;
+                g->t_K[i * ld + j] = g->t_Kt[i * ld + j];
+            }
+        return;
+    }
+    for (int w = 0; w * 64 < m * (m - 1) / 2; w++)
+        for (uint64_t b = g->t_pairs[p][w]; b; b &= b - 1) {
+            int at = g->t_at[w * 64 + __builtin_ctzll(b)];
+            g->t_r2[at] += by;
+            g->t_K[at] = g->t_Kt[at];
+        }
 }
 
 /* One coordinate sweep raising the marginal likelihood of the tune's points: every shared
@@ -207,8 +302,8 @@ int amk__gp_tune_step(amk__gp *g, int max_factor)
     int last = GP_NSCALES + g->n * GP_NRELS, done = 0;
     for (; g->t_step <= last && done < max_factor; g->t_step++) {
         if (g->t_step == 0) {
-            g->t_best_ml = tune_ml(g, -1);
-            tune_keep(g);
+            g->t_best_ml = tune_ml(g, -1, 1.0);
+            tune_keep(g, -1, 1.0);
             done++;
             continue;
         }
@@ -224,12 +319,14 @@ int amk__gp_tune_step(amk__gp *g, int max_factor)
         if (k == *idx || (p >= 0 && !(g->t_varied >> p & 1)))
             continue;
         int keep = *idx;
+        double by = p < 0 ? weight(k, GP_REL_ONE) / weight(keep, GP_REL_ONE)
+                          : weight(g->t_scale_i, k) - weight(g->t_scale_i, keep);
         *idx = k;
-        double ml = tune_ml(g, p);
+        double ml = tune_ml(g, p, by);
         done++;
         if (ml > g->t_best_ml) {
             g->t_best_ml = ml;
-            tune_keep(g);
+            tune_keep(g, p, by);
         } else {
             *idx = keep;
         }
@@ -299,7 +396,7 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const lon
         for (int j = 0; j <= i; j++) {
             int a = was[i] > was[j] ? was[i] : was[j], b = was[i] > was[j] ? was[j] : was[i];
             double k = b >= 0 ? ko[a * AMK__GP_MAX + b]
-                              : kernel_of(wsum, diff_mask(g->x[i], g->x[j]));
+                              : kernel_of(g, r2_of(wsum, diff_mask(g->x[i], g->x[j])));
             kn[i * AMK__GP_MAX + j] = k;
             g->L[i * AMK__GP_MAX + j] = k + (i == j ? GP_NOISE + GP_JITTER : 0.0);
         }
@@ -309,7 +406,7 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const lon
     return factor(g->L, AMK__GP_MAX, g->y, m, g->alpha) > -INFINITY;
 }
 
-void amk__gp_ei_many(const amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int count,
+void amk__gp_ei_many(amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int count,
                      double *ei)
 {
     enum { C = GP_EI_CHUNK };
@@ -323,8 +420,8 @@ void amk__gp_ei_many(const amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int c
         }
         for (int i = 0; i < m; i++)
             for (int c = 0; c < C; c++) { /* lanes past count: zeros, solved and dropped */
-                k[i][c] = c < nc ? kernel_of((const double(*)[256])g->wsum,
-                                             diff_mask(x[base + c], g->x[i]))
+                k[i][c] = c < nc ? kernel_of(g, r2_of((const double(*)[256])g->wsum,
+                                                   diff_mask(x[base + c], g->x[i])))
                                  : 0.0;
                 mu[c] += k[i][c] * g->alpha[i];
             }
@@ -359,7 +456,7 @@ void amk__gp_ei_many(const amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int c
     }
 }
 
-double amk__gp_ei(const amk__gp *g, const uint8_t *x)
+double amk__gp_ei(amk__gp *g, const uint8_t *x)
 {
     double ei;
     amk__gp_ei_many(g, (const uint8_t(*)[AMK_MAX_PARAMS])x, 1, &ei);
