@@ -189,7 +189,8 @@ amk_incumbent *amk__history_incumbent(amk_history *h);
 #define AMK__GP_MAX 96
 #define AMK__GP_TUNE_MAX 48 /* points a tune uses (every other one of a larger set) */
 #define AMK__GP_TUNE_PAIRS (AMK__GP_TUNE_MAX * (AMK__GP_TUNE_MAX - 1) / 2)
-#define AMK__GP_MEMO_BITS 12 /* 2^12 kernel values remembered */
+#define AMK__GP_TUNE_LANES 4 /* trials of one weight factorised side by side */
+#define AMK__GP_MEMO_BITS 13 /* a table of 2^13 kernel values, cleared when half full */
 #define AMK__GP_MEMO (1 << AMK__GP_MEMO_BITS)
 typedef struct amk__gp {
     int n, m;
@@ -217,9 +218,12 @@ typedef struct amk__gp {
     uint64_t t_pairs[AMK_MAX_PARAMS][(AMK__GP_TUNE_PAIRS + 63) / 64];
     double t_y[AMK__GP_TUNE_MAX];
     double t_r2[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* r^2 of each pair at the best so far */
-    double t_L[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX];
-    double t_K[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX];  /* the kernel at the best so far */
-    double t_Kt[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* and at the last one tried */
+    double t_K[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* the kernel at the best so far */
+    double t_L[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX * AMK__GP_TUNE_LANES]; /* interleaved */
+    double t_L1[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* one of them, factorised alone */
+    double t_ml[AMK__GP_TUNE_LANES]; /* the likelihoods of the last ones, t_nml of them */
+    int t_nml;
+    int no_simd; /* 1: the scalar paths even where the CPU has AVX2 (tests compare them) */
     /* the kernel's value at each r^2 met (key: r^2's bits + 1; 0: an empty slot), whatever
      * the weights: the fits, tunes and expected improvements look it up */
     struct {

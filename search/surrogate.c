@@ -98,13 +98,18 @@ static inline unsigned memo_slot(const amk__gp *g, uint64_t key)
     return h;
 }
 
+static void memo_clear(amk__gp *g)
+{
+    memset(g->memo, 0, sizeof g->memo);
+    g->memo_used = 0;
+}
+
 /* A miss of kernel_of: computes the kernel and remembers it in slot h. */
 static double memo_add(amk__gp *g, uint64_t key, unsigned h, double r2)
 {
     double k = matern(r2);
     if (g->memo_used >= AMK__GP_MEMO / 2) { /* half full: start afresh, probes stay short */
-        memset(g->memo, 0, sizeof g->memo);
-        g->memo_used = 0;
+        memo_clear(g);
         h = memo_slot(g, key);
     }
     g->memo[h].key = key;
@@ -193,6 +198,121 @@ static double factor(double *L, int ld, const double *y, int m, double *alpha)
     return -0.5 * fit - logdet;
 }
 
+/* A tune tries the values of one weight (a param's stretch, or the shared scale) side by
+ * side, GP_LANES of them: their kernels differ from the best's in that weight alone, so none
+ * depends on another's outcome. The lanes' matrices are interleaved, element at of lane l at
+ * at * GP_LANES + l. Each lane is factorised by factor's arithmetic exactly: the same
+ * operations in the same order on its own numbers (sums of products in dot's four running
+ * sums, then the subtraction, division, sqrt and log), only several lanes per instruction.
+ * Where the CPU has AVX2 the lanes are one 256-bit vector (no FMA: -ffp-contract=off keeps
+ * products and sums apart as in factor); elsewhere each lane goes through factor. */
+#define GP_LANES AMK__GP_TUNE_LANES
+_Static_assert(GP_NSCALES - 1 <= GP_LANES && GP_NRELS - 1 <= GP_LANES,
+               "a batch holds every other value of a weight");
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define GP_AVX2 __attribute__((target("avx2")))
+typedef double gp_v4 __attribute__((vector_size(GP_LANES * sizeof(double))));
+
+static inline GP_AVX2 gp_v4 v4_load(const double *p)
+{
+    gp_v4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* dot() of lane vectors */
+static inline GP_AVX2 gp_v4 dot_v4(const double *a, const double *b, int n)
+{
+    const int W = GP_LANES;
+    gp_v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+    int k = 0;
+    for (; k + 4 <= n; k += 4) {
+        s0 += v4_load(a + k * W) * v4_load(b + k * W);
+        s1 += v4_load(a + (k + 1) * W) * v4_load(b + (k + 1) * W);
+        s2 += v4_load(a + (k + 2) * W) * v4_load(b + (k + 2) * W);
+        s3 += v4_load(a + (k + 3) * W) * v4_load(b + (k + 3) * W);
+    }
+    for (; k < n; k++)
+        s0 += v4_load(a + k * W) * v4_load(b + k * W);
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* factor(L, ld, y, m, NULL) of each lane into ml[]. A lane that is not positive definite
+ * gets -INFINITY and goes on with a pivot of 1, its numbers unused. */
+static GP_AVX2 void factor_v4(double *L, int ld, const double *y, int m, double *ml)
+{
+    const int W = GP_LANES;
+    double logdet[GP_LANES] = {0}, a[AMK__GP_TUNE_MAX * GP_LANES];
+    int bad[GP_LANES] = {0};
+    for (int j = 0; j < m; j++) {
+        double *lj = L + j * ld * W, d[GP_LANES];
+        gp_v4 dv = v4_load(lj + j * W) - dot_v4(lj, lj, j);
+        memcpy(d, &dv, sizeof d);
+        for (int l = 0; l < W; l++) {
+            if (!(d[l] > 0)) {
+                bad[l] = 1;
+                d[l] = 1;
+            }
+            d[l] = sqrt(d[l]);
+            logdet[l] += log(d[l]);
+        }
+        memcpy(&dv, d, sizeof dv);
+        memcpy(lj + j * W, &dv, sizeof dv);
+        for (int i = j + 1; i < m; i++) {
+            double *li = L + i * ld * W;
+            gp_v4 v = (v4_load(li + j * W) - dot_v4(li, lj, j)) / dv;
+            memcpy(li + j * W, &v, sizeof v);
+        }
+    }
+    gp_v4 fit = {0};
+    for (int i = 0; i < m; i++) { /* L a = y */
+        gp_v4 yi = {y[i], y[i], y[i], y[i]};
+        gp_v4 ai = (yi - dot_v4(L + i * ld * W, a, i)) / v4_load(L + (i * ld + i) * W);
+        memcpy(a + i * W, &ai, sizeof ai);
+        fit += ai * ai;
+    }
+    double f[GP_LANES];
+    memcpy(f, &fit, sizeof f);
+    for (int l = 0; l < W; l++)
+        ml[l] = bad[l] ? -INFINITY : -0.5 * f[l] - logdet[l];
+}
+
+static int have_avx2(void)
+{
+    static int has = -1;
+    if (has < 0)
+        has = __builtin_cpu_supports("avx2") != 0;
+    return has;
+}
+#else
+static int have_avx2(void)
+{
+    return 0;
+}
+#endif
+
+/* The log marginal likelihood of the first nl lanes of the tune's matrices (t_L) into ml,
+ * and into t_ml (where tests compare the paths). */
+static void factor_lanes(amk__gp *g, int nl, double *ml)
+{
+    const int ld = AMK__GP_TUNE_MAX, m = g->t_m;
+    g->t_nml = nl;
+#ifdef GP_AVX2
+    if (have_avx2() && !g->no_simd) {
+        factor_v4(g->t_L, ld, g->t_y, m, g->t_ml);
+        memcpy(ml, g->t_ml, (size_t)nl * sizeof *ml);
+        return;
+    }
+#endif
+    for (int l = 0; l < nl; l++) {
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j <= i; j++)
+                g->t_L1[i * ld + j] = g->t_L[(i * ld + j) * GP_LANES + l];
+        ml[l] = g->t_ml[l] = factor(g->t_L1, ld, g->t_y, m, NULL);
+    }
+}
+
 static void set_weights(amk__gp *g)
 {
     weights(g->n, g->scale_i, g->rel_i, g->w, g->wsum);
@@ -215,6 +335,10 @@ void amk__gp_tune_begin(amk__gp *g)
         m = AMK__GP_TUNE_MAX;
     g->t_m = m;
     g->t_varied = 0;
+    /* a tune meets up to a few thousand r^2 (gemm_milo: 2000), most of them new: room for
+     * them, so that the memo is not cleared in the middle (a burst of misses) */
+    if (g->memo_used > AMK__GP_MEMO / 4)
+        memo_clear(g);
     memset(g->t_pairs, 0, sizeof g->t_pairs);
     double wsum[GP_MASK_BYTES][256]; /* of the weights the tune starts at */
     weights(g->n, g->scale_i, g->rel_i, NULL, wsum);
@@ -238,40 +362,41 @@ void amk__gp_tune_begin(amk__gp *g)
     g->tuning = 1;
 }
 
-/* The tune's marginal likelihood at a trial's hyperparameters, leaving the trial's kernel of
- * the pairs it changes in t_Kt. t_r2 and t_K hold r^2 and the kernel of every pair at the
- * best hyperparameters so far. A trial of another shared scale (p < 0) multiplies every r^2
- * by `by` (the ratio of the old scale's square to the new one's, a power of two); a trial of
- * param p's stretch adds `by` (its new weight less its old) to the r^2 of the pairs that
- * differ in p and leaves the others. Both are exact (r^2 is a sum of a few multiples of 5
- * times powers of two, far inside a double's 53 bits), so every r^2 is the one a sum over
- * the params at the new weights gives, bit for bit, and so is its kernel. */
-static double tune_ml(amk__gp *g, int p, double by)
+/* The tune's marginal likelihood at nl trials' hyperparameters, into ml[]. t_r2 and t_K hold
+ * r^2 and the kernel of every pair at the best hyperparameters so far. A trial of another
+ * shared scale (p < 0) multiplies every r^2 by by[l] (the ratio of the old scale's square to
+ * the new one's, a power of two); a trial of param p's stretch adds by[l] (its new weight less
+ * its old) to the r^2 of the pairs that differ in p and leaves the others. Both are exact
+ * (r^2 is a sum of a few multiples of 5 times powers of two, far inside a double's 53 bits),
+ * so every r^2 is the one a sum over the params at the new weights gives, bit for bit, and so
+ * is its kernel. Lanes past nl repeat lane 0. */
+static void tune_trials(amk__gp *g, int p, const double *by, int nl, double *ml)
 {
-    const int ld = AMK__GP_TUNE_MAX, m = g->t_m;
-    if (p < 0) {
-        for (int i = 0; i < m; i++)
-            for (int j = 0; j <= i; j++) {
-                int at = i * ld + j;
-                double k = kernel_of(g, g->t_r2[at] * by);
-                g->t_Kt[at] = k;
-                g->t_L[at] = k + (i == j ? GP_NOISE + GP_JITTER : 0.0);
-            }
-    } else {
-        for (int i = 0; i < m; i++) { /* the best's kernel, then the pairs p moves */
-            memcpy(g->t_L + i * ld, g->t_K + i * ld, (size_t)i * sizeof *g->t_L);
-            g->t_L[i * ld + i] = g->t_K[i * ld + i] + (GP_NOISE + GP_JITTER);
+    const int ld = AMK__GP_TUNE_MAX, m = g->t_m, W = GP_LANES;
+    double *L = g->t_L, b[GP_LANES];
+    for (int l = 0; l < W; l++)
+        b[l] = by[l < nl ? l : 0];
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j <= i; j++) {
+            int at = i * ld + j;
+            double diag = i == j ? GP_NOISE + GP_JITTER : 0.0, r2 = g->t_r2[at];
+            double k = g->t_K[at] + diag;
+            for (int l = 0; l < W; l++)
+                L[at * W + l] = p < 0 ? kernel_of(g, r2 * b[l]) + diag : k;
         }
+    if (p >= 0)
         for (int w = 0; w * 64 < m * (m - 1) / 2; w++)
-            for (uint64_t b = g->t_pairs[p][w]; b; b &= b - 1) {
-                int at = g->t_at[w * 64 + __builtin_ctzll(b)];
-                g->t_L[at] = g->t_Kt[at] = kernel_of(g, g->t_r2[at] + by);
+            for (uint64_t bits = g->t_pairs[p][w]; bits; bits &= bits - 1) {
+                int at = g->t_at[w * 64 + __builtin_ctzll(bits)];
+                double r2 = g->t_r2[at];
+                for (int l = 0; l < W; l++)
+                    L[at * W + l] = kernel_of(g, r2 + b[l]);
             }
-    }
-    return factor(g->t_L, ld, g->t_y, m, NULL);
+    factor_lanes(g, nl, ml);
 }
 
-/* The trial's hyperparameters become the best: its r^2 and kernel of the pairs it changed. */
+/* A trial's hyperparameters become the best: r^2 and the kernel of the pairs it changed (the
+ * kernel values are the memo's, just computed). */
 static void tune_keep(amk__gp *g, int p, double by)
 {
     const int ld = AMK__GP_TUNE_MAX, m = g->t_m;
@@ -279,7 +404,7 @@ static void tune_keep(amk__gp *g, int p, double by)
         for (int i = 0; i < m; i++)
             for (int j = 0; j <= i; j++) {
                 g->t_r2[i * ld + j] *= by;
-                g->t_K[i * ld + j] = g->t_Kt[i * ld + j];
+                g->t_K[i * ld + j] = kernel_of(g, g->t_r2[i * ld + j]);
             }
         return;
     }
@@ -287,48 +412,73 @@ static void tune_keep(amk__gp *g, int p, double by)
         for (uint64_t b = g->t_pairs[p][w]; b; b &= b - 1) {
             int at = g->t_at[w * 64 + __builtin_ctzll(b)];
             g->t_r2[at] += by;
-            g->t_K[at] = g->t_Kt[at];
+            g->t_K[at] = kernel_of(g, g->t_r2[at]);
         }
 }
 
 /* One coordinate sweep raising the marginal likelihood of the tune's points: every shared
  * scale, then every stretch of each param in turn; a value is kept when the likelihood
  * rises. Step 0 is the likelihood of the starting point, step 1 + k tries scale k, step
- * 1 + GP_NSCALES + p GP_NRELS + k stretch k of param p. */
+ * 1 + GP_NSCALES + p GP_NRELS + k stretch k of param p. The steps of one weight are
+ * factorised side by side (tune_trials) and then decided in order, as one at a time. */
 int amk__gp_tune_step(amk__gp *g, int max_factor)
 {
     if (!g->tuning)
         return 0;
     int last = GP_NSCALES + g->n * GP_NRELS, done = 0;
-    for (; g->t_step <= last && done < max_factor; g->t_step++) {
+    while (g->t_step <= last && done < max_factor) {
         if (g->t_step == 0) {
-            g->t_best_ml = tune_ml(g, -1, 1.0);
-            tune_keep(g, -1, 1.0);
+            double one = 1.0;
+            tune_trials(g, -1, &one, 1, &g->t_best_ml);
+            tune_keep(g, -1, one);
+            g->t_step++;
             done++;
             continue;
         }
-        int k = g->t_step - 1, *idx = &g->t_scale_i, p = -1;
-        if (k >= GP_NSCALES) {
-            k -= GP_NSCALES;
-            p = k / GP_NRELS;
+        /* the steps [first, first + nval) of one weight: the shared scale (p < 0) or the
+         * stretch of param p */
+        int p = -1, first = 1, nval = GP_NSCALES, *idx = &g->t_scale_i;
+        if (g->t_step > GP_NSCALES) {
+            p = (g->t_step - 1 - GP_NSCALES) / GP_NRELS;
+            first = 1 + GP_NSCALES + p * GP_NRELS;
+            nval = GP_NRELS;
             idx = &g->t_rel_i[p];
-            k %= GP_NRELS;
         }
         /* a param the tune's points all share: its weight is in no pair's r^2, the kernel
          * and the likelihood stay the best's, and an equal likelihood is never kept */
-        if (k == *idx || (p >= 0 && !(g->t_varied >> p & 1)))
+        if (p >= 0 && !(g->t_varied >> p & 1)) {
+            g->t_step = first + nval;
             continue;
-        int keep = *idx;
-        double by = p < 0 ? weight(k, GP_REL_ONE) / weight(keep, GP_REL_ONE)
-                          : weight(g->t_scale_i, k) - weight(g->t_scale_i, keep);
-        *idx = k;
-        double ml = tune_ml(g, p, by);
-        done++;
-        if (ml > g->t_best_ml) {
-            g->t_best_ml = ml;
-            tune_keep(g, p, by);
-        } else {
-            *idx = keep;
+        }
+        /* the next steps of this weight but the value in use, as many as are allowed */
+        int start = *idx, kv[GP_LANES], nl = 0;
+        double by[GP_LANES], ml[GP_LANES];
+        for (; g->t_step < first + nval && nl < GP_LANES && done + nl < max_factor;
+             g->t_step++) {
+            int k = g->t_step - first;
+            if (k == start)
+                continue;
+            kv[nl] = k;
+            by[nl] = p < 0 ? weight(k, GP_REL_ONE) / weight(start, GP_REL_ONE)
+                           : weight(g->t_scale_i, k) - weight(g->t_scale_i, start);
+            nl++;
+        }
+        if (!nl)
+            continue;
+        tune_trials(g, p, by, nl, ml);
+        done += nl;
+        /* in step order, as one at a time. One at a time would also try the value in use at
+         * the start again after a keep: the kernel of the start, whose likelihood is below
+         * the kept one's, so it is never kept. */
+        int kept = -1;
+        for (int l = 0; l < nl; l++)
+            if (ml[l] > g->t_best_ml) {
+                g->t_best_ml = ml[l];
+                kept = l;
+            }
+        if (kept >= 0) {
+            *idx = kv[kept];
+            tune_keep(g, p, by[kept]);
         }
     }
     if (g->t_step <= last)
@@ -406,6 +556,69 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const lon
     return factor(g->L, AMK__GP_MAX, g->y, m, g->alpha) > -INFINITY;
 }
 
+/* v = L^-1 k for GP_EI_CHUNK candidates side by side, and the variance the data explain
+ * taken from var: each lane sums in dot's order, so a candidate's numbers do not depend on
+ * its neighbours (nor on whether AVX2 runs four of them to an instruction). */
+#ifdef GP_AVX2
+static GP_AVX2 void solve_v4(const double *L, int m, double (*k)[GP_EI_CHUNK],
+                             double (*v)[GP_EI_CHUNK], double *var)
+{
+    for (int c = 0; c < GP_EI_CHUNK; c += GP_LANES) {
+        gp_v4 vr = v4_load(var + c);
+        for (int i = 0; i < m; i++) {
+            const double *li = L + i * AMK__GP_MAX;
+            gp_v4 s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0};
+            int j = 0;
+            for (; j + 4 <= i; j += 4) {
+                s0 += li[j] * v4_load(&v[j][c]);
+                s1 += li[j + 1] * v4_load(&v[j + 1][c]);
+                s2 += li[j + 2] * v4_load(&v[j + 2][c]);
+                s3 += li[j + 3] * v4_load(&v[j + 3][c]);
+            }
+            for (; j < i; j++)
+                s0 += li[j] * v4_load(&v[j][c]);
+            gp_v4 vi = (v4_load(&k[i][c]) - ((s0 + s1) + (s2 + s3))) / li[i];
+            memcpy(&v[i][c], &vi, sizeof vi);
+            vr -= vi * vi;
+        }
+        memcpy(var + c, &vr, sizeof vr);
+    }
+}
+_Static_assert(GP_EI_CHUNK % GP_LANES == 0, "whole vectors of candidates");
+#endif
+
+static void solve_lanes(const amk__gp *g, double (*k)[GP_EI_CHUNK], double (*v)[GP_EI_CHUNK],
+                        double *var)
+{
+    enum { C = GP_EI_CHUNK };
+    int m = g->m;
+#ifdef GP_AVX2
+    if (have_avx2() && !g->no_simd) {
+        solve_v4(g->L, m, k, v, var);
+        return;
+    }
+#endif
+    for (int i = 0; i < m; i++) {
+        const double *li = g->L + i * AMK__GP_MAX;
+        double s0[C] = {0}, s1[C] = {0}, s2[C] = {0}, s3[C] = {0};
+        int j = 0;
+        for (; j + 4 <= i; j += 4)
+            for (int c = 0; c < C; c++) {
+                s0[c] += li[j] * v[j][c];
+                s1[c] += li[j + 1] * v[j + 1][c];
+                s2[c] += li[j + 2] * v[j + 2][c];
+                s3[c] += li[j + 3] * v[j + 3][c];
+            }
+        for (; j < i; j++)
+            for (int c = 0; c < C; c++)
+                s0[c] += li[j] * v[j][c];
+        for (int c = 0; c < C; c++) {
+            v[i][c] = (k[i][c] - ((s0[c] + s1[c]) + (s2[c] + s3[c]))) / li[i];
+            var[c] -= v[i][c] * v[i][c];
+        }
+    }
+}
+
 void amk__gp_ei_many(amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int count,
                      double *ei)
 {
@@ -425,27 +638,7 @@ void amk__gp_ei_many(amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int count,
                                  : 0.0;
                 mu[c] += k[i][c] * g->alpha[i];
             }
-        /* v = L^-1 k, the variance the data explain: each lane sums in dot's order, so a
-         * candidate's numbers do not depend on its neighbours */
-        for (int i = 0; i < m; i++) {
-            const double *li = g->L + i * AMK__GP_MAX;
-            double s0[C] = {0}, s1[C] = {0}, s2[C] = {0}, s3[C] = {0};
-            int j = 0;
-            for (; j + 4 <= i; j += 4)
-                for (int c = 0; c < C; c++) {
-                    s0[c] += li[j] * v[j][c];
-                    s1[c] += li[j + 1] * v[j + 1][c];
-                    s2[c] += li[j + 2] * v[j + 2][c];
-                    s3[c] += li[j + 3] * v[j + 3][c];
-                }
-            for (; j < i; j++)
-                for (int c = 0; c < C; c++)
-                    s0[c] += li[j] * v[j][c];
-            for (int c = 0; c < C; c++) {
-                v[i][c] = (k[i][c] - ((s0[c] + s1[c]) + (s2[c] + s3[c]))) / li[i];
-                var[c] -= v[i][c] * v[i][c];
-            }
-        }
+        solve_lanes(g, k, v, var);
         for (int c = 0; c < nc; c++) {
             double sd = var[c] > 1e-12 ? sqrt(var[c]) : 1e-6;
             double z = (g->best - mu[c]) / sd;

@@ -584,6 +584,44 @@ START_TEST(test_amk__gp_tune_step_updates_r2_exactly)
 }
 END_TEST
 
+/* The vector paths (AVX2: a tune's trials and expected improvement's candidates four to an
+ * instruction) give the one-at-a-time numbers bit for bit: weights, alpha, the factor and
+ * the expected improvements. Without AVX2 both models take the scalar path. */
+START_TEST(test_amk__gp_fit_vector_paths_match_scalar)
+{
+    static amk__gp vec, one;
+    memset(&vec, 0, sizeof vec);
+    memset(&one, 0, sizeof one);
+    one.no_simd = 1;
+    uint8_t x[90][AMK_MAX_PARAMS], c[21][AMK_MAX_PARAMS];
+    double lg[90], lc[21], e1[21], e2[21];
+    gp_points(x, lg, 90, 12);
+    gp_points(c, lc, 21, 13);
+    const uint8_t(*cx)[AMK_MAX_PARAMS] = (const uint8_t(*)[AMK_MAX_PARAMS])x;
+    ck_assert_int_eq(amk__gp_fit(&vec, 6, cx, NULL, lg, 90, 0), 1);
+    ck_assert_int_eq(amk__gp_fit(&one, 6, cx, NULL, lg, 90, 0), 1);
+    amk__gp_tune_begin(&vec);
+    amk__gp_tune_begin(&one);
+    int done;
+    do { /* every trial's likelihood, four at a time */
+        done = amk__gp_tune_step(&vec, 4);
+        ck_assert_int_eq(amk__gp_tune_step(&one, 4), done);
+        ck_assert_int_eq(vec.t_nml, one.t_nml);
+        ck_assert_int_eq(memcmp(vec.t_ml, one.t_ml, (size_t)vec.t_nml * sizeof *vec.t_ml), 0);
+    } while (!done);
+    ck_assert_int_eq(amk__gp_fit(&vec, 6, cx, NULL, lg, 90, 0), 1);
+    ck_assert_int_eq(amk__gp_fit(&one, 6, cx, NULL, lg, 90, 0), 1);
+    ck_assert_int_eq(vec.scale_i, one.scale_i);
+    ck_assert_int_eq(memcmp(vec.rel_i, one.rel_i, sizeof vec.rel_i), 0);
+    ck_assert_int_eq(memcmp(&vec.t_best_ml, &one.t_best_ml, sizeof vec.t_best_ml), 0);
+    ck_assert_int_eq(memcmp(vec.alpha, one.alpha, sizeof vec.alpha), 0);
+    ck_assert_int_eq(memcmp(vec.L, one.L, sizeof vec.L), 0);
+    amk__gp_ei_many(&vec, (const uint8_t(*)[AMK_MAX_PARAMS])c, 21, e1);
+    amk__gp_ei_many(&one, (const uint8_t(*)[AMK_MAX_PARAMS])c, 21, e2);
+    ck_assert_int_eq(memcmp(e1, e2, sizeof e1), 0);
+}
+END_TEST
+
 /* The kernel memo gives the formula's value bit for bit, for values it has seen and not,
  * across the resets that keep it at most half full. */
 START_TEST(test_amk__gp_kernel_memo_matches_formula)
@@ -2078,6 +2116,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk__gp_tune_step_skips_params_all_points_share);
     tcase_add_test(tc, test_amk__gp_tune_step_updates_r2_exactly);
     tcase_add_test(tc, test_amk__gp_kernel_memo_matches_formula);
+    tcase_add_test(tc, test_amk__gp_fit_vector_paths_match_scalar);
     tcase_add_test(tc, test_amk__gp_fit_kept_kernel_matches_fresh);
 
     tc = tcase(s, "amk_keep_decide", 10);
