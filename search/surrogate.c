@@ -28,6 +28,25 @@ static const double GP_RELS[] = {0.5, 1.0, 2.0, 4.0, 16.0};
 _Static_assert(AMK_MAX_PARAMS % 8 == 0 && AMK_MAX_PARAMS <= 32, "difference masks are 32 bits");
 /* Expected improvement is computed for this many candidates side by side. */
 #define GP_EI_CHUNK 16
+/* Doubles to a vector (AVX2), and trials of a tune factorised side by side. */
+#define GP_LANES AMK__GP_TUNE_LANES
+
+/* AVX2 where the compiler can target it and the CPU has it: vectors of four doubles, each
+ * lane doing the scalar code's operations in its order, so every number is the scalar
+ * path's, bit for bit (the target is avx2 without fma, and -std=c11 keeps products and sums
+ * apart: no fused multiply-add rounds differently). */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define GP_AVX2 __attribute__((target("avx2")))
+typedef double gp_v4 __attribute__((vector_size(GP_LANES * sizeof(double))));
+
+static int have_avx2(void)
+{
+    static int has = -1;
+    if (has < 0)
+        has = __builtin_cpu_supports("avx2") != 0;
+    return has;
+}
+#endif
 
 /* a . b over n terms, in four running sums (the compiler may not reorder a single sum; four
  * let it pipeline and vectorise, and the order stays fixed, so results repeat exactly) */
@@ -162,10 +181,9 @@ static void weights(int n, int scale_i, const int *rel_i, double *w, double (*ws
     }
 }
 
-/* Cholesky of the kernel matrix in L's lower triangle (m points, row stride ld), in place,
- * and alpha = K^-1 y (alpha NULL: not wanted, a tune needs only the likelihood); the log
- * marginal likelihood (up to a constant), or -INFINITY when K is not positive definite. */
-static double factor(double *L, int ld, const double *y, int m, double *alpha)
+static inline __attribute__((always_inline)) double factor_in(double *L, int ld,
+                                                               const double *y, int m,
+                                                               double *alpha)
 {
     double scratch[AMK__GP_MAX];
     double logdet = 0;
@@ -198,6 +216,27 @@ static double factor(double *L, int ld, const double *y, int m, double *alpha)
     return -0.5 * fit - logdet;
 }
 
+#ifdef GP_AVX2
+static GP_AVX2 double factor_avx2(double *L, int ld, const double *y, int m, double *alpha)
+{
+    return factor_in(L, ld, y, m, alpha);
+}
+#endif
+
+/* Cholesky of the kernel matrix in L's lower triangle (m points, row stride ld), in place,
+ * and alpha = K^-1 y (alpha NULL: not wanted, a tune needs only the likelihood); the log
+ * marginal likelihood (up to a constant), or -INFINITY when K is not positive definite.
+ * simd: compiled for AVX2 where the CPU has it (dot's four sums one vector), same numbers. */
+static double factor(double *L, int ld, const double *y, int m, double *alpha, int simd)
+{
+#ifdef GP_AVX2
+    if (simd && have_avx2())
+        return factor_avx2(L, ld, y, m, alpha);
+#endif
+    (void)simd;
+    return factor_in(L, ld, y, m, alpha);
+}
+
 /* A tune tries the values of one weight (a param's stretch, or the shared scale) side by
  * side, GP_LANES of them: their kernels differ from the best's in that weight alone, so none
  * depends on another's outcome. The lanes' matrices are interleaved, element at of lane l at
@@ -206,14 +245,10 @@ static double factor(double *L, int ld, const double *y, int m, double *alpha)
  * sums, then the subtraction, division, sqrt and log), only several lanes per instruction.
  * Where the CPU has AVX2 the lanes are one 256-bit vector (no FMA: -ffp-contract=off keeps
  * products and sums apart as in factor); elsewhere each lane goes through factor. */
-#define GP_LANES AMK__GP_TUNE_LANES
 _Static_assert(GP_NSCALES - 1 <= GP_LANES && GP_NRELS - 1 <= GP_LANES,
                "a batch holds every other value of a weight");
 
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define GP_AVX2 __attribute__((target("avx2")))
-typedef double gp_v4 __attribute__((vector_size(GP_LANES * sizeof(double))));
-
+#ifdef GP_AVX2
 static inline GP_AVX2 gp_v4 v4_load(const double *p)
 {
     gp_v4 v;
@@ -278,18 +313,6 @@ static GP_AVX2 void factor_v4(double *L, int ld, const double *y, int m, double 
         ml[l] = bad[l] ? -INFINITY : -0.5 * f[l] - logdet[l];
 }
 
-static int have_avx2(void)
-{
-    static int has = -1;
-    if (has < 0)
-        has = __builtin_cpu_supports("avx2") != 0;
-    return has;
-}
-#else
-static int have_avx2(void)
-{
-    return 0;
-}
 #endif
 
 /* The log marginal likelihood of the first nl lanes of the tune's matrices (t_L) into ml,
@@ -309,7 +332,7 @@ static void factor_lanes(amk__gp *g, int nl, double *ml)
         for (int i = 0; i < m; i++)
             for (int j = 0; j <= i; j++)
                 g->t_L1[i * ld + j] = g->t_L[(i * ld + j) * GP_LANES + l];
-        ml[l] = g->t_ml[l] = factor(g->t_L1, ld, g->t_y, m, NULL);
+        ml[l] = g->t_ml[l] = factor(g->t_L1, ld, g->t_y, m, NULL, !g->no_simd);
     }
 }
 
@@ -553,7 +576,7 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const lon
     g->k_cur = !g->k_cur;
     g->k_ok = ids != NULL;
     g->m_k = m;
-    return factor(g->L, AMK__GP_MAX, g->y, m, g->alpha) > -INFINITY;
+    return factor(g->L, AMK__GP_MAX, g->y, m, g->alpha, !g->no_simd) > -INFINITY;
 }
 
 /* v = L^-1 k for GP_EI_CHUNK candidates side by side, and the variance the data explain
