@@ -190,7 +190,7 @@ amk_incumbent *amk__history_incumbent(amk_history *h);
 #define AMK__GP_TUNE_MAX 48 /* points a tune uses (every other one of a larger set) */
 #define AMK__GP_TUNE_PAIRS (AMK__GP_TUNE_MAX * (AMK__GP_TUNE_MAX - 1) / 2)
 #define AMK__GP_TUNE_LANES 4 /* trials of one weight factorised side by side */
-#define AMK__GP_MEMO_BITS 13 /* a table of 2^13 kernel values, cleared when half full */
+#define AMK__GP_MEMO_BITS 14 /* a table of 2^14 kernel values (256 KB), cleared half full */
 #define AMK__GP_MEMO (1 << AMK__GP_MEMO_BITS)
 typedef struct amk__gp {
     int n, m;

@@ -358,10 +358,6 @@ void amk__gp_tune_begin(amk__gp *g)
         m = AMK__GP_TUNE_MAX;
     g->t_m = m;
     g->t_varied = 0;
-    /* a tune meets up to a few thousand r^2 (gemm_milo: 2000), most of them new: room for
-     * them, so that the memo is not cleared in the middle (a burst of misses) */
-    if (g->memo_used > AMK__GP_MEMO / 4)
-        memo_clear(g);
     memset(g->t_pairs, 0, sizeof g->t_pairs);
     double wsum[GP_MASK_BYTES][256]; /* of the weights the tune starts at */
     weights(g->n, g->scale_i, g->rel_i, NULL, wsum);
@@ -396,25 +392,35 @@ void amk__gp_tune_begin(amk__gp *g)
 static void tune_trials(amk__gp *g, int p, const double *by, int nl, double *ml)
 {
     const int ld = AMK__GP_TUNE_MAX, m = g->t_m, W = GP_LANES;
-    double *L = g->t_L, b[GP_LANES];
+    double *restrict L = g->t_L, b[GP_LANES];
+    const double *restrict K = g->t_K;
     for (int l = 0; l < W; l++)
         b[l] = by[l < nl ? l : 0];
-    for (int i = 0; i < m; i++)
-        for (int j = 0; j <= i; j++) {
-            int at = i * ld + j;
-            double diag = i == j ? GP_NOISE + GP_JITTER : 0.0, r2 = g->t_r2[at];
-            double k = g->t_K[at] + diag;
-            for (int l = 0; l < W; l++)
-                L[at * W + l] = p < 0 ? kernel_of(g, r2 * b[l]) + diag : k;
-        }
-    if (p >= 0)
-        for (int w = 0; w * 64 < m * (m - 1) / 2; w++)
-            for (uint64_t bits = g->t_pairs[p][w]; bits; bits &= bits - 1) {
-                int at = g->t_at[w * 64 + __builtin_ctzll(bits)];
-                double r2 = g->t_r2[at];
+    if (p < 0) {
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j <= i; j++) {
+                int at = i * ld + j;
+                double diag = i == j ? GP_NOISE + GP_JITTER : 0.0, r2 = g->t_r2[at];
                 for (int l = 0; l < W; l++)
-                    L[at * W + l] = kernel_of(g, r2 + b[l]);
+                    L[at * W + l] = kernel_of(g, r2 * b[l]) + diag;
             }
+        factor_lanes(g, nl, ml);
+        return;
+    }
+    for (int i = 0; i < m; i++) { /* the best's kernel in every lane, then what p changes */
+        for (int j = 0; j < i; j++)
+            for (int l = 0; l < W; l++)
+                L[(i * ld + j) * W + l] = K[i * ld + j];
+        for (int l = 0; l < W; l++)
+            L[(i * ld + i) * W + l] = K[i * ld + i] + (GP_NOISE + GP_JITTER);
+    }
+    for (int w = 0; w * 64 < m * (m - 1) / 2; w++)
+        for (uint64_t bits = g->t_pairs[p][w]; bits; bits &= bits - 1) {
+            int at = g->t_at[w * 64 + __builtin_ctzll(bits)];
+            double r2 = g->t_r2[at];
+            for (int l = 0; l < W; l++)
+                L[at * W + l] = kernel_of(g, r2 + b[l]);
+        }
     factor_lanes(g, nl, ml);
 }
 
