@@ -414,12 +414,26 @@ static void tune_trials(amk__gp *g, int p, const double *by, int nl, double *ml)
         for (int l = 0; l < W; l++)
             L[(i * ld + i) * W + l] = K[i * ld + i] + (GP_NOISE + GP_JITTER);
     }
+    /* most pairs p moves share their r^2 with others: the lanes' kernels of this batch's
+     * r^2 in a small direct-mapped table, one look-up there instead of four in the memo */
+    struct {
+        double r2, k[GP_LANES];
+    } near[256];
+    for (int h = 0; h < 256; h++)
+        near[h].r2 = -1; /* no r^2 is negative */
     for (int w = 0; w * 64 < m * (m - 1) / 2; w++)
         for (uint64_t bits = g->t_pairs[p][w]; bits; bits &= bits - 1) {
             int at = g->t_at[w * 64 + __builtin_ctzll(bits)];
             double r2 = g->t_r2[at];
-            for (int l = 0; l < W; l++)
-                L[at * W + l] = kernel_of(g, r2 + b[l]);
+            uint64_t key;
+            memcpy(&key, &r2, sizeof key);
+            unsigned h = (unsigned)(((key ^ key >> 29) * 0x9e3779b97f4a7c15ULL) >> 56);
+            if (near[h].r2 != r2) {
+                near[h].r2 = r2;
+                for (int l = 0; l < W; l++)
+                    near[h].k[l] = kernel_of(g, r2 + b[l]);
+            }
+            memcpy(L + at * W, near[h].k, sizeof near[h].k);
         }
     factor_lanes(g, nl, ml);
 }
