@@ -570,9 +570,12 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const lon
         if (g->y[d] < g->best)
             g->best = g->y[d];
     }
+    /* the kernel among the first `tuned` points: the tune's, at the weights it ended with */
+    int tuned = 0;
     if (retune) {
         amk__gp_tune_begin(g);
-        amk__gp_tune_step(g, INT_MAX);
+        if (amk__gp_tune_step(g, INT_MAX))
+            tuned = g->t_m;
     }
     /* where each point was in the last fit (-1: new, or no kernel kept) */
     int was[AMK__GP_MAX];
@@ -588,8 +591,9 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const lon
     for (int i = 0; i < m; i++)
         for (int j = 0; j <= i; j++) {
             int a = was[i] > was[j] ? was[i] : was[j], b = was[i] > was[j] ? was[j] : was[i];
-            double k = b >= 0 ? ko[a * AMK__GP_MAX + b]
-                              : kernel_of(g, r2_of(wsum, diff_mask(g->x[i], g->x[j])));
+            double k = b >= 0      ? ko[a * AMK__GP_MAX + b]
+                       : i < tuned ? g->t_K[i * AMK__GP_TUNE_MAX + j]
+                                   : kernel_of(g, r2_of(wsum, diff_mask(g->x[i], g->x[j])));
             kn[i * AMK__GP_MAX + j] = k;
             g->L[i * AMK__GP_MAX + j] = k + (i == j ? GP_NOISE + GP_JITTER : 0.0);
         }

@@ -554,7 +554,8 @@ END_TEST
 
 /* A tune moves r^2 of each pair by the change of one weight (or scales it with the shared
  * scale) instead of summing the weights again: at its end r^2 and the kernel of every pair
- * are bit for bit those of the final weights summed over the params the pair differs in. */
+ * are bit for bit those of the final weights summed over the params the pair differs in, and
+ * the fit that takes the tune's kernel is a fresh fit's. */
 START_TEST(test_amk__gp_tune_step_updates_r2_exactly)
 {
     static amk__gp g;
@@ -581,6 +582,15 @@ START_TEST(test_amk__gp_tune_step_updates_r2_exactly)
                               memcmp(&k, &g.t_K[at], sizeof k) == 0,
                           "pair %d %d: r2 %.17g against %.17g", i, j, g.t_r2[at], r2);
         }
+    /* the fit that tuned took the tune's kernel among its points: a fresh fit at the same
+     * weights models the same */
+    static amk__gp fresh;
+    memcpy(&fresh, &g, sizeof fresh);
+    fresh.k_ok = 0;
+    ck_assert_int_eq(
+        amk__gp_fit(&fresh, 6, (const uint8_t(*)[AMK_MAX_PARAMS])x, NULL, lg, 90, 0), 1);
+    ck_assert_int_eq(memcmp(fresh.alpha, g.alpha, sizeof g.alpha), 0);
+    ck_assert_int_eq(memcmp(fresh.L, g.L, sizeof g.L), 0);
 }
 END_TEST
 
