@@ -188,6 +188,10 @@ amk_incumbent *amk__history_incumbent(amk_history *h);
  * the cost of each call). At most AMK__GP_MAX points: the caller picks which. */
 #define AMK__GP_MAX 96
 #define AMK__GP_TUNE_MAX 48 /* points a tune uses (every other one of a larger set) */
+#define AMK__GP_TUNE_PAIRS (AMK__GP_TUNE_MAX * (AMK__GP_TUNE_MAX - 1) / 2)
+#define AMK__GP_TUNE_LANES 4 /* trials of one weight factorised side by side */
+#define AMK__GP_MEMO_BITS 14 /* a table of 2^14 kernel values (256 KB), cleared half full */
+#define AMK__GP_MEMO (1 << AMK__GP_MEMO_BITS)
 typedef struct amk__gp {
     int n, m;
     int scale_i, rel_i[AMK_MAX_PARAMS]; /* hyperparameters, as indices into their grids */
@@ -205,12 +209,28 @@ typedef struct amk__gp {
     /* a tune under way (tuning 1): its own copy of the points and hyperparameters; the
      * fitted model above keeps its weights until the tune ends */
     int tuning, t_m, t_step, t_scale_i, t_rel_i[AMK_MAX_PARAMS];
-    double t_best_ml, t_wsum[AMK_MAX_PARAMS / 8][256];
-    uint32_t t_mask[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* params each pair differs in */
-    double t_y[AMK__GP_TUNE_MAX], t_alpha[AMK__GP_TUNE_MAX];
-    double t_L[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX];
-    double t_K[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX];  /* the kernel at the best so far */
-    double t_Kt[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* and at the last one tried */
+    double t_best_ml;
+    uint32_t t_varied; /* params some pair differs in */
+    /* the pairs (i, j), j < i, of the tune's points numbered 0, 1, 2, ... row by row: where
+     * each one sits in the matrices below (i AMK__GP_TUNE_MAX + j), and those differing in
+     * param p as bits of t_pairs[p] */
+    uint16_t t_at[AMK__GP_TUNE_PAIRS];
+    uint64_t t_pairs[AMK_MAX_PARAMS][(AMK__GP_TUNE_PAIRS + 63) / 64];
+    double t_y[AMK__GP_TUNE_MAX];
+    double t_r2[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* r^2 of each pair at the best so far */
+    double t_K[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* the kernel at the best so far */
+    double t_L[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX * AMK__GP_TUNE_LANES]; /* interleaved */
+    double t_L1[AMK__GP_TUNE_MAX * AMK__GP_TUNE_MAX]; /* one of them, factorised alone */
+    double t_ml[AMK__GP_TUNE_LANES]; /* the likelihoods of the last ones, t_nml of them */
+    int t_nml;
+    int no_simd; /* 1: the scalar paths even where the CPU has AVX2 (tests compare them) */
+    /* the kernel's value at each r^2 met (key: r^2's bits + 1; 0: an empty slot), whatever
+     * the weights: the fits, tunes and expected improvements look it up */
+    struct {
+        uint64_t key;
+        double k;
+    } memo[AMK__GP_MEMO];
+    int memo_used;
 } amk__gp;
 /* 1 when fitted to the m choice vectors x and log latencies lg; 0 for fewer than 2 points,
  * more than AMK__GP_MAX or a failed factorisation (the model is then unusable). ids (may be
@@ -227,14 +247,18 @@ void amk__gp_tune_begin(amk__gp *g);
  * AMK__GP_TUNE_MAX points). 1 when it finished: the new weights are in place and the fitted
  * model no longer matches them (fit again); else 0. */
 int amk__gp_tune_step(amk__gp *g, int max_factor);
-/* The factorisations a whole tune of n params makes. */
+/* About the factorisations a whole tune of n params makes (fewer where the tune's points
+ * all share a param: its stretches are not tried, they would change no kernel value). */
 int amk__gp_tune_cost(int n);
+/* The Matern 5/2 kernel at squared distance r2, remembered in g's memo (as every kernel
+ * value the model computes). */
+double amk__gp_kernel(amk__gp *g, double r2);
 /* Expected improvement of choice vector x (AMK_MAX_PARAMS bytes, zero past n) below the
  * fitted minimum (standardised units). */
-double amk__gp_ei(const amk__gp *g, const uint8_t *x);
+double amk__gp_ei(amk__gp *g, const uint8_t *x);
 /* amk__gp_ei of count choice vectors into ei[], the same numbers, the triangular solves of
  * several candidates run side by side. */
-void amk__gp_ei_many(const amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int count,
+void amk__gp_ei_many(amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int count,
                      double *ei);
 
 #endif

@@ -516,6 +516,140 @@ START_TEST(test_amk__gp_tune_step_in_pieces_matches_whole)
 }
 END_TEST
 
+/* A tune skips the stretches of params its points all share (no kernel value depends on
+ * them): on 6 params of which 2 never vary it makes the factorisations, and lands on the
+ * weights, of a tune on the other 4 alone. */
+static int tune_in_steps(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS],
+                         const double *lg, int m)
+{
+    ck_assert_int_eq(amk__gp_fit(g, n, x, NULL, lg, m, 0), 1);
+    amk__gp_tune_begin(g);
+    int calls = 1;
+    while (!amk__gp_tune_step(g, 1))
+        calls++;
+    return calls;
+}
+
+START_TEST(test_amk__gp_tune_step_skips_params_all_points_share)
+{
+    static amk__gp six, four;
+    memset(&six, 0, sizeof six);
+    memset(&four, 0, sizeof four);
+    uint8_t x[40][AMK_MAX_PARAMS], x4[40][AMK_MAX_PARAMS] = {{0}};
+    double lg[40];
+    gp_points(x, lg, 40, 9);
+    for (int i = 0; i < 40; i++) {
+        memcpy(x4[i], x[i] + 2, 4);
+        x[i][0] = x[i][1] = 3;
+    }
+    int calls = tune_in_steps(&six, 6, (const uint8_t(*)[AMK_MAX_PARAMS])x, lg, 40);
+    ck_assert_int_eq(calls, tune_in_steps(&four, 4, (const uint8_t(*)[AMK_MAX_PARAMS])x4, lg, 40));
+    ck_assert_int_lt(calls, amk__gp_tune_cost(6));
+    ck_assert_int_eq(six.scale_i, four.scale_i);
+    ck_assert_int_eq(memcmp(six.rel_i + 2, four.rel_i, 4 * sizeof *six.rel_i), 0);
+    ck_assert_int_eq(six.rel_i[0], 1); /* untouched: the default stretch */
+    ck_assert_int_eq(six.rel_i[1], 1);
+}
+END_TEST
+
+/* A tune moves r^2 of each pair by the change of one weight (or scales it with the shared
+ * scale) instead of summing the weights again: at its end r^2 and the kernel of every pair
+ * are bit for bit those of the final weights summed over the params the pair differs in, and
+ * the fit that takes the tune's kernel is a fresh fit's. */
+START_TEST(test_amk__gp_tune_step_updates_r2_exactly)
+{
+    static amk__gp g;
+    memset(&g, 0, sizeof g);
+    uint8_t x[90][AMK_MAX_PARAMS];
+    double lg[90];
+    gp_points(x, lg, 90, 5);
+    ck_assert_int_eq(amk__gp_fit(&g, 6, (const uint8_t(*)[AMK_MAX_PARAMS])x, NULL, lg, 90, 1),
+                     1);
+    int moved = g.scale_i != 2;
+    for (int p = 0; p < 6; p++)
+        moved += g.rel_i[p] != 1;
+    ck_assert_msg(moved >= 2, "the tune kept the default weights: nothing to check");
+    ck_assert_int_eq(g.t_m, 45);
+    for (int i = 0; i < g.t_m; i++)
+        for (int j = 0; j <= i; j++) {
+            double r2 = 0;
+            for (int p = 0; p < 6; p++)
+                if (g.x[i][p] != g.x[j][p])
+                    r2 += g.w[p];
+            double r = sqrt(r2), k = (1.0 + r + r * r / 3.0) * exp(-r);
+            int at = i * AMK__GP_TUNE_MAX + j;
+            ck_assert_msg(memcmp(&r2, &g.t_r2[at], sizeof r2) == 0 &&
+                              memcmp(&k, &g.t_K[at], sizeof k) == 0,
+                          "pair %d %d: r2 %.17g against %.17g", i, j, g.t_r2[at], r2);
+        }
+    /* the fit that tuned took the tune's kernel among its points: a fresh fit at the same
+     * weights models the same */
+    static amk__gp fresh;
+    memcpy(&fresh, &g, sizeof fresh);
+    fresh.k_ok = 0;
+    ck_assert_int_eq(
+        amk__gp_fit(&fresh, 6, (const uint8_t(*)[AMK_MAX_PARAMS])x, NULL, lg, 90, 0), 1);
+    ck_assert_int_eq(memcmp(fresh.alpha, g.alpha, sizeof g.alpha), 0);
+    ck_assert_int_eq(memcmp(fresh.L, g.L, sizeof g.L), 0);
+}
+END_TEST
+
+/* The vector paths (AVX2: a tune's trials and expected improvement's candidates four to an
+ * instruction) give the one-at-a-time numbers bit for bit: weights, alpha, the factor and
+ * the expected improvements. Without AVX2 both models take the scalar path. */
+START_TEST(test_amk__gp_fit_vector_paths_match_scalar)
+{
+    static amk__gp vec, one;
+    memset(&vec, 0, sizeof vec);
+    memset(&one, 0, sizeof one);
+    one.no_simd = 1;
+    uint8_t x[90][AMK_MAX_PARAMS], c[21][AMK_MAX_PARAMS];
+    double lg[90], lc[21], e1[21], e2[21];
+    gp_points(x, lg, 90, 12);
+    gp_points(c, lc, 21, 13);
+    const uint8_t(*cx)[AMK_MAX_PARAMS] = (const uint8_t(*)[AMK_MAX_PARAMS])x;
+    ck_assert_int_eq(amk__gp_fit(&vec, 6, cx, NULL, lg, 90, 0), 1);
+    ck_assert_int_eq(amk__gp_fit(&one, 6, cx, NULL, lg, 90, 0), 1);
+    amk__gp_tune_begin(&vec);
+    amk__gp_tune_begin(&one);
+    int done;
+    do { /* every trial's likelihood, four at a time */
+        done = amk__gp_tune_step(&vec, 4);
+        ck_assert_int_eq(amk__gp_tune_step(&one, 4), done);
+        ck_assert_int_eq(vec.t_nml, one.t_nml);
+        ck_assert_int_eq(memcmp(vec.t_ml, one.t_ml, (size_t)vec.t_nml * sizeof *vec.t_ml), 0);
+    } while (!done);
+    ck_assert_int_eq(amk__gp_fit(&vec, 6, cx, NULL, lg, 90, 0), 1);
+    ck_assert_int_eq(amk__gp_fit(&one, 6, cx, NULL, lg, 90, 0), 1);
+    ck_assert_int_eq(vec.scale_i, one.scale_i);
+    ck_assert_int_eq(memcmp(vec.rel_i, one.rel_i, sizeof vec.rel_i), 0);
+    ck_assert_int_eq(memcmp(&vec.t_best_ml, &one.t_best_ml, sizeof vec.t_best_ml), 0);
+    ck_assert_int_eq(memcmp(vec.alpha, one.alpha, sizeof vec.alpha), 0);
+    ck_assert_int_eq(memcmp(vec.L, one.L, sizeof vec.L), 0);
+    amk__gp_ei_many(&vec, (const uint8_t(*)[AMK_MAX_PARAMS])c, 21, e1);
+    amk__gp_ei_many(&one, (const uint8_t(*)[AMK_MAX_PARAMS])c, 21, e2);
+    ck_assert_int_eq(memcmp(e1, e2, sizeof e1), 0);
+}
+END_TEST
+
+/* The kernel memo gives the formula's value bit for bit, for values it has seen and not,
+ * across the resets that keep it at most half full. */
+START_TEST(test_amk__gp_kernel_memo_matches_formula)
+{
+    static amk__gp g;
+    memset(&g, 0, sizeof g);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 3 * AMK__GP_MEMO; i++) {
+            double r2 = i * 0.0625 / (1 + pass * (i % 3)); /* the second pass: seen and not */
+            double r = sqrt(r2), k = (1.0 + r + r * r / 3.0) * exp(-r);
+            double got = amk__gp_kernel(&g, r2);
+            ck_assert_msg(memcmp(&k, &got, sizeof k) == 0, "r2 %.17g: %.17g against %.17g",
+                          r2, got, k);
+            ck_assert_int_le(g.memo_used, AMK__GP_MEMO / 2);
+        }
+}
+END_TEST
+
 /* A fit that takes the kernel between points it had before (ids) from the last fit models
  * the same as a fresh one: points dropped, added and reordered, m crossing the tuning
  * subset's 48 (which reorders the stored points), and again after the weights change. */
@@ -1989,6 +2123,10 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_strategy_next_evolve_children_are_valid_and_new);
     tcase_add_test(tc, test_amk__gp_fit_learns_which_params_matter);
     tcase_add_test(tc, test_amk__gp_tune_step_in_pieces_matches_whole);
+    tcase_add_test(tc, test_amk__gp_tune_step_skips_params_all_points_share);
+    tcase_add_test(tc, test_amk__gp_tune_step_updates_r2_exactly);
+    tcase_add_test(tc, test_amk__gp_kernel_memo_matches_formula);
+    tcase_add_test(tc, test_amk__gp_fit_vector_paths_match_scalar);
     tcase_add_test(tc, test_amk__gp_fit_kept_kernel_matches_fresh);
 
     tc = tcase(s, "amk_keep_decide", 10);
