@@ -541,17 +541,18 @@ def find_pairs(args):
 
 class KtSpace:
     """What Kernel Tuner's max_fevals=200 runs need of a pair, without amk or the methodology
-    package (--kt-runs-only: those runs made on a machine with more cores, scored here). The
-    chosen cachefiles are taken as complete (no amk to count the valid configs)."""
+    package (--kt-runs-only: those runs made on a machine with more cores, scored here). A
+    cachefile Kernel Tuner left unclosed or whose gzip stream is cut is searched as its
+    recorded configs, as --replay-partial scores it; any other is taken as complete (there is
+    no amk to count the valid configs: run a complete-looking partial file's runs here)."""
 
     def __init__(self, kernel, gpu, cachefile, t1, work):
         self.kernel, self.gpu, self.t1 = kernel, gpu, Path(t1)
         self.name = f"{kernel}/{gpu}"
         self.digest = hashlib.sha256(Path(cachefile).read_bytes()).hexdigest()[:16]
         cache, how = load_cache_info(cachefile)
-        if how != "complete":
-            sys.exit(f"--kt-runs-only: {self.name}'s cachefile is {how}; replay it here")
-        self.partial, self.recorded = None, set(cache["cache"])
+        self.partial = how if how != "complete" else None
+        self.recorded = set(cache["cache"])
         self.keys = cache["tune_params_keys"]
         self.kt_kernel, self.kt_size = cache["kernel_name"], cache["problem_size"]
         d = work / kernel / gpu
