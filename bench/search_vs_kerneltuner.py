@@ -140,31 +140,45 @@ def record_cost_s(e):
     return c / 1000.0
 
 
-class Space:
+class KtSpace:
+    """What a Kernel Tuner run needs of a pair (its T1 space, the cachefile as Kernel Tuner
+    reads it, the recorded configs a partial file is cut to), without amk or the
+    methodology package: enough for --kt-runs-only, which makes the runs on a machine with
+    more cores for this one to score. Space adds the scoring."""
+
     def __init__(self, kernel, gpu, cachefile, t1, work, partial=None):
-        from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
-        from autotuning_methodology.searchspace_statistics import SearchspaceStatistics
-        self.kernel, self.gpu = kernel, gpu
+        self._load(kernel, gpu, cachefile, t1, work, partial)
+
+    def _load(self, kernel, gpu, cachefile, t1, work, partial):
+        """Sets what a Kernel Tuner run needs; the cachefile's contents, read once."""
+        self.kernel, self.gpu, self.t1 = kernel, gpu, Path(t1)
         self.name = f"{kernel}/{gpu}"
         self.cachefile_gz = cachefile
-        self.t1 = t1
-        d = work / kernel / gpu
-        d.mkdir(parents=True, exist_ok=True)
-        raw = Path(cachefile).read_bytes()
-        self.digest = hashlib.sha256(raw).hexdigest()[:16]
-        cache, self.read_as = load_cache_info(self.cachefile_gz)
+        self.digest = hashlib.sha256(Path(cachefile).read_bytes()).hexdigest()[:16]
+        cache, self.read_as = load_cache_info(cachefile)
         # the records amk replays (a partial file's are a subset of the valid configs: amk
         # searches exactly them, Kernel Tuner gets a restriction to them, see kt_tune)
         self.recorded = set(cache["cache"])
         self.partial = partial
         self.keys = cache["tune_params_keys"]
         self.kt_kernel, self.kt_size = cache["kernel_name"], cache["problem_size"]
+        self.dir = work / kernel / gpu
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.cachefile = self.dir / "cache.json"  # Kernel Tuner reads it uncompressed
+        if not self.cachefile.exists():
+            self.cachefile.write_text(json.dumps(cache))
+        return cache
+
+
+class Space(KtSpace):
+    def __init__(self, kernel, gpu, cachefile, t1, work, partial=None):
+        from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
+        from autotuning_methodology.searchspace_statistics import SearchspaceStatistics
+        cache = self._load(kernel, gpu, cachefile, t1, work, partial)
+        d = self.dir
         self.cost = {k: record_cost_s(e) for k, e in cache["cache"].items()}
         self.value = {k: (np.nan if isinstance(e["time"], str) else e["time"])
                       for k, e in cache["cache"].items()}
-        self.cachefile = d / "cache.json"  # Kernel Tuner reads it uncompressed
-        if not self.cachefile.exists():
-            self.cachefile.write_text(json.dumps(cache))
         # what amk replays: the file itself, or where it is truncated the closed copy
         self.sim_file = self.cachefile if self.read_as == "truncated" else self.cachefile_gz
         t4 = d / "t4.json"
@@ -539,29 +553,6 @@ def find_pairs(args):
     return found
 
 
-class KtSpace:
-    """What Kernel Tuner's max_fevals=200 runs need of a pair, without amk or the methodology
-    package (--kt-runs-only: those runs made on a machine with more cores, scored here). A
-    cachefile Kernel Tuner left unclosed or whose gzip stream is cut is searched as its
-    recorded configs, as --replay-partial scores it; any other is taken as complete (there is
-    no amk to count the valid configs: run a complete-looking partial file's runs here)."""
-
-    def __init__(self, kernel, gpu, cachefile, t1, work):
-        self.kernel, self.gpu, self.t1 = kernel, gpu, Path(t1)
-        self.name = f"{kernel}/{gpu}"
-        self.digest = hashlib.sha256(Path(cachefile).read_bytes()).hexdigest()[:16]
-        cache, how = load_cache_info(cachefile)
-        self.partial = how if how != "complete" else None
-        self.recorded = set(cache["cache"])
-        self.keys = cache["tune_params_keys"]
-        self.kt_kernel, self.kt_size = cache["kernel_name"], cache["problem_size"]
-        d = work / kernel / gpu
-        d.mkdir(parents=True, exist_ok=True)
-        self.cachefile = d / "cache.json"
-        if not self.cachefile.exists():
-            self.cachefile.write_text(json.dumps(cache))
-
-
 def _kt_run_task(t):
     sp, strategy, seed, kt_cache = t
     t0 = time.perf_counter()
@@ -575,6 +566,11 @@ def kt_runs_only(args):
     if not args.kt_cache or not args.kt_evals_only:
         sys.exit("--kt-runs-only needs --kt-cache and --kt-evals-only STRATEGY,...")
     spaces = [KtSpace(k, g, f, t1, Path(args.work)) for k, g, f, t1 in find_pairs(args)]
+    for sp in spaces:
+        # no amk here to count the valid configs: a file left unclosed or cut is partial
+        # (searched as its recorded configs, as --replay-partial scores it), any other is
+        # taken as complete (run a complete-looking partial file's runs where amk is)
+        sp.partial = sp.read_as if sp.read_as != "complete" else None
     tasks = [(sp, s, seed, args.kt_cache)
              for seed in range(args.first_seed, args.first_seed + args.seeds)
              for s in args.kt_evals_only for sp in spaces]
@@ -1006,7 +1002,7 @@ def report(spaces, results, args, timing):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--amk", help="the amk binary (required but with --kt-runs-only)")
+    ap.add_argument("--amk", help="the amk binary (required except with --kt-runs-only)")
     ap.add_argument("--hub", required=True, help="space_defs/data/benchmark_hub (T1 spaces)")
     ap.add_argument("--cachefiles", help="the cachefiles/ folder of a benchmark_hub snapshot "
                     "(KERNEL/GPU.json.gz; default: HUB/cachefiles, the shipped subset); T1 "
