@@ -633,8 +633,3 @@ int amk_evaluator_run(amk_evaluator *ev, const amk_space *sp, const amk_config *
     free(bv);
     return rc;
 }
-
-const char *amk_backend_sim_file(const char *backend)
-{
-    return backend && strncmp(backend, "sim:", 4) == 0 ? backend + 4 : NULL;
-}

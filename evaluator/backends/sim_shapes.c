@@ -1,7 +1,8 @@
-/* What a recording holds, asked before anything replays it. Before a search on sim:FILE:
- * does the recording hold the kernel/shape asked for? A search elsewhere could only end with
- * no config and a results file holding a header and nothing else, so the question is
- * answered first, naming the shapes the recording covers. And for `auto`: is there a
+/* What a recording holds, asked before anything replays it, and which file a `sim:FILE`
+ * backend names (the sim backend, the pipeline and the CLI ask here). Before a search on
+ * sim:FILE: does the recording hold the kernel/shape asked for? A search elsewhere could only
+ * end with no config and a results file holding a header and nothing else, so the question
+ * is answered first, naming the shapes the recording covers. And for `auto`: is there a
  * recorded sweep of the kernel/shape in the data directory? The sim backend and this file
  * are the evaluator's only readers of the record (common's amk_tsv_read); the pipeline and
  * the public header know nothing of it. */
@@ -41,6 +42,11 @@ static int sweep_shape_row(const amk_row *r, void *ud)
         snprintf(s->seen[s->n], sizeof s->seen[0], "%s", r->shape);
     s->n++;
     return 0;
+}
+
+const char *amk_backend_sim_file(const char *backend)
+{
+    return backend && strncmp(backend, "sim:", 4) == 0 ? backend + 4 : NULL;
 }
 
 int amk_sim_check_shape(const char *backend, const char *kernel, const char *shape,
