@@ -106,12 +106,24 @@ static inline double r2_of(const double (*wsum)[256], uint32_t mask)
     return r2;
 }
 
+/* The bits of r^2 (a key), and their slot in a table of 2^bits. */
+static inline uint64_t r2_key(double r2)
+{
+    uint64_t key;
+    memcpy(&key, &r2, sizeof key);
+    return key;
+}
+
+static inline unsigned key_slot(uint64_t key, int bits)
+{
+    return (unsigned)(((key ^ key >> 29) * 0x9e3779b97f4a7c15ULL) >> (64 - bits));
+}
+
 /* The memo's slot for key: where it is, or the empty one ending its probe. */
 static inline unsigned memo_slot(const amk__gp *g, uint64_t key)
 {
     const unsigned slots = AMK__GP_MEMO - 1;
-    unsigned h = (unsigned)(((key ^ key >> 29) * 0x9e3779b97f4a7c15ULL) >>
-                            (64 - AMK__GP_MEMO_BITS));
+    unsigned h = key_slot(key, AMK__GP_MEMO_BITS);
     while (g->memo[h].key && g->memo[h].key != key)
         h = (h + 1) & slots;
     return h;
@@ -142,9 +154,7 @@ static double memo_add(amk__gp *g, uint64_t key, unsigned h, double r2)
  * on its bits: a look-up instead of a sqrt and an exp, and the same number. */
 static inline double kernel_of(amk__gp *g, double r2)
 {
-    uint64_t key;
-    memcpy(&key, &r2, sizeof key);
-    key++; /* 0 marks an empty slot */
+    uint64_t key = r2_key(r2) + 1; /* 0 marks an empty slot */
     unsigned h = memo_slot(g, key);
     return g->memo[h].key ? g->memo[h].k : memo_add(g, key, h, r2);
 }
@@ -425,9 +435,7 @@ static void tune_trials(amk__gp *g, int p, const double *by, int nl, double *ml)
         for (uint64_t bits = g->t_pairs[p][w]; bits; bits &= bits - 1) {
             int at = g->t_at[w * 64 + __builtin_ctzll(bits)];
             double r2 = g->t_r2[at];
-            uint64_t key;
-            memcpy(&key, &r2, sizeof key);
-            unsigned h = (unsigned)(((key ^ key >> 29) * 0x9e3779b97f4a7c15ULL) >> 56);
+            unsigned h = key_slot(r2_key(r2), 8);
             if (near[h].r2 != r2) {
                 near[h].r2 = r2;
                 for (int l = 0; l < W; l++)
