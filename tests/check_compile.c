@@ -1523,6 +1523,65 @@ START_TEST(test_compile_gemm_hopper_stream_k)
 }
 END_TEST
 
+/* gemm_hopper's blockwise epilogue (EPILOGUE 2, 3: that many 64-column staging blocks a consumer)
+ * takes a quarter of the whole-tile staging at BN 256, which is what lets 128 x 256 x 64 have
+ * a fourth stage under the H100's 227 KB, and 128 x 320 x 64 a third; 320-wide tiles (an n256
+ * and an n64 wgmma a K step) have 160 accumulators a thread, built only with the setmaxnreg
+ * split. Its configs (tile shapes with 1, 2, 4 and 5 blocks, 128-row consumers, ping-pong,
+ * stream-K, clusters) compile for sm_90a. */
+START_TEST(test_compile_gemm_hopper_epilogue_blocks)
+{
+    const amk_spec *s = amk_registry_find(reg, "gemm_hopper");
+    ck_assert_ptr_nonnull(s);
+    const amk_target *t = amk_target_find("h100");
+    ck_assert_ptr_nonnull(t);
+    amk_diag d;
+    int64_t v;
+    amk_config e2 = hopper_cfg(s, "{\"PERSISTENT\":1,\"BM\":128,\"EPILOGUE\":2}");
+    ck_assert_msg(amk_config_check(&e2, &t->limits, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_config_eval(&e2, &t->limits, "smem", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 4 * (128 + 256) * 64 * 2 + 2 * 2 * 64 * 128 + 1024 + 16 * 4);
+    amk_config e1 = hopper_cfg(s, "{\"PERSISTENT\":1,\"BM\":128,\"EPILOGUE\":1}");
+    ck_assert_int_eq(amk_config_check(&e1, &t->limits, &d), AMK_ERESTRICT);
+    amk_config w = hopper_cfg(s, "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":2,"
+                                 "\"STAGES\":3}");
+    ck_assert_msg(amk_config_check(&w, &t->limits, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_config_eval(&w, &t->limits, "acc_regs", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 160);
+    ck_assert_int_eq(amk_config_eval(&w, &t->limits, "smem", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, 3 * (128 + 320) * 64 * 2 + 2 * 2 * 64 * 128 + 1024 + 16 * 3);
+    /* Not built: 320 wide with the whole tile staged (80 KB) and 3 stages; 160 accumulators
+     * without the register split; ping-pong's 128-row consumers (320 accumulators). */
+    static const char *const invalid[] = {
+        "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":1,\"STAGES\":3}",
+        "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":2,\"STAGES\":3,\"REGS\":0}",
+        "{\"PERSISTENT\":2,\"BM\":128,\"BN\":320,\"EPILOGUE\":0,\"STAGES\":3}"};
+    for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
+        amk_config c = hopper_cfg(s, invalid[i]);
+        ck_assert_msg(amk_config_check(&c, &t->limits, &d) == AMK_ERESTRICT, "%s", invalid[i]);
+    }
+
+    char eff[16];
+    const amk_target *bt = amk_target_find(TARGET);
+    ck_assert_ptr_nonnull(bt);
+    if (amk_spec_compile_arch(s, bt->vendor, ARCH, eff, sizeof eff, &d) != AMK_OK) {
+        fprintf(stderr, "check_compile: SKIP gemm_hopper EPILOGUE 2 for %s: %s\n", ARCH, d.msg);
+        return;
+    }
+    static const char *const built[] = {
+        "{\"PERSISTENT\":1,\"BM\":128,\"EPILOGUE\":2}",
+        "{\"PERSISTENT\":3,\"BM\":128,\"EPILOGUE\":2}",
+        "{\"PERSISTENT\":1,\"BM\":128,\"EPILOGUE\":2,\"CLUSTER_M\":2,\"STAGES\":3}",
+        "{\"PERSISTENT\":0,\"BM\":256,\"BN\":128,\"EPILOGUE\":2,\"STAGES\":3,\"REGS\":2}",
+        "{\"PERSISTENT\":1,\"BM\":128,\"BN\":64,\"EPILOGUE\":2,\"CONSUMERS\":1,\"REGS\":0}",
+        "{\"EPILOGUE\":2}",
+        "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":2,\"STAGES\":3,\"CLUSTER_M\":2}",
+        "{\"PERSISTENT\":3,\"BM\":128,\"BN\":320,\"EPILOGUE\":0,\"STAGES\":4,\"REGS\":2}",
+    };
+    compile_hopper_ok(s, t, built, sizeof built / sizeof built[0]);
+}
+END_TEST
+
 /* A second identical compile is a cache hit that never reaches a worker (the fault hook
  * would crash any worker asked); a corrupted entry is detected and recompiled. */
 START_TEST(test_compile_cache_hit_and_corruption)
@@ -1985,6 +2044,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_compile_hopper_fixtures);
     tcase_add_test(tc, test_compile_gemm_hopper_pingpong);
     tcase_add_test(tc, test_compile_gemm_hopper_stream_k);
+    tcase_add_test(tc, test_compile_gemm_hopper_epilogue_blocks);
     tcase_add_test(tc, test_compile_cache_hit_and_corruption);
     tcase_add_test(tc, test_compiler_run_cb_reports_hits_first);
     tcase_add_test(tc, test_compile_injected_faults);

@@ -5,11 +5,12 @@
  *
  * Warp-specialised: warpgroup 0 is the producer (one thread issues every TMA load), warpgroups
  * 1..CONSUMERS compute. Consumer w owns rows [w*WG_M, (w+1)*WG_M) of the BM x BN tile (WG_M =
- * BM/CONSUMERS, MT = WG_M/64 m64nBNk16 wgmmas per 16-wide K step). Operands reach shared
- * memory only through TMA (cp.async.bulk.tensor, tensor maps built by amk from the spec's
- * "tensor_maps", passed as __grid_constant__ parameters) into a STAGES-deep ring guarded by
- * two mbarriers per stage: full[s] (the producer's arrive.expect_tx + the copies' complete_tx)
- * and empty[s] (one arrival per consumer warp of every CTA of the cluster).
+ * BM/CONSUMERS, MT = WG_M/64 m64nBNk16 wgmmas per 16-wide K step; BN 320: an n256 and an
+ * n64 each). Operands reach shared memory only through TMA (cp.async.bulk.tensor, tensor
+ * maps built by amk from the spec's "tensor_maps", passed as __grid_constant__ parameters)
+ * into a STAGES-deep ring guarded by two mbarriers per stage: full[s] (the producer's
+ * arrive.expect_tx + the copies' complete_tx) and empty[s] (one arrival per consumer warp of
+ * every CTA of the cluster).
  *
  * Shared memory layouts are the 128-byte swizzle ("SW128") the TMA writes and wgmma reads:
  *   A, per stage: BK/64 chunks of BM rows x 128 bytes (64 K values), row m at m*128; the
@@ -54,7 +55,11 @@
  * Epilogue: EPILOGUE = 0 stores pairs of converted values straight from the accumulators
  * (bounds-checked); 1 writes them into a 128B-swizzled staging tile (conflict-free) and one
  * thread per consumer stores it with TMA (cp.async.bulk.tensor; rows and columns past M, N
- * are clipped by the copy engine).
+ * are clipped by the copy engine); 2 and 3 do the same through EPILOGUE staging blocks of 64
+ * columns, in rounds of EPILOGUE blocks (a block is rewritten once its last store has read
+ * it): 320-wide tiles need it for a third stage (the whole 128 x 320 tile is 80 KB), 256-wide
+ * ones for a fourth. On the H100 the 320-wide tile's main loop alone ran 2.4 % faster than
+ * 128 x 256's at 8192 x 14336 x 4096, its two-block epilogue cost 6 % against 3.4 %.
  * REGS: 0 leaves register allocation alone; 1 and 2 move registers from the producer to the
  * consumers with setmaxnreg (producer 40 / consumers 232, producer 24 / consumers 240). Only
  * with 2 consumers: __launch_bounds__(384, 1) makes ptxas allocate 168 per thread, and an
@@ -129,18 +134,27 @@ typedef amk_bf16 gh_out_t;
 #define GH_B_BYTES ((BN / 64) * GH_B_BLOCK)
 #endif
 #define GH_STAGE (GH_A_BYTES + GH_B_BYTES)
-#define GH_CW_BYTES (GH_WG_M * BN * 2)     /* one consumer's staging tile (EPILOGUE 1, C 16-bit) */
+#if GH_FP8
+#define GH_B_COL256 (256 * 128)            /* where B's column 256 starts in a stage (BN 320) */
+#else
+#define GH_B_COL256 (4 * GH_B_BLOCK)
+#endif
+#define GH_BLK_BYTES (GH_WG_M * 128)      /* one consumer's 64 columns of C (16-bit) */
+/* one consumer's staging: its whole tile (EPILOGUE 1) or EPILOGUE 64-column blocks (2, 3) */
+#define GH_CW_BYTES (EPILOGUE >= 2 ? EPILOGUE * GH_BLK_BYTES : GH_WG_M * BN * 2)
 #define GH_C_BYTES (EPILOGUE ? CONSUMERS * GH_CW_BYTES : 0)
 
 static_assert(BM == 64 || BM == 128 || BM == 256, "BM must be 64, 128 or 256");
-static_assert(BN == 64 || BN == 128 || BN == 256, "BN must be 64, 128 or 256");
+static_assert(BN == 64 || BN == 128 || BN == 256 || BN == 320, "BN must be 64, 128, 256 or 320");
 static_assert(BK == GH_KC || BK == 2 * GH_KC, "BK must be 1 or 2 128-byte rows of K");
 static_assert(CONSUMERS == 1 || CONSUMERS == 2, "CONSUMERS must be 1 or 2");
 static_assert(GH_MT == 1 || GH_MT == 2, "BM / CONSUMERS must be 64 or 128");
-static_assert(GH_MT * GH_NACC <= 128, "at most 128 accumulators per thread");
+static_assert(GH_MT * GH_NACC <= 128 || (GH_MT * GH_NACC <= 160 && REGS != 0),
+              "at most 128 accumulators per thread (160 with the setmaxnreg split)");
 static_assert(STAGES >= 2 && STAGES <= 8, "STAGES must be 2..8");
 static_assert(GH_CSIZE <= 2, "clusters of 1x1, 2x1 or 1x2");
 static_assert(REGS >= 0 && REGS <= 2, "REGS must be 0, 1 or 2");
+static_assert(EPILOGUE >= 0 && EPILOGUE <= 3, "EPILOGUE must be 0, 1, 2 or 3");
 static_assert(REGS == 0 || CONSUMERS == 2, "the setmaxnreg split needs 2 consumers");
 static_assert(!GH_PINGPONG || CONSUMERS == 2, "ping-pong (PERSISTENT 2) needs 2 consumers");
 
@@ -249,29 +263,29 @@ AMK_INLINE void gh_fence_acc(float (&d)[GH_NACC])
         asm volatile("" : "+f"(d[i])::"memory");
 }
 
-/* d += A(64 x 32 bytes of K, K-major, desc da) * B(32 bytes of K x BN, desc db): scale-d 1, no
- * negation; 16-bit B is MN-major (imm-trans-b 1), fp8 B K-major. */
-#if BN == 64
-AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long long db)
+/* d[O, O + N/2) += A(64 x 32 bytes of K, K-major, desc da) * B(32 bytes of K x N, desc db), one
+ * m64nN wgmma: scale-d 1, no negation; 16-bit B is MN-major (imm-trans-b 1), fp8 B K-major. */
+template <int O> AMK_INLINE void gh_mma64(float (&d)[GH_NACC], unsigned long long da,
+                                          unsigned long long db)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n64" GH_MMA_K ".f32." GH_AB "." GH_AB " {"
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
                  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
                  "}, %32, %33, " GH_MMA_TAIL
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
-                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
-                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                 : "+f"(d[O + 0]), "+f"(d[O + 1]), "+f"(d[O + 2]), "+f"(d[O + 3]),
+                   "+f"(d[O + 4]), "+f"(d[O + 5]), "+f"(d[O + 6]), "+f"(d[O + 7]),
+                   "+f"(d[O + 8]), "+f"(d[O + 9]), "+f"(d[O + 10]), "+f"(d[O + 11]),
+                   "+f"(d[O + 12]), "+f"(d[O + 13]), "+f"(d[O + 14]), "+f"(d[O + 15]),
+                   "+f"(d[O + 16]), "+f"(d[O + 17]), "+f"(d[O + 18]), "+f"(d[O + 19]),
+                   "+f"(d[O + 20]), "+f"(d[O + 21]), "+f"(d[O + 22]), "+f"(d[O + 23]),
+                   "+f"(d[O + 24]), "+f"(d[O + 25]), "+f"(d[O + 26]), "+f"(d[O + 27]),
+                   "+f"(d[O + 28]), "+f"(d[O + 29]), "+f"(d[O + 30]), "+f"(d[O + 31])
                  : "l"(da), "l"(db), "r"(1));
 }
-#endif
-#if BN == 128
-AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long long db)
+
+template <int O> AMK_INLINE void gh_mma128(float (&d)[GH_NACC], unsigned long long da,
+                                           unsigned long long db)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n128" GH_MMA_K ".f32." GH_AB "." GH_AB " {"
@@ -280,27 +294,27 @@ AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long
                  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
                  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
                  "}, %64, %65, " GH_MMA_TAIL
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
-                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
-                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
-                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
-                   "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                 : "+f"(d[O + 0]), "+f"(d[O + 1]), "+f"(d[O + 2]), "+f"(d[O + 3]),
+                   "+f"(d[O + 4]), "+f"(d[O + 5]), "+f"(d[O + 6]), "+f"(d[O + 7]),
+                   "+f"(d[O + 8]), "+f"(d[O + 9]), "+f"(d[O + 10]), "+f"(d[O + 11]),
+                   "+f"(d[O + 12]), "+f"(d[O + 13]), "+f"(d[O + 14]), "+f"(d[O + 15]),
+                   "+f"(d[O + 16]), "+f"(d[O + 17]), "+f"(d[O + 18]), "+f"(d[O + 19]),
+                   "+f"(d[O + 20]), "+f"(d[O + 21]), "+f"(d[O + 22]), "+f"(d[O + 23]),
+                   "+f"(d[O + 24]), "+f"(d[O + 25]), "+f"(d[O + 26]), "+f"(d[O + 27]),
+                   "+f"(d[O + 28]), "+f"(d[O + 29]), "+f"(d[O + 30]), "+f"(d[O + 31]),
+                   "+f"(d[O + 32]), "+f"(d[O + 33]), "+f"(d[O + 34]), "+f"(d[O + 35]),
+                   "+f"(d[O + 36]), "+f"(d[O + 37]), "+f"(d[O + 38]), "+f"(d[O + 39]),
+                   "+f"(d[O + 40]), "+f"(d[O + 41]), "+f"(d[O + 42]), "+f"(d[O + 43]),
+                   "+f"(d[O + 44]), "+f"(d[O + 45]), "+f"(d[O + 46]), "+f"(d[O + 47]),
+                   "+f"(d[O + 48]), "+f"(d[O + 49]), "+f"(d[O + 50]), "+f"(d[O + 51]),
+                   "+f"(d[O + 52]), "+f"(d[O + 53]), "+f"(d[O + 54]), "+f"(d[O + 55]),
+                   "+f"(d[O + 56]), "+f"(d[O + 57]), "+f"(d[O + 58]), "+f"(d[O + 59]),
+                   "+f"(d[O + 60]), "+f"(d[O + 61]), "+f"(d[O + 62]), "+f"(d[O + 63])
                  : "l"(da), "l"(db), "r"(1));
 }
-#endif
-#if BN == 256
-AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long long db)
+
+template <int O> AMK_INLINE void gh_mma256(float (&d)[GH_NACC], unsigned long long da,
+                                           unsigned long long db)
 {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
                  "wgmma.mma_async.sync.aligned.m64n256" GH_MMA_K ".f32." GH_AB "." GH_AB " {"
@@ -313,41 +327,58 @@ AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long
                  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, "
                  "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
                  "}, %128, %129, " GH_MMA_TAIL
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]),
-                   "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-                   "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-                   "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-                   "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]),
-                   "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-                   "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]),
-                   "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-                   "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]),
-                   "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-                   "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]),
-                   "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-                   "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]),
-                   "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-                   "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]),
-                   "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
-                   "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]),
-                   "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
-                   "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]),
-                   "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
-                   "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]),
-                   "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
-                   "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]),
-                   "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
-                   "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]),
-                   "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
-                   "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]),
-                   "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
-                   "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]),
-                   "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
-                   "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]),
-                   "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                 : "+f"(d[O + 0]), "+f"(d[O + 1]), "+f"(d[O + 2]), "+f"(d[O + 3]),
+                   "+f"(d[O + 4]), "+f"(d[O + 5]), "+f"(d[O + 6]), "+f"(d[O + 7]),
+                   "+f"(d[O + 8]), "+f"(d[O + 9]), "+f"(d[O + 10]), "+f"(d[O + 11]),
+                   "+f"(d[O + 12]), "+f"(d[O + 13]), "+f"(d[O + 14]), "+f"(d[O + 15]),
+                   "+f"(d[O + 16]), "+f"(d[O + 17]), "+f"(d[O + 18]), "+f"(d[O + 19]),
+                   "+f"(d[O + 20]), "+f"(d[O + 21]), "+f"(d[O + 22]), "+f"(d[O + 23]),
+                   "+f"(d[O + 24]), "+f"(d[O + 25]), "+f"(d[O + 26]), "+f"(d[O + 27]),
+                   "+f"(d[O + 28]), "+f"(d[O + 29]), "+f"(d[O + 30]), "+f"(d[O + 31]),
+                   "+f"(d[O + 32]), "+f"(d[O + 33]), "+f"(d[O + 34]), "+f"(d[O + 35]),
+                   "+f"(d[O + 36]), "+f"(d[O + 37]), "+f"(d[O + 38]), "+f"(d[O + 39]),
+                   "+f"(d[O + 40]), "+f"(d[O + 41]), "+f"(d[O + 42]), "+f"(d[O + 43]),
+                   "+f"(d[O + 44]), "+f"(d[O + 45]), "+f"(d[O + 46]), "+f"(d[O + 47]),
+                   "+f"(d[O + 48]), "+f"(d[O + 49]), "+f"(d[O + 50]), "+f"(d[O + 51]),
+                   "+f"(d[O + 52]), "+f"(d[O + 53]), "+f"(d[O + 54]), "+f"(d[O + 55]),
+                   "+f"(d[O + 56]), "+f"(d[O + 57]), "+f"(d[O + 58]), "+f"(d[O + 59]),
+                   "+f"(d[O + 60]), "+f"(d[O + 61]), "+f"(d[O + 62]), "+f"(d[O + 63]),
+                   "+f"(d[O + 64]), "+f"(d[O + 65]), "+f"(d[O + 66]), "+f"(d[O + 67]),
+                   "+f"(d[O + 68]), "+f"(d[O + 69]), "+f"(d[O + 70]), "+f"(d[O + 71]),
+                   "+f"(d[O + 72]), "+f"(d[O + 73]), "+f"(d[O + 74]), "+f"(d[O + 75]),
+                   "+f"(d[O + 76]), "+f"(d[O + 77]), "+f"(d[O + 78]), "+f"(d[O + 79]),
+                   "+f"(d[O + 80]), "+f"(d[O + 81]), "+f"(d[O + 82]), "+f"(d[O + 83]),
+                   "+f"(d[O + 84]), "+f"(d[O + 85]), "+f"(d[O + 86]), "+f"(d[O + 87]),
+                   "+f"(d[O + 88]), "+f"(d[O + 89]), "+f"(d[O + 90]), "+f"(d[O + 91]),
+                   "+f"(d[O + 92]), "+f"(d[O + 93]), "+f"(d[O + 94]), "+f"(d[O + 95]),
+                   "+f"(d[O + 96]), "+f"(d[O + 97]), "+f"(d[O + 98]), "+f"(d[O + 99]),
+                   "+f"(d[O + 100]), "+f"(d[O + 101]), "+f"(d[O + 102]), "+f"(d[O + 103]),
+                   "+f"(d[O + 104]), "+f"(d[O + 105]), "+f"(d[O + 106]), "+f"(d[O + 107]),
+                   "+f"(d[O + 108]), "+f"(d[O + 109]), "+f"(d[O + 110]), "+f"(d[O + 111]),
+                   "+f"(d[O + 112]), "+f"(d[O + 113]), "+f"(d[O + 114]), "+f"(d[O + 115]),
+                   "+f"(d[O + 116]), "+f"(d[O + 117]), "+f"(d[O + 118]), "+f"(d[O + 119]),
+                   "+f"(d[O + 120]), "+f"(d[O + 121]), "+f"(d[O + 122]), "+f"(d[O + 123]),
+                   "+f"(d[O + 124]), "+f"(d[O + 125]), "+f"(d[O + 126]), "+f"(d[O + 127])
                  : "l"(da), "l"(db), "r"(1));
 }
+
+/* The BN-wide product of one K step: one wgmma, or for BN 320 (wider than a wgmma's 256) an
+ * n256 and an n64 whose B starts at column 256, a 64-column block boundary (a descriptor's
+ * start cannot fall inside a swizzled 128-byte row). Accumulator group j (columns 8j..8j+7)
+ * stays at d[4j, 4j + 4) across the two, so the epilogue reads them as one tile. */
+AMK_INLINE void gh_mma(float (&d)[GH_NACC], unsigned long long da, unsigned long long db)
+{
+#if BN == 64
+    gh_mma64<0>(d, da, db);
+#elif BN == 128
+    gh_mma128<0>(d, da, db);
+#elif BN == 256
+    gh_mma256<0>(d, da, db);
+#else
+    gh_mma256<0>(d, da, db);
+    gh_mma64<128>(d, da, db + (GH_B_COL256 >> 4)); /* the start address field, in 16 bytes */
 #endif
+}
 
 AMK_INLINE void gh_wg_fence()
 {
@@ -544,7 +575,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                    , float *__restrict__ SK /* PERSISTENT 3: their pieces (scratch) */
 )
 {
-    /* STAGES x (A, B), the staging tiles (EPILOGUE 1), then full[STAGES], empty[STAGES]. */
+    /* STAGES x (A, B), the staging tiles (EPILOGUE 1, 2), then full[STAGES], empty[STAGES]. */
     extern __shared__ __attribute__((aligned(1024))) unsigned char gh_smem[];
     const unsigned int raw = gh_smem_addr(gh_smem);
     const unsigned int base = (raw + 1023u) & ~1023u;
@@ -768,6 +799,50 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                                                      GH_OUT(acc[mt][4 * j + 2 * h + 1]));
                     }
                 }
+#elif EPILOGUE >= 2
+            /* In rounds of up to EPILOGUE 64-column blocks: each round writes its blocks into
+             * staging blocks 0.. and stores each by TMA as its own bulk group, so freeing the
+             * first n blocks for the next round waits only for the oldest n stores' reads
+             * (the previous tile's stores, issued a main loop ago, before the first). */
+#pragma unroll
+            for (int j0 = 0; j0 < BN / 64; j0 += EPILOGUE) {
+                const int n = BN / 64 - j0 < EPILOGUE ? BN / 64 - j0 : EPILOGUE;
+                if (ltid == 0) {
+                    if (j0 == 0)
+                        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                    else if (EPILOGUE - n == 2)
+                        asm volatile("cp.async.bulk.wait_group.read 2;\n" ::: "memory");
+                    else if (EPILOGUE - n == 1)
+                        asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+                    else
+                        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                }
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+#pragma unroll
+                for (int mt = 0; mt < GH_MT; ++mt)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = mt * 64 + warp * 16 + (lane >> 2) + 8 * h;
+#pragma unroll
+                        for (int j = 8 * j0; j < 8 * (j0 + n); ++j) {
+                            const unsigned int off = ((j >> 3) - j0) * GH_BLK_BYTES + r * 128 +
+                                                     (((j & 7) ^ (r & 7)) << 4) + (lane & 3) * 4;
+                            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(cw_s + off),
+                                         "r"(gh_pack(GH_OUT(acc[mt][4 * j + 2 * h]),
+                                                     GH_OUT(acc[mt][4 * j + 2 * h + 1])))
+                                         : "memory");
+                        }
+                    }
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+                if (ltid == 0)
+#pragma unroll
+                    for (int b = 0; b < n; ++b) {
+                        gh_tma_store(&tmC, n0 + (j0 + b) * 64, m0 + row_w,
+                                     cw_s + b * GH_BLK_BYTES);
+                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                    }
+            }
 #else
             /* The previous tile's store must have read the staging tile. */
             if (ltid == 0)
@@ -799,7 +874,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
             }
 #endif
         }
-#if EPILOGUE == 1
+#if EPILOGUE
         if (ltid == 0)
             asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #endif
