@@ -14,6 +14,7 @@
 #include <gsl/gsl_rng.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1411,6 +1412,30 @@ static void compile_hopper_ok(const amk_spec *s, const amk_target *t, const char
     remove_tmpdir();
 }
 
+/* Each of the gemm_hopper configs `cfgs` (hopper_cfg's params) breaks a restriction on t. */
+static void hopper_rejected(const amk_spec *s, const amk_target *t, const char *const *cfgs,
+                            size_t n)
+{
+    amk_diag d;
+    for (size_t i = 0; i < n; i++) {
+        amk_config c = hopper_cfg(s, cfgs[i]);
+        ck_assert_msg(amk_config_check(&c, &t->limits, &d) == AMK_ERESTRICT, "%s", cfgs[i]);
+    }
+}
+
+/* Whether this build can compile gemm_hopper (sm_90a); prints the SKIP line of `what` if not. */
+static bool hopper_compiles(const amk_spec *s, const char *what)
+{
+    char eff[16];
+    amk_diag d;
+    const amk_target *bt = amk_target_find(TARGET); /* what this build compiles for */
+    ck_assert_ptr_nonnull(bt);
+    if (amk_spec_compile_arch(s, bt->vendor, ARCH, eff, sizeof eff, &d) == AMK_OK)
+        return true;
+    fprintf(stderr, "check_compile: SKIP gemm_hopper %s for %s: %s\n", what, ARCH, d.msg);
+    return false;
+}
+
 START_TEST(test_compile_gemm_hopper_pingpong)
 {
     const amk_spec *s = amk_registry_find(reg, "gemm_hopper");
@@ -1445,18 +1470,10 @@ START_TEST(test_compile_gemm_hopper_pingpong)
     /* Not built: one consumer; a whole 128 x 256 tile is 256 accumulators a thread. */
     static const char *const invalid[] = {"{\"CONSUMERS\":1,\"REGS\":0}",
                                           "{\"BM\":128}", "{\"BM\":256,\"BN\":64}"};
-    for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
-        amk_config c = hopper_cfg(s, invalid[i]);
-        ck_assert_msg(amk_config_check(&c, &t->limits, &d) == AMK_ERESTRICT, "%s", invalid[i]);
-    }
+    hopper_rejected(s, t, invalid, sizeof invalid / sizeof invalid[0]);
 
-    char eff[16];
-    const amk_target *bt = amk_target_find(TARGET); /* what this build compiles for */
-    ck_assert_ptr_nonnull(bt);
-    if (amk_spec_compile_arch(s, bt->vendor, ARCH, eff, sizeof eff, &d) != AMK_OK) {
-        fprintf(stderr, "check_compile: SKIP gemm_hopper ping-pong for %s: %s\n", ARCH, d.msg);
+    if (!hopper_compiles(s, "ping-pong"))
         return;
-    }
     static const char *const built[] = {
         "{}",
         "{\"STAGES\":3}",
@@ -1505,13 +1522,8 @@ START_TEST(test_compile_gemm_hopper_stream_k)
     ck_assert_int_eq(amk_config_eval(&sk, &t->limits, "grid", &v, &d), AMK_OK);
     ck_assert_int_eq(v, t->limits.sm_count);
 
-    char eff[16];
-    const amk_target *bt = amk_target_find(TARGET);
-    ck_assert_ptr_nonnull(bt);
-    if (amk_spec_compile_arch(s, bt->vendor, ARCH, eff, sizeof eff, &d) != AMK_OK) {
-        fprintf(stderr, "check_compile: SKIP gemm_hopper stream-K for %s: %s\n", ARCH, d.msg);
+    if (!hopper_compiles(s, "stream-K"))
         return;
-    }
     static const char *const built[] = {
         "{\"PERSISTENT\":3,\"BM\":128,\"STAGES\":3}",
         "{\"PERSISTENT\":3,\"BM\":128,\"STAGES\":3,\"CLUSTER_M\":2}",
@@ -1523,7 +1535,7 @@ START_TEST(test_compile_gemm_hopper_stream_k)
 }
 END_TEST
 
-/* gemm_hopper's blockwise epilogue (EPILOGUE 2, 3: that many 64-column staging blocks a consumer)
+/* gemm_hopper's blockwise epilogue (EPILOGUE 2, 3: that many 64-column staging blocks each)
  * takes a quarter of the whole-tile staging at BN 256, which is what lets 128 x 256 x 64 have
  * a fourth stage under the H100's 227 KB, and 128 x 320 x 64 a third; 320-wide tiles (an n256
  * and an n64 wgmma a K step) have 160 accumulators a thread, built only with the setmaxnreg
@@ -1543,39 +1555,33 @@ START_TEST(test_compile_gemm_hopper_epilogue_blocks)
     ck_assert_int_eq(v, 4 * (128 + 256) * 64 * 2 + 2 * 2 * 64 * 128 + 1024 + 16 * 4);
     amk_config e1 = hopper_cfg(s, "{\"PERSISTENT\":1,\"BM\":128,\"EPILOGUE\":1}");
     ck_assert_int_eq(amk_config_check(&e1, &t->limits, &d), AMK_ERESTRICT);
-    amk_config w = hopper_cfg(s, "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":2,"
+    amk_config w = hopper_cfg(s, "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":3,"
                                  "\"STAGES\":3}");
     ck_assert_msg(amk_config_check(&w, &t->limits, &d) == AMK_OK, "%s", d.msg);
     ck_assert_int_eq(amk_config_eval(&w, &t->limits, "acc_regs", &v, &d), AMK_OK);
     ck_assert_int_eq(v, 160);
     ck_assert_int_eq(amk_config_eval(&w, &t->limits, "smem", &v, &d), AMK_OK);
-    ck_assert_int_eq(v, 3 * (128 + 320) * 64 * 2 + 2 * 2 * 64 * 128 + 1024 + 16 * 3);
+    ck_assert_int_eq(v, 3 * (128 + 320) * 64 * 2 + 2 * 3 * 64 * 128 + 1024 + 16 * 3);
     /* Not built: 320 wide with the whole tile staged (80 KB) and 3 stages; 160 accumulators
-     * without the register split; ping-pong's 128-row consumers (320 accumulators). */
+     * without the register split; ping-pong's 128-row consumers (320 accumulators); 128 x 256
+     * with 4 stages and 3 staging blocks (240 KB). */
     static const char *const invalid[] = {
+        "{\"PERSISTENT\":1,\"BM\":128,\"EPILOGUE\":3}",
         "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":1,\"STAGES\":3}",
         "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":2,\"STAGES\":3,\"REGS\":0}",
         "{\"PERSISTENT\":2,\"BM\":128,\"BN\":320,\"EPILOGUE\":0,\"STAGES\":3}"};
-    for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
-        amk_config c = hopper_cfg(s, invalid[i]);
-        ck_assert_msg(amk_config_check(&c, &t->limits, &d) == AMK_ERESTRICT, "%s", invalid[i]);
-    }
+    hopper_rejected(s, t, invalid, sizeof invalid / sizeof invalid[0]);
 
-    char eff[16];
-    const amk_target *bt = amk_target_find(TARGET);
-    ck_assert_ptr_nonnull(bt);
-    if (amk_spec_compile_arch(s, bt->vendor, ARCH, eff, sizeof eff, &d) != AMK_OK) {
-        fprintf(stderr, "check_compile: SKIP gemm_hopper EPILOGUE 2 for %s: %s\n", ARCH, d.msg);
+    if (!hopper_compiles(s, "blockwise epilogue"))
         return;
-    }
     static const char *const built[] = {
         "{\"PERSISTENT\":1,\"BM\":128,\"EPILOGUE\":2}",
         "{\"PERSISTENT\":3,\"BM\":128,\"EPILOGUE\":2}",
         "{\"PERSISTENT\":1,\"BM\":128,\"EPILOGUE\":2,\"CLUSTER_M\":2,\"STAGES\":3}",
         "{\"PERSISTENT\":0,\"BM\":256,\"BN\":128,\"EPILOGUE\":2,\"STAGES\":3,\"REGS\":2}",
         "{\"PERSISTENT\":1,\"BM\":128,\"BN\":64,\"EPILOGUE\":2,\"CONSUMERS\":1,\"REGS\":0}",
-        "{\"EPILOGUE\":2}",
-        "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":2,\"STAGES\":3,\"CLUSTER_M\":2}",
+        "{\"EPILOGUE\":3}",
+        "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":3,\"STAGES\":3,\"CLUSTER_M\":2}",
         "{\"PERSISTENT\":3,\"BM\":128,\"BN\":320,\"EPILOGUE\":0,\"STAGES\":4,\"REGS\":2}",
     };
     compile_hopper_ok(s, t, built, sizeof built / sizeof built[0]);
