@@ -26,8 +26,8 @@ Beside that time-based score: best ÷ optimum of the config each tool HANDS BACK
 fastest row so far, which is what its loop hands back on a replay (the table counts the
 budget runs where best.json was not the fastest row: 0 means the curve is what a user gets);
 --amk-kept follows the results' kept column instead. amk's strategies run twice: as shipped
-(the T1 file's Default config first) and with the Default made invalid (`@nodefault`), which
-is how Kernel Tuner's strategies start.
+(the T1 file's Default config first) and without it (`@nodefault`: `amk loop --no-default`,
+a Sobol design first), which is how Kernel Tuner's strategies start.
 
 Pairs: --cachefiles DIR (a benchmark_hub snapshot's cachefiles/, fetched at run time: only
 the shipped subset is in this repository) and --pairs all|KERNEL/GPU,... choose them; a
@@ -314,9 +314,14 @@ def read_rows(tsv, space):
     return keys, kept
 
 
-def spec_dir_for(args, kernel, strategy):
-    return Path(args.work) / ("specs-nodefault" if strategy.endswith("@nodefault") else "specs") \
-        / kernel
+def spec_dir_for(args, kernel):
+    return Path(args.work) / "specs" / kernel
+
+
+def strategy_args(strategy):
+    """amk loop's options for a bench strategy name: "evolve", "evolve@nodefault", ..."""
+    return ["--strategy", strategy.split("@")[0]] + \
+        (["--no-default"] if strategy.endswith("@nodefault") else [])
 
 
 def run_amk(space, spec_dir, amk, strategy, seed, work):
@@ -326,7 +331,6 @@ def run_amk(space, spec_dir, amk, strategy, seed, work):
     handed-back key of each budget run."""
     # tmpfs when there is one: amk makes every trial's row durable (an fsync each)
     runs = Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else work
-    strat = strategy.split("@")[0]
     out = runs / f"amk-bench-{os.getpid()}" / space.kernel / space.gpu / f"{strategy}-{seed}"
     out.mkdir(parents=True, exist_ok=True)
     res = {"best_at": {}}
@@ -339,7 +343,7 @@ def run_amk(space, spec_dir, amk, strategy, seed, work):
         best = out / f"{mode}.json"
         best.unlink(missing_ok=True)
         subprocess.run([amk, "--quiet", "loop", space.kernel, "--spec-dir", str(spec_dir),
-                        "--backend", f"sim:{space.sim_file}", "--strategy", strat,
+                        "--backend", f"sim:{space.sim_file}", *strategy_args(strategy),
                         "--seed", str(seed), *limit, "--results", str(tsv), "--best",
                         str(best)], check=True, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
@@ -446,7 +450,7 @@ def _runs(t):
     tool, sname, strategy, seed, args = t
     sp = _SPACES[sname]
     if tool == "amk":
-        r, wall = run_amk(sp, spec_dir_for(args, sp.kernel, strategy), args.amk, strategy, seed,
+        r, wall = run_amk(sp, spec_dir_for(args, sp.kernel), args.amk, strategy, seed,
                           Path(args.work))
         # what the loop hands back at a point of its time run: the fastest row so far (amk's
         # rule on replays), or with --amk-kept the incumbent its kept column records
@@ -597,9 +601,6 @@ def import_specs(args, pairs):
             sd.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([args.amk, "--quiet", "import", str(t1), "-o", str(sd)],
                            check=True, stdout=subprocess.DEVNULL)
-        nd = Path(args.work) / "specs-nodefault" / k
-        if not (nd / "spec.json").exists():
-            make_nodefault(args.amk, sd, nd, k)
         info = json.loads(subprocess.run([args.amk, "--quiet", "space", k, "--spec-dir", str(sd)],
                                          check=True, capture_output=True, text=True).stdout)
         cache, how = load_cache_info(f)
@@ -615,32 +616,6 @@ def import_specs(args, pairs):
                   ("replayed: its recorded configs only" if args.replay_partial else "left out"),
                   file=sys.stderr)
     return complete, partial
-
-
-def make_nodefault(amk, sd, nd, kernel):
-    """Copies spec dir sd to nd with a Default that violates a restriction: every param at
-    its largest value, else its smallest, else alternating (checked with the cost model's
-    verdict)."""
-    spec = json.loads((sd / "spec.json").read_text())
-    params = spec["params"]
-    tries = [lambda v, i: v[-1], lambda v, i: v[0], lambda v, i: v[-1] if i % 2 else v[0],
-             lambda v, i: v[0] if i % 2 else v[-1]]
-    for pick in tries:
-        cfg = {n: pick(p["values"], i) for i, (n, p) in enumerate(params.items())}
-        r = subprocess.run([amk, "--quiet", "evaluate", "-", "--spec-dir", str(sd)],
-                           input=json.dumps({"kernel": kernel, "params": cfg,
-                                             "shape": spec["shapes"]["default"]}),
-                           capture_output=True, text=True)
-        if r.returncode == 0 and json.loads(r.stdout)["status"] == "rejected":
-            for n in params:
-                params[n]["default"] = cfg[n]
-            tmp = nd.with_name(nd.name + ".tmp")  # whole or absent: a later run reuses it
-            shutil.rmtree(tmp, ignore_errors=True)
-            shutil.copytree(sd, tmp)
-            (tmp / "spec.json").write_text(json.dumps(spec, indent=1))
-            tmp.rename(nd)
-            return
-    sys.exit(f"{kernel}: found no invalid config to make the Default of {nd}")
 
 
 # ---------- amk's own recorded sweeps -------------------------------------------------------
@@ -661,7 +636,7 @@ def read_sweep(tsv):
 def _sweep_task(t):
     """One amk strategy and seed on one sweep: best.json of a --budget N run per N of EVALS
     (÷ the sweep's optimum) and the fastest-so-far curve of the longest run."""
-    amk, kernel, tsv, shape, spec_dir, strategy, seed, work = t
+    amk, kernel, tsv, shape, strategy, seed, work = t
     out = Path(work) / f"sweep-{os.getpid()}"
     out.mkdir(parents=True, exist_ok=True)
     best_at, ids = {}, []
@@ -670,9 +645,8 @@ def _sweep_task(t):
         res.unlink(missing_ok=True)
         best.unlink(missing_ok=True)
         subprocess.run([amk, "--quiet", "loop", kernel, "--shape", shape, "--backend",
-                        f"sim:{tsv}", "--strategy", strategy.split("@")[0], "--seed", str(seed),
-                        "--budget", str(n), "--results", str(res), "--best", str(best)] +
-                       (["--spec-dir", str(spec_dir)] if spec_dir else []),
+                        f"sim:{tsv}", *strategy_args(strategy), "--seed", str(seed),
+                        "--budget", str(n), "--results", str(res), "--best", str(best)],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         best_at[n] = json.loads(best.read_text())["config_id"] if best.exists() else None
         ids = read_rows_ids(res)
@@ -723,27 +697,10 @@ def score_sweeps(args):
     for k in kernels:
         tsv = ddir / f"{k}.tsv"
         shape, lat, _ = read_sweep(tsv)
-        sd = Path(args.spec_root) / k
-        nd = work / "specs-nodefault" / k
-        if not nd.exists():
-            try:
-                make_nodefault(args.amk, sd, nd, k)
-            except SystemExit as e:  # no invalid config to start from: noted, not scored
-                print(f"  {e}", file=sys.stderr)
-            # a twin amk refuses to load (its Default breaks a derived value) is no twin
-            if nd.exists() and subprocess.run(
-                    [args.amk, "--quiet", "space", k, "--spec-dir", str(nd)],
-                    capture_output=True).returncode != 0:
-                print(f"  {k}: the @nodefault twin does not load (its Default breaks a "
-                      "derived value); not scored", file=sys.stderr)
-                shutil.rmtree(nd)
-        info[k] = (shape, lat, nd.exists())
+        info[k] = (shape, lat)
         for st in args.amk_strategies:
-            if st.endswith("@nodefault") and not nd.exists():
-                continue
             for seed in range(args.first_seed, args.first_seed + args.seeds):
-                tasks.append((args.amk, k, str(tsv), shape,
-                              nd if st.endswith("@nodefault") else None, st, seed, str(work)))
+                tasks.append((args.amk, k, str(tsv), shape, st, seed, str(work)))
     t0 = time.perf_counter()
     got = {}
     with mp.Pool(args.jobs) as pool:
@@ -756,7 +713,7 @@ def score_sweeps(args):
              " | ".join(f"{st} score / at {EVALS[-1]}" for st in strategies) + " |",
              "|---" * (3 + len(strategies)) + "|"]
     for k in kernels:
-        shape, lat, _ = info[k]
+        shape, lat = info[k]
         opt = np.nanmin(list(lat.values()))
         worst = np.nanmax(list(lat.values()))
         base, f0, f1 = sweep_baseline(k, lat, work)
@@ -791,7 +748,6 @@ def score_sweeps(args):
         for st in [st for st in strategies if (k, st) in hb]:
             elines.append(f"| {k} | {st} | " + " | ".join(
                 f"{np.nanmean([h[n] for h in hb[(k, st)]]):.3f}" for n in EVALS) + " |")
-    nodef = [k for k in kernels if not info[k][2]]
     text = (f"amk's strategies on amk's recorded sweeps ({args.seeds} seeds): the methodology's "
             "score over its evaluation budget (mean ± sd over seeds; 0 = calculated random "
             "search, 1 = the optimum; a sweep records no cost per config, so the budget is "
@@ -799,9 +755,6 @@ def score_sweeps(args):
             f"config handed back after {EVALS[-1]} trials (mean over seeds):\n\n" +
             "\n".join(lines) + "\n\nBest ÷ optimum handed back (best.json of a --budget N "
             "run) after N trials, mean over seeds:\n\n" + "\n".join(elines) + "\n" +
-            (f"\nNo @nodefault twin (no rejected config found to make the Default, or "
-             "the twin breaks a derived value): "
-             f"{', '.join(nodef)}.\n" if nodef else "") +
             f"\nWall time: {time.perf_counter() - t0:.0f} s, {len(tasks)} runs x {len(EVALS)} "
             "loops.\n")
     out = Path(args.out)
@@ -1036,8 +989,6 @@ def main():
                     "sweeps (results files, --sweeps-dir), scored over evaluations (sweeps.md)")
     ap.add_argument("--sweeps-dir", help="where the sweeps are (default: HUB/../, i.e. "
                     "space_defs/data)")
-    ap.add_argument("--spec-root", help="amk's kernel folders, for the @nodefault twins "
-                    "(default: HUB/../../kernels, i.e. space_defs/kernels)")
     ap.add_argument("--amk-kept", action="store_true",
                     help="time curve of amk: the incumbent its results' kept column records "
                     "instead of the fastest row so far (what best.json hands back on replays)")
@@ -1079,7 +1030,6 @@ def main():
         ap.error("--amk is required")
     if args.sweeps:
         args.sweeps_dir = args.sweeps_dir or str(Path(args.hub).parent)
-        args.spec_root = args.spec_root or str(Path(args.hub).parent.parent / "kernels")
         score_sweeps(args)
         return
     t0 = time.perf_counter()

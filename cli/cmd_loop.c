@@ -106,7 +106,7 @@ static void add_summary(const amk_tune_result *r, const amk_device_group *g, voi
 
 int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
 {
-    int rc, resume = 0;
+    int rc, resume = 0, no_default = 0;
     const char *kernel = NULL, *shape_txt = NULL, *dtype = NULL, *strategy = amk_strategies[0]->name;
     const char *backend = "auto";
     const char *results = "results.tsv", *best_path = "best.json", *regime = NULL;
@@ -122,6 +122,7 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         CLI_STR("--results", &results),
         CLI_STR("--best", &best_path),
         CLI_FLAG("--resume", &resume),
+        CLI_FLAG("--no-default", &no_default),
         CLI_INT("--budget", &budget, 0, INT64_C(1000000000000)),
         CLI_INT("--seed", &seed, 0, INT64_MAX),
         CLI_INT("--batch", &batch, 1, 4096),
@@ -156,7 +157,8 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
 
     amk_tune_opts o = {.spec = s, .shape = sh, .target = t, .backend = backend,
                        .objective = objective,
-                       .strategy = strategy, .seed = (uint64_t)seed, .budget = budget,
+                       .strategy = strategy, .seed = (uint64_t)seed, .no_default = no_default,
+                       .budget = budget,
                        .time_limit_s = time_limit, .batch = (int)batch, .min_gain = min_gain,
                        .results_path = results, .best_path = best_path, .resume = resume,
                        .jobs = (int)jobs, .regime = regime, .devices = devs.idx,

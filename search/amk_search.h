@@ -12,6 +12,8 @@ typedef struct amk_strategy_opts {
     int initial;            /* hillclimb: size of the Sobol initial design (0 = default:
                                max(2n+4, 8), at most 3% of a small space's valid configs) */
     int patience;           /* hillclimb: non-improving trials before a restart (0 = default) */
+    int no_default;         /* hillclimb (and evolve's walk): begin with the Sobol design, not
+                               the spec's default config (how Kernel Tuner's strategies start) */
     /* The device the configs will run on, for the cost model's prediction of configs not
      * yet measured (hillclimb tries the moves it predicts clearly faster first). NULL = no
      * prediction; amk_loop_run fills it from its evaluator when left NULL. Borrowed. */
@@ -318,6 +320,7 @@ typedef struct amk_tune_opts {
                                       time */
     const char *strategy;
     uint64_t seed;
+    int no_default;                /* as amk_strategy_opts.no_default */
     int64_t budget;
     double time_limit_s;
     int batch;

@@ -61,6 +61,7 @@ static int run_loop(const amk_tune_opts *o, amk_tune_result *r, const amk_space 
     lo.ev = o->ev;
     lo.strategy = o->strategy;
     lo.strategy_opts.seed = o->seed;
+    lo.strategy_opts.no_default = o->no_default;
     lo.budget = o->budget;
     lo.time_limit_s = o->time_limit_s;
     lo.batch = o->batch;

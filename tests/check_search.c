@@ -412,6 +412,75 @@ START_TEST(test_amk_strategy_next_evolve_children_are_valid_and_new)
 }
 END_TEST
 
+/* The spec's default first, for hillclimb and evolve alike: where it breaks a restriction,
+ * the valid config fewest single-choice moves from it (X = Y = Z = 11 breaks X + Y + Z <=
+ * 30: three moves down, T left alone); with no_default, the Sobol design instead. */
+START_TEST(test_amk_strategy_next_starts_at_the_default_or_its_nearest_valid_config)
+{
+    char dir[256], path[320];
+    amk_test_tmpdir_make(dir, sizeof dir, "nodefault");
+    snprintf(path, sizeof path, "%s/spec.json", dir);
+    FILE *f = fopen(AMK_TEST_FIXTURES "/specs/landscape/spec.json", "r");
+    ck_assert_ptr_nonnull(f);
+    static char text[1 << 16];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    cJSON *j = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(j);
+    cJSON *params = cJSON_GetObjectItem(j, "params");
+    for (const char *const *p = (const char *const[]){"X", "Y", "Z", NULL}; *p; p++)
+        cJSON_ReplaceItemInObject(cJSON_GetObjectItem(params, *p), "default",
+                                  cJSON_CreateNumber(11));
+    char *out = cJSON_Print(j);
+    amk_test_write_file(path, out);
+    free(out);
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/landscape.hip", dir);
+    ck_assert_int_eq(symlink(AMK_TEST_FIXTURES "/specs/landscape/landscape.hip", path), 0);
+    amk_spec *spec;
+    amk_space *sp;
+    amk_diag d = {0};
+    ck_assert_msg(amk_spec_load(dir, &spec, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_space_create(spec, &F.shape, &amk_evaluator_target(F.ev)->limits, &sp,
+                                   &d) == AMK_OK, "%s", d.msg);
+    amk_config def;
+    amk_config_default(spec, &F.shape, &def);
+    ck_assert_int_ne(amk_space_valid(sp, &def, NULL), AMK_OK);
+
+    for (const char *const *name = (const char *const[]){"hillclimb", "evolve", NULL}; *name;
+         name++) {
+        const amk_strategy_type *st = amk_strategy_find(*name);
+        amk_idset *seen = amk_idset_create();
+        amk_proposal p;
+        /* the broken default: its nearest valid config first */
+        void *state = calloc(1, st->state_size);
+        amk_strategy_opts so = {.seed = 5};
+        ck_assert_int_eq(st->init(state, sp, &so), AMK_OK);
+        ck_assert_int_eq(st->next(state, seen, &p), 1);
+        ck_assert_str_eq(p.source, "default");
+        ck_assert_int_eq(amk_space_valid(sp, &p.config, NULL), AMK_OK);
+        ck_assert_int_eq(amk_config_param(&p.config, 0) + amk_config_param(&p.config, 1) +
+                             amk_config_param(&p.config, 2),
+                         30);
+        ck_assert_int_eq(amk_config_param(&p.config, 3), 256);
+        st->clear(state);
+        /* asked to start without it: the design, not the default (nor its repair) */
+        memset(state, 0, st->state_size);
+        so.no_default = 1;
+        ck_assert_int_eq(st->init(state, F.sp, &so), AMK_OK);
+        ck_assert_int_eq(st->next(state, seen, &p), 1);
+        ck_assert_str_eq(p.source, "sobol");
+        st->clear(state);
+        free(state);
+        amk_idset_free(seen);
+    }
+    amk_space_free(sp);
+    amk_spec_free(spec);
+    amk_test_tmpdir_remove(dir);
+}
+END_TEST
+
 /* ---- the surrogate ------------------------------------------------------------------------ */
 
 /* A landscape of 4 params x 4 choices where only params 0 and 1 matter (log latency 0 with
@@ -2119,6 +2188,7 @@ static Suite *search_suite(void)
 
     tc = tcase(s, "amk_strategy_find", 10);
     tcase_add_test(tc, test_amk_strategy_find_every_listed_strategy);
+    tcase_add_test(tc, test_amk_strategy_next_starts_at_the_default_or_its_nearest_valid_config);
     tcase_add_test(tc, test_amk_strategy_next_avoids_seen_and_ends);
     tcase_add_test(tc, test_amk_strategy_next_evolve_children_are_valid_and_new);
     tcase_add_test(tc, test_amk__gp_fit_learns_which_params_matter);
