@@ -1,15 +1,14 @@
 /* hillclimb (the default): the spec's default config first, climbing from it at once (its
- * author's choice beats a design of a few points on every recorded sweep); without a valid
- * default (one that breaks a restriction: the nearest valid config to it; asked to start
- * without it, or where none is found), a Sobol initial design (randomly shifted per seed,
- * Cranley-Patterson, so seeds
- * differ while the design stays low-discrepancy; at most 3% of the valid configs of a small
- * space). Then mutations of the current point: its neighbours, then its diagonal neighbours
- * (those the cost model predicts clearly faster first, the rest ordered by what every
- * latency so far says about each param value), then jumps of 2-3 params once those are
- * used up; after `patience` trials
- * without improvement it restarts from a fresh point (alternately the continued Sobol
- * sequence and a uniform sample). Never proposes a config twice or one in `seen`. */
+ * author's choice beats a design of a few points on every recorded sweep); a default that
+ * breaks a restriction is replaced by the nearest valid config to it. Asked to start without
+ * the default (no_default), or where no valid config is near it, a Sobol initial design
+ * (randomly shifted per seed, Cranley-Patterson, so seeds differ while the design stays
+ * low-discrepancy; at most 3% of the valid configs of a small space). Then mutations of the
+ * current point: its neighbours, then its diagonal neighbours (those the cost model predicts
+ * clearly faster first, the rest ordered by what every latency so far says about each param
+ * value), then jumps of 2-3 params once those are used up; after `patience` trials without
+ * improvement it restarts from a fresh point (alternately the continued Sobol sequence and a
+ * uniform sample). Never proposes a config twice or one in `seen`. */
 #include "search_int.h"
 
 #include <gsl/gsl_qrng.h>
@@ -260,7 +259,8 @@ static void hc_clear(void *state)
 const amk_strategy_type amk__strategy_hillclimb = {
     .api_version = AMK__STRATEGY_API,
     .name = "hillclimb",
-    .doc = "the spec's default config (else a Sobol initial design, smaller for small "
+    .doc = "the spec's default config (one that breaks a restriction: its nearest valid "
+           "config; with no_default a Sobol initial design, smaller for small "
            "spaces), then neighbour and diagonal mutations of the best point, those the cost "
            "model predicts clearly faster first, then the evidence-favoured, 2-3 param jumps, "
            "restarting after `patience` trials without improvement",
