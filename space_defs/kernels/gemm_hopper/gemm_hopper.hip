@@ -59,7 +59,8 @@
  * columns, in rounds of EPILOGUE blocks (a block is rewritten once its last store has read
  * it): 320-wide tiles need it for a third stage (the whole 128 x 320 tile is 80 KB), 256-wide
  * ones for a fourth. On the H100 the 320-wide tile's main loop alone ran 2.4 % faster than
- * 128 x 256's at 8192 x 14336 x 4096, its two-block epilogue cost 6 % against 3.4 %.
+ * 128 x 256's at 8192 x 14336 x 4096, its epilogue cost 6 % against 3.4 %: the wait between
+ * rounds for the stores, which drain at the write rate when a whole wave stores at once.
  * REGS: 0 leaves register allocation alone; 1 and 2 move registers from the producer to the
  * consumers with setmaxnreg (producer 40 / consumers 232, producer 24 / consumers 240). Only
  * with 2 consumers: __launch_bounds__(384, 1) makes ptxas allocate 168 per thread, and an
@@ -575,7 +576,7 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                    , float *__restrict__ SK /* PERSISTENT 3: their pieces (scratch) */
 )
 {
-    /* STAGES x (A, B), the staging tiles (EPILOGUE 1, 2), then full[STAGES], empty[STAGES]. */
+    /* STAGES x (A, B), the staging (EPILOGUE >= 1), then full[STAGES], empty[STAGES]. */
     extern __shared__ __attribute__((aligned(1024))) unsigned char gh_smem[];
     const unsigned int raw = gh_smem_addr(gh_smem);
     const unsigned int base = (raw + 1023u) & ~1023u;
