@@ -12,8 +12,9 @@
 # the search benchmark: bench/search_vs_kerneltuner.py --kt-runs-only on that machine's
 # cores). numpy, scipy, scikit-learn, pandas, packaging, attrs, typing_extensions and cupy
 # are there. pymoo, which kernel_tuner 1.5.0 declares, is left out with its own
-# dependencies: only its pymoo strategies import it. Hence `--no-deps` on both ends. Where the target python has no pip, install unpacks the wheels (also with
-# KT_WHEELS_UNZIP=1). Environment: KT_WHEELS_PY (the target CPython, default 3.12),
+# dependencies: only its pymoo strategies import it. Hence `--no-deps` on both ends. Where
+# the target python has no pip, install unpacks the wheels (also with KT_WHEELS_UNZIP=1).
+# Environment: KT_WHEELS_PY (the target CPython, default 3.12),
 # KT_WHEELS_PLATFORM (default manylinux2014_x86_64 and manylinux_2_17_x86_64), PYTHON
 # (default python3).
 set -euo pipefail
