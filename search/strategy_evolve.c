@@ -31,11 +31,14 @@
  * of highest expected improvement (64 + 16 were no better on the development pairs and cost
  * twice as much). Its training set: every verdict while they fit in AMK__GP_MAX, then the
  * AMK__GP_MAX / 2 fastest and the most recent. Its hyperparameters are tuned again after
- * max(EVO_TUNE_EVERY, verdicts / EVO_TUNE_EVERY) new verdicts (a tune costs tens of
- * factorisations; they settle as the verdicts grow). */
+ * max(EVO_TUNE_EVERY, verdicts / EVO_TUNE_EVERY) new verdicts (they settle as the verdicts
+ * grow). A tune costs tens of factorisations (73 on gemm_milo's 17 params, ~0.5 ms, the
+ * slowest proposals by far): it runs EVO_TUNE_SLICE of them a refit, the weights in use
+ * changing when it ends (2-5 refits later), so no proposal pays for a whole one. */
 #define EVO_CHILDREN 32
 #define EVO_SAMPLES 8
 #define EVO_TUNE_EVERY 8
+#define EVO_TUNE_SLICE 16   /* factorisations of a tune a proposal may make */
 
 typedef struct evo_member {
     uint8_t choice[AMK_MAX_PARAMS];
@@ -253,7 +256,9 @@ static void obs_add(evo_state *s, const amk_config *c, double lg)
  * set (so it steers away from where configs fail). 1 when it is usable. */
 static int gp_refit(evo_state *s)
 {
-    if (s->gp_at == s->nobs)
+    /* a tune under way goes on for a slice; once it ends, its weights need a fit */
+    int tuned = s->gp->tuning && amk__gp_tune_step(s->gp, EVO_TUNE_SLICE);
+    if (s->gp_at == s->nobs && !tuned)
         return s->gp_ok;
     uint8_t x[AMK__GP_MAX][AMK_MAX_PARAMS];
     double lg[AMK__GP_MAX];
@@ -291,12 +296,18 @@ static int gp_refit(evo_state *s)
     }
     long every = s->nobs / EVO_TUNE_EVERY > EVO_TUNE_EVERY ? s->nobs / EVO_TUNE_EVERY
                                                            : EVO_TUNE_EVERY;
-    int retune = s->tuned_at == 0 || s->nobs - s->tuned_at >= every;
-    if (retune)
-        s->tuned_at = s->nobs;
+    int retune = !s->gp->tuning && (s->tuned_at == 0 || s->nobs - s->tuned_at >= every);
     /* the obs indices name the points: the kernel between those of the last fit is kept */
-    s->gp_ok =
-        amk__gp_fit(s->gp, s->n, (const uint8_t(*)[AMK_MAX_PARAMS])x, pick, lg, m, retune);
+    s->gp_ok = amk__gp_fit(s->gp, s->n, (const uint8_t(*)[AMK_MAX_PARAMS])x, pick, lg, m, 0);
+    if (retune && s->gp_ok) {
+        /* a tune of these points, a slice now and one at each refit after: the weights in
+         * use change when it ends, and no proposal pays for a whole tune */
+        s->tuned_at = s->nobs;
+        amk__gp_tune_begin(s->gp);
+        if (amk__gp_tune_step(s->gp, EVO_TUNE_SLICE))
+            s->gp_ok = amk__gp_fit(s->gp, s->n, (const uint8_t(*)[AMK_MAX_PARAMS])x, pick, lg,
+                                   m, 0);
+    }
     return s->gp_ok;
 }
 
