@@ -439,6 +439,33 @@ static void model_first(amk__near *nr, const amk_space *sp, const amk_config *ce
     memcpy(&nr->move[nf], slow, (size_t)nsl * sizeof *slow);
 }
 
+/* A single move that breaks a restriction, repaired by one step of one other param (the
+ * first valid and new, from a random param and direction on): a restriction that couples
+ * two params (dedispersion's tile size of 1 only with a stride of 0) would otherwise let the
+ * walk reach the pair's other corner only in its diagonal stage, after every single move of
+ * every centre on the way. */
+static int repaired(const amk_space *sp, gsl_rng *rng, int p, amk__visited *vis,
+                    const amk_idset *seen, amk_config *c)
+{
+    const amk_spec *spec = amk_space_spec(sp);
+    int n = amk_spec_n_params(spec);
+    int q0 = (int)gsl_rng_uniform_int(rng, (unsigned long)n);
+    int d0 = gsl_rng_uniform_int(rng, 2) ? 1 : -1;
+    for (int i = 0; i < n; i++) {
+        int q = (q0 + i) % n, v = c->choice[q], nc = amk_spec_param_n_choices(spec, q);
+        for (int k = 0; k < 2 && q != p; k++) {
+            int d = k ? -d0 : d0;
+            if (v + d < 0 || v + d >= nc)
+                continue;
+            c->choice[q] = (uint8_t)(v + d);
+            if (amk__space_valid(sp, c) && !amk__visited_has(vis, seen, c))
+                return 1;
+        }
+        c->choice[q] = (uint8_t)v;
+    }
+    return 0;
+}
+
 int amk__near_next(amk__near *nr, const amk_space *sp, gsl_rng *rng, const amk_config *centre,
                    amk__visited *vis, const amk_idset *seen, amk_config *out)
 {
@@ -453,8 +480,12 @@ int amk__near_next(amk__near *nr, const amk_space *sp, gsl_rng *rng, const amk_c
         out->shape = *amk_space_shape(sp);
         out->choice[mv->p] = mv->vp;
         out->choice[mv->q] = mv->vq;
-        if (amk__space_valid(sp, out) && !amk__visited_has(vis, seen, out))
+        if (amk__space_valid(sp, out)) {
+            if (!amk__visited_has(vis, seen, out))
+                return AMK__NEAR_NEIGHBOUR;
+        } else if (mv->p == mv->q && repaired(sp, rng, mv->p, vis, seen, out)) {
             return AMK__NEAR_NEIGHBOUR;
+        }
     }
     int k = 2 + (int)gsl_rng_uniform_int(rng, 2);
     if (amk__jump(sp, rng, centre, k, vis, seen, JUMP_TRIES, out))

@@ -412,13 +412,12 @@ START_TEST(test_amk_strategy_next_evolve_children_are_valid_and_new)
 }
 END_TEST
 
-/* The spec's default first, for hillclimb and evolve alike: where it breaks a restriction,
- * the valid config fewest single-choice moves from it (X = Y = Z = 11 breaks X + Y + Z <=
- * 30: three moves down, T left alone); with no_default, the Sobol design instead. */
-START_TEST(test_amk_strategy_next_starts_at_the_default_or_its_nearest_valid_config)
+/* The landscape fixture with X = Y = Z = 11 as its default, which breaks its restriction
+ * X + Y + Z <= 30, in a new folder dir: its spec and space. */
+static void broken_default_space(char *dir, size_t size, amk_spec **spec, amk_space **sp)
 {
-    char dir[256], path[320];
-    amk_test_tmpdir_make(dir, sizeof dir, "nodefault");
+    char path[320];
+    amk_test_tmpdir_make(dir, size, "nodefault");
     snprintf(path, sizeof path, "%s/spec.json", dir);
     FILE *f = fopen(AMK_TEST_FIXTURES "/specs/landscape/spec.json", "r");
     ck_assert_ptr_nonnull(f);
@@ -438,12 +437,21 @@ START_TEST(test_amk_strategy_next_starts_at_the_default_or_its_nearest_valid_con
     cJSON_Delete(j);
     snprintf(path, sizeof path, "%s/landscape.hip", dir);
     ck_assert_int_eq(symlink(AMK_TEST_FIXTURES "/specs/landscape/landscape.hip", path), 0);
+    amk_diag d = {0};
+    ck_assert_msg(amk_spec_load(dir, spec, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_space_create(*spec, &F.shape, &amk_evaluator_target(F.ev)->limits, sp,
+                                   &d) == AMK_OK, "%s", d.msg);
+}
+
+/* The spec's default first, for hillclimb and evolve alike: where it breaks a restriction,
+ * the valid config fewest single-choice moves from it (X = Y = Z = 11 breaks X + Y + Z <=
+ * 30: three moves down, T left alone); with no_default, the Sobol design instead. */
+START_TEST(test_amk_strategy_next_starts_at_the_default_or_its_nearest_valid_config)
+{
+    char dir[256];
     amk_spec *spec;
     amk_space *sp;
-    amk_diag d = {0};
-    ck_assert_msg(amk_spec_load(dir, &spec, &d) == AMK_OK, "%s", d.msg);
-    ck_assert_msg(amk_space_create(spec, &F.shape, &amk_evaluator_target(F.ev)->limits, &sp,
-                                   &d) == AMK_OK, "%s", d.msg);
+    broken_default_space(dir, sizeof dir, &spec, &sp);
     amk_config def;
     amk_config_default(spec, &F.shape, &def);
     ck_assert_int_ne(amk_space_valid(sp, &def, NULL), AMK_OK);
@@ -471,6 +479,69 @@ START_TEST(test_amk_strategy_next_starts_at_the_default_or_its_nearest_valid_con
         ck_assert_int_eq(st->init(state, F.sp, &so), AMK_OK);
         ck_assert_int_eq(st->next(state, seen, &p), 1);
         ck_assert_str_eq(p.source, "sobol");
+        st->clear(state);
+        free(state);
+        amk_idset_free(seen);
+    }
+    amk_space_free(sp);
+    amk_spec_free(spec);
+    amk_test_tmpdir_remove(dir);
+}
+END_TEST
+
+/* A single move that breaks a restriction comes repaired by one step of another param, in
+ * the walk's stage of single moves: from a start on X + Y + Z = 30 that stays the centre
+ * (every other config slower), each of X, Y, Z with room to go up does so, another of them
+ * a step down, within the stage (as many proposals as the centre has steps in range); none
+ * of those is a diagonal move (two params down, or T and another param). */
+START_TEST(test_hillclimb_repairs_a_single_move_that_breaks_a_restriction)
+{
+    char dir[256];
+    amk_spec *spec;
+    amk_space *sp;
+    broken_default_space(dir, sizeof dir, &spec, &sp);
+    const amk_strategy_type *st = amk_strategy_find("hillclimb");
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        amk_idset *seen = amk_idset_create();
+        void *state = calloc(1, st->state_size);
+        amk_strategy_opts so = {.seed = seed};
+        ck_assert_int_eq(st->init(state, sp, &so), AMK_OK);
+        amk_proposal p;
+        ck_assert_int_eq(st->next(state, seen, &p), 1);
+        amk_config centre = p.config;
+        amk_verdict v = {.status = AMK_STATUS_OK, .latency_us = 1.0};
+        st->observe(state, &p.config, &v, 1);
+        const amk_spec *sps = amk_space_spec(sp);
+        int up[3] = {0}, room[3] = {0}, steps = 0;
+        for (int q = 0; q < 4; q++) {
+            int c = centre.choice[q], nc = amk_spec_param_n_choices(sps, q);
+            steps += (c > 0) + (c < nc - 1);
+            if (q < 3)
+                room[q] = c < nc - 1;
+        }
+        for (int k = 0; k < steps; k++) {
+            ck_assert_int_eq(st->next(state, seen, &p), 1);
+            ck_assert_int_eq(amk_space_valid(sp, &p.config, NULL), AMK_OK);
+            int moved = 0, ups = 0, downs = 0;
+            for (int q = 0; q < 4; q++) {
+                int dq = p.config.choice[q] - centre.choice[q];
+                ck_assert_int_le(abs(dq), 1);
+                moved += dq != 0;
+                if (q < 3 && dq > 0) {
+                    ups++;
+                    up[q] = 1;
+                }
+                downs += q < 3 && dq < 0;
+            }
+            ck_assert_msg(moved == 1 || (moved == 2 && ups == 1 && downs == 1),
+                          "seed %llu, proposal %d is a diagonal move",
+                          (unsigned long long)seed, k + 1);
+            v.latency_us = 2.0;
+            st->observe(state, &p.config, &v, 0);
+        }
+        for (int q = 0; q < 3; q++)
+            ck_assert_msg(up[q] == room[q], "seed %llu: param %d up %d, room %d",
+                          (unsigned long long)seed, q, up[q], room[q]);
         st->clear(state);
         free(state);
         amk_idset_free(seen);
@@ -2189,6 +2260,7 @@ static Suite *search_suite(void)
     tc = tcase(s, "amk_strategy_find", 10);
     tcase_add_test(tc, test_amk_strategy_find_every_listed_strategy);
     tcase_add_test(tc, test_amk_strategy_next_starts_at_the_default_or_its_nearest_valid_config);
+    tcase_add_test(tc, test_hillclimb_repairs_a_single_move_that_breaks_a_restriction);
     tcase_add_test(tc, test_amk_strategy_next_avoids_seen_and_ends);
     tcase_add_test(tc, test_amk_strategy_next_evolve_children_are_valid_and_new);
     tcase_add_test(tc, test_amk__gp_fit_learns_which_params_matter);
