@@ -98,7 +98,9 @@ double amk__marginals_gain(const amk__marginals *m, const amk_config *from, int 
  * the moves (single or diagonal) that the cost model predicts faster than the centre by
  * more than AMK__MODEL_MARGIN go before all others, fastest first: it tells tile shapes
  * apart, not the launch shapes of a memory-bound kernel, which it predicts alike, so those
- * keep the order above. Invalid moves are skipped. Set `ready` to 0 whenever the centre moves. Zero-initialise. */
+ * keep the order above. A single move that breaks a restriction comes with one step of
+ * another param that repairs it (the first found), else it is skipped, as are invalid
+ * diagonal moves. Set `ready` to 0 whenever the centre moves. Zero-initialise. */
 #define AMK__MODEL_MARGIN 0.05
 #define AMK__NEAR_MAX_MOVES (2 * AMK_MAX_PARAMS + 2 * AMK_MAX_PARAMS * (AMK_MAX_PARAMS - 1))
 typedef struct amk__move {

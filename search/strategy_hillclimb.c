@@ -4,7 +4,8 @@
  * the default (no_default), or where no valid config is near it, a Sobol initial design
  * (randomly shifted per seed, Cranley-Patterson, so seeds differ while the design stays
  * low-discrepancy; at most 3% of the valid configs of a small space). Then mutations of the
- * current point: its neighbours, then its diagonal neighbours (those the cost model predicts
+ * current point: its neighbours (one that breaks a restriction repaired by a step of another
+ * param), then its diagonal neighbours (those the cost model predicts
  * clearly faster first, the rest ordered by what every latency so far says about each param
  * value), then jumps of 2-3 params once those are used up; after `patience` trials without
  * improvement it restarts from a fresh point (alternately the continued Sobol sequence and a
@@ -261,7 +262,8 @@ const amk_strategy_type amk__strategy_hillclimb = {
     .name = "hillclimb",
     .doc = "the spec's default config (one that breaks a restriction: its nearest valid "
            "config; with no_default a Sobol initial design, smaller for small "
-           "spaces), then neighbour and diagonal mutations of the best point, those the cost "
+           "spaces), then neighbour (a restriction broken: repaired by a step of another "
+           "param) and diagonal mutations of the best point, those the cost "
            "model predicts clearly faster first, then the evidence-favoured, 2-3 param jumps, "
            "restarting after `patience` trials without improvement",
     .state_size = sizeof(hc_state),
