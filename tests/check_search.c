@@ -443,6 +443,13 @@ static void broken_default_space(char *dir, size_t size, amk_spec **spec, amk_sp
                                    &d) == AMK_OK, "%s", d.msg);
 }
 
+static void broken_default_free(char *dir, amk_spec *spec, amk_space *sp)
+{
+    amk_space_free(sp);
+    amk_spec_free(spec);
+    amk_test_tmpdir_remove(dir);
+}
+
 /* The spec's default first, for hillclimb and evolve alike: where it breaks a restriction,
  * the valid config fewest single-choice moves from it (X = Y = Z = 11 breaks X + Y + Z <=
  * 30: three moves down, T left alone); with no_default, the Sobol design instead. */
@@ -483,9 +490,7 @@ START_TEST(test_amk_strategy_next_starts_at_the_default_or_its_nearest_valid_con
         free(state);
         amk_idset_free(seen);
     }
-    amk_space_free(sp);
-    amk_spec_free(spec);
-    amk_test_tmpdir_remove(dir);
+    broken_default_free(dir, spec, sp);
 }
 END_TEST
 
@@ -546,9 +551,7 @@ START_TEST(test_hillclimb_repairs_a_single_move_that_breaks_a_restriction)
         free(state);
         amk_idset_free(seen);
     }
-    amk_space_free(sp);
-    amk_spec_free(spec);
-    amk_test_tmpdir_remove(dir);
+    broken_default_free(dir, spec, sp);
 }
 END_TEST
 
