@@ -5,11 +5,11 @@
  * (randomly shifted per seed, Cranley-Patterson, so seeds differ while the design stays
  * low-discrepancy; at most 3% of the valid configs of a small space). Then mutations of the
  * current point: its neighbours (one that breaks a restriction repaired by a step of another
- * param), then its diagonal neighbours (those the cost model predicts
- * clearly faster first, the rest ordered by what every latency so far says about each param
- * value), then jumps of 2-3 params once those are used up; after `patience` trials without
- * improvement it restarts from a fresh point (alternately the continued Sobol sequence and a
- * uniform sample). Never proposes a config twice or one in `seen`. */
+ * param), then its diagonal neighbours (those the cost model predicts clearly faster first,
+ * the rest ordered by what every latency so far says about each param value), then jumps of
+ * 2-3 params once those are used up; after `patience` trials without improvement it
+ * restarts from a fresh point (alternately the continued Sobol sequence and a uniform
+ * sample). Never proposes a config twice or one in `seen`. */
 #include "search_int.h"
 
 #include <gsl/gsl_qrng.h>

@@ -516,10 +516,9 @@ START_TEST(test_hillclimb_repairs_a_single_move_that_breaks_a_restriction)
         amk_config centre = p.config;
         amk_verdict v = {.status = AMK_STATUS_OK, .latency_us = 1.0};
         st->observe(state, &p.config, &v, 1);
-        const amk_spec *sps = amk_space_spec(sp);
         int up[3] = {0}, room[3] = {0}, steps = 0;
         for (int q = 0; q < 4; q++) {
-            int c = centre.choice[q], nc = amk_spec_param_n_choices(sps, q);
+            int c = centre.choice[q], nc = amk_spec_param_n_choices(spec, q);
             steps += (c > 0) + (c < nc - 1);
             if (q < 3)
                 room[q] = c < nc - 1;
