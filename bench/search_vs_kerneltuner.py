@@ -29,6 +29,10 @@ budget runs where best.json was not the fastest row: 0 means the curve is what a
 (the T1 file's Default config first) and without it (`@nodefault`: `amk loop --no-default`,
 a Sobol design first), which is how Kernel Tuner's strategies start.
 
+Per pair, amk's default against Kernel Tuner's best strategy there, on both scores: the
+difference of the means with its 95 % interval over seeds (Welch), and won or lost only where
+that interval excludes zero (pair_verdicts: a mean-only count calls noise a loss).
+
 Pairs: --cachefiles DIR (a benchmark_hub snapshot's cachefiles/, fetched at run time: only
 the shipped subset is in this repository) and --pairs all|KERNEL/GPU,... choose them; a
 cachefile holding fewer records than its space's valid configs is partial and is left out
@@ -768,6 +772,86 @@ def score_sweeps(args):
 
 # ---------- report ---------------------------------------------------------------------------
 
+def welch(a, b):
+    """Difference of means a - b and its 95 % interval (Welch: unequal variances, the
+    Welch-Satterthwaite degrees of freedom): seeds of two strategies are independent runs."""
+    from scipy import stats
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    a, b = a[~np.isnan(a)], b[~np.isnan(b)]
+    d = a.mean() - b.mean()
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    se = np.sqrt(va + vb)
+    if not se > 0:
+        return d, d, d
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    h = stats.t.ppf(0.975, df) * se
+    return d, d - h, d + h
+
+
+def pair_verdicts(names, score, hand, low, strategies, label):
+    """Per pair, amk's default against the Kernel Tuner strategy of the best mean: won or lost
+    where the 95 % interval of the difference excludes zero, else within noise. Picking the
+    best of several strategies by their means favours Kernel Tuner (its luckiest strategy on
+    the pair), so a loss found here may be noise and a win is not. A lower-bound strategy (†)
+    can only make a pair lost (its true score is higher). Returns (markdown, dict)."""
+    me = ("amk", AMK_DEFAULT)
+    kt = [ts for ts in strategies if ts[0] == "kt"]
+    if me not in strategies or not kt:
+        return "", {}
+
+    def verdict(lo, hi):
+        return "won" if lo > 0 else "lost" if hi < 0 else "within noise"
+
+    lines = ["| pair | time: amk − best KT [95 % interval] | verdict | at 200: best KT − amk "
+             "[95 % interval] | verdict |", "|---|---|---|---|---|"]
+    out, tally = {}, {"time": {}, "at200": {}}
+    for n_ in names:
+        a = [score[me][n_][k] for k in sorted(score[me][n_])]
+        means = {ts: np.mean(list(score[ts][n_].values())) for ts in kt}
+        exact = [ts for ts in kt if not low[(ts, n_)]]
+        cells = []
+        if exact:
+            b_ts = max(exact, key=lambda ts: means[ts])
+            d, lo, hi = welch(a, list(score[b_ts][n_].values()))
+            v = verdict(lo, hi)
+            # a lower bound significantly above amk is a loss whatever the exact ones say; a
+            # win over the exact ones stays open while a lower bound exists (its true score
+            # is higher than what it shows)
+            bounds = [ts for ts in kt if low[(ts, n_)]]
+            for ts in bounds:
+                if welch(a, list(score[ts][n_].values()))[2] < 0:
+                    v, b_ts = "lost", ts
+                    d, lo, hi = welch(a, list(score[ts][n_].values()))
+            if v == "won" and bounds:
+                v = "open: won over the exact, not over the lower bounds of " + \
+                    ", ".join(ts[1] for ts in bounds)
+            cells += [f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}] against {label(b_ts)}", v]
+        else:
+            v = "open (only lower bounds)"
+            cells += ["-", v]
+        tally["time"][n_] = v
+        h_me = [h[EVALS[-1]] for h in hand[me][n_]]
+        m200 = {ts: np.nanmean([h[EVALS[-1]] for h in hand[ts][n_]]) for ts in kt}
+        e_ts = min((ts for ts in kt if not np.isnan(m200[ts])), key=lambda ts: m200[ts],
+                   default=None)
+        if e_ts:
+            d, lo, hi = welch([h[EVALS[-1]] for h in hand[e_ts][n_]], h_me)
+            v2 = verdict(lo, hi)
+            cells += [f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}] against {label(e_ts)}", v2]
+        else:
+            v2 = "no Kernel Tuner run"
+            cells += ["-", v2]
+        tally["at200"][n_] = v2
+        lines.append(f"| {n_} | " + " | ".join(cells) + " |")
+    for key, what in (("time", "time score"), ("at200", f"at {EVALS[-1]} evaluations")):
+        c = {}
+        for n_, v in tally[key].items():
+            c.setdefault(v, []).append(n_)
+        lines.append(f"\n{label(me)}, {what}: " + "; ".join(
+            f"{v} {len(ps)} ({', '.join(ps)})" for v, ps in sorted(c.items())) + ".")
+    return "\n".join(lines) + "\n", tally
+
+
 def report(spaces, results, args, timing):
     from collections import defaultdict
     import matplotlib
@@ -897,6 +981,15 @@ def report(spaces, results, args, timing):
     text += ("\nBoth budgets side by side (time score: mean ± sd over seeds of the per-seed "
              "aggregate; the pairs every run covers: " + (", ".join(exact) or "none") +
              "):\n\n" + "\n".join(slines) + "\n")
+    vtext, vjson = pair_verdicts(names, score, hand, low, strategies, label)
+    if vtext:
+        text += ("\nPer pair, amk's default against Kernel Tuner's best strategy there "
+                 f"(time score: the exact strategy of the highest mean over seeds; at "
+                 f"{EVALS[-1]}: the lowest mean best ÷ optimum handed back): the difference "
+                 "with its 95 % interval (Welch, over seeds); won or lost only where the "
+                 "interval excludes zero. Choosing the best of many strategies by its mean "
+                 "favours Kernel Tuner, so a loss here can still be that strategy's luck:\n\n"
+                 + vtext)
     if cover:
         text += ("\n† a lower bound: some 200-evaluation runs (--kt-evals-only) of the "
                  "strategy end before the time budget and hold their last best to the end. "
@@ -924,7 +1017,8 @@ def report(spaces, results, args, timing):
                            for ts in strategies},
          "handed_back_over_optimum": evals_json,
          "budget_covered": {label(ts): {n_: short[ts][n_] for n_ in names}
-                            for ts in strategies}}, indent=1))
+                            for ts in strategies},
+         "pair_verdicts": vjson}, indent=1))
 
     fig, axes = plt.subplots(1, len(names) + 1, figsize=(4.2 * (len(names) + 1), 4.2),
                              sharey=True, squeeze=False)
