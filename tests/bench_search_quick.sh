@@ -28,11 +28,46 @@ grep -q '^| amk evolve (default) | -\?[0-9.]* ± ' "$OUT/table.md" ||
 grep -q '^| KT random_sample | -\?[0-9.]* ± ' "$OUT/table.md" ||
     { echo "FAIL: table.md lacks Kernel Tuner random_sample's score"; exit 1; }
 
+grep -q '^amk evolve (default), time score: ' "$OUT/table.md" ||
+    { echo "FAIL: table.md lacks the per-pair verdicts"; exit 1; }
+
+# The per-pair verdicts on made-up scores: a clear gap either way is won or lost, an overlap
+# within noise, a lower bound significantly above amk a loss, and a win over the exact
+# strategies open while a lower bound exists.
+VENV=${VENV:-$BUILD/bench-venv}
+"$VENV/bin/python" - "$SRC/bench" <<'PY' || { echo "FAIL: pair_verdicts"; exit 1; }
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import search_vs_kerneltuner as b
+
+rng = np.random.default_rng(1)
+seeds = range(20)
+def draws(mean, sd):
+    return {s: float(v) for s, v in zip(seeds, rng.normal(mean, sd, len(seeds)))}
+me, ga, bo = ("amk", b.AMK_DEFAULT), ("kt", "genetic_algorithm"), ("kt", "bayes_opt")
+names = ["won", "lost", "noise", "bound_lost", "open"]
+amk = {"won": 0.9, "lost": 0.3, "noise": 0.5, "bound_lost": 0.5, "open": 0.9}
+exact = {"won": 0.3, "lost": 0.9, "noise": 0.52, "bound_lost": 0.5, "open": 0.3}
+bound = {"won": 0.1, "lost": 0.1, "noise": 0.1, "bound_lost": 0.9, "open": 0.6}
+score = {me: {n: draws(amk[n], 0.05) for n in names}, ga: {n: draws(exact[n], 0.05) for n in names},
+         bo: {n: draws(bound[n], 0.05) for n in names}}
+hand = {ts: {n: [{200: 1.0 + 0.01 * i} for i in range(20)] for n in names} for ts in score}
+low = {(ts, n): ts == bo and n != "won" for ts in score for n in names}
+_, v = b.pair_verdicts(names, score, hand, low, list(score), lambda ts: ts[1])
+t = v["time"]
+assert t["won"] == "won" and t["lost"] == "lost" and t["noise"] == "within noise", t
+assert t["bound_lost"] == "lost" and t["open"].startswith("open"), t
+assert v["at200"]["won"] == "within noise", v["at200"]
+d, lo, hi = b.welch([1.0, 1.1, 0.9, 1.05], [0.0, 0.1, -0.1, 0.05])
+assert abs(d - 1.0) < 1e-12 and 0 < lo < d < hi, (d, lo, hi)
+print("pair_verdicts: ok")
+PY
+
 # A partial cachefile Kernel Tuner left unclosed (its first 1500 records of convolution_milo
 # W6600, one per line as Kernel Tuner writes them, no closing braces): replayed as its
 # recorded configs by both tools with --replay-partial, Kernel Tuner's 200-evaluation run
 # scored on the time budget with --kt-evals-only; left out without --replay-partial.
-VENV=${VENV:-$BUILD/bench-venv}
 P="$OUT/partial"
 mkdir -p "$P/cachefiles/convolution_milo"
 cp -r "$SRC/space_defs/data/benchmark_hub/spaces" "$P/"
