@@ -1487,10 +1487,10 @@ START_TEST(test_compile_gemm_hopper_pingpong)
 }
 END_TEST
 
-/* gemm_hopper's stream-K tail (PERSISTENT 3): one CTA per SM whatever the tile count, 2
- * counters per CTA (ws) and 2 BM x BN f32 pieces per CTA (scratch sk), two flags of shared
- * memory more than PERSISTENT 1, and its configs (cluster shapes, epilogues, one consumer,
- * 128-row consumers) compile for sm_90a. */
+/* gemm_hopper's stream-K tail (PERSISTENT 3, and 4 in whole pieces a tile): one CTA per SM
+ * whatever the tile count, 2 counters per CTA (ws) and 2 BM x BN f32 pieces per CTA (scratch
+ * sk), two flags of shared memory more than PERSISTENT 1, and its configs (cluster shapes,
+ * epilogues, one consumer, 128-row consumers) compile for sm_90a. */
 START_TEST(test_compile_gemm_hopper_stream_k)
 {
     const amk_spec *s = amk_registry_find(reg, "gemm_hopper");
@@ -1521,6 +1521,14 @@ START_TEST(test_compile_gemm_hopper_stream_k)
     ck_assert_int_eq(v, 16);
     ck_assert_int_eq(amk_config_eval(&sk, &t->limits, "grid", &v, &d), AMK_OK);
     ck_assert_int_eq(v, t->limits.sm_count);
+    /* PERSISTENT 4 (stream-K in whole pieces a tile) has 3's grid and buffers */
+    amk_config whole_pieces = hopper_cfg(s, "{\"PERSISTENT\":4,\"BM\":128,\"STAGES\":3}");
+    whole_pieces.shape = dec;
+    ck_assert_msg(amk_config_check(&whole_pieces, &t->limits, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(amk_config_eval(&whole_pieces, &t->limits, "grid", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, t->limits.sm_count);
+    ck_assert_int_eq(amk_config_eval(&whole_pieces, &t->limits, "sk_count", &v, &d), AMK_OK);
+    ck_assert_int_eq(v, t->limits.sm_count * 2 * 128 * 256);
 
     if (!hopper_compiles(s, "stream-K"))
         return;
@@ -1530,6 +1538,9 @@ START_TEST(test_compile_gemm_hopper_stream_k)
         "{\"PERSISTENT\":3,\"BM\":128,\"BN\":128,\"CLUSTER_N\":2,\"EPILOGUE\":0}",
         "{\"PERSISTENT\":3,\"BM\":128,\"BN\":128,\"CONSUMERS\":1,\"REGS\":0}",
         "{\"PERSISTENT\":3,\"BM\":256,\"BN\":128,\"STAGES\":3,\"REGS\":2}",
+        "{\"PERSISTENT\":4,\"BM\":128,\"STAGES\":3}",
+        "{\"PERSISTENT\":4,\"BM\":128,\"STAGES\":3,\"CLUSTER_M\":2}",
+        "{\"PERSISTENT\":4,\"BM\":128,\"BN\":320,\"STAGES\":3,\"EPILOGUE\":3}",
     };
     compile_hopper_ok(s, t, built, sizeof built / sizeof built[0]);
 }
