@@ -779,6 +779,8 @@ def welch(a, b):
     a, b = np.asarray(a, float), np.asarray(b, float)
     a, b = a[~np.isnan(a)], b[~np.isnan(b)]
     d = a.mean() - b.mean()
+    if len(a) < 2 or len(b) < 2:
+        return d, -np.inf, np.inf  # one seed says nothing of the spread: never decided
     va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
     se = np.sqrt(va + vb)
     if not se > 0:
@@ -804,7 +806,7 @@ def pair_verdicts(names, score, hand, low, strategies, label):
 
     lines = ["| pair | time: amk − best KT [95 % interval] | verdict | at 200: best KT − amk "
              "[95 % interval] | verdict |", "|---|---|---|---|---|"]
-    out, tally = {}, {"time": {}, "at200": {}}
+    tally = {"time": {}, "at200": {}}
     for n_ in names:
         a = [score[me][n_][k] for k in sorted(score[me][n_])]
         means = {ts: np.mean(list(score[ts][n_].values())) for ts in kt}

@@ -61,6 +61,7 @@ assert t["bound_lost"] == "lost" and t["open"].startswith("open"), t
 assert v["at200"]["won"] == "within noise", v["at200"]
 d, lo, hi = b.welch([1.0, 1.1, 0.9, 1.05], [0.0, 0.1, -0.1, 0.05])
 assert abs(d - 1.0) < 1e-12 and 0 < lo < d < hi, (d, lo, hi)
+assert b.welch([1.0], [0.0])[1:] == (-np.inf, np.inf)  # one seed: never decided
 print("pair_verdicts: ok")
 PY
 
