@@ -821,9 +821,9 @@ def pair_verdicts(names, score, hand, low, strategies, label):
             # is higher than what it shows)
             bounds = [ts for ts in kt if low[(ts, n_)]]
             for ts in bounds:
-                if welch(a, list(score[ts][n_].values()))[2] < 0:
-                    v, b_ts = "lost", ts
-                    d, lo, hi = welch(a, list(score[ts][n_].values()))
+                w = welch(a, list(score[ts][n_].values()))
+                if w[2] < 0:
+                    v, b_ts, (d, lo, hi) = "lost", ts, w
             if v == "won" and bounds:
                 v = "open: won over the exact, not over the lower bounds of " + \
                     ", ".join(ts[1] for ts in bounds)

@@ -450,9 +450,8 @@ AMK_INLINE void gh_work_init(gh_work &g, int t_first, int t_step, int ntiles, in
 #if GH_STREAMK
     const int rem = ntiles % nclusters;
     if (rem && ktiles > 0) { /* K = 0: no iterations to split; every tile is written whole */
-        g.dp_end = ntiles - rem;
-        g.sk_iters = (unsigned int)(rem * ktiles); /* products < 2^32: the spec's k_tiles bound */
-        g.sk_ctas = g.sk_iters < (unsigned int)nclusters ? g.sk_iters : (unsigned int)nclusters;
+        const unsigned int iters = (unsigned int)(rem * ktiles); /* < 2^32: the spec's bound */
+        unsigned int ctas = iters < (unsigned int)nclusters ? iters : (unsigned int)nclusters;
 #if GH_SK_WHOLE_PIECES
         /* p pieces a tile, p the largest divisor of ktiles with rem * p <= nclusters: every
          * range lies in one tile, so no cluster stores two pieces (at 8192 x 14336 x 4096 the
@@ -461,13 +460,13 @@ AMK_INLINE void gh_work_init(gh_work &g, int t_first, int t_step, int ntiles, in
         int p = nclusters / rem < ktiles ? nclusters / rem : ktiles;
         while (p > 1 && ktiles % p)
             p--;
-        if (p < 2) {
-            g.dp_end = ntiles;
-            g.sk_iters = 0;
+        if (p < 2)
             return;
-        }
-        g.sk_ctas = (unsigned int)(rem * p);
+        ctas = (unsigned int)(rem * p);
 #endif
+        g.dp_end = ntiles - rem;
+        g.sk_iters = iters;
+        g.sk_ctas = ctas;
         if ((unsigned int)cid < g.sk_ctas) {
             g.it = cid * g.sk_iters / g.sk_ctas;
             g.it_end = (cid + 1) * g.sk_iters / g.sk_ctas;
