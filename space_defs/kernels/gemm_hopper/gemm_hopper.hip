@@ -60,12 +60,13 @@
  * are clipped by the copy engine), one 64-column block in each of the next tile's first K
  * steps rather than all at once (the rest when the staging tile is next needed, or at exit;
  * on the H100 at 8192 x 14336 x 4096, +0.5 % against all at once, +0.2 % more for a tile's
- * first wgmma overwriting the accumulators, scale-d 0, instead of zeroing them); 2 and 3 do the same through EPILOGUE staging blocks of 64
- * columns, in rounds of EPILOGUE blocks (a block is rewritten once its last store has read
- * it): 320-wide tiles need it for a third stage (the whole 128 x 320 tile is 80 KB), 256-wide
- * ones for a fourth. On the H100 the 320-wide tile's main loop alone ran 2.4 % faster than
- * 128 x 256's at 8192 x 14336 x 4096, its epilogue cost 6 % against 3.4 %: the wait between
- * rounds for the stores, which drain at the write rate when a whole wave stores at once.
+ * first wgmma overwriting the accumulators, scale-d 0, instead of zeroing them); 2 and 3 do
+ * the same through EPILOGUE staging blocks of 64 columns, in rounds of EPILOGUE blocks (a
+ * block is rewritten once its last store has read it): 320-wide tiles need it for a third
+ * stage (the whole 128 x 320 tile is 80 KB), 256-wide ones for a fourth. On the H100 the
+ * 320-wide tile's main loop alone ran 2.4 % faster than 128 x 256's at 8192 x 14336 x 4096,
+ * its epilogue cost 6 % against 3.4 %: the wait between rounds for the stores, which drain at
+ * the write rate when a whole wave stores at once.
  * REGS: 0 leaves register allocation alone; 1 and 2 move registers from the producer to the
  * consumers with setmaxnreg (producer 40 / consumers 232, producer 24 / consumers 240). Only
  * with 2 consumers: __launch_bounds__(384, 1) makes ptxas allocate 168 per thread, and an
