@@ -3,10 +3,10 @@
 # 8192^3 bf16 (fresh results and best files, one shared compile cache), one regime, then
 # the best each handed back, its latency, and its vs_peer (cuBLAS timed beside it by amk's
 # own harness), with the spread across runs; then the bests side by side: each run's best
-# evaluated again, round robin, ROUNDS times, by the same harness in the same regime. The
-# loops' own figures are minutes apart, and at the power cap the clock moves 5-7 % between
-# them (evidence h100-2026-11-26-quantisation, call 6), so only the side-by-side figures say
-# whether the picks differ.
+# evaluated again, round robin, ROUNDS times, by the same harness in the same regime. At the
+# power cap the clock moves a config's latency by 5-14 % between evaluations (evidence
+# h100-2026-11-26-stores, calls 3 and 6), seconds apart as much as minutes, so the figure
+# that says whether the picks differ is vs_peer (cuBLAS timed beside each), side by side.
 # usage: bench/loop_repeat.sh            from the repository root
 # env: AMK (build/amk), OUT (/tmp/amk-repeat), RUNS (3), BUDGET (48), SHAPE (big),
 #      REGIME (sustained), KERNEL (gemm_hopper), ROUNDS (3; 0: no side-by-side re-measure)
