@@ -256,8 +256,8 @@ AMK_INLINE void gh_tma_store(const amk_tensor_map *map, int c0, int c1, unsigned
                  : "memory");
 }
 
-/* EPILOGUE 1: 64-column block j of a consumer's staging tile (at stage, GH_WG_M rows of 128
- * bytes a block) to C at column n + 64 j, row m, as its own bulk group. */
+/* Staging block j of a consumer (at stage, GH_WG_M rows of 128 bytes a block: 64 columns of
+ * C) to C at column n + 64 j, row m, as its own bulk group. */
 AMK_INLINE void gh_store_block(const amk_tensor_map *map, int n, int m, unsigned int stage,
                                int j)
 {
@@ -886,11 +886,8 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                 asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
                 if (ltid == 0)
 #pragma unroll
-                    for (int b = 0; b < n; ++b) {
-                        gh_tma_store(&tmC, n0 + (j0 + b) * 64, m0 + row_w,
-                                     cw_s + b * GH_BLK_BYTES);
-                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-                    }
+                    for (int b = 0; b < n; ++b)
+                        gh_store_block(&tmC, n0 + j0 * 64, m0 + row_w, cw_s, b);
             }
 #else
             /* The previous tile's stores (the rest of them issued now) must have read the
