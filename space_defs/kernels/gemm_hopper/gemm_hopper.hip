@@ -61,12 +61,14 @@
  * steps rather than all at once (the rest when the staging tile is next needed, or at exit;
  * on the H100 at 8192 x 14336 x 4096, +0.5 % against all at once, +0.2 % more for a tile's
  * first wgmma overwriting the accumulators, scale-d 0, instead of zeroing them); 2 and 3 do
- * the same through EPILOGUE staging blocks of 64 columns, in rounds of EPILOGUE blocks (a
- * block is rewritten once its last store has read it): 320-wide tiles need it for a third
- * stage (the whole 128 x 320 tile is 80 KB), 256-wide ones for a fourth. On the H100 the
- * 320-wide tile's main loop alone ran 2.4 % faster than 128 x 256's at 8192 x 14336 x 4096,
- * its epilogue cost 6 % against 3.4 %: the wait between rounds for the stores, which drain at
- * the write rate when a whole wave stores at once.
+ * the same through EPILOGUE staging slots of 64 columns (320-wide tiles need it for a third
+ * stage: the whole 128 x 320 tile is 80 KB; 256-wide ones for a fourth): the epilogue fills
+ * the slots and packs the tile's other blocks into registers (GH_CARRY of them, 16 registers
+ * a block), which go into the slots in the next main loop once the first stores have read
+ * them. Before, the epilogue waited for those reads between rounds of EPILOGUE blocks (the
+ * stores drain at the write rate when a whole wave stores at once): on the H100 at
+ * 8192 x 14336 x 4096, 128 x 320 EPILOGUE 3 +0.2 % (+0.8 % with PERSISTENT 4); 128 x 320
+ * EPILOGUE 2 reads as 128 x 256 EPILOGUE 1 PERSISTENT 4 does (0.990-0.998 of cuBLAS in burst).
  * REGS: 0 leaves register allocation alone; 1 and 2 move registers from the producer to the
  * consumers with setmaxnreg (producer 40 / consumers 232, producer 24 / consumers 240). Only
  * with 2 consumers: __launch_bounds__(384, 1) makes ptxas allocate 168 per thread, and an
@@ -155,6 +157,10 @@ typedef amk_bf16 gh_out_t;
 /* one consumer's staging: its whole tile (EPILOGUE 1) or EPILOGUE 64-column blocks (2, 3) */
 #define GH_CW_BYTES (EPILOGUE >= 2 ? EPILOGUE * GH_BLK_BYTES : GH_WG_M * BN * 2)
 #define GH_C_BYTES (EPILOGUE ? CONSUMERS * GH_CW_BYTES : 0)
+/* 64-column staging slots a consumer; the tile's blocks past them wait in registers, packed
+ * (GH_CARRY of them), until the first stores have read their slots */
+#define GH_SLOTS (EPILOGUE >= 2 ? EPILOGUE : BN / 64)
+#define GH_CARRY (EPILOGUE >= 2 && BN / 64 > EPILOGUE ? BN / 64 - EPILOGUE : 0)
 
 static_assert(BM == 64 || BM == 128 || BM == 256, "BM must be 64, 128 or 256");
 static_assert(BN == 64 || BN == 128 || BN == 256 || BN == 320, "BN must be 64, 128, 256 or 320");
@@ -256,12 +262,12 @@ AMK_INLINE void gh_tma_store(const amk_tensor_map *map, int c0, int c1, unsigned
                  : "memory");
 }
 
-/* Staging block j of a consumer (at stage, GH_WG_M rows of 128 bytes a block: 64 columns of
- * C) to C at column n + 64 j, row m, as its own bulk group. */
+/* Block j of a consumer's tile (64 columns of C), staged in slot j % GH_SLOTS (at stage,
+ * GH_WG_M rows of 128 bytes a slot), to C at column n + 64 j, row m, as its own bulk group. */
 AMK_INLINE void gh_store_block(const amk_tensor_map *map, int n, int m, unsigned int stage,
                                int j)
 {
-    gh_tma_store(map, n + j * 64, m, stage + j * GH_BLK_BYTES);
+    gh_tma_store(map, n + j * 64, m, stage + (j % GH_SLOTS) * GH_BLK_BYTES);
     asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
 }
 
@@ -424,6 +430,64 @@ AMK_INLINE unsigned int gh_pack(float lo, float hi)
     unsigned int r;
     asm(GH_CVT2 " %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
     return r;
+}
+
+/* ---------- epilogue (EPILOGUE >= 1) -------------------------------------------------- */
+
+#define GH_STAGED (BN / 64 - GH_CARRY)    /* blocks a tile's epilogue writes into its slots */
+/* A thread's share of its consumer's carried blocks: per m64 block and row half, 8 packed
+ * column pairs a block. */
+typedef unsigned int gh_carry_t[GH_MT][2][8 * (GH_CARRY ? GH_CARRY : 1)];
+
+/* Packed value v of the thread's row r, 8-column group j (of block j / 8), into that block's
+ * slot, 128B-swizzled as the TMA store reads it (conflict-free). */
+AMK_INLINE void gh_stage(unsigned int cw_s, int r, int j, int lane, unsigned int v)
+{
+    const unsigned int off = ((j >> 3) % GH_SLOTS) * GH_BLK_BYTES + r * 128 +
+                             (((j & 7) ^ (r & 7)) << 4) + (lane & 3) * 4;
+    asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(cw_s + off), "r"(v) : "memory");
+}
+
+/* One step of a consumer's pending stores: block st_next of the staged tile (corner st_n,
+ * st_m) goes out by TMA. When its slot held an earlier block (a carried one's turn), the
+ * oldest stores in flight must have read their slots: then up to GH_SLOTS carried blocks are
+ * written into them at once. All 128 threads of the consumer take every step. */
+AMK_INLINE void gh_store_step(const amk_tensor_map *tmC, int &st_next, int st_n, int st_m,
+                              unsigned int cw_s, const gh_carry_t &cr, int w, int ltid)
+{
+#if GH_CARRY
+    if (st_next >= GH_SLOTS && st_next % GH_SLOTS == 0) {
+        const int left = BN / 64 - st_next, n = left < GH_SLOTS ? left : GH_SLOTS;
+        if (ltid == 0) { /* at most GH_SLOTS - n of the last GH_SLOTS stores still reading */
+            if (GH_SLOTS - n == 2)
+                asm volatile("cp.async.bulk.wait_group.read 2;\n" ::: "memory");
+            else if (GH_SLOTS - n == 1)
+                asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
+            else
+                asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+        }
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+        const int warp = ltid >> 5, lane = ltid & 31;
+#pragma unroll
+        for (int mt = 0; mt < GH_MT; ++mt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int cb = 0; cb < GH_CARRY; ++cb)
+                    if (GH_STAGED + cb >= st_next && GH_STAGED + cb < st_next + n)
+#pragma unroll
+                        for (int j = 0; j < 8; ++j)
+                            gh_stage(cw_s, mt * 64 + warp * 16 + (lane >> 2) + 8 * h,
+                                     8 * (GH_STAGED + cb) + j, lane, cr[mt][h][8 * cb + j]);
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
+    }
+#else
+    (void)cr, (void)w;
+#endif
+    if (ltid == 0)
+        gh_store_block(tmC, st_n, st_m, cw_s, st_next);
+    ++st_next;
 }
 
 /* ---------- scheduling ---------------------------------------------------------------- */
@@ -738,10 +802,12 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
 #pragma unroll
             for (int i = 0; i < GH_NACC; ++i)
                 acc[mt][i] = 0.0f;
-#if EPILOGUE == 1
+#if EPILOGUE
         /* The staged tile's 64-column blocks not yet stored: st_next .. BN/64 - 1, its
-         * corner (st_n, st_m); one goes out in each of the next main loop's first K steps. */
+         * corner (st_n, st_m); one goes out in each of the next main loop's first K steps.
+         * Blocks past the slots wait in cr (GH_CARRY). */
         int st_next = BN / 64, st_m = 0, st_n = 0;
+        gh_carry_t cr;
 #endif
         gh_work g;
         gh_work_init(g, t_first, t_step, ntiles, ktiles, cid, nclusters);
@@ -790,12 +856,9 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                 if (prev >= 0 && lane == 0)
                     gh_bar_release(empty0 + 8 * prev);
                 prev = s;
-#if EPILOGUE == 1
-                if (st_next < BN / 64) {
-                    if (ltid == 0)
-                        gh_store_block(&tmC, st_n, st_m, cw_s, st_next);
-                    ++st_next;
-                }
+#if EPILOGUE
+                if (st_next < BN / 64)
+                    gh_store_step(&tmC, st_next, st_n, st_m, cw_s, cr, w, ltid);
 #endif
                 if (++s == STAGES) {
                     s = 0;
@@ -848,56 +911,13 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                                                      GH_OUT(acc[mt][4 * j + 2 * h + 1]));
                     }
                 }
-#elif EPILOGUE >= 2
-            /* In rounds of up to EPILOGUE 64-column blocks: each round writes its blocks into
-             * staging blocks 0.. and stores each by TMA as its own bulk group, so freeing the
-             * first n blocks for the next round waits only for the oldest n stores' reads
-             * (the previous tile's stores, issued a main loop ago, before the first). */
-#pragma unroll
-            for (int j0 = 0; j0 < BN / 64; j0 += EPILOGUE) {
-                const int n = BN / 64 - j0 < EPILOGUE ? BN / 64 - j0 : EPILOGUE;
-                if (ltid == 0) {
-                    if (j0 == 0)
-                        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-                    else if (EPILOGUE - n == 2)
-                        asm volatile("cp.async.bulk.wait_group.read 2;\n" ::: "memory");
-                    else if (EPILOGUE - n == 1)
-                        asm volatile("cp.async.bulk.wait_group.read 1;\n" ::: "memory");
-                    else
-                        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-                }
-                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
-#pragma unroll
-                for (int mt = 0; mt < GH_MT; ++mt)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int r = mt * 64 + warp * 16 + (lane >> 2) + 8 * h;
-#pragma unroll
-                        for (int j = 8 * j0; j < 8 * (j0 + n); ++j) {
-                            const unsigned int off = ((j >> 3) - j0) * GH_BLK_BYTES + r * 128 +
-                                                     (((j & 7) ^ (r & 7)) << 4) + (lane & 3) * 4;
-                            asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(cw_s + off),
-                                         "r"(gh_pack(GH_OUT(acc[mt][4 * j + 2 * h]),
-                                                     GH_OUT(acc[mt][4 * j + 2 * h + 1])))
-                                         : "memory");
-                        }
-                    }
-                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
-                if (ltid == 0)
-#pragma unroll
-                    for (int b = 0; b < n; ++b)
-                        gh_store_block(&tmC, n0 + j0 * 64, m0 + row_w, cw_s, b);
-            }
 #else
-            /* The previous tile's stores (the rest of them issued now) must have read the
-             * staging tile. */
-            if (ltid == 0) {
-                for (; st_next < BN / 64; ++st_next)
-                    gh_store_block(&tmC, st_n, st_m, cw_s, st_next);
+            /* The previous tile's pending stores go out now (its carried blocks too) and must
+             * have read the staging before it is rewritten. */
+            while (st_next < BN / 64)
+                gh_store_step(&tmC, st_next, st_n, st_m, cw_s, cr, w, ltid);
+            if (ltid == 0)
                 asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-            }
-            st_next = BN / 64;
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
 #pragma unroll
             for (int mt = 0; mt < GH_MT; ++mt)
@@ -905,13 +925,14 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                 for (int h = 0; h < 2; ++h) {
                     const int r = mt * 64 + warp * 16 + (lane >> 2) + 8 * h;
 #pragma unroll
-                    for (int j = 0; j < BN / 8; ++j) {
-                        const unsigned int off = (j >> 3) * (GH_WG_M * 128) + r * 128 +
-                                                 (((j & 7) ^ (r & 7)) << 4) + (lane & 3) * 4;
-                        asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(cw_s + off),
-                                     "r"(gh_pack(GH_OUT(acc[mt][4 * j + 2 * h]),
-                                                 GH_OUT(acc[mt][4 * j + 2 * h + 1])))
-                                     : "memory");
+                    for (int j = 0; j < 8 * GH_STAGED; ++j)
+                        gh_stage(cw_s, r, j, lane,
+                                 gh_pack(GH_OUT(acc[mt][4 * j + 2 * h]),
+                                         GH_OUT(acc[mt][4 * j + 2 * h + 1])));
+#pragma unroll
+                    for (int j = 0; j < 8 * GH_CARRY; ++j) {
+                        const int a = 4 * (8 * GH_STAGED + j) + 2 * h;
+                        cr[mt][h][j] = gh_pack(GH_OUT(acc[mt][a]), GH_OUT(acc[mt][a + 1]));
                     }
                 }
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
@@ -919,12 +940,9 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
             st_next = 0, st_m = m0 + row_w, st_n = n0; /* stored in the next main loop */
 #endif
         }
-#if EPILOGUE == 1
-        if (ltid == 0)
-            for (; st_next < BN / 64; ++st_next)
-                gh_store_block(&tmC, st_n, st_m, cw_s, st_next);
-#endif
 #if EPILOGUE
+        while (st_next < BN / 64)
+            gh_store_step(&tmC, st_next, st_n, st_m, cw_s, cr, w, ltid);
         if (ltid == 0)
             asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 #endif
