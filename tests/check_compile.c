@@ -1560,8 +1560,9 @@ END_TEST
  * takes a quarter of the whole-tile staging at BN 256, which is what lets 128 x 256 x 64 have
  * a fourth stage under the H100's 227 KB, and 128 x 320 x 64 a third; 320-wide tiles (an n256
  * and an n64 wgmma a K step) have 160 accumulators a thread, built only with the setmaxnreg
- * split. Its configs (tile shapes with 1, 2, 4 and 5 blocks, 128-row consumers, ping-pong,
- * stream-K, clusters) compile for sm_90a. */
+ * split. The blocks past the slots wait packed in registers until the first stores have read
+ * theirs (1-3 such blocks, in one or two rounds). Its configs (tile shapes with 1, 2, 4 and 5
+ * blocks, 128-row consumers, ping-pong, stream-K, clusters) compile for sm_90a. */
 START_TEST(test_compile_gemm_hopper_epilogue_blocks)
 {
     const amk_spec *s = amk_registry_find(reg, "gemm_hopper");
@@ -1606,6 +1607,12 @@ START_TEST(test_compile_gemm_hopper_epilogue_blocks)
         "{\"PERSISTENT\":3,\"BM\":128,\"BN\":320,\"EPILOGUE\":0,\"STAGES\":4,\"REGS\":2}",
     };
     compile_hopper_ok(s, t, built, sizeof built / sizeof built[0], NULL);
+    /* 3 blocks carried: 128 x 320 with 2 slots (two rounds), and ping-pong's 64 x 320 tiles. */
+    static const char *const carried[] = {
+        "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":2,\"STAGES\":3}",
+        "{\"PERSISTENT\":2,\"BM\":64,\"BN\":320,\"EPILOGUE\":2,\"STAGES\":3}",
+    };
+    compile_hopper_ok(s, t, carried, sizeof carried / sizeof carried[0], NULL);
 }
 END_TEST
 
