@@ -74,7 +74,7 @@ if [ "${BUILD_ONLY:-0}" = 1 ]; then
     echo "gemm_hopper_probe: built ${#configs[@]} configs ($DTYPE)"
     exit 0
 fi
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || true
+nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader 2>/dev/null | head -1 || true # the card: ratios differ ~0.5 % between H100s
 for ((j = 0; j < i; j++)); do
     echo "== config: ${configs[$j]} ($DTYPE)"
     [ -x "$tmp_bin/probe$j" ] || { echo "   (not built)"; continue; }
