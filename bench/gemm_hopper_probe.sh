@@ -74,8 +74,7 @@ if [ "${BUILD_ONLY:-0}" = 1 ]; then
     echo "gemm_hopper_probe: built ${#configs[@]} configs ($DTYPE)"
     exit 0
 fi
-# the card, by serial: the ratios of two H100s of one model differ by ~0.5 %
-nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader 2>/dev/null | head -1 || true
+bash "$HERE/card.sh"
 for ((j = 0; j < i; j++)); do
     echo "== config: ${configs[$j]} ($DTYPE)"
     [ -x "$tmp_bin/probe$j" ] || { echo "   (not built)"; continue; }

@@ -30,8 +30,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
             --quiet >"$OUT/s$i-$r.json" 2>>"$OUT/side.err"
     done
 done
-card=$(nvidia-smi --query-gpu=name,serial,uuid,driver_version --format=csv,noheader 2>/dev/null | head -1)
-printf 'Card: %s\n\n' "${card:-unknown (nvidia-smi did not answer)}" | tee "$OUT/repeat_table.md"
+{ bash "$(dirname "$0")/card.sh"; echo; } | tee "$OUT/repeat_table.md"
 python3 - "$OUT" "$RUNS" "$ROUNDS" <<'PY' | tee -a "$OUT/repeat_table.md"
 import csv, json, statistics, sys
 out, runs, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

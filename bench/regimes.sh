@@ -78,8 +78,7 @@ PY
 
 # 3. Side by side, under the card's identity: cards of one model differ by about 1 % in these
 # ratios (evidence h100-2026-11-26-stores), so a comparison across calls needs to know which ran.
-card=$(nvidia-smi --query-gpu=name,serial,uuid,driver_version --format=csv,noheader 2>/dev/null | head -1)
-printf 'Card: %s\n\n' "${card:-unknown (nvidia-smi did not answer)}" | tee "$OUT/regimes_table.md"
+{ bash "$HERE/card.sh"; echo; } | tee "$OUT/regimes_table.md"
 python3 - "$rows" <<'PY' | tee -a "$OUT/regimes_table.md"
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
