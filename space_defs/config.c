@@ -93,7 +93,10 @@ static void describe(const cJSON *v, char *buf, size_t cap)
         snprintf(buf, cap, "an object");
 }
 
-int amk__params_from_json(const amk_spec *s, const cJSON *obj, uint8_t *choice, amk_diag *d)
+/* fill != 0: a param obj does not name takes its default (counted in *filled) instead of
+ * being an error. */
+static int params_from_json(const amk_spec *s, const cJSON *obj, uint8_t *choice, int fill,
+                            int *filled, amk_diag *d)
 {
     if (!cJSON_IsObject(obj))
         return amk_diag_set(d, AMK_ECONFIG, "params: expected an object of name: value");
@@ -133,13 +136,21 @@ int amk__params_from_json(const amk_spec *s, const cJSON *obj, uint8_t *choice, 
         choice[i] = (uint8_t)hit;
     }
     for (int i = 0; i < s->nparams; i++)
-        if (!seen[i]) {
+        if (!seen[i] && fill) {
+            choice[i] = (uint8_t)s->params[i].def;
+            ++*filled;
+        } else if (!seen[i]) {
             char allowed[1024];
             list_choices(&s->params[i], allowed, sizeof allowed);
             return amk_diag_set(d, AMK_ECONFIG, "params: missing param %s (choices: %s)",
                                 s->params[i].name, allowed);
         }
     return AMK_OK;
+}
+
+int amk__params_from_json(const amk_spec *s, const cJSON *obj, uint8_t *choice, amk_diag *d)
+{
+    return params_from_json(s, obj, choice, 0, NULL, d);
 }
 
 int amk_config_from_json(const amk_registry *r, const cJSON *obj, amk_config *out, amk_diag *d)
@@ -480,6 +491,27 @@ int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const ch
         return rc;
     *out = c;
     return AMK_OK;
+}
+
+int amk_config_id_recorded(const amk_spec *s, const char *shape, const char *params,
+                           char id[17], amk_diag *d)
+{
+    amk_shape sh;
+    int rc = amk_shape_parse(s, shape, &sh, d);
+    if (rc != AMK_OK)
+        return rc;
+    cJSON *j = cJSON_ParseWithOpts(params, NULL, 1);
+    if (!j)
+        return amk_diag_set(d, AMK_EPARSE, "params: malformed JSON '%.200s'", params);
+    amk_config c;
+    amk_config_default(s, &sh, &c);
+    int filled = 0;
+    rc = params_from_json(s, j, c.choice, 1, &filled, d);
+    cJSON_Delete(j);
+    if (rc != AMK_OK)
+        return rc;
+    amk_config_id(&c, id);
+    return filled;
 }
 
 int amk_config_defines(const amk_config *c, char out[][96], int cap)

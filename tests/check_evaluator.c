@@ -1057,6 +1057,48 @@ START_TEST(test_backend_sim_replays_exactly)
 }
 END_TEST
 
+/* A row recorded before a param joined the spec (its params JSON lacks it; its config_id
+ * is the old spec's) replays as the config with that param at its default; a row naming a
+ * value the spec no longer offers is nobody's config. */
+START_TEST(test_backend_sim_row_recorded_before_a_param)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/older.tsv", g_tmpdir);
+    amk_config a = cfg(128, 4, 2, 0), other = cfg(128, 4, 2, 16);
+    amk_row r = row_of(&a, 1, AMK_STATUS_OK, 61.25, AMK_LAT_MEASURED, H100_NAME, NULL);
+    snprintf(r.params, sizeof r.params, "{\"BLOCK\":128,\"UNROLL\":2,\"VEC\":4}");
+    snprintf(r.config_id, sizeof r.config_id, "0123456789abcdef"); /* the older spec's id */
+    amk_row gone = row_of(&a, 2, AMK_STATUS_OK, 50.0, AMK_LAT_MEASURED, H100_NAME, NULL);
+    snprintf(gone.params, sizeof gone.params, "{\"BLOCK\":96,\"UNROLL\":2,\"VEC\":4}");
+    snprintf(gone.config_id, sizeof gone.config_id, "fedcba9876543210");
+    amk_row rows[] = {r, gone};
+    amk_test_append_rows(path, rows, 2);
+
+    char id[17], want[17];
+    amk_config_id(&a, want);
+    ck_assert_int_eq(amk_config_id_recorded(g_spec, r.shape, r.params, id, NULL), 1);
+    ck_assert_str_eq(id, want);
+    char *full = amk_config_params_json(&a);
+    ck_assert_int_eq(amk_config_id_recorded(g_spec, r.shape, full, id, NULL), 0);
+    ck_assert_str_eq(id, want);
+    free(full);
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_config_id_recorded(g_spec, r.shape, gone.params, id, &d), AMK_ECONFIG);
+    ck_assert_ptr_nonnull(strstr(d.msg, "BLOCK"));
+
+    char backend[600];
+    snprintf(backend, sizeof backend, "sim:%s", path);
+    amk_evaluator *ev = make(backend, NULL);
+    const amk_config *cs[] = {&a, &other};
+    amk_verdict v[2];
+    ck_assert_int_eq(amk_evaluator_run(ev, g_space, cs, 2, NAN, v), AMK_OK);
+    ck_assert_int_eq(v[0].status, AMK_STATUS_OK);
+    ck_assert_double_eq(v[0].latency_us, 61.25);
+    ck_assert_int_eq(v[1].status, AMK_STATUS_NOT_RECORDED);
+    amk_evaluator_free(ev);
+}
+END_TEST
+
 START_TEST(test_backend_sim_picks_target_device)
 {
     char path[512];
@@ -1325,6 +1367,7 @@ static Suite *evaluator_suite(void)
     tc = tcase_create("backend_sim");
     tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
     tcase_add_test(tc, test_backend_sim_replays_exactly);
+    tcase_add_test(tc, test_backend_sim_row_recorded_before_a_param);
     tcase_add_test(tc, test_backend_sim_picks_target_device);
     tcase_add_test(tc, test_backend_sim_refuses_file_without_measurements);
     tcase_add_test(tc, test_backend_sim_fixture_is_consistent);

@@ -64,6 +64,7 @@ typedef struct sim_load {
     size_t n_devs, devs_cap;
     size_t lines;
     int oom;
+    const amk_spec *kernel; /* the tuned spec, when known: rows of it missing a param */
 } sim_load;
 
 static int is_failure(amk_status s)
@@ -144,6 +145,18 @@ static int intern_device(sim_load *L, const char *name)
     return (int)L->n_devs++;
 }
 
+/* Rows of the tuned spec recorded before a param of it existed replay as its default
+ * (amk_config_id_recorded); rows of other kernels, or that name every param, keep their id. */
+static void row_id(const amk_spec *s, const amk_row *r, char id[17])
+{
+    snprintf(id, 17, "%s", r->config_id);
+    if (s && r->params[0] && strcmp(r->kernel, amk_spec_name(s)) == 0) {
+        char today[17];
+        if (amk_config_id_recorded(s, r->shape, r->params, today, NULL) > 0)
+            memcpy(id, today, 17);
+    }
+}
+
 static int load_row(const amk_row *r, void *ud)
 {
     sim_load *L = ud;
@@ -158,7 +171,7 @@ static int load_row(const amk_row *r, void *ud)
     sim_rec *rec = next_rec(L, 64);
     if (!rec)
         goto oom;
-    snprintf(rec->id, sizeof rec->id, "%s", r->config_id);
+    row_id(L->kernel, r, rec->id);
     rec->status = r->status;
     rec->latency_us = ok ? r->latency_us : NAN;
     rec->spread = r->spread;
@@ -243,6 +256,7 @@ static int load_file(const char *path, const amk_backend_opts *opts, sim_load *L
         if (gz)
             return amk_diag_set(d, AMK_EINVAL, "%s: gzipped, but not a Kernel Tuner JSON file; "
                                 "a results.tsv is replayed uncompressed", path);
+        L->kernel = opts->kernel;
         return amk_tsv_read(path, load_row, L, NULL, d);
     }
     char *text = NULL, device[96];
