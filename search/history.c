@@ -317,14 +317,36 @@ typedef struct load_ctx {
     amk_diag *d;
 } load_ctx;
 
-static int load_row(const amk_row *r, void *ud)
+/* A row recorded before a param joined the spec, as today's spec reads it (SPEC.md): its
+ * params with that param at its default, and that config's id, written into buf. */
+static const amk_row *upgraded(const amk_history *h, const amk_row *r, amk_row *buf)
+{
+    amk_config c;
+    if (!h->o.spec || !h->o.at || !h->shape[0] || !r->params[0] || /* r is at h->o.at */
+        amk_config_from_recorded(h->o.spec, h->o.at, r->params, &c, NULL) <= 0)
+        return r;
+    char *p = amk_config_params_json(&c);
+    if (!p || strlen(p) >= sizeof buf->params) {
+        free(p);
+        return r;
+    }
+    *buf = *r;
+    snprintf(buf->params, sizeof buf->params, "%s", p);
+    free(p);
+    amk_config_id(&c, buf->config_id);
+    return buf;
+}
+
+static int load_row(const amk_row *row, void *ud)
 {
     load_ctx *c = ud;
     amk_history *h = c->h;
-    if (r->trial > h->last_trial)
-        h->last_trial = r->trial;
-    if (!matches(h, r))
+    if (row->trial > h->last_trial)
+        h->last_trial = row->trial;
+    if (!matches(h, row))
         return 0;
+    amk_row buf;
+    const amk_row *r = upgraded(h, row, &buf);
     if (r->objective != h->o.objective && !h->other_trial) {
         h->other_trial = r->trial;
         h->other = r->objective;

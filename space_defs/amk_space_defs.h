@@ -163,13 +163,13 @@ AMK_API char *amk_config_params_json(const amk_config *c);
 /* Parses amk_config_params_json output back (used when replaying results.tsv rows). */
 AMK_API int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const char *json,
                                         amk_config *out, amk_diag *d);
-/* The id under today's spec of a config recorded (results.tsv's shape and params columns)
- * when the spec may have had fewer params: a param the row does not name takes its default
- * (a param joins a spec with a default that keeps the kernel as it was: SPEC.md), so the
- * same kernel keeps replaying. Returns how many params were so filled (0: the row's own
- * config_id is this id), or an error code < 0 (bad shape or params). */
-AMK_API int amk_config_id_recorded(const amk_spec *s, const char *shape, const char *params,
-                                   char id[17], amk_diag *d);
+/* The same for params recorded (a results.tsv row, an export database) when the spec may
+ * have had fewer params: a param they do not name takes its default (a param joins a spec
+ * with a default that keeps the kernel as it was: SPEC.md), so the same kernel is read back.
+ * Returns how many params were so filled (0: the recorded config_id is this config's), or
+ * an error code < 0 (malformed JSON, an unknown param or value). */
+AMK_API int amk_config_from_recorded(const amk_spec *s, const amk_shape *sh, const char *json,
+                                     amk_config *out, amk_diag *d);
 /* Compiler defines: n strings "-DNAME=<int>" written into out[i] (each < 96 bytes), one per
  * param, built only from declared integer choices. Returns the count. */
 AMK_API int amk_config_defines(const amk_config *c, char out[][96], int cap);

@@ -493,24 +493,22 @@ int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const ch
     return AMK_OK;
 }
 
-int amk_config_id_recorded(const amk_spec *s, const char *shape, const char *params,
-                           char id[17], amk_diag *d)
+int amk_config_from_recorded(const amk_spec *s, const amk_shape *sh, const char *json,
+                             amk_config *out, amk_diag *d)
 {
-    amk_shape sh;
-    int rc = amk_shape_parse(s, shape, &sh, d);
-    if (rc != AMK_OK)
-        return rc;
-    cJSON *j = cJSON_ParseWithOpts(params, NULL, 1);
+    if (!json)
+        return amk_diag_set(d, AMK_EINVAL, "params JSON is NULL");
+    cJSON *j = cJSON_ParseWithOpts(json, NULL, 1);
     if (!j)
-        return amk_diag_set(d, AMK_EPARSE, "params: malformed JSON '%.200s'", params);
+        return amk_diag_set(d, AMK_EPARSE, "params: malformed JSON '%.200s'", json);
     amk_config c;
-    amk_config_default(s, &sh, &c);
+    amk_config_default(s, sh, &c);
     int filled = 0;
-    rc = params_from_json(s, j, c.choice, 1, &filled, d);
+    int rc = params_from_json(s, j, c.choice, 1, &filled, d);
     cJSON_Delete(j);
     if (rc != AMK_OK)
         return rc;
-    amk_config_id(&c, id);
+    *out = c;
     return filled;
 }
 

@@ -4,6 +4,7 @@
  * for a GPU so the pipeline's guards are tested without one. */
 #include "amk_evaluator.h"
 #include "amk_results.h"
+#include "amk_search.h"
 #include "amk_test.h"
 #include "evaluator_int.h"
 
@@ -1058,8 +1059,8 @@ START_TEST(test_backend_sim_replays_exactly)
 END_TEST
 
 /* A row recorded before a param joined the spec (its params JSON lacks it; its config_id
- * is the old spec's) replays as the config with that param at its default; a row naming a
- * value the spec no longer offers is nobody's config. */
+ * is the old spec's) replays as the config with that param at its default, and a resumed
+ * search reads it so; a row naming a value the spec no longer offers is nobody's config. */
 START_TEST(test_backend_sim_row_recorded_before_a_param)
 {
     char path[512];
@@ -1068,22 +1069,22 @@ START_TEST(test_backend_sim_row_recorded_before_a_param)
     amk_row r = row_of(&a, 1, AMK_STATUS_OK, 61.25, AMK_LAT_MEASURED, H100_NAME, NULL);
     snprintf(r.params, sizeof r.params, "{\"BLOCK\":128,\"UNROLL\":2,\"VEC\":4}");
     snprintf(r.config_id, sizeof r.config_id, "0123456789abcdef"); /* the older spec's id */
-    amk_row gone = row_of(&a, 2, AMK_STATUS_OK, 50.0, AMK_LAT_MEASURED, H100_NAME, NULL);
+    amk_row gone = row_of(&a, 2, AMK_STATUS_OK, 80.0, AMK_LAT_MEASURED, H100_NAME, NULL);
     snprintf(gone.params, sizeof gone.params, "{\"BLOCK\":96,\"UNROLL\":2,\"VEC\":4}");
     snprintf(gone.config_id, sizeof gone.config_id, "fedcba9876543210");
     amk_row rows[] = {r, gone};
     amk_test_append_rows(path, rows, 2);
 
-    char id[17], want[17];
-    amk_config_id(&a, want);
-    ck_assert_int_eq(amk_config_id_recorded(g_spec, r.shape, r.params, id, NULL), 1);
-    ck_assert_str_eq(id, want);
+    amk_config got;
+    ck_assert_int_eq(amk_config_from_recorded(g_spec, &g_shape, r.params, &got, NULL), 1);
+    ck_assert(amk_config_equal(&got, &a));
     char *full = amk_config_params_json(&a);
-    ck_assert_int_eq(amk_config_id_recorded(g_spec, r.shape, full, id, NULL), 0);
-    ck_assert_str_eq(id, want);
+    ck_assert_int_eq(amk_config_from_recorded(g_spec, &g_shape, full, &got, NULL), 0);
+    ck_assert(amk_config_equal(&got, &a));
     free(full);
     amk_diag d = {0};
-    ck_assert_int_eq(amk_config_id_recorded(g_spec, r.shape, gone.params, id, &d), AMK_ECONFIG);
+    ck_assert_int_eq(amk_config_from_recorded(g_spec, &g_shape, gone.params, &got, &d),
+                     AMK_ECONFIG);
     ck_assert_ptr_nonnull(strstr(d.msg, "BLOCK"));
 
     char backend[600];
@@ -1096,6 +1097,19 @@ START_TEST(test_backend_sim_row_recorded_before_a_param)
     ck_assert_double_eq(v[0].latency_us, 61.25);
     ck_assert_int_eq(v[1].status, AMK_STATUS_NOT_RECORDED);
     amk_evaluator_free(ev);
+
+    /* A resumed search (the history: --resume, amk propose) reads the row the same way: seen
+     * under today's id, its incumbent restored; the unreadable row is skipped. */
+    amk_history *h = NULL;
+    amk_history_opts o = {.spec = g_spec, .at = &g_shape, .device = H100_NAME};
+    ck_assert_msg(amk_history_load(path, &o, &h, &d) == AMK_OK, "%s", d.msg);
+    char id[17];
+    amk_config_id(&a, id);
+    ck_assert(amk_idset_has(amk_history_seen(h), id));
+    const amk_incumbent *inc = amk_history_incumbent(h);
+    ck_assert(inc->has && amk_config_equal(&inc->config, &a));
+    ck_assert_int_eq(amk_history_skipped(h), 1);
+    amk_history_free(h);
 }
 END_TEST
 

@@ -146,15 +146,17 @@ static int intern_device(sim_load *L, const char *name)
 }
 
 /* Rows of the tuned spec recorded before a param of it existed replay as its default
- * (amk_config_id_recorded); rows of other kernels, or that name every param, keep their id. */
+ * (amk_config_from_recorded); rows of other kernels, or that name every param, keep their
+ * id. */
 static void row_id(const amk_spec *s, const amk_row *r, char id[17])
 {
     snprintf(id, 17, "%s", r->config_id);
-    if (s && r->params[0] && strcmp(r->kernel, amk_spec_name(s)) == 0) {
-        char today[17];
-        if (amk_config_id_recorded(s, r->shape, r->params, today, NULL) > 0)
-            memcpy(id, today, 17);
-    }
+    amk_shape sh;
+    amk_config c;
+    if (s && r->params[0] && strcmp(r->kernel, amk_spec_name(s)) == 0 &&
+        amk_shape_parse(s, r->shape, &sh, NULL) == AMK_OK &&
+        amk_config_from_recorded(s, &sh, r->params, &c, NULL) > 0)
+        amk_config_id(&c, id);
 }
 
 static int load_row(const amk_row *r, void *ud)

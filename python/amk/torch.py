@@ -236,6 +236,8 @@ def _config(kernel, name, shape, dtype, device):
     else:
         why = "no database loaded (amk.torch.load); using the default config"
     full = "%s,dtype=%s" % (shape, dtype)
+    if params is not None:  # tuned before a param joined the spec: it is the default's (SPEC.md)
+        params = dict(info["defaults"], **params)
     if params is not None and kernel.check(params, full)[1] is not None:
         why = "the tuned config is not valid at %s; using the default config" % full
         params = None
