@@ -152,7 +152,7 @@ int main(int argc, char **argv)
     amk_t *A = As[0], *B = Bs[0], *C = Cs[0], *R;
     CK(cudaMalloc(&R, (size_t)M * N * 2));
     const size_t smem = (size_t)STAGES * GH_STAGE + GH_C_BYTES + 1024 + 16 * STAGES +
-                        16 * (GH_PINGPONG || GH_STREAMK) + 16 * (STAGGER > 0);
+                        16 * (GH_PINGPONG || GH_STREAMK);
     CK(cudaFuncSetAttribute(gemm_hopper_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute attr[1];

@@ -5,8 +5,8 @@
 # One line per run: ok/WRONG, us, TFLOP/s, cuBLAS us, ratio (cuBLAS / gemm_hopper time).
 #
 # usage: bench/gemm_hopper_probe.sh [CONFIG ...]     from the repository root
-#   CONFIG  "BM BN BK STAGES CONSUMERS REGS CLUSTER_M CLUSTER_N PERSISTENT GROUP_M EPILOGUE [STAGGER]"
-#           (default: the spec default and a few others; STAGGER 0 when left out)
+#   CONFIG  "BM BN BK STAGES CONSUMERS REGS CLUSTER_M CLUSTER_N PERSISTENT GROUP_M EPILOGUE"
+#           (default: the spec default and a few others)
 # env: SHAPES ("MxNxK ..."; default 4096x4096x4096 8192x8192x8192 257x520x200 3x136x72),
 #      DTYPE (bf16 | f16, default bf16), NVCC, BUILD_ONLY=1 (build, do not run: the CPU test),
 #      SAVE_PRELUDE=FILE (keep amk's prelude), PRELUDE=FILE (use it: the GPU machine has no
@@ -34,7 +34,7 @@ configs=("$@")
     "128 256 64 4 2 1 2 1 1 8 0"
     "128 256 64 4 2 1 1 2 1 8 0"
     "128 128 64 5 1 0 1 1 0 8 0")
-names=(BM BN BK STAGES CONSUMERS REGS CLUSTER_M CLUSTER_N PERSISTENT GROUP_M EPILOGUE STAGGER)
+names=(BM BN BK STAGES CONSUMERS REGS CLUSTER_M CLUSTER_N PERSISTENT GROUP_M EPILOGUE)
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gemm_hopper_probe.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -56,8 +56,7 @@ i=0
 for c in "${configs[@]}"; do
     [ -n "${PROBES:-}" ] && break
     read -r -a v <<<"$c"
-    [ ${#v[@]} -eq 11 ] && v+=(0)
-    [ ${#v[@]} -eq 12 ] || { echo "gemm_hopper_probe: config '$c' needs 11 or 12 numbers (${names[*]})" >&2; exit 1; }
+    [ ${#v[@]} -eq 11 ] || { echo "gemm_hopper_probe: config '$c' needs 11 numbers (${names[*]})" >&2; exit 1; }
     defs=()
     for k in "${!names[@]}"; do defs+=("-D${names[$k]}=${v[$k]}"); done
     ( "$NVCC" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I"$tmp" -D"$dt"=1 "${defs[@]}" \

@@ -10,8 +10,7 @@
 #
 # usage: bench/regimes.sh [CONFIG ...]   from the repository root
 #   CONFIG as gemm_hopper_probe.sh takes it: "BM BN BK STAGES CONSUMERS REGS CLUSTER_M
-#   CLUSTER_N PERSISTENT GROUP_M EPILOGUE [STAGGER]" (default: the tuned 1x1 and 2x1 persistent
-#   configs)
+#   CLUSTER_N PERSISTENT GROUP_M EPILOGUE" (default: the tuned 1x1 and 2x1 persistent configs)
 # env: AMK (build/amk), OUT (/tmp/amk-regimes), SHAPES ("4096x4096x4096 8192x8192x8192
 #      8192x14336x4096"), REGIMES ("sustained burst"), PROBES=DIR (probes built earlier with
 #      KEEP=DIR bench/gemm_hopper_probe.sh: the GPU machine lacks cJSON headers for the prelude)
@@ -27,14 +26,13 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$OUT"
 configs=("$@")
 [ ${#configs[@]} -eq 0 ] && configs=("128 256 64 3 2 1 1 1 1 16 1" "128 256 64 3 2 1 2 1 1 16 1")
-names=(BM BN BK STAGES CONSUMERS REGS CLUSTER_M CLUSTER_N PERSISTENT GROUP_M EPILOGUE STAGGER)
+names=(BM BN BK STAGES CONSUMERS REGS CLUSTER_M CLUSTER_N PERSISTENT GROUP_M EPILOGUE)
 rows=$OUT/regimes.tsv
 printf 'config\tshape\tregime\tharness\tstatus\tus\ttflops\tpeer_us\tratio\tsm_mhz\tpower_w\tenergy_uj\tthrottle\n' >"$rows"
 
 # 1. amk's own harness.
 for ((j = 0; j < ${#configs[@]}; j++)); do
     read -r -a v <<<"${configs[$j]}"
-    [ ${#v[@]} -eq 11 ] && v+=(0)
     params=$(for k in "${!names[@]}"; do printf '"%s":%s,' "${names[$k]}" "${v[$k]}"; done)
     for s in $SHAPES; do
         IFS=x read -r m n k <<<"$s"

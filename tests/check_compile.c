@@ -1368,7 +1368,7 @@ static amk_config hopper_cfg(const amk_spec *s, const char *params)
 {
     static const char *const base =
         "{\"BK\":64,\"BM\":64,\"BN\":256,\"CLUSTER_M\":1,\"CLUSTER_N\":1,\"CONSUMERS\":2,"
-        "\"EPILOGUE\":1,\"GROUP_M\":16,\"PERSISTENT\":2,\"REGS\":1,\"STAGES\":4,\"STAGGER\":0}";
+        "\"EPILOGUE\":1,\"GROUP_M\":16,\"PERSISTENT\":2,\"REGS\":1,\"STAGES\":4}";
     cJSON *j = cJSON_Parse(base), *o = cJSON_Parse(params);
     ck_assert(j && o);
     for (cJSON *it = o->child; it; it = it->next)
@@ -1613,40 +1613,6 @@ START_TEST(test_compile_gemm_hopper_epilogue_blocks)
         "{\"PERSISTENT\":2,\"BM\":64,\"BN\":320,\"EPILOGUE\":2,\"STAGES\":3}",
     };
     compile_hopper_ok(s, t, carried, sizeof carried / sizeof carried[0], NULL);
-}
-END_TEST
-
-/* gemm_hopper's STAGGER (consumer 1 starting each whole tile STAGGER K steps after consumer
- * 0: one more mbarrier, 16 bytes of shared memory) is offered only where 2 consumers split
- * the tiles, and its configs (1x1 and 2-CTA clusters, stream-K, the staging slots, 128-row
- * consumers) compile for sm_90a. */
-START_TEST(test_compile_gemm_hopper_stagger)
-{
-    const amk_spec *s = amk_registry_find(reg, "gemm_hopper");
-    ck_assert_ptr_nonnull(s);
-    const amk_target *t = amk_target_find("h100");
-    ck_assert_ptr_nonnull(t);
-    amk_diag d;
-    int64_t v;
-    amk_config c = hopper_cfg(s, "{\"PERSISTENT\":3,\"BM\":128,\"STAGES\":3,\"STAGGER\":1}");
-    ck_assert_msg(amk_config_check(&c, &t->limits, &d) == AMK_OK, "%s", d.msg);
-    ck_assert_int_eq(amk_config_eval(&c, &t->limits, "smem", &v, &d), AMK_OK);
-    ck_assert_int_eq(v, 3 * (128 + 256) * 64 * 2 + 2 * 64 * 256 * 2 + 1024 + 16 * 3 + 16 + 16);
-    static const char *const invalid[] = {
-        "{\"PERSISTENT\":2,\"STAGGER\":1}",
-        "{\"PERSISTENT\":1,\"BM\":64,\"CONSUMERS\":1,\"REGS\":0,\"STAGGER\":1}"};
-    hopper_rejected(s, t, invalid, sizeof invalid / sizeof invalid[0]);
-
-    if (!hopper_compiles(s, "STAGGER"))
-        return;
-    static const char *const built[] = {
-        "{\"PERSISTENT\":1,\"BM\":128,\"STAGES\":3,\"STAGGER\":1}",
-        "{\"PERSISTENT\":3,\"BM\":128,\"STAGES\":3,\"STAGGER\":1}",
-        "{\"PERSISTENT\":0,\"BM\":128,\"STAGES\":3,\"CLUSTER_M\":2,\"STAGGER\":1}",
-        "{\"PERSISTENT\":1,\"BM\":128,\"BN\":320,\"EPILOGUE\":2,\"STAGES\":3,\"STAGGER\":1}",
-        "{\"PERSISTENT\":1,\"BM\":256,\"BN\":128,\"STAGES\":3,\"REGS\":2,\"STAGGER\":1}",
-    };
-    compile_hopper_ok(s, t, built, sizeof built / sizeof built[0], NULL);
 }
 END_TEST
 
@@ -2113,7 +2079,6 @@ static Suite *suite(void)
     tcase_add_test(tc, test_compile_gemm_hopper_pingpong);
     tcase_add_test(tc, test_compile_gemm_hopper_stream_k);
     tcase_add_test(tc, test_compile_gemm_hopper_epilogue_blocks);
-    tcase_add_test(tc, test_compile_gemm_hopper_stagger);
     tcase_add_test(tc, test_compile_cache_hit_and_corruption);
     tcase_add_test(tc, test_compiler_run_cb_reports_hits_first);
     tcase_add_test(tc, test_compile_injected_faults);

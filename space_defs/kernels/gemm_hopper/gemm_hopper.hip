@@ -69,12 +69,6 @@
  * stores drain at the write rate when a whole wave stores at once): on the H100 at
  * 8192 x 14336 x 4096, 128 x 320 EPILOGUE 3 +0.2 % (+0.8 % with PERSISTENT 4); 128 x 320
  * EPILOGUE 2 reads as 128 x 256 EPILOGUE 1 PERSISTENT 4 does (0.990-0.998 of cuBLAS in burst).
- * STAGGER (2 consumers splitting tiles): consumer 1 starts each whole tile once consumer 0 has
- * issued STAGGER K steps of it (an mbarrier), so the two epilogues no longer fall together
- * and each runs while the other consumer's wgmmas keep the tensor cores busy. On the H100 at
- * 8192 x 14336 x 4096 in burst, 128 x 256 (3 stages, PERSISTENT 4) gained 0.2-0.4 % (two
- * cards, two harnesses; 2 and 3 K steps gained nothing), 8192^3 did not move, and 128 x 320
- * EPILOGUE 2 lost 0.9 %: a param, not a rule.
  * REGS: 0 leaves register allocation alone; 1 and 2 move registers from the producer to the
  * consumers with setmaxnreg (producer 40 / consumers 232, producer 24 / consumers 240). Only
  * with 2 consumers: __launch_bounds__(384, 1) makes ptxas allocate 168 per thread, and an
@@ -137,9 +131,6 @@ typedef amk_bf16 gh_out_t;
 #else
 #define GH_SK_WHOLE_PIECES 0
 #endif
-#ifndef STAGGER
-#define STAGGER 0 /* gemm_hopper_fp8's spec has no such param */
-#endif
 #define GH_WG_M (GH_PINGPONG ? BM : BM / CONSUMERS) /* rows of C per consumer warpgroup */
 #define GH_MT (GH_WG_M / 64)               /* m64 wgmmas per K step per consumer */
 #define GH_NACC (BN / 2)                   /* f32 accumulators per thread per m64 */
@@ -184,9 +175,6 @@ static_assert(REGS >= 0 && REGS <= 2, "REGS must be 0, 1 or 2");
 static_assert(EPILOGUE >= 0 && EPILOGUE <= 3, "EPILOGUE must be 0, 1, 2 or 3");
 static_assert(REGS == 0 || CONSUMERS == 2, "the setmaxnreg split needs 2 consumers");
 static_assert(!GH_PINGPONG || CONSUMERS == 2, "ping-pong (PERSISTENT 2) needs 2 consumers");
-static_assert(STAGGER >= 0, "STAGGER is a count of K steps");
-static_assert(STAGGER == 0 || (CONSUMERS == 2 && !GH_PINGPONG),
-              "STAGGER staggers the 2 consumers that split a tile");
 
 typedef unsigned short gh_u16;
 
@@ -695,7 +683,6 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
     const unsigned int c_s = base + STAGES * GH_STAGE;
     const unsigned int full0 = c_s + GH_C_BYTES, empty0 = full0 + 8 * STAGES;
     const unsigned int order0 = empty0 + 8 * STAGES; /* ping-pong: order[2]; stream-K: flag[2] */
-    const unsigned int stagger_bar = order0 + 16 * (GH_PINGPONG || GH_STREAMK);
 
     const int tid = threadIdx.x, wg = tid >> 7;
     unsigned int rank = 0;
@@ -717,9 +704,6 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
 #if GH_PINGPONG
         gh_bar_init(order0, 1);
         gh_bar_init(order0 + 8, 1);
-#endif
-#if STAGGER
-        gh_bar_init(stagger_bar, 1);
 #endif
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -827,9 +811,6 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
 #endif
         gh_work g;
         gh_work_init(g, t_first, t_step, ntiles, ktiles, cid, nclusters);
-#if STAGGER
-        unsigned int stagger_phase = 0;
-#endif
         int t, k_lo, k_hi;
         while (gh_work_next(g, t, k_lo, k_hi)) {
             int m0, n0;
@@ -844,17 +825,6 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                  * on to its next turn (whose arrival would complete this barrier's next
                  * phase, of the other parity, under a warp still waiting). */
                 asm volatile("bar.sync %0, 128;\n" ::"r"(1 + w) : "memory");
-            }
-#endif
-#if STAGGER
-            /* Consumer 1 starts a whole tile once consumer 0 has issued STAGGER K steps of
-             * it. Only where a tile is longer than the ring: consumer 0 cannot then arrive
-             * for the next tile before every warp of consumer 1 has waited for this one (an
-             * mbarrier wait names its phase only by parity). */
-            const bool staggered = k_hi - k_lo == ktiles && ktiles > STAGES + STAGGER;
-            if (staggered && w == 1) {
-                gh_bar_wait(stagger_bar, stagger_phase);
-                stagger_phase ^= 1u;
             }
 #endif
             int prev = -1;
@@ -882,11 +852,6 @@ gemm_hopper_kernel(const __grid_constant__ amk_tensor_map tmA,
                                    db, kt != k_lo || c || ks);
                     }
                 gh_wg_commit();
-#if STAGGER
-                if (staggered && w == 0 && kt == k_lo + STAGGER - 1 && ltid == 0)
-                    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(stagger_bar)
-                                 : "memory");
-#endif
                 gh_wg_wait<1>(); /* the previous stage's wgmmas are done: release it */
                 if (prev >= 0 && lane == 0)
                     gh_bar_release(empty0 + 8 * prev);
