@@ -168,6 +168,16 @@ static void nearest_valid(hc_state *s, amk_config *c)
         *c = near;
 }
 
+static void move_to(hc_state *s, const amk_config *c, double lat)
+{
+    if (!s->has_cur || !amk_config_equal(&s->cur, c))
+        s->near.ready = 0;
+    s->cur = *c;
+    s->cur_lat = lat;
+    s->has_cur = 1;
+    s->stall = 0;
+}
+
 static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
 {
     hc_state *s = state;
@@ -182,7 +192,10 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
                 nearest_valid(s, &c);
             if (amk__space_valid(s->sp, &c) && !amk__visited_has(&s->vis, seen, &c)) {
                 s->climbing = 1; /* climb from it: a design first costs more than it finds */
-                s->stall = 0;
+                /* ... at once: a batch asked for before its verdict (a GPU loop's first
+                 * `--jobs` proposals) gets its neighbours, not restarts; its verdict, or a
+                 * faster one, sets the latency to beat */
+                move_to(s, &c, INFINITY);
                 return emit(s, out, &c, "default");
             }
         }
@@ -208,16 +221,6 @@ static int hc_next(void *state, const amk_idset *seen, amk_proposal *out)
     return rc == 1 ? emit(s, out, &c, "restart") : rc;
 }
 
-static void move_to(hc_state *s, const amk_config *c, double lat)
-{
-    if (!s->has_cur || !amk_config_equal(&s->cur, c))
-        s->near.ready = 0;
-    s->cur = *c;
-    s->cur_lat = lat;
-    s->has_cur = 1;
-    s->stall = 0;
-}
-
 static void hc_observe(void *state, const amk_config *c, const amk_verdict *v, int kept)
 {
     hc_state *s = state;
@@ -238,6 +241,10 @@ static void hc_observe(void *state, const amk_config *c, const amk_verdict *v, i
      * point only lets the walk go on across a plateau (VEC 2 -> 4 within noise, then 8). */
     if (ok && (!s->has_cur || lat < s->cur_lat)) {
         move_to(s, c, lat);
+        return;
+    }
+    if (!ok && s->has_cur && isinf(s->cur_lat) && amk_config_equal(&s->cur, c)) {
+        s->has_cur = 0; /* the default failed: no centre until a good verdict, as before */
         return;
     }
     if (s->climbing && s->has_cur)
