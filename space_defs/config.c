@@ -475,26 +475,10 @@ cJSON *amk_spec_summary_json(const amk_spec *s)
     return o;
 }
 
-int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const char *json,
-                                amk_config *out, amk_diag *d)
-{
-    if (!json)
-        return amk_diag_set(d, AMK_EINVAL, "params JSON is NULL");
-    cJSON *j = cJSON_ParseWithOpts(json, NULL, 1);
-    if (!j)
-        return amk_diag_set(d, AMK_EPARSE, "params: malformed JSON '%.200s'", json);
-    amk_config c;
-    amk_config_default(s, sh, &c);
-    int rc = amk__params_from_json(s, j, c.choice, d);
-    cJSON_Delete(j);
-    if (rc)
-        return rc;
-    *out = c;
-    return AMK_OK;
-}
-
-int amk_config_from_recorded(const amk_spec *s, const amk_shape *sh, const char *json,
-                             amk_config *out, amk_diag *d)
+/* The config of params JSON at shape sh; fill: params it does not name take their default
+ * (returns how many), else they are an error. */
+static int config_from_params(const amk_spec *s, const amk_shape *sh, const char *json,
+                              int fill, amk_config *out, amk_diag *d)
 {
     if (!json)
         return amk_diag_set(d, AMK_EINVAL, "params JSON is NULL");
@@ -504,12 +488,24 @@ int amk_config_from_recorded(const amk_spec *s, const amk_shape *sh, const char 
     amk_config c;
     amk_config_default(s, sh, &c);
     int filled = 0;
-    int rc = params_from_json(s, j, c.choice, 1, &filled, d);
+    int rc = params_from_json(s, j, c.choice, fill, &filled, d);
     cJSON_Delete(j);
     if (rc != AMK_OK)
         return rc;
     *out = c;
     return filled;
+}
+
+int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, const char *json,
+                                amk_config *out, amk_diag *d)
+{
+    return config_from_params(s, sh, json, 0, out, d);
+}
+
+int amk_config_from_recorded(const amk_spec *s, const amk_shape *sh, const char *json,
+                             amk_config *out, amk_diag *d)
+{
+    return config_from_params(s, sh, json, 1, out, d);
 }
 
 int amk_config_defines(const amk_config *c, char out[][96], int cap)
