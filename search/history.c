@@ -317,15 +317,18 @@ typedef struct load_ctx {
     amk_diag *d;
 } load_ctx;
 
-/* A row recorded before a param joined the spec, as today's spec reads it (SPEC.md): its
- * params with that param at its default, and that config's id, written into buf. */
-static const amk_row *upgraded(const amk_history *h, const amk_row *r, amk_row *buf)
+/* Row r's config at the history's spec and shape (*has: whether its params fit), read once.
+ * A row recorded before a param joined the spec reads as that param's default (SPEC.md): it
+ * is returned rewritten into buf, with that config's params and id. */
+static const amk_row *row_read(const amk_history *h, const amk_row *r, amk_config *c, int *has,
+                               amk_row *buf)
 {
-    amk_config c;
-    if (!h->o.spec || !h->o.at || !h->shape[0] || !r->params[0] || /* r is at h->o.at */
-        amk_config_from_recorded(h->o.spec, h->o.at, r->params, &c, NULL) <= 0)
+    int filled = h->o.spec ? amk_config_from_recorded(h->o.spec, h->o.at, r->params, c, NULL)
+                           : -1;
+    *has = filled >= 0;
+    if (filled <= 0 || !h->shape[0]) /* a row of another shape is not at h->o.at */
         return r;
-    char *p = amk_config_params_json(&c);
+    char *p = amk_config_params_json(c);
     if (!p || strlen(p) >= sizeof buf->params) {
         free(p);
         return r;
@@ -333,7 +336,7 @@ static const amk_row *upgraded(const amk_history *h, const amk_row *r, amk_row *
     *buf = *r;
     snprintf(buf->params, sizeof buf->params, "%s", p);
     free(p);
-    amk_config_id(&c, buf->config_id);
+    amk_config_id(c, buf->config_id);
     return buf;
 }
 
@@ -345,16 +348,16 @@ static int load_row(const amk_row *row, void *ud)
         h->last_trial = row->trial;
     if (!matches(h, row))
         return 0;
+    amk_config cfg;
     amk_row buf;
-    const amk_row *r = upgraded(h, row, &buf);
+    int has;
+    const amk_row *r = row_read(h, row, &cfg, &has, &buf);
     if (r->objective != h->o.objective && !h->other_trial) {
         h->other_trial = r->trial;
         h->other = r->objective;
     }
     if (add_row(h, r) != AMK_OK)
         return amk_diag_set(c->d, AMK_ENOMEM, "%s: out of memory", c->path);
-    amk_config cfg;
-    int has = row_config(h, r, &cfg);
     if (h->o.spec && !has)
         h->skipped++; /* recorded with another version of the spec */
     if (h->o.each)

@@ -170,6 +170,10 @@ AMK_API int amk_config_from_params_json(const amk_spec *s, const amk_shape *sh, 
  * an error code < 0 (malformed JSON, an unknown param or value). */
 AMK_API int amk_config_from_recorded(const amk_spec *s, const amk_shape *sh, const char *json,
                                      amk_config *out, amk_diag *d);
+/* The id a results.tsv row's config has under s: its recorded config_id, unless the row is
+ * of s and names fewer params (amk_config_from_recorded); then that config's id. */
+struct amk_row;
+AMK_API void amk_row_config_id(const amk_spec *s, const struct amk_row *r, char id[17]);
 /* Compiler defines: n strings "-DNAME=<int>" written into out[i] (each < 96 bytes), one per
  * param, built only from declared integer choices. Returns the count. */
 AMK_API int amk_config_defines(const amk_config *c, char out[][96], int cap);

@@ -3,6 +3,8 @@
  * restrictions, launch geometry and cost terms. */
 #include "space_defs_int.h"
 
+#include "amk_record.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,6 +508,17 @@ int amk_config_from_recorded(const amk_spec *s, const amk_shape *sh, const char 
                              amk_config *out, amk_diag *d)
 {
     return config_from_params(s, sh, json, 1, out, d);
+}
+
+void amk_row_config_id(const amk_spec *s, const amk_row *r, char id[17])
+{
+    snprintf(id, 17, "%s", r->config_id);
+    amk_shape sh;
+    amk_config c;
+    if (s && r->params[0] && strcmp(r->kernel, amk_spec_name(s)) == 0 &&
+        amk_shape_parse(s, r->shape, &sh, NULL) == AMK_OK &&
+        amk_config_from_recorded(s, &sh, r->params, &c, NULL) > 0)
+        amk_config_id(&c, id);
 }
 
 int amk_config_defines(const amk_config *c, char out[][96], int cap)

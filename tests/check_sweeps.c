@@ -108,12 +108,7 @@ static int scan_ids(const amk_row *r, void *ud)
     /* as the sim replays it: a row recorded before a param joined the spec is its default's
      * config; one the spec cannot read keeps its id (and counts as stale below) */
     char id[17];
-    snprintf(id, sizeof id, "%s", r->config_id);
-    amk_shape sh;
-    amk_config c;
-    if (r->params[0] && amk_shape_parse(s->spec, r->shape, &sh, NULL) == AMK_OK &&
-        amk_config_from_recorded(s->spec, &sh, r->params, &c, NULL) >= 0)
-        amk_config_id(&c, id);
+    amk_row_config_id(s->spec, r, id);
     ck_assert_int_ge(amk_idset_add(s->ids, id), 0);
     if (r->status == AMK_STATUS_OK && r->latency_kind == AMK_LAT_MEASURED)
         s->ok_rows++;

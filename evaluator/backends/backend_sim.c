@@ -145,20 +145,6 @@ static int intern_device(sim_load *L, const char *name)
     return (int)L->n_devs++;
 }
 
-/* Rows of the tuned spec recorded before a param of it existed replay as its default
- * (amk_config_from_recorded); rows of other kernels, or that name every param, keep their
- * id. */
-static void row_id(const amk_spec *s, const amk_row *r, char id[17])
-{
-    snprintf(id, 17, "%s", r->config_id);
-    amk_shape sh;
-    amk_config c;
-    if (s && r->params[0] && strcmp(r->kernel, amk_spec_name(s)) == 0 &&
-        amk_shape_parse(s, r->shape, &sh, NULL) == AMK_OK &&
-        amk_config_from_recorded(s, &sh, r->params, &c, NULL) > 0)
-        amk_config_id(&c, id);
-}
-
 static int load_row(const amk_row *r, void *ud)
 {
     sim_load *L = ud;
@@ -173,7 +159,7 @@ static int load_row(const amk_row *r, void *ud)
     sim_rec *rec = next_rec(L, 64);
     if (!rec)
         goto oom;
-    row_id(L->kernel, r, rec->id);
+    amk_row_config_id(L->kernel, r, rec->id); /* rows older than a param: its default's */
     rec->status = r->status;
     rec->latency_us = ok ? r->latency_us : NAN;
     rec->spread = r->spread;
