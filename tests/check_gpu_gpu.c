@@ -33,6 +33,7 @@ int main(void)
 
 #define FAULTS AMK_TEST_FIXTURES "/faults"
 #define HOPPER AMK_TEST_FIXTURES "/hopper"
+#define REMEASURE AMK_TEST_FIXTURES "/remeasure"
 
 static int have_gpu;
 static char no_gpu_reason[1100];
@@ -62,6 +63,7 @@ static void setup_registry(void)
     ck_assert_msg(amk_registry_create(&reg, &d) == AMK_OK, "%s", d.msg);
     ck_assert_msg(amk_registry_add_dir(reg, FAULTS, &d) == AMK_OK, "%s", d.msg);
     ck_assert_msg(amk_registry_add_dir(reg, HOPPER, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_registry_add_dir(reg, REMEASURE, &d) == AMK_OK, "%s", d.msg);
 }
 
 static void teardown_registry(void)
@@ -548,6 +550,38 @@ START_TEST(test_gpu_remeasure_interleaved)
 }
 END_TEST
 
+#define SCRATCH(n)                                                                            \
+    "{\"kernel\":\"scratchsize\",\"shape\":{\"N\":1048576},\"params\":{\"SCRATCH\":" #n "}}"
+
+START_TEST(test_gpu_remeasure_buffers_fit_both_configs)
+{
+    /* A buffer sized by a param: the one set of buffers a re-measure shares must fit the
+     * larger config, whichever of the two it is (gemm_hopper PERSISTENT 4 beside 1 wrote
+     * past the incumbent's workspace: an illegal address on every such close call). */
+    const amk_backend_type *t = amk_backend_find("gpu");
+    void *st = calloc(1, t->state_size);
+    amk_backend_opts o = {0};
+    amk_diag d = {0};
+    o.jobs = 2;
+    ck_assert_msg(t->init(st, &o, &d) == AMK_OK, "%s", d.msg);
+    amk_config small, large;
+    ck_assert(amk_config_parse(reg, SCRATCH(1), &small, &d) == AMK_OK);
+    ck_assert(amk_config_parse(reg, SCRATCH(33554432), &large, &d) == AMK_OK);
+    const amk_config *pairs[2][2] = {{&small, &large}, {&large, &small}};
+    for (int k = 0; k < 2; k++) {
+        double lat[2], spread[2], mhz;
+        int rc = amk__gpu_remeasure(st, pairs[k][0], pairs[k][1], 0, lat, spread, &mhz, &d);
+        ck_assert_msg(rc == AMK_OK, "%s first: %s", k ? "large" : "small", d.msg);
+        ck_assert(isfinite(lat[0]) && isfinite(lat[1]) && lat[0] > 0 && lat[1] > 0);
+        /* filling 128 MiB takes longer than the 4-byte scratch's launch */
+        ck_assert_msg(lat[1 - k] > lat[k], "%.4g us (small) vs %.4g us (large)", lat[k],
+                      lat[1 - k]);
+    }
+    t->clear(st);
+    free(st);
+}
+END_TEST
+
 /* Two devices of one model in list[0..n): 1 with their places in *a, *b, else 0. */
 static int same_model_pair(const amk_gpu_device *list, int n, int *a, int *b)
 {
@@ -673,6 +707,7 @@ static Suite *suite(void)
         tcase_add_test(tc, test_gpu_bench_stops_early_and_screens);
         tcase_add_test(tc, test_gpu_shared_opt_in_covers_every_case);
         tcase_add_test(tc, test_gpu_remeasure_interleaved);
+        tcase_add_test(tc, test_gpu_remeasure_buffers_fit_both_configs);
         tcase_add_test(tc, test_gpu_energy_window_measures_energy_per_launch);
         tc = device_tcase(s, "sm_90", "sm_90");
         tcase_add_test(tc, test_gpu_hopper_cluster_launch);

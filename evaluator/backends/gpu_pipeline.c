@@ -708,6 +708,13 @@ int amk__gpu_remeasure(void *state, const amk_config *a, const amk_config *b, do
      * With a's maps, b's pipeline waited for boxes it does not load (gemm_hopper: a
      * run_timeout on every re-measure). */
     amk__run_case *c0 = &j->cases[0];
+    /* One set of buffers serves both: each as large as either config needs. A buffer sized
+     * by a param (gemm_hopper's stream-K workspace and pieces) was a's size, and a P4
+     * candidate re-measured beside a P1 incumbent wrote past it: an illegal address, and
+     * every such close call left to the first measurements. */
+    for (int i = 0; i < c0->nbufs && i < tmp.nbufs; i++)
+        if (tmp.bufs[i].count > c0->bufs[i].count)
+            c0->bufs[i].count = tmp.bufs[i].count;
     if (c0->nmaps + tmp.nmaps > AMK__RUN_MAX_TMAPS) {
         rc = amk_diag_set(d, AMK_EINVAL, "remeasure: more than %d tensor maps",
                           AMK__RUN_MAX_TMAPS);
