@@ -125,7 +125,7 @@ static int time_reads(const char *path)
     amk_report *rep = NULL;
     const char *paths[1] = {path};
     t0 = amk_now_s();
-    if (amk_report_build(paths, 1, &amk_history_rule, &rep, &d) == AMK_OK)
+    if (amk_report_build(paths, 1, &amk_history_rule, NULL, &rep, &d) == AMK_OK)
         printf("amk_report_build: %.3f s\n", amk_now_s() - t0);
     amk_report_free(rep);
     printf("target: amk_history_load <= 3 s per 10^6 rows: %s\n",

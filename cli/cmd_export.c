@@ -34,7 +34,18 @@ int cli_cmd_export(cli_ctx *ctx, int argc, char **argv)
     amk_diag d;
     amk_diag_clear(&d);
     amk_export_db *db = NULL;
-    int e = amk_export_tuned(paths, (size_t)n, kernel, replayed, &db, &d);
+    /* The specs read rows recorded before a param joined one; specs that fail to load
+     * leave the rows as recorded, not the export undone. */
+    amk_registry *reg = NULL;
+    int re = amk_registry_open(ctx->spec_dirs, ctx->n_spec_dirs, &reg, &d);
+    if (re == AMK_ENOMEM)
+        return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
+    if (re != AMK_OK)
+        cli_warn(ctx, "warning: the kernel specs did not load (rows exported as recorded): %s",
+                 d.msg);
+    amk_diag_clear(&d);
+    int e = amk_export_tuned(paths, (size_t)n, kernel, replayed, reg, &db, &d);
+    amk_registry_free(reg);
     if (e != AMK_OK) {
         if (!d.msg[0])
             amk_diag_set(&d, e, "%s", amk_strerror(e));

@@ -4,19 +4,14 @@
 
 #include <stdlib.h>
 
-/* The kernels for the speedup over each group's default config. Not cli_registry: a spec
- * that fails to load costs the speedup, not the report. */
-static int set_defaults(cli_ctx *ctx, amk_report *rep)
+/* The kernels: rows recorded before a param joined a spec read as today's, and the speedup
+ * over each group's default config. Not cli_registry: a spec that fails to load costs the
+ * upgrade and the speedup (the report says why), not the report. *reg NULL then. */
+static int open_specs(cli_ctx *ctx, amk_registry **reg, amk_diag *why)
 {
-    amk_registry *reg = NULL;
-    amk_diag rd;
-    amk_diag_clear(&rd);
-    if (!amk_report_ngroups(rep))
-        return CLI_EXIT_OK;
-    if (amk_registry_open(ctx->spec_dirs, ctx->n_spec_dirs, &reg, &rd) == AMK_ENOMEM)
+    amk_diag_clear(why);
+    if (amk_registry_open(ctx->spec_dirs, ctx->n_spec_dirs, reg, why) == AMK_ENOMEM)
         return cli_fail(ctx, CLI_EXIT_INTERNAL, "out of memory");
-    amk_report_defaults(rep, reg, rd.msg);
-    amk_registry_free(reg);
     return CLI_EXIT_OK;
 }
 
@@ -37,19 +32,23 @@ int cli_cmd_report(cli_ctx *ctx, int argc, char **argv)
     const char *const *paths = (const char *const *)argv + 1;
     if ((rc = cli_results_files(ctx, paths, n, 0)) != 0)
         return rc;
-    amk_diag d;
+    amk_diag d, why;
     amk_diag_clear(&d);
+    amk_registry *reg = NULL;
+    if ((rc = open_specs(ctx, &reg, &why)) != CLI_EXIT_OK)
+        return rc;
     amk_report *rep = NULL;
-    int e = amk_report_build(paths, (size_t)n, &amk_history_rule, &rep, &d);
+    amk_row_upgrader up = amk_registry_upgrader(reg);
+    int e = amk_report_build(paths, (size_t)n, &amk_history_rule, &up, &rep, &d);
     if (e != AMK_OK) {
+        amk_registry_free(reg);
         if (!d.msg[0])
             amk_diag_set(&d, e, "%s", amk_strerror(e));
         return cli_fail_diag(ctx, cli_exit_for_results(e), &d);
     }
-    if ((rc = set_defaults(ctx, rep)) != CLI_EXIT_OK) {
-        amk_report_free(rep);
-        return rc;
-    }
+    if (amk_report_ngroups(rep))
+        amk_report_defaults(rep, reg, why.msg);
+    amk_registry_free(reg);
     cJSON *written = svg_dir ? cJSON_CreateArray() : NULL;
     amk_report_written hear = {add_written, written};
     if (svg_dir && (e = amk_report_svg(rep, svg_dir, &hear, &d)) != AMK_OK) {

@@ -56,6 +56,14 @@ typedef struct amk_row {
 } amk_row;
 
 AMK_API void amk_row_init(amk_row *r); /* NANs, -1 cache_hit, empty strings */
+
+/* Rows recorded before a param joined their kernel's spec (SPEC.md "params"): a reader of
+ * results files that knows the specs hands each row to fn before it counts, and fn gives it
+ * today's config_id and params (amk_registry_upgrader). A NULL upgrader: rows as recorded. */
+typedef struct amk_row_upgrader {
+    void (*fn)(amk_row *r, const void *ud);
+    const void *ud;
+} amk_row_upgrader;
 /* A row with evidence: status ok and a positive latency measured or replayed (not a
  * prediction). The one test of "measured or replayed" for rows. 1 or 0. */
 AMK_API int amk_row_has_evidence(const amk_row *r);

@@ -74,7 +74,7 @@ static void read_all_ways(void)
     }
     const char *paths[1] = {path};
     amk_report *rep = NULL;
-    if (amk_report_build(paths, 1, &amk_history_rule, &rep, &d) == AMK_OK) {
+    if (amk_report_build(paths, 1, &amk_history_rule, NULL, &rep, &d) == AMK_OK) {
         free(amk_report_json(rep));
         FILE *devnull = fopen("/dev/null", "w");
         if (devnull) {

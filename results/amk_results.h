@@ -76,10 +76,10 @@ AMK_API int amk_best_write(const char *path, const amk_row *best, const char *co
 AMK_API void amk_best_path_for_model(const char *best, const char *model, char *out, size_t cap);
 
 /* Report over one or more results files: best per kernel/shape/device (chosen by rule, which
- * is required), counts by status. */
+ * is required), counts by status; each row through up first (may be NULL). */
 typedef struct amk_report amk_report;
 AMK_API int amk_report_build(const char *const *paths, size_t n, const amk_best_rule *rule,
-                             amk_report **out, amk_diag *d);
+                             const amk_row_upgrader *up, amk_report **out, amk_diag *d);
 /* The report as compact JSON text (docs/RESULTS.md); the caller frees it. NULL on ENOMEM. */
 AMK_API char *amk_report_json(const amk_report *r);
 AMK_API void amk_report_print(const amk_report *r, FILE *f); /* human table */
@@ -121,6 +121,7 @@ typedef struct amk_export_opts {
     const amk_export_target *targets;      /* borrowed; copied into the database */
     size_t n_targets;
     const amk_best_rule *rule;             /* picks each group's row; required */
+    const amk_row_upgrader *upgrade;       /* each row through it first; NULL: as recorded */
 } amk_export_opts;
 
 /* The database, opaque: built from results files or parsed from its JSON text; every

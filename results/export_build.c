@@ -108,6 +108,12 @@ static void take_rule_best(ent *e, const amk_best_rule *rule)
 static int on_row(const amk_row *r, void *ud)
 {
     build *b = ud;
+    amk_row today;
+    if (b->o->upgrade && b->o->upgrade->fn) {
+        today = *r;
+        b->o->upgrade->fn(&today, b->o->upgrade->ud);
+        r = &today;
+    }
     if (b->o->kernel && strcmp(r->kernel, b->o->kernel))
         return 0;
     b->kernel_rows++;

@@ -358,12 +358,19 @@ static group *group_of(amk_report *rep, const amk_row *r)
 typedef struct build_ctx {
     amk_report *rep;
     size_t file;
+    const amk_row_upgrader *up;
     amk_diag *d;
 } build_ctx;
 
 static int on_row(const amk_row *r, void *ud)
 {
     build_ctx *c = ud;
+    amk_row today;
+    if (c->up && c->up->fn) {
+        today = *r;
+        c->up->fn(&today, c->up->ud);
+        r = &today;
+    }
     group *g = group_of(c->rep, r);
     if (!g)
         return amk_diag_set(c->d, AMK_ENOMEM, "%s: out of memory",
@@ -394,7 +401,7 @@ static void speedup_from_best(amk_report *rep)
 }
 
 int amk_report_build(const char *const *paths, size_t n, const amk_best_rule *rule,
-                     amk_report **out, amk_diag *d)
+                     const amk_row_upgrader *up, amk_report **out, amk_diag *d)
 {
     if (!out || (!paths && n) || !rule)
         return amk_diag_set(d, AMK_EINVAL, "amk_report_build: NULL argument");
@@ -416,7 +423,7 @@ int amk_report_build(const char *const *paths, size_t n, const amk_best_rule *ru
         if (!(rep->files[i].path = strdup(paths[i])))
             goto oom;
         rep->nfiles++;
-        build_ctx c = {rep, i, d};
+        build_ctx c = {rep, i, up, d};
         rc = amk_tsv_read(paths[i], on_row, &c, &rep->files[i].st, d);
         if (rc)
             goto fail;

@@ -298,9 +298,12 @@ AMK_API int amk_calibrate_measure(const amk_registry *reg, const char *backend,
                                   amk_calibration_run *out, amk_diag *d);
 
 /* `amk export` (search/export_tuned.c): amk_export_db_build over results files with the
- * history rule and the cost model's device table (amk_target_at); its errors. */
+ * history rule and the cost model's device table (amk_target_at), rows recorded before a
+ * param joined a spec of reg read as today's (amk_registry_upgrader; reg NULL: as
+ * recorded); its errors. */
 AMK_API int amk_export_tuned(const char *const *paths, size_t n, const char *kernel,
-                             int include_replayed, amk_export_db **out, amk_diag *d);
+                             int include_replayed, const amk_registry *reg, amk_export_db **out,
+                             amk_diag *d);
 
 /* One search as `amk loop` runs it (search/tune.c): the space on the evaluator's target
  * (the sim backend must record the shape), the results file checked before anything is

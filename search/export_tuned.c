@@ -6,7 +6,8 @@
 #include <stdlib.h>
 
 int amk_export_tuned(const char *const *paths, size_t n, const char *kernel,
-                     int include_replayed, amk_export_db **out, amk_diag *d)
+                     int include_replayed, const amk_registry *reg, amk_export_db **out,
+                     amk_diag *d)
 {
     int nt = amk_target_count();
     amk_export_target *t = calloc((size_t)nt + 1, sizeof *t);
@@ -16,8 +17,10 @@ int amk_export_tuned(const char *const *paths, size_t n, const char *kernel,
         const amk_target *x = amk_target_at(i);
         t[i] = (amk_export_target){x->key, x->name, x->vendor, x->arch};
     }
+    amk_row_upgrader up = amk_registry_upgrader(reg);
     amk_export_opts o = {.kernel = kernel, .include_replayed = include_replayed,
-                         .targets = t, .n_targets = (size_t)nt, .rule = &amk_history_rule};
+                         .targets = t, .n_targets = (size_t)nt, .rule = &amk_history_rule,
+                         .upgrade = &up};
     int e = amk_export_db_build(paths, n, &o, out, d);
     free(t);
     return e;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 typedef struct default_scan {
+    const amk_spec *spec;
     const char *kernel, *shape, *device, *id;
     const amk_incumbent *best;
     double held; /* the default's latency in the best's clock state */
@@ -21,8 +22,12 @@ static int default_row(const amk_row *r, void *ud)
 {
     default_scan *s = ud;
     amk_vs_default *o = s->out;
-    if (!amk_row_has_evidence(r) || strcmp(r->config_id, s->id) || strcmp(r->kernel, s->kernel) ||
+    if (!amk_row_has_evidence(r) || strcmp(r->kernel, s->kernel) ||
         strcmp(r->shape, s->shape) || strcmp(r->device, s->device))
+        return 0;
+    char id[17];
+    amk_row_config_id(s->spec, r, id); /* a row older than a param: its default's id */
+    if (strcmp(id, s->id))
         return 0;
     double held = s->best ? amk_peer_scaled(r->latency_us, r->peer, r->peer_us, s->best->peer,
                                             s->best->peer_us)
@@ -51,7 +56,7 @@ void amk_loop_vs_default(const char *results, amk_evaluator *ev, const amk_space
     amk_config def;
     amk_config_default(s, amk_space_shape(sp), &def);
     amk_config_id(&def, out->config_id);
-    default_scan sc = {amk_spec_name(s), shape, device, out->config_id, best, NAN, out};
+    default_scan sc = {s, amk_spec_name(s), shape, device, out->config_id, best, NAN, out};
     amk_diag d;
     amk_diag_clear(&d);
     amk_tsv_read(results, default_row, &sc, NULL, &d); /* a missing file: no number */

@@ -9,6 +9,7 @@
 #define AMK_SPACE_DEFS_H
 
 #include "amk_common.h"
+#include "amk_record.h" /* amk_row, amk_row_upgrader */
 
 #include <stdint.h>
 
@@ -436,6 +437,11 @@ AMK_API int amk_registry_open(const char *const *dirs, int n, amk_registry **out
 AMK_API int amk_registry_lookup(const amk_registry *r, const char *name, const amk_spec **out,
                                 amk_diag *d);
 AMK_API const amk_spec *amk_registry_find(const amk_registry *r, const char *name);
+/* The reader's upgrader (amk_row_upgrader, amk_record.h) for rows recorded before a param
+ * joined their kernel's spec: a row of a kernel reg knows that names fewer params gets the
+ * params it lacks at their defaults (amk_config_from_recorded), and that config's id and
+ * params JSON; every other row is left as it is. reg is borrowed (NULL: rows as recorded). */
+AMK_API amk_row_upgrader amk_registry_upgrader(const amk_registry *reg);
 AMK_API int amk_registry_count(const amk_registry *r);
 AMK_API const amk_spec *amk_registry_at(const amk_registry *r, int i); /* sorted by name */
 AMK_API void amk_registry_free(amk_registry *r);

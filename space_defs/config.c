@@ -521,6 +521,27 @@ void amk_row_config_id(const amk_spec *s, const amk_row *r, char id[17])
         amk_config_id(&c, id);
 }
 
+static void upgrade_row(amk_row *r, const void *reg)
+{
+    const amk_spec *s = reg ? amk_registry_find(reg, r->kernel) : NULL;
+    amk_shape sh;
+    amk_config c;
+    if (!s || !r->params[0] || amk_shape_parse(s, r->shape, &sh, NULL) != AMK_OK ||
+        amk_config_from_recorded(s, &sh, r->params, &c, NULL) <= 0)
+        return;
+    char *params = amk_config_params_json(&c);
+    if (params && strlen(params) < sizeof r->params) {
+        amk_config_id(&c, r->config_id);
+        memcpy(r->params, params, strlen(params) + 1);
+    }
+    free(params);
+}
+
+amk_row_upgrader amk_registry_upgrader(const amk_registry *reg)
+{
+    return (amk_row_upgrader){reg ? upgrade_row : NULL, reg};
+}
+
 int amk_config_defines(const amk_config *c, char out[][96], int cap)
 {
     const amk_spec *s = c->spec;

@@ -767,7 +767,7 @@ START_TEST(test_amk_report_defaults_names_the_default_or_why_not)
     ck_assert_msg(amk_tune(&o, &r, &d) == AMK_OK, "%s", d.msg);
     const char *paths[1] = {F.results};
     amk_report *rep = NULL;
-    ck_assert_msg(amk_report_build(paths, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s",
+    ck_assert_msg(amk_report_build(paths, 1, &amk_history_rule, NULL, &rep, &d) == AMK_OK, "%s",
                   d.msg);
     ck_assert_uint_eq(amk_report_ngroups(rep), 1);
     amk_registry *reg = NULL;

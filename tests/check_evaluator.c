@@ -1072,8 +1072,13 @@ START_TEST(test_backend_sim_row_recorded_before_a_param)
     amk_row gone = row_of(&a, 2, AMK_STATUS_OK, 80.0, AMK_LAT_MEASURED, H100_NAME, NULL);
     snprintf(gone.params, sizeof gone.params, "{\"BLOCK\":96,\"UNROLL\":2,\"VEC\":4}");
     snprintf(gone.config_id, sizeof gone.config_id, "fedcba9876543210");
-    amk_row rows[] = {r, gone};
-    amk_test_append_rows(path, rows, 2);
+    amk_config def;
+    amk_config_default(g_spec, &g_shape, &def);
+    amk_row olddef = row_of(&def, 3, AMK_STATUS_OK, 70.0, AMK_LAT_MEASURED, H100_NAME, NULL);
+    snprintf(olddef.params, sizeof olddef.params, "{\"BLOCK\":256,\"UNROLL\":1,\"VEC\":1}");
+    snprintf(olddef.config_id, sizeof olddef.config_id, "00000000000000aa");
+    amk_row rows[] = {r, gone, olddef};
+    amk_test_append_rows(path, rows, 3);
 
     amk_config got;
     ck_assert_int_eq(amk_config_from_recorded(g_spec, &g_shape, r.params, &got, NULL), 1);
@@ -1109,7 +1114,48 @@ START_TEST(test_backend_sim_row_recorded_before_a_param)
     const amk_incumbent *inc = amk_history_incumbent(h);
     ck_assert(inc->has && amk_config_equal(&inc->config, &a));
     ck_assert_int_eq(amk_history_skipped(h), 1);
+    /* The loop's vs_default finds the default among the rows (the model backend: no
+     * recorded sweep to ask instead). */
+    amk_evaluator *model = make("model", NULL);
+    amk_vs_default vd;
+    amk_loop_vs_default(path, model, g_space, H100_NAME, inc, &vd);
+    ck_assert_msg(vd.default_us == 70.0, "%s", vd.reason);
+    ck_assert_double_eq_tol(vd.speedup, 1.1429, 1e-4);
+    amk_evaluator_free(model);
     amk_history_free(h);
+
+    /* `amk report` and `amk export` (and their Python twins) read it so too, through the
+     * registry's upgrader: the best under today's id with every param, the default found for
+     * vs_default (70 / 61.25); without the upgrader, as recorded (no default among them). */
+    amk_registry *reg = NULL;
+    ck_assert_msg(amk_registry_create(&reg, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_registry_add_dir(reg, EVALFIX, &d) == AMK_OK, "%s", d.msg);
+    amk_row_upgrader up = amk_registry_upgrader(reg);
+    const char *paths[] = {path};
+    for (int k = 0; k < 2; k++) {
+        amk_report *rep = NULL;
+        ck_assert_msg(amk_report_build(paths, 1, &amk_history_rule, k ? &up : NULL, &rep, &d) ==
+                          AMK_OK, "%s", d.msg);
+        amk_report_defaults(rep, reg, NULL);
+        char *json = amk_report_json(rep);
+        ck_assert_ptr_nonnull(json);
+        ck_assert_msg(!strstr(json, k ? "0123456789abcdef" : id), "%s", json);
+        ck_assert_msg(strstr(json, k ? id : "0123456789abcdef"), "%s", json);
+        ck_assert_msg(strstr(json, k ? "\"speedup\":1.1428" : "\"speedup\":null"), "%s", json);
+        free(json);
+        amk_report_free(rep);
+
+        amk_export_db *db = NULL;
+        ck_assert_msg(amk_export_tuned(paths, 1, NULL, 0, k ? reg : NULL, &db, &d) == AMK_OK,
+                      "%s", d.msg);
+        json = amk_export_db_json(db);
+        ck_assert_ptr_nonnull(json);
+        ck_assert_msg(!strstr(json, "SMEM_KB") == !k, "%s", json);
+        ck_assert_msg(!strstr(json, k ? "0123456789abcdef" : id), "%s", json);
+        free(json);
+        amk_export_db_free(db);
+    }
+    amk_registry_free(reg);
 }
 END_TEST
 

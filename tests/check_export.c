@@ -184,7 +184,7 @@ START_TEST(test_amk_export_tuned_is_the_build_with_every_target)
     for (int replayed = 0; replayed < 2; replayed++) {
         amk_export_db *a = NULL, *b = NULL;
         amk_diag d;
-        ck_assert_msg(amk_export_tuned(paths, 1, NULL, replayed, &a, &d) == AMK_OK, "%s",
+        ck_assert_msg(amk_export_tuned(paths, 1, NULL, replayed, NULL, &a, &d) == AMK_OK, "%s",
                       d.msg);
         ck_assert_int_eq(build_db(FIX "results.tsv", NULL, replayed, &b, &d), AMK_OK);
         char *ta = amk_export_db_json(a), *tb = amk_export_db_json(b);
@@ -198,7 +198,7 @@ START_TEST(test_amk_export_tuned_is_the_build_with_every_target)
     }
     amk_export_db *db = NULL;
     amk_diag d;
-    ck_assert_int_eq(amk_export_tuned(paths, 1, "nosuch", 0, &db, &d), AMK_ENOENT);
+    ck_assert_int_eq(amk_export_tuned(paths, 1, "nosuch", 0, NULL, &db, &d), AMK_ENOENT);
     ck_assert_ptr_null(db);
 }
 END_TEST

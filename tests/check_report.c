@@ -21,7 +21,7 @@ static amk_report *build(void)
     amk_report *rep = NULL;
     amk_diag d;
     amk_diag_clear(&d);
-    ck_assert_msg(amk_report_build(paths, 2, &amk_history_rule, &rep, &d) == AMK_OK, "%s",
+    ck_assert_msg(amk_report_build(paths, 2, &amk_history_rule, NULL, &rep, &d) == AMK_OK, "%s",
                   d.msg);
     ck_assert_uint_eq(amk_report_ngroups(rep), 2);
     const char *k, *s, *dev;
@@ -120,7 +120,7 @@ START_TEST(test_amk_report_build_within_1pct_of_the_one_best)
     const char *paths[] = {path};
     amk_report *rep = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_report_build(paths, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s",
+    ck_assert_msg(amk_report_build(paths, 1, &amk_history_rule, NULL, &rep, &d) == AMK_OK, "%s",
                   d.msg);
     amk__convergence cv[1];
     ck_assert_int_eq(amk__trace_files(amk__report_state(rep, 0, &amk__stat_trace_type), 1, cv),

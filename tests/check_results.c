@@ -1418,7 +1418,7 @@ START_TEST(test_amk_report_build_counts_every_status)
     const char *p = report_file("c.tsv", rows, 6);
     amk_report *rep = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, NULL, &rep, &d) == AMK_OK, "%s", d.msg);
     ck_assert_uint_eq(amk__report_groups(rep), 1);
     const amk__stat_counts *c = amk__report_state(rep, 0, &amk__stat_counts_type);
     ck_assert_uint_eq(c->status[AMK_STATUS_OK], 2);
@@ -1457,7 +1457,7 @@ START_TEST(test_amk_report_build_predicted_never_beats_measured)
     const char *p = report_file("b.tsv", rows, 8);
     amk_report *rep = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, NULL, &rep, &d) == AMK_OK, "%s", d.msg);
     cJSON *j = report_tree(rep);
     cJSON *best = cJSON_GetObjectItem(group_json(j, 0), "best");
     ck_assert_int_eq(cJSON_GetObjectItem(best, "trial")->valueint, 3);
@@ -1473,7 +1473,7 @@ START_TEST(test_amk_report_build_predicted_never_beats_measured)
 
     /* Only predictions: no best at all, the prediction stays apart. */
     p = report_file("p.tsv", &rows[1], 1);
-    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, NULL, &rep, &d) == AMK_OK, "%s", d.msg);
     j = report_tree(rep);
     ck_assert(cJSON_IsNull(cJSON_GetObjectItem(group_json(j, 0), "best")));
     ck_assert(cJSON_IsObject(cJSON_GetObjectItem(group_json(j, 0), "best_predicted")));
@@ -1496,7 +1496,7 @@ START_TEST(test_amk_report_build_groups_and_merges_files)
     const char *paths[2] = {report_file("a.tsv", a, 3), report_file("b.tsv", b, 2)};
     amk_report *rep = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_report_build(paths, 2, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(paths, 2, &amk_history_rule, NULL, &rep, &d) == AMK_OK, "%s", d.msg);
     ck_assert_uint_eq(amk__report_groups(rep), 4);
     cJSON *j = report_tree(rep);
     const char *want[4][3] = {
@@ -1527,10 +1527,10 @@ START_TEST(test_amk_report_build_names_missing_or_bad_file)
     const char *paths[2] = {report_file("ok.tsv", &a, 1), tpath("missing.tsv")};
     amk_report *rep = (amk_report *)&rep;
     amk_diag d = {0};
-    ck_assert_int_eq(amk_report_build(paths, 2, &amk_history_rule, &rep, &d), AMK_ENOENT);
+    ck_assert_int_eq(amk_report_build(paths, 2, &amk_history_rule, NULL, &rep, &d), AMK_ENOENT);
     ck_assert_ptr_null(rep);
     ck_assert_ptr_nonnull(strstr(d.msg, "missing.tsv"));
-    ck_assert_int_eq(amk_report_build(paths, 0, &amk_history_rule, &rep, &d), AMK_EINVAL);
+    ck_assert_int_eq(amk_report_build(paths, 0, &amk_history_rule, NULL, &rep, &d), AMK_EINVAL);
 }
 END_TEST
 
@@ -1545,7 +1545,7 @@ START_TEST(test_amk_report_print_shows_groups_and_bests)
     const char *p = report_file("pr.tsv", rows, 4);
     amk_report *rep = NULL;
     amk_diag d = {0};
-    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, &rep, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_report_build(&p, 1, &amk_history_rule, NULL, &rep, &d) == AMK_OK, "%s", d.msg);
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

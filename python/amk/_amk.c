@@ -1124,22 +1124,22 @@ static PyObject *mod_report(PyObject *self, PyObject *args, PyObject *kw)
         free(pv);
         return NULL;
     }
-    amk_diag d = {0};
+    amk_diag d = {0}, rd = {0};
     amk_report *rep = NULL;
-    int e = amk_report_build(pv, (size_t)np, &amk_history_rule, &rep, &d);
+    /* as `amk report`: specs that fail to load cost the upgrade and the speedups only */
+    amk_registry *reg = NULL;
+    amk_registry_open(dv, nd, &reg, &rd);
+    free(dv);
+    amk_row_upgrader up = amk_registry_upgrader(reg);
+    int e = amk_report_build(pv, (size_t)np, &amk_history_rule, &up, &rep, &d);
     free(pv);
     if (e) {
-        free(dv);
+        amk_registry_free(reg);
         return raise_diag(e, &d, e == AMK_ENOMEM ? 5 : 3, "results");
     }
-    if (amk_report_ngroups(rep)) {
-        amk_registry *reg = NULL;
-        amk_diag rd = {0};
-        amk_registry_open(dv, nd, &reg, &rd);
+    if (amk_report_ngroups(rep))
         amk_report_defaults(rep, reg, rd.msg);
-        amk_registry_free(reg);
-    }
-    free(dv);
+    amk_registry_free(reg);
     if (svg && (e = amk_report_svg(rep, svg, NULL, &d)) != AMK_OK) {
         amk_report_free(rep);
         return raise_diag(e, &d, 3, "svg");
@@ -1159,25 +1159,35 @@ static PyObject *mod_report(PyObject *self, PyObject *args, PyObject *kw)
     return o;
 }
 
-/* export(paths, kernel=None, include_replayed=False, c_header=False): the database's JSON
- * text (or its C header). */
+/* export(paths, kernel=None, include_replayed=False, c_header=False, spec_dirs=None): the
+ * database's JSON text (or its C header). */
 static PyObject *mod_export(PyObject *self, PyObject *args, PyObject *kw)
 {
     (void)self;
-    static char *kwlist[] = {"paths", "kernel", "include_replayed", "c_header", NULL};
-    PyObject *paths;
+    static char *kwlist[] = {"paths", "kernel", "include_replayed", "c_header", "spec_dirs",
+                             NULL};
+    PyObject *paths, *dirs = NULL;
     const char *kernel = NULL;
     int replayed = 0, header = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|zpp", kwlist, &paths, &kernel, &replayed,
-                                     &header))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|zppO", kwlist, &paths, &kernel, &replayed,
+                                     &header, &dirs))
         return NULL;
-    const char **pv;
-    int np;
+    const char **pv, **dv;
+    int np, nd;
     if (str_list(paths, &pv, &np))
         return NULL;
-    amk_diag d = {0};
+    if (str_list(dirs, &dv, &nd)) {
+        free(pv);
+        return NULL;
+    }
+    amk_diag d = {0}, rd = {0};
     amk_export_db *db = NULL;
-    int e = amk_export_tuned(pv, (size_t)np, kernel, replayed, &db, &d);
+    /* as `amk export`: specs that fail to load leave the rows as recorded */
+    amk_registry *reg = NULL;
+    amk_registry_open(dv, nd, &reg, &rd);
+    free(dv);
+    int e = amk_export_tuned(pv, (size_t)np, kernel, replayed, reg, &db, &d);
+    amk_registry_free(reg);
     free(pv);
     if (e)
         return raise_diag(e, &d, e == AMK_ENOMEM ? 5 : (e == AMK_ENOENT || e == AMK_EEMPTY) ? 2 : 3,

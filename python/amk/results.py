@@ -93,12 +93,14 @@ def best(paths, kernel=None, shape=None, device=None, spec_dirs=None):
     return out
 
 
-def export(paths, output=None, *, kernel=None, include_replayed=False, c_header=False):
+def export(paths, output=None, *, kernel=None, include_replayed=False, c_header=False,
+           spec_dirs=None):
     """`amk export FILE...`: the database of best configs (a dict), or its C header (text)
-    with c_header=True; written to output too when given."""
+    with c_header=True; written to output too when given. spec_dirs: user kernels, as
+    `--spec-dir` (rows recorded before a param joined a spec are exported as today's)."""
     with translate:
         text = _amk.export(_paths(paths), kernel=kernel, include_replayed=include_replayed,
-                           c_header=c_header)
+                           c_header=c_header, spec_dirs=[os.fspath(d) for d in spec_dirs or []])
     if output:
         tmp = os.fspath(output) + ".tmp.%d" % os.getpid()
         with open(tmp, "w") as f:

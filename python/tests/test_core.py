@@ -202,6 +202,31 @@ class TestCommands(Tmp):
                                       "--shape", "M=4096,N=4096,K=4096"), ans)
 
 
+    def test_rows_recorded_before_a_param_read_as_today(self):
+        # rmsnorm rows written before ROWS joined the spec: params without it, older ids.
+        head = ("# amk results v1\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
+                "status\tlatency_us\tlatency_kind\tspread\tpredicted_us\tbound_us\t"
+                "pct_of_roofline\tcompile_ms\tcache_hit\tkept\tdevice\tnote\n")
+        rows = [(1, "00000000000000a1", '{"THREADS":128,"VEC":8}', 31.5),
+                (2, "00000000000000a2", '{"THREADS":64,"VEC":4}', 30.0)]
+        with open("older.tsv", "w") as f:
+            f.write(head)
+            for t, cid, params, us in rows:
+                f.write("%d\t2026-11-01T00:00:00Z\trmsnorm\tM=4096,N=4096,dtype=bf16\t%s\t%s\t"
+                        "test\tok\t%s\tmeasured\t0.01\t\t\t\t\t\t0\tNVIDIA H100 80GB HBM3\t\n"
+                        % (t, cid, params, us))
+        g = amk.report("older.tsv")["groups"][0]
+        self.assertEqual(g["best"]["params"], {"ROWS": 1, "THREADS": 64, "VEC": 4})
+        self.assertNotEqual(g["best"]["config_id"], "00000000000000a2")
+        self.assertAlmostEqual(g["vs_default"]["speedup"], 31.5 / 30.0, places=3)
+        db = amk.export("older.tsv")
+        self.assertIn('"ROWS"', json.dumps(db))
+        if CLI:
+            self.assertEqual(self.cli("export", "older.tsv"), db)
+            self.assertEqual(self.cli("report", "older.tsv", "--json")["groups"][0]["best"],
+                             g["best"])
+
+
 class TestErrors(Tmp):
     def test_categories_follow_the_cli_exit_codes(self):
         with self.assertRaises(amk.UsageError) as cm:
