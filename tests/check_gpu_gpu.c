@@ -522,15 +522,23 @@ START_TEST(test_gpu_shared_opt_in_covers_every_case)
 }
 END_TEST
 
-START_TEST(test_gpu_remeasure_interleaved)
+/* amk__gpu_remeasure takes the backend's state: one made directly from the type (*t). */
+static void *remeasure_state(const amk_backend_type **t)
 {
-    /* amk__gpu_remeasure takes the backend's state: make one directly from the type */
-    const amk_backend_type *t = amk_backend_find("gpu");
-    void *st = calloc(1, t->state_size);
+    *t = amk_backend_find("gpu");
+    void *st = calloc(1, (*t)->state_size);
     amk_backend_opts o = {0};
     amk_diag d = {0};
     o.jobs = 2;
-    ck_assert_msg(t->init(st, &o, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg((*t)->init(st, &o, &d) == AMK_OK, "%s", d.msg);
+    return st;
+}
+
+START_TEST(test_gpu_remeasure_interleaved)
+{
+    const amk_backend_type *t;
+    void *st = remeasure_state(&t);
+    amk_diag d = {0};
     amk_config a, b;
     ck_assert(amk_config_parse(reg, FM("nan", 1), &a, &d) == AMK_OK);
     ck_assert(amk_config_parse(reg, FM("unwritten", 1), &b, &d) == AMK_OK);
@@ -558,12 +566,9 @@ START_TEST(test_gpu_remeasure_buffers_fit_both_configs)
     /* A buffer sized by a param: the one set of buffers a re-measure shares must fit the
      * larger config, whichever of the two it is (gemm_hopper PERSISTENT 4 beside 1 wrote
      * past the incumbent's workspace: an illegal address on every such close call). */
-    const amk_backend_type *t = amk_backend_find("gpu");
-    void *st = calloc(1, t->state_size);
-    amk_backend_opts o = {0};
+    const amk_backend_type *t;
+    void *st = remeasure_state(&t);
     amk_diag d = {0};
-    o.jobs = 2;
-    ck_assert_msg(t->init(st, &o, &d) == AMK_OK, "%s", d.msg);
     amk_config small, large;
     ck_assert(amk_config_parse(reg, SCRATCH(1), &small, &d) == AMK_OK);
     ck_assert(amk_config_parse(reg, SCRATCH(33554432), &large, &d) == AMK_OK);
