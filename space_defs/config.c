@@ -510,24 +510,37 @@ int amk_config_from_recorded(const amk_spec *s, const amk_shape *sh, const char 
     return config_from_params(s, sh, json, 1, out, d);
 }
 
+/* 1 when row r of s names fewer params than s has, with that config in *c. A row whose
+ * params text holds every "NAME": key names them all (inside a JSON string a quote is
+ * escaped, so the text matches keys only): no parse, which made a report of 100 000 rows
+ * 2.5 times slower. */
+static int recorded_before_a_param(const amk_spec *s, const amk_row *r, amk_config *c)
+{
+    amk_shape sh;
+    if (!s || !r->params[0] || strcmp(r->kernel, amk_spec_name(s)) != 0)
+        return 0;
+    int every = 1;
+    for (int i = 0; every && i < amk_spec_n_params(s); i++) {
+        char key[80];
+        snprintf(key, sizeof key, "\"%s\":", amk_spec_param_name(s, i));
+        every = strstr(r->params, key) != NULL;
+    }
+    return !every && amk_shape_parse(s, r->shape, &sh, NULL) == AMK_OK &&
+           amk_config_from_recorded(s, &sh, r->params, c, NULL) > 0;
+}
+
 void amk_row_config_id(const amk_spec *s, const amk_row *r, char id[17])
 {
-    snprintf(id, 17, "%s", r->config_id);
-    amk_shape sh;
     amk_config c;
-    if (s && r->params[0] && strcmp(r->kernel, amk_spec_name(s)) == 0 &&
-        amk_shape_parse(s, r->shape, &sh, NULL) == AMK_OK &&
-        amk_config_from_recorded(s, &sh, r->params, &c, NULL) > 0)
+    snprintf(id, 17, "%s", r->config_id);
+    if (recorded_before_a_param(s, r, &c))
         amk_config_id(&c, id);
 }
 
 static void upgrade_row(amk_row *r, const void *reg)
 {
-    const amk_spec *s = reg ? amk_registry_find(reg, r->kernel) : NULL;
-    amk_shape sh;
     amk_config c;
-    if (!s || !r->params[0] || amk_shape_parse(s, r->shape, &sh, NULL) != AMK_OK ||
-        amk_config_from_recorded(s, &sh, r->params, &c, NULL) <= 0)
+    if (!recorded_before_a_param(reg ? amk_registry_find(reg, r->kernel) : NULL, r, &c))
         return;
     char *params = amk_config_params_json(&c);
     if (params && strlen(params) < sizeof r->params) {
