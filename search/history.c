@@ -328,16 +328,8 @@ static const amk_row *row_read(const amk_history *h, const amk_row *r, amk_confi
     *has = filled >= 0;
     if (filled <= 0 || !h->shape[0]) /* a row of another shape is not at h->o.at */
         return r;
-    char *p = amk_config_params_json(c);
-    if (!p || strlen(p) >= sizeof buf->params) {
-        free(p);
-        return r;
-    }
     *buf = *r;
-    snprintf(buf->params, sizeof buf->params, "%s", p);
-    free(p);
-    amk_config_id(c, buf->config_id);
-    return buf;
+    return amk_row_set_config(buf, c) ? buf : r;
 }
 
 static int load_row(const amk_row *row, void *ud)

@@ -175,6 +175,9 @@ AMK_API int amk_config_from_recorded(const amk_spec *s, const amk_shape *sh, con
  * of s and names fewer params (amk_config_from_recorded); then that config's id. */
 struct amk_row;
 AMK_API void amk_row_config_id(const amk_spec *s, const struct amk_row *r, char id[17]);
+/* Rewrites row r as config c: its params JSON and id. 1 done; 0 (r unchanged) when the
+ * params do not fit the row or memory ran out. */
+AMK_API int amk_row_set_config(struct amk_row *r, const amk_config *c);
 /* Compiler defines: n strings "-DNAME=<int>" written into out[i] (each < 96 bytes), one per
  * param, built only from declared integer choices. Returns the count. */
 AMK_API int amk_config_defines(const amk_config *c, char out[][96], int cap);

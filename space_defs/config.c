@@ -537,17 +537,23 @@ void amk_row_config_id(const amk_spec *s, const amk_row *r, char id[17])
         amk_config_id(&c, id);
 }
 
-static void upgrade_row(amk_row *r, const void *reg)
+int amk_row_set_config(amk_row *r, const amk_config *c)
 {
-    amk_config c;
-    if (!recorded_before_a_param(reg ? amk_registry_find(reg, r->kernel) : NULL, r, &c))
-        return;
-    char *params = amk_config_params_json(&c);
-    if (params && strlen(params) < sizeof r->params) {
-        amk_config_id(&c, r->config_id);
+    char *params = amk_config_params_json(c);
+    int fits = params && strlen(params) < sizeof r->params;
+    if (fits) {
+        amk_config_id(c, r->config_id);
         memcpy(r->params, params, strlen(params) + 1);
     }
     free(params);
+    return fits;
+}
+
+static void upgrade_row(amk_row *r, const void *reg)
+{
+    amk_config c;
+    if (recorded_before_a_param(reg ? amk_registry_find(reg, r->kernel) : NULL, r, &c))
+        amk_row_set_config(r, &c);
 }
 
 amk_row_upgrader amk_registry_upgrader(const amk_registry *reg)
