@@ -9,7 +9,9 @@ Optimization Algorithms" (FGCS 2024) does, with its package (autotuning-methodol
   simulation_mode on the same cachefile) is a sequence of configs; every config costs what
   it cost when recorded (compilation + validation + framework + search_algorithm + the sum
   of its runtimes: the T4 time keys the package's statistics sum), for both tools alike, so
-  neither tool's own proposal time counts and both get the same budget;
+  neither tool's own proposal time counts and both get the same budget (Kernel Tuner's
+  time-limited runs stop on this clock too, kt_tune's recorded_clock: bayes_opt's own
+  overhead would otherwise end its runs early on the large budgets);
 - its best-so-far curve at 1000 points of the budget, averaged over seeds, is standardised
   with the package's RandomSearchCalculatedBaseline (0 = calculated random search, 1 = the
   optimum); the score of a strategy on a space is the mean of that curve over the budget,
@@ -361,8 +363,17 @@ def run_amk(space, spec_dir, amk, strategy, seed, work):
     return res, wall
 
 
-def kt_tune(space, strategy, seed, opts):
+def kt_tune(space, strategy, seed, opts, recorded_clock=False):
+    """Kernel Tuner's run in simulation mode: the config keys it evaluated, in order.
+    recorded_clock: its time limit counts the recorded compile, verification and benchmark
+    time alone, as the common clock does, not its own live overhead too, and only from its
+    200th distinct config on (so that one run serves both budgets). No strategy of Kernel
+    Tuner 1.5 that this script runs reads its clock (only the budget's stop does), so such a
+    run is the stock run's sequence up to the budget, where the stock run is not cut first
+    by its overhead (bayes_opt's grows with the square of its evaluations)."""
+    from datetime import timedelta
     from kernel_tuner import tune_kernel
+    from kernel_tuner import util as kt_util
     t1 = json.loads(space.t1.read_text())["ConfigurationSpace"]
     tune_params = {}
     for p in t1["TuningParameters"]:
@@ -385,13 +396,33 @@ def kt_tune(space, strategy, seed, opts):
     np.random.seed(seed)
     random.seed(seed)
     opts = {**KT_OPTIONS.get(strategy, {}), **opts}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        res, _ = tune_kernel(space.kt_kernel, "", space.kt_size, [], tune_params,
-                             restrictions=restrictions, cache=str(space.cachefile),
-                             simulation_mode=True, strategy=strategy, strategy_options=opts,
-                             verbose=False, quiet=True)
+    spent = kt_util.TuningBudget.get_time_spent
+    if recorded_clock:
+        kt_util.TuningBudget.get_time_spent = lambda self: (
+            self.time_spent_extra if self.num_fevals >= EVALS[-1] else timedelta(0))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res, _ = tune_kernel(space.kt_kernel, "", space.kt_size, [], tune_params,
+                                 restrictions=restrictions, cache=str(space.cachefile),
+                                 simulation_mode=True, strategy=strategy, strategy_options=opts,
+                                 verbose=False, quiet=True)
+    finally:
+        kt_util.TuningBudget.get_time_spent = spent
     return [",".join(str(r[k]) for k in space.keys) for r in res]
+
+
+def kt_cap(space):
+    """The distinct configs a time-limited Kernel Tuner run may evaluate: twice what a
+    calculated random search makes in the budget, at least 200 (strategies that revisit
+    configs otherwise run for many minutes without adding one the common clock counts)."""
+    return max(EVALS[-1], 2 * space.fevals_budget)
+
+
+def kt_evals_only(args, strategy, pair):
+    """Whether this strategy runs as max_fevals=200 runs on this pair (--kt-evals-only
+    STRATEGY or STRATEGY@KERNEL/GPU)."""
+    return strategy in args.kt_evals_only or f"{strategy}@{pair}" in args.kt_evals_only
 
 
 def kt_cache_path(space, strategy, seed, kt_cache, evals_only=False):
@@ -399,18 +430,19 @@ def kt_cache_path(space, strategy, seed, kt_cache, evals_only=False):
     Kernel Tuner version is part of the name; -evals200: a max_fevals=200 run only)."""
     import kernel_tuner
     ver = getattr(kernel_tuner, "__version__", "unknown")
-    tail = f"-evals{EVALS[-1]}" if evals_only else ""
+    # a time-limited run stops on the common clock (kt_tune's recorded_clock): "-rc"
+    tail = f"-evals{EVALS[-1]}" if evals_only else "-rc"
     return Path(kt_cache) / space.kernel / space.gpu / space.digest / \
         f"kt{ver}-{strategy}-{seed}{tail}.json"
 
 
 def run_kt(space, strategy, seed, kt_cache=None, evals_only=False):
-    """Kernel Tuner's sequence of configs: a run with a time limit (its own clock counts its
-    live overhead plus recorded compile, verification and benchmark time; it gets twice the
-    budget and is cut on the common clock) and, when that one evaluated fewer than 200
-    distinct configs, a max_fevals=200 run for the evaluation-count scores (both capped,
-    see below). evals_only: the max_fevals=200 run alone, also scored on the time budget
-    (up to where its recorded cost ends; see --kt-evals-only). Kept in kt_cache_path()."""
+    """Kernel Tuner's sequence of configs: a run with a time limit on the common clock
+    (recorded compile, verification and benchmark time; kt_tune's recorded_clock) a tenth
+    and a minute past the budget and at least 200 distinct configs, at most kt_cap(); when
+    it stopped by itself before 200, a max_fevals=200 run for the evaluation-count scores.
+    evals_only: the max_fevals=200 run alone, also scored on the time budget (up to where
+    its recorded cost ends; see --kt-evals-only). Kept in kt_cache_path()."""
     path = kt_cache_path(space, strategy, seed, kt_cache, evals_only) if kt_cache else None
     if path and path.exists():
         d = json.loads(path.read_text())
@@ -421,12 +453,9 @@ def run_kt(space, strategy, seed, kt_cache=None, evals_only=False):
     if evals_only:
         d = {"evals": kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})}
     else:
-        # capped at twice the evaluations a calculated random search makes in the budget (and
-        # at least 200): strategies that revisit configs otherwise run for many minutes of
-        # live time on the big-budget spaces without adding a config the common clock counts
-        cap = max(EVALS[-1], 2 * space.fevals_budget)
-        d = {"time": kt_tune(space, strategy, seed, {"time_limit": space.t_end * 2.0,
-                                                     "max_fevals": cap})}
+        d = {"time": kt_tune(space, strategy, seed, {"time_limit": space.t_end * 1.1 + 60,
+                                                     "max_fevals": kt_cap(space)},
+                             recorded_clock=True)}
         if len(set(d["time"])) < EVALS[-1]:
             d["evals"] = kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})
         else:
@@ -459,7 +488,7 @@ def _runs(t):
         # what the loop hands back at a point of its time run: the fastest row so far (amk's
         # rule on replays), or with --amk-kept the incumbent its kept column records
         return sp, r["time"][0], r["time"][1] if args.amk_kept else None, r, wall
-    r, wall = run_kt(sp, strategy, seed, args.kt_cache, strategy in args.kt_evals_only)
+    r, wall = run_kt(sp, strategy, seed, args.kt_cache, kt_evals_only(args, strategy, sname))
     return sp, r["time"], None, {"evals": (r["evals"], None)}, wall
 
 
@@ -474,8 +503,11 @@ def _task(t):
             v = sp.value[key] / sp.optimum
             differ += not (abs(v - hb[n_e]) <= 1e-12 * v)
             hb[n_e] = v
+    # an upper bound of the score of a run cut before the budget: from where it ends, the
+    # optimum (whatever it would have found, it finds nothing faster)
+    upper = sp.standardise(np.where(sp.time_range > spent, sp.optimum, curve))
     return (tool, sname, strategy, seed, sp.standardise(curve).tolist(), spent, n, wall, hb,
-            keys, kept, differ)
+            keys, kept, differ, float(np.mean(upper)))
 
 
 def _keys_task(t):
@@ -562,26 +594,39 @@ def find_pairs(args):
 
 
 def _kt_run_task(t):
-    sp, strategy, seed, kt_cache = t
+    sp, strategy, seed, kt_cache, evals_only = t
     t0 = time.perf_counter()
-    d, _ = run_kt(sp, strategy, seed, kt_cache, evals_only=True)
+    d, _ = run_kt(sp, strategy, seed, kt_cache, evals_only=evals_only)
     return sp.name, strategy, seed, len(set(d["evals"])), time.perf_counter() - t0
 
 
 def kt_runs_only(args):
-    """Kernel Tuner's --kt-evals-only runs of the chosen pairs into --kt-cache, seed by seed
-    (an interrupted batch leaves whole seeds done), one line per run as it ends."""
-    if not args.kt_cache or not args.kt_evals_only:
-        sys.exit("--kt-runs-only needs --kt-cache and --kt-evals-only STRATEGY,...")
+    """Kernel Tuner's runs of the chosen pairs into --kt-cache, seed by seed (an interrupted
+    batch leaves whole seeds done), one line per run as it ends: the --kt-evals-only
+    strategies' 200-evaluation runs, and with --kt-budgets the other --kt-strategies' runs
+    on the time budget (which needs the methodology package's budget: a scoring run's
+    budgets.json)."""
+    budgets = json.loads(Path(args.kt_budgets).read_text()) if args.kt_budgets else {}
+    timed = [s for s in args.kt_strategies if s not in args.kt_evals_only] if budgets else []
+    if not args.kt_cache or not (args.kt_evals_only or timed):
+        sys.exit("--kt-runs-only needs --kt-cache and --kt-evals-only STRATEGY,... or "
+                 "--kt-budgets FILE")
     spaces = [KtSpace(k, g, f, t1, Path(args.work)) for k, g, f, t1 in find_pairs(args)]
     for sp in spaces:
         # no amk here to count the valid configs: a file left unclosed or cut is partial
         # (searched as its recorded configs, as --replay-partial scores it), any other is
         # taken as complete (run a complete-looking partial file's runs where amk is)
         sp.partial = sp.read_as if sp.read_as != "complete" else None
-    tasks = [(sp, s, seed, args.kt_cache)
+        if timed:
+            b = budgets.get(sp.name)
+            if not b or b.get("digest") != sp.digest:
+                sys.exit(f"--kt-budgets {args.kt_budgets}: no budget for {sp.name} with this "
+                         f"cachefile (digest {sp.digest})")
+            sp.t_end, sp.fevals_budget = b["t_end"], b["fevals_budget"]
+    tasks = [(sp, s, seed, args.kt_cache, kt_evals_only(args, s, sp.name))
              for seed in range(args.first_seed, args.first_seed + args.seeds)
-             for s in args.kt_evals_only for sp in spaces]
+             for s in args.kt_strategies for sp in spaces
+             if s in timed or kt_evals_only(args, s, sp.name)]
     with mp.Pool(args.jobs) as pool:
         for name, s, seed, n, wall in pool.imap_unordered(_kt_run_task, tasks, chunksize=1):
             print(f"{name} {s} seed {seed}: {n} distinct configs, {wall:.0f} s", flush=True)
@@ -790,12 +835,14 @@ def welch(a, b):
     return d, d - h, d + h
 
 
-def pair_verdicts(names, score, hand, low, strategies, label):
+def pair_verdicts(names, score, upper, hand, low, strategies, label):
     """Per pair, amk's default against the Kernel Tuner strategy of the best mean: won or lost
     where the 95 % interval of the difference excludes zero, else within noise. Picking the
     best of several strategies by their means favours Kernel Tuner (its luckiest strategy on
-    the pair), so a loss found here may be noise and a win is not. A lower-bound strategy (†)
-    can only make a pair lost (its true score is higher). Returns (markdown, dict)."""
+    the pair), so a loss found here may be noise and a win is not. A strategy known only
+    between bounds (†: its runs end before the budget) makes a pair lost where its lower bound
+    is significantly above amk, and leaves a win open unless amk is significantly above its
+    upper bound too (the optimum from where each run ends). Returns (markdown, dict)."""
     me = ("amk", AMK_DEFAULT)
     kt = [ts for ts in strategies if ts[0] == "kt"]
     if me not in strategies or not kt:
@@ -824,9 +871,14 @@ def pair_verdicts(names, score, hand, low, strategies, label):
                 w = welch(a, list(score[ts][n_].values()))
                 if w[2] < 0:
                     v, b_ts, (d, lo, hi) = "lost", ts, w
-            if v == "won" and bounds:
-                v = "open: won over the exact, not over the lower bounds of " + \
-                    ", ".join(ts[1] for ts in bounds)
+            above = [ts for ts in bounds if not welch(a, [upper[ts][n_][k] for k in
+                                                          sorted(upper[ts][n_])])[1] > 0]
+            if v == "won" and above:
+                v = "open: won over the exact, not over the upper bounds of " + \
+                    ", ".join(ts[1] for ts in above)
+            elif v == "won" and bounds:
+                v = "won (over the upper bounds of " + ", ".join(ts[1] for ts in bounds) + \
+                    " too)"
             cells += [f"{d:+.3f} [{lo:+.3f}, {hi:+.3f}] against {label(b_ts)}", v]
         else:
             v = "open (only lower bounds)"
@@ -866,7 +918,7 @@ def report(spaces, results, args, timing):
     curves = defaultdict(dict)
     hand = defaultdict(dict)   # (tool, strategy) -> space -> [handed-back dict per seed]
     runs = defaultdict(dict)   # (tool, strategy) -> space -> [(keys, kept)]
-    differ = sum(r[-1] for r in results)
+    differ = sum(r[11] for r in results)
     names = [s.name for s in spaces]
     by_name = {sp.name: sp for sp in spaces}
     short = defaultdict(dict)  # (tool, strategy) -> space -> fraction of the budget it covered
@@ -875,27 +927,35 @@ def report(spaces, results, args, timing):
     for tool, sname, strat, seed, *_ in results:
         have[(tool, strat)][sname].add(seed)
     common = {ts: set.intersection(*[have[ts][n_] for n_ in names]) for ts in have}
-    for tool, sname, strat, seed, std, spent, n, wall, hb, keys, kept, _ in results:
+    upper = defaultdict(dict)  # (tool, strategy) -> space -> seed -> upper bound of the score
+    for tool, sname, strat, seed, std, spent, n, wall, hb, keys, kept, _, up in results:
         if seed not in common[(tool, strat)]:
             continue
         score[(tool, strat)].setdefault(sname, {})[seed] = float(np.mean(std))
         curves[(tool, strat)].setdefault(sname, []).append(std)
         hand[(tool, strat)].setdefault(sname, []).append(hb)
         runs[(tool, strat)].setdefault(sname, []).append((keys, kept))
-        # cut short: a 200-evaluation run that ended before the budget (a run that stopped
-        # by itself, or went through every config, hands back what it has: not cut)
-        cut = tool == "kt" and strat in args.kt_evals_only and n >= EVALS[-1] and \
-            spent < by_name[sname].t_end
+        # cut short: a run that ended at its cap of distinct configs (200, or kt_cap on the
+        # time budget) before the budget (a run that stopped by itself, or went through every
+        # config, hands back what it has: not cut)
+        cap = EVALS[-1] if kt_evals_only(args, strat, sname) else kt_cap(by_name[sname])
+        cut = tool == "kt" and len(set(keys)) >= cap and spent < by_name[sname].t_end
         short[(tool, strat)].setdefault(sname, []).append(
             min(spent / by_name[sname].t_end, 1.0) if cut else 1.0)
+        upper[(tool, strat)].setdefault(sname, {})[seed] = up if cut else float(np.mean(std))
     dropped = [ts for ts in strategies if not common.get(ts)]
     strategies = [ts for ts in strategies if common.get(ts)]
-    # a run that ends before the budget holds its last best to the end: a lower bound (†)
-    low = {(ts, n_): min(short[ts][n_]) < 1.0 for ts in strategies for n_ in names}
+    # a run that ends before the budget holds its last best to the end: a lower bound (†),
+    # unless every such run ended at the optimum (its bounds meet: the score is exact)
+    low = {(ts, n_): min(short[ts][n_]) < 1.0 and any(
+        upper[ts][n_][k] > score[ts][n_][k] + 1e-9 for k in score[ts][n_])
+        for ts in strategies for n_ in names}
     exact = [n_ for n_ in names if not any(low[(ts, n_)] for ts in strategies)]
     label = lambda ts: (f"amk {ts[1]}" + (" (default)" if ts[1] == AMK_DEFAULT else "")
                         if ts[0] == "amk" else f"KT {ts[1]}" +
-                        (" (200-evaluation runs)" if ts[1] in args.kt_evals_only else ""))
+                        (" (200-evaluation runs)" if ts[1] in args.kt_evals_only else
+                         " (200-evaluation runs on some pairs)" if any(
+                             x.startswith(ts[1] + "@") for x in args.kt_evals_only) else ""))
     rows = []
     for ts in strategies:
         per = []
@@ -959,8 +1019,14 @@ def report(spaces, results, args, timing):
         pk = (f"{np.mean([pkg[(ts, n_)] for n_ in names]):.3f}" if pkg else "-")
         slines.append(f"| {label(ts)} | {ns} | {m:.3f} ± {s:.3f} | {me:.3f} ± {se:.3f} | {pk} | "
                       f"{m200[ts]:.3f} | {sum(low[(ts, n_)] for n_ in names)} |")
+    ended = [ts for ts in strategies if any(min(short[ts][n_]) < 1.0 for n_ in names)]
     cover = [f"| {label(ts)} | " + " | ".join(f"{np.mean(short[ts][n_]):.2f}" for n_ in names) +
-             " |" for ts in strategies if any(low[(ts, n_)] for n_ in names)]
+             " |" for ts in ended]
+    between = [f"| {label(ts)} | " + " | ".join(
+        (f"{np.mean(list(score[ts][n_].values())):.3f} .. "
+         f"{np.mean(list(upper[ts][n_].values())):.3f}") if low[(ts, n_)] else
+        f"{np.mean(list(score[ts][n_].values())):.3f}" for n_ in names) + " |"
+        for ts in ended]
     budget = ["| space | configs | optimum (ms) | budget (s of recorded time) | "
               "calculated random search evaluations in budget |", "|---|---|---|---|---|"]
     for sp in spaces:
@@ -983,7 +1049,7 @@ def report(spaces, results, args, timing):
     text += ("\nBoth budgets side by side (time score: mean ± sd over seeds of the per-seed "
              "aggregate; the pairs every run covers: " + (", ".join(exact) or "none") +
              "):\n\n" + "\n".join(slines) + "\n")
-    vtext, vjson = pair_verdicts(names, score, hand, low, strategies, label)
+    vtext, vjson = pair_verdicts(names, score, upper, hand, low, strategies, label)
     if vtext:
         text += ("\nPer pair, amk's default against Kernel Tuner's best strategy there "
                  f"(time score: the exact strategy of the highest mean over seeds; at "
@@ -993,11 +1059,17 @@ def report(spaces, results, args, timing):
                  "favours Kernel Tuner, so a loss here can still be that strategy's luck:\n\n"
                  + vtext)
     if cover:
-        text += ("\n† a lower bound: some 200-evaluation runs (--kt-evals-only) of the "
-                 "strategy end before the time budget and hold their last best to the end. "
-                 "Mean fraction of the budget the runs cover (1: every run reaches it):\n\n"
+        text += ("\n† a lower bound: some runs of the strategy end at their cap of distinct "
+                 "configs (200 for --kt-evals-only runs) before the time budget and hold their "
+                 "last best to the end (where every such run had found the optimum, the "
+                 "bounds meet and the score is exact: no †). Mean fraction of the budget the "
+                 "runs cover (1: every run reaches it):\n\n"
                  "| strategy | " + " | ".join(names) + " |\n" +
-                 "|---" * (len(names) + 1) + "|\n" + "\n".join(cover) + "\n")
+                 "|---" * (len(names) + 1) + "|\n" + "\n".join(cover) + "\n" +
+                 "\nTheir time scores between bounds (mean over seeds): the lower holds each "
+                 "run's last best to the end of the budget, the upper puts the optimum there:"
+                 "\n\n| strategy | " + " | ".join(names) + " |\n" +
+                 "|---" * (len(names) + 1) + "|\n" + "\n".join(between) + "\n")
     if dropped or args.skipped:
         text += (f"\n--kt-cached-only: {args.skipped} Kernel Tuner runs not in the cache were "
                  "skipped" + (f"; not scored (no seed on every pair): " +
@@ -1013,6 +1085,10 @@ def report(spaces, results, args, timing):
                                         for n_, a, b, how in args.partial) + ".\n")
     text += "\n" + timing + "\n"
     (out / "table.md").write_text(text)
+    # what --kt-runs-only --kt-budgets needs to make time-limited runs elsewhere
+    (out / "budgets.json").write_text(json.dumps(
+        {sp.name: {"digest": sp.digest, "t_end": sp.t_end, "fevals_budget": sp.fevals_budget}
+         for sp in spaces}, indent=1))
     (out / "scores.json").write_text(json.dumps(
         {"time_score": {label(ts): {n_: score[ts][n_] for n_ in names} for ts in strategies},
          "package_score": {label(ts): {n_: pkg.get((ts, n_)) for n_ in names}
@@ -1020,6 +1096,8 @@ def report(spaces, results, args, timing):
          "handed_back_over_optimum": evals_json,
          "budget_covered": {label(ts): {n_: short[ts][n_] for n_ in names}
                             for ts in strategies},
+         "time_score_upper_bound": {label(ts): {n_: upper[ts][n_] for n_ in names}
+                                    for ts in strategies if any(low[(ts, n_)] for n_ in names)},
          "pair_verdicts": vjson}, indent=1))
 
     fig, axes = plt.subplots(1, len(names) + 1, figsize=(4.2 * (len(names) + 1), 4.2),
@@ -1063,15 +1141,24 @@ def main():
     ap.add_argument("--kt-cache", help="folder keeping Kernel Tuner's runs (their config "
                     "sequences), so each pair, strategy and seed is simulated once")
     ap.add_argument("--kt-evals-only", default="",
-                    help="comma-separated Kernel Tuner strategies that run as max_fevals=200 runs "
-                    "only (a time-limited run of bayes_opt or hybrid_vndx takes hours on the "
-                    "large budgets); they are scored on the time budget too, from the recorded "
-                    "cost of the configs they visited, held at their last best where 200 "
-                    "evaluations end before the budget (a lower bound; table.md says where)")
+                    help="comma-separated Kernel Tuner strategies (STRATEGY: on every pair, "
+                    "STRATEGY@KERNEL/GPU: on that pair) that run as max_fevals=200 runs only "
+                    "(bayes_opt's time-limited run on dedispersion_milo/W6600, 2 880 "
+                    "evaluations of random search, would take about 20 min); they are scored "
+                    "on the "
+                    "time budget too, from the recorded cost of the configs they visited, "
+                    "between their last best held to the end of the budget (a lower bound) and "
+                    "the optimum from there (an upper bound) where 200 evaluations end before "
+                    "it (table.md says where)")
     ap.add_argument("--kt-runs-only", action="store_true",
-                    help="make the --kt-evals-only strategies' runs into --kt-cache and stop: "
+                    help="make the --kt-evals-only strategies' runs (and with --kt-budgets "
+                    "the other --kt-strategies' time-limited runs) into --kt-cache and stop: "
                     "no amk, no scoring, no methodology package (for a machine with more "
                     "cores; score them here with --kt-cached-only)")
+    ap.add_argument("--kt-budgets", metavar="FILE",
+                    help="with --kt-runs-only: the time budget of each pair (budgets.json of "
+                    "a scoring run's --out), so that the --kt-strategies' time-limited runs are "
+                    "made there too")
     ap.add_argument("--kt-cached-only", action="store_true",
                     help="score only the Kernel Tuner runs already in --kt-cache (no new "
                     "simulations; each strategy is scored on the seeds every pair has)")
@@ -1111,7 +1198,8 @@ def main():
     args.amk_strategies = [x for x in args.amk_strategies.split(",") if x]
     args.kt_strategies = [x for x in args.kt_strategies.split(",") if x]
     args.kt_evals_only = [x for x in args.kt_evals_only.split(",") if x]
-    args.kt_strategies += [x for x in args.kt_evals_only if x not in args.kt_strategies]
+    args.kt_strategies += [x.split("@")[0] for x in args.kt_evals_only
+                           if x.split("@")[0] not in args.kt_strategies]
     args.skipped = 0
     if args.kt_cached_only and not args.kt_cache:
         sys.exit("--kt-cached-only needs --kt-cache")
@@ -1140,7 +1228,8 @@ def main():
     if args.kt_cached_only:
         by_name = {sp.name: sp for sp in spaces}
         keep = [t for t in tasks if t[0] == "amk" or kt_cache_path(
-            by_name[t[1]], t[2], t[3], args.kt_cache, t[2] in args.kt_evals_only).exists()]
+            by_name[t[1]], t[2], t[3], args.kt_cache,
+            kt_evals_only(args, t[2], t[1])).exists()]
         args.skipped = len(tasks) - len(keep)
         tasks = keep
     random.Random(0).shuffle(tasks)  # mix slow and fast tasks over the workers

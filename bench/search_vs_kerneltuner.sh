@@ -13,8 +13,9 @@
 # unless --replay-partial: then replayed as their recorded configs);
 # --kt-cache: keeps Kernel Tuner's simulated runs so they run once per pair, strategy, seed;
 # --kt-cached-only scores only what is there. --kt-evals-only: these Kernel Tuner strategies
-# run 200 evaluations only, scored on the time budget up to where their recorded cost ends
-# (a lower bound, marked). --sweeps: amk's strategies on amk's recorded sweeps instead
+# (STRATEGY, or STRATEGY@KERNEL/GPU for one pair) run 200 evaluations only, scored on the
+# time budget up to where their recorded cost ends (between a lower and an upper bound,
+# marked). --sweeps: amk's strategies on amk's recorded sweeps instead
 # (space_defs/data/*.tsv; sweeps.md). Every table scores both budgets: time and evaluations.
 # --quick: a smoke test (one space, 2 seeds, 3 Kernel Tuner strategies; about 10 s).
 # Environment: BUILD (build/), AMK ($BUILD/amk), VENV ($BUILD/bench-venv, built with pip from

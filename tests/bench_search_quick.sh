@@ -33,7 +33,8 @@ grep -q '^amk evolve (default), time score: ' "$OUT/table.md" ||
 
 # The per-pair verdicts on made-up scores: a clear gap either way is won or lost, an overlap
 # within noise, a lower bound significantly above amk a loss, and a win over the exact
-# strategies open while a lower bound exists.
+# strategies open while the upper bound of a strategy known between bounds is not below amk,
+# won where it is.
 VENV=${VENV:-$BUILD/bench-venv}
 "$VENV/bin/python" - "$SRC/bench" <<'PY' || { echo "FAIL: pair_verdicts"; exit 1; }
 import sys
@@ -46,18 +47,24 @@ seeds = range(20)
 def draws(mean, sd):
     return {s: float(v) for s, v in zip(seeds, rng.normal(mean, sd, len(seeds)))}
 me, ga, bo = ("amk", b.AMK_DEFAULT), ("kt", "genetic_algorithm"), ("kt", "bayes_opt")
-names = ["won", "lost", "noise", "bound_lost", "open"]
-amk = {"won": 0.9, "lost": 0.3, "noise": 0.5, "bound_lost": 0.5, "open": 0.9}
-exact = {"won": 0.3, "lost": 0.9, "noise": 0.52, "bound_lost": 0.5, "open": 0.3}
-bound = {"won": 0.1, "lost": 0.1, "noise": 0.1, "bound_lost": 0.9, "open": 0.6}
+names = ["won", "lost", "noise", "bound_lost", "open", "bound_won"]
+amk = {"won": 0.9, "lost": 0.3, "noise": 0.5, "bound_lost": 0.5, "open": 0.9, "bound_won": 0.9}
+exact = {"won": 0.3, "lost": 0.9, "noise": 0.5, "bound_lost": 0.5, "open": 0.3,
+         "bound_won": 0.3}
+bound = {"won": 0.1, "lost": 0.1, "noise": 0.1, "bound_lost": 0.9, "open": 0.6,
+         "bound_won": 0.5}
+above = {"won": 0.1, "lost": 0.1, "noise": 0.1, "bound_lost": 0.95, "open": 0.95,
+         "bound_won": 0.7}
 score = {me: {n: draws(amk[n], 0.05) for n in names}, ga: {n: draws(exact[n], 0.05) for n in names},
          bo: {n: draws(bound[n], 0.05) for n in names}}
+upper = {**score, bo: {n: draws(above[n], 0.05) for n in names}}
 hand = {ts: {n: [{200: 1.0 + 0.01 * i} for i in range(20)] for n in names} for ts in score}
 low = {(ts, n): ts == bo and n != "won" for ts in score for n in names}
-_, v = b.pair_verdicts(names, score, hand, low, list(score), lambda ts: ts[1])
+_, v = b.pair_verdicts(names, score, upper, hand, low, list(score), lambda ts: ts[1])
 t = v["time"]
 assert t["won"] == "won" and t["lost"] == "lost" and t["noise"] == "within noise", t
 assert t["bound_lost"] == "lost" and t["open"].startswith("open"), t
+assert t["bound_won"].startswith("won (over the upper bounds of bayes_opt"), t
 assert v["at200"]["won"] == "within noise", v["at200"]
 d, lo, hi = b.welch([1.0, 1.1, 0.9, 1.05], [0.0, 0.1, -0.1, 0.05])
 assert abs(d - 1.0) < 1e-12 and 0 < lo < d < hi, (d, lo, hi)
