@@ -503,11 +503,14 @@ def _task(t):
             v = sp.value[key] / sp.optimum
             differ += not (abs(v - hb[n_e]) <= 1e-12 * v)
             hb[n_e] = v
-    # an upper bound of the score of a run cut before the budget: from where it ends, the
-    # optimum (whatever it would have found, it finds nothing faster)
-    upper = sp.standardise(np.where(sp.time_range > spent, sp.optimum, curve))
+    # an upper bound of the score of a Kernel Tuner run that ends before the budget (report()
+    # uses it where the run was cut): from where it ends, the optimum
+    upper = None
+    if tool == "kt" and spent < sp.t_end:
+        upper = float(np.mean(sp.standardise(np.where(sp.time_range > spent, sp.optimum,
+                                                      curve))))
     return (tool, sname, strategy, seed, sp.standardise(curve).tolist(), spent, n, wall, hb,
-            keys, kept, differ, float(np.mean(upper)))
+            keys, kept, differ, upper)
 
 
 def _keys_task(t):
