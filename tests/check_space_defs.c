@@ -1506,6 +1506,7 @@ START_TEST(test_amk_spec_load_check_external)
     amk_spec_buffer_at(s, 0, &b);
     ck_assert_int_eq(b.external, 0);
     amk_spec_free(s);
+    amk_test_tmpdir_remove(tmpdir);
     cJSON *k = base_spec();
     set(cJSON_GetArrayItem(at(k, "buffers"), 2), NULL, "check", "\"external\"");
     set(cJSON_GetArrayItem(at(k, "buffers"), 2), NULL, "answer", "\"c.bin\"");
