@@ -1,0 +1,37 @@
+"""Development landscapes with a mediocre Default (issue 25): copies of benchmark_hub's
+convolution_milo space whose T1 Default is a config ranked between the 35th and 65th
+percentile on every development GPU (A100, MI250X, W6600), the way the T1 Default sits on
+the held-out NVIDIA GPUs (40-54 %), chosen from the development cachefiles alone.
+    python3 make_proxy_hubs.py HUB CACHEFILES OUT   # writes OUT/hub1..3 (spaces/, cachefiles/)
+HUB: space_defs/data/benchmark_hub; CACHEFILES: the development cachefiles/ folder. The
+bench prefers the spaces/ beside --cachefiles, so each hubN holds both."""
+import gzip, json, os, random, sys
+
+hub, cdir, out = sys.argv[1:4]
+gpus = ["A100", "MI250X", "W6600"]
+t1 = json.load(open(f"{hub}/spaces/convolution_milo.json"))
+rank = {}
+for g in gpus:
+    cache = json.load(gzip.open(f"{cdir}/convolution_milo/{g}.json.gz"))["cache"]
+    ok = sorted((v["time"], k) for k, v in cache.items()
+                if isinstance(v.get("time"), (int, float)) and v["time"] < 1e20)
+    rank[g] = {k: i / len(ok) for i, (_, k) in enumerate(ok)}
+common = set.intersection(*(set(r) for r in rank.values()))
+mid = sorted(k for k in common if all(0.35 < rank[g][k] < 0.65 for g in gpus))
+random.seed(7)
+for i, key in enumerate(random.sample(mid, 3), 1):
+    d = f"{out}/hub{i}"
+    os.makedirs(f"{d}/spaces", exist_ok=True)
+    os.makedirs(f"{d}/cachefiles", exist_ok=True)
+    for f in os.listdir(f"{hub}/spaces"):
+        if f != "convolution_milo.json" and not os.path.exists(f"{d}/spaces/{f}"):
+            os.symlink(os.path.abspath(f"{hub}/spaces/{f}"), f"{d}/spaces/{f}")
+    for k in ("convolution_milo", "dedispersion_milo"):
+        if not os.path.exists(f"{d}/cachefiles/{k}"):
+            os.symlink(os.path.abspath(f"{cdir}/{k}"), f"{d}/cachefiles/{k}")
+    t = json.loads(json.dumps(t1))
+    for p, v in zip(t["ConfigurationSpace"]["TuningParameters"], key.split(",")):
+        p["Default"] = int(v)
+    json.dump(t, open(f"{d}/spaces/convolution_milo.json", "w"), indent=1)
+    print(f"hub{i}: Default {key}, rank " +
+          ", ".join(f"{g} {rank[g][key]:.2f}" for g in gpus))
