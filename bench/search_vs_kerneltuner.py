@@ -56,6 +56,7 @@ import warnings
 from pathlib import Path
 
 import hashlib
+from typing import NamedTuple
 
 import numpy as np
 
@@ -492,6 +493,23 @@ def _runs(t):
     return sp, r["time"], None, {"evals": (r["evals"], None)}, wall
 
 
+class Run(NamedTuple):
+    """One scored run (a task's result; report() reads it by field)."""
+    tool: str
+    space: str
+    strategy: str
+    seed: int
+    std: list        # the standardised best-so-far curve over the time range
+    spent: float     # recorded time the run used
+    n: int           # distinct configs it tried
+    wall: float      # wall seconds the run took here
+    hb: dict         # handed back ÷ optimum after n evaluations, n in EVALS
+    keys: list       # the configs it tried, in order
+    kept: list       # amk's kept column (--amk-kept), else None
+    differ: int      # checkpoints where best.json was not the fastest row
+    upper: float     # a cut Kernel Tuner run's upper bound, else None
+
+
 def _task(t):
     tool, sname, strategy, seed, args = t
     sp, keys, kept, r, wall = _runs(t)
@@ -509,8 +527,8 @@ def _task(t):
     if tool == "kt" and spent < sp.t_end:
         upper = float(np.mean(sp.standardise(np.where(sp.time_range > spent, sp.optimum,
                                                       curve))))
-    return (tool, sname, strategy, seed, sp.standardise(curve).tolist(), spent, n, wall, hb,
-            keys, kept, differ, upper)
+    return Run(tool, sname, strategy, seed, sp.standardise(curve).tolist(), spent, n, wall, hb,
+               keys, kept, differ, upper)
 
 
 def _keys_task(t):
@@ -921,31 +939,33 @@ def report(spaces, results, args, timing):
     curves = defaultdict(dict)
     hand = defaultdict(dict)   # (tool, strategy) -> space -> [handed-back dict per seed]
     runs = defaultdict(dict)   # (tool, strategy) -> space -> [(keys, kept)]
-    differ = sum(r[11] for r in results)
+    differ = sum(r.differ for r in results)
     names = [s.name for s in spaces]
     by_name = {sp.name: sp for sp in spaces}
     short = defaultdict(dict)  # (tool, strategy) -> space -> fraction of the budget it covered
     # each strategy is scored on the seeds every pair has (--kt-cached-only may lack some)
     have = defaultdict(lambda: defaultdict(set))
-    for tool, sname, strat, seed, *_ in results:
-        have[(tool, strat)][sname].add(seed)
+    for r in results:
+        have[(r.tool, r.strategy)][r.space].add(r.seed)
     common = {ts: set.intersection(*[have[ts][n_] for n_ in names]) for ts in have}
     upper = defaultdict(dict)  # (tool, strategy) -> space -> seed -> upper bound of the score
-    for tool, sname, strat, seed, std, spent, n, wall, hb, keys, kept, _, up in results:
+    for r in results:
+        tool, sname, strat, seed, keys = r.tool, r.space, r.strategy, r.seed, r.keys
         if seed not in common[(tool, strat)]:
             continue
-        score[(tool, strat)].setdefault(sname, {})[seed] = float(np.mean(std))
-        curves[(tool, strat)].setdefault(sname, []).append(std)
-        hand[(tool, strat)].setdefault(sname, []).append(hb)
-        runs[(tool, strat)].setdefault(sname, []).append((keys, kept))
+        score[(tool, strat)].setdefault(sname, {})[seed] = float(np.mean(r.std))
+        curves[(tool, strat)].setdefault(sname, []).append(r.std)
+        hand[(tool, strat)].setdefault(sname, []).append(r.hb)
+        runs[(tool, strat)].setdefault(sname, []).append((keys, r.kept))
         # cut short: a run that ended at its cap of distinct configs (200, or kt_cap on the
         # time budget) before the budget (a run that stopped by itself, or went through every
         # config, hands back what it has: not cut)
         cap = EVALS[-1] if kt_evals_only(args, strat, sname) else kt_cap(by_name[sname])
-        cut = tool == "kt" and len(set(keys)) >= cap and spent < by_name[sname].t_end
+        cut = tool == "kt" and len(set(keys)) >= cap and r.spent < by_name[sname].t_end
         short[(tool, strat)].setdefault(sname, []).append(
-            min(spent / by_name[sname].t_end, 1.0) if cut else 1.0)
-        upper[(tool, strat)].setdefault(sname, {})[seed] = up if cut else float(np.mean(std))
+            min(r.spent / by_name[sname].t_end, 1.0) if cut else 1.0)
+        upper[(tool, strat)].setdefault(sname, {})[seed] = \
+            r.upper if cut else float(np.mean(r.std))
     dropped = [ts for ts in strategies if not common.get(ts)]
     strategies = [ts for ts in strategies if common.get(ts)]
     # a run that ends before the budget holds its last best to the end: a lower bound (†),
@@ -1077,7 +1097,7 @@ def report(spaces, results, args, timing):
         text += (f"\n--kt-cached-only: {args.skipped} Kernel Tuner runs not in the cache were "
                  "skipped" + (f"; not scored (no seed on every pair): " +
                               ", ".join(label(ts) for ts in dropped) if dropped else "") + ".\n")
-    n_checks = sum(len(EVALS) for r in results if r[0] == "amk")
+    n_checks = sum(len(EVALS) for r in results if r.tool == "amk")
     text += (f"\namk's best.json after 25/50/100/200 trials was not its fastest row in {differ} "
              f"of {n_checks} runs (the time curve assumes it is"
              f"{'; --amk-kept: it follows the kept column' if args.amk_kept else ''}).\n")
@@ -1247,8 +1267,8 @@ def main():
                 print(f"  {i + 1}/{len(tasks)} runs, {time.perf_counter() - t0:.0f} s",
                       file=sys.stderr, flush=True)
     wall = {}
-    for tool, _, strat, _, _, _, _, w, *_ in results:
-        wall.setdefault(f"{tool} {strat}", []).append(w)
+    for r in results:
+        wall.setdefault(f"{r.tool} {r.strategy}", []).append(r.wall)
     timing = (f"Bench wall time: {time.perf_counter() - t0:.0f} s on {args.jobs} worker(s), "
               f"{len(tasks)} runs. Mean wall time per run: " +
               ", ".join(f"{k} {np.mean(v):.2f} s" for k, v in sorted(wall.items())) + ".")
