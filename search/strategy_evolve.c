@@ -7,7 +7,10 @@
  * uniform sample. The walk alone stalls in the first good basin it finds; recombining the
  * best configs crosses between basins, which is where Kernel Tuner's genetic_algorithm wins
  * late, and screening the children finds the good ones sooner (docs/PERFORMANCE.md,
- * "Search quality"). Never proposes a config twice or one in `seen`. */
+ * "Search quality"). Where verdicts say what their trials cost (a replay's recorded
+ * compile + benchmark time), the screen ranks expected improvement per second, and a walk
+ * stuck at its start hands a proposal to the screen. Never proposes a config twice or one
+ * in `seen`. */
 #include "search_int.h"
 
 #include <math.h>
@@ -39,6 +42,17 @@
 #define EVO_SAMPLES 8
 #define EVO_TUNE_EVERY 8
 #define EVO_TUNE_SLICE 16   /* factorisations of a tune a proposal may make */
+/* What a time budget pays for is seconds, not trials: where the verdicts carry a trial's
+ * cost (amk_verdict.cost_s), a candidate's expected improvement is divided by the mean cost
+ * of its EVO_COST_NEAR nearest verdicts (params that differ) among the last EVO_COST_RECENT
+ * (expected improvement per second). Configs near slow ones cost more to try: a large tile
+ * that compiles for seconds, a slow kernel timed many times. Development pairs and a
+ * Default in a costly region: docs/PERFORMANCE.md, "Expected improvement per second". */
+#define EVO_COST_NEAR 3
+#define EVO_COST_RECENT 256
+/* A walk that has beaten nothing for EVO_STALL proposals in a row while it alone proposes
+ * (a start at a poor local optimum) hands the next proposal to the screen. */
+#define EVO_STALL 3
 
 typedef struct evo_member {
     uint8_t choice[AMK_MAX_PARAMS];
@@ -72,12 +86,15 @@ typedef struct evo_state {
     /* every verdict heard, for the surrogate (lg NAN: failed) */
     uint8_t (*obs)[AMK_MAX_PARAMS];
     double *obs_lg;
+    double *obs_cost;       /* the trial's cost in seconds, NAN when the verdict had none */
     long nobs, obs_cap;
+    long ncosted;           /* verdicts with a cost */
     long fastest[AMK__GP_MAX / 2]; /* indices into obs of the fastest ok ones, fastest first */
     int nfastest;
     amk__gp *gp;
     long gp_at, tuned_at;   /* nobs when last fitted, when last tuned (0: never) */
     int gp_ok;
+    int walk_fails;         /* the walk's proposals in a row that beat the fastest seen */
 } evo_state;
 
 static void evo_clear(void *state)
@@ -90,9 +107,11 @@ static void evo_clear(void *state)
     }
     free(s->obs);
     free(s->obs_lg);
+    free(s->obs_cost);
     free(s->gp);
     s->obs = NULL;
     s->obs_lg = NULL;
+    s->obs_cost = NULL;
     s->gp = NULL;
     amk__sampler_clear(&s->smp);
     amk__visited_clear(&s->vis);
@@ -220,9 +239,10 @@ static double walk_share(const evo_state *s)
     return p < EVO_SHARE_MIN ? EVO_SHARE_MIN : p > 1 - EVO_SHARE_MIN ? 1 - EVO_SHARE_MIN : p;
 }
 
-/* Remembers a verdict for the surrogate (lg NAN: failed) and keeps the list of the fastest.
- * Out of memory it forgets the verdict: the surrogate sees less, nothing else changes. */
-static void obs_add(evo_state *s, const amk_config *c, double lg)
+/* Remembers a verdict for the surrogate (lg NAN: failed; cost NAN: unknown) and keeps the
+ * list of the fastest. Out of memory it forgets the verdict: the surrogate sees less,
+ * nothing else changes. */
+static void obs_add(evo_state *s, const amk_config *c, double lg, double cost)
 {
     if (s->nobs == s->obs_cap) {
         long cap = s->obs_cap ? 2 * s->obs_cap : 256;
@@ -234,11 +254,17 @@ static void obs_add(evo_state *s, const amk_config *c, double lg)
         if (!l)
             return;
         s->obs_lg = l;
+        double *co = realloc(s->obs_cost, (size_t)cap * sizeof *co);
+        if (!co)
+            return;
+        s->obs_cost = co;
         s->obs_cap = cap;
     }
     long k = s->nobs++;
     memcpy(s->obs[k], c->choice, sizeof s->obs[k]);
     s->obs_lg[k] = lg;
+    s->obs_cost[k] = cost;
+    s->ncosted += isfinite(cost);
     if (isnan(lg))
         return;
     const int cap = AMK__GP_MAX / 2;
@@ -311,8 +337,37 @@ static int gp_refit(evo_state *s)
     return s->gp_ok;
 }
 
+/* What trying x would cost: the mean cost of its EVO_COST_NEAR nearest verdicts with a cost
+ * among the last EVO_COST_RECENT (distance: the params that differ). NAN when none has one. */
+static double cost_near(const evo_state *s, const uint8_t *x)
+{
+    int dist[EVO_COST_NEAR];
+    double cost[EVO_COST_NEAR];
+    int m = 0;
+    for (long k = s->nobs > EVO_COST_RECENT ? s->nobs - EVO_COST_RECENT : 0; k < s->nobs; k++) {
+        if (!isfinite(s->obs_cost[k]))
+            continue;
+        int d = __builtin_popcount(amk__diff_mask(s->obs[k], x));
+        if (m == EVO_COST_NEAR && d >= dist[m - 1])
+            continue;
+        int i = m < EVO_COST_NEAR ? m++ : m - 1; /* insertion, nearest first */
+        while (i > 0 && dist[i - 1] > d) {
+            dist[i] = dist[i - 1];
+            cost[i] = cost[i - 1];
+            i--;
+        }
+        dist[i] = d;
+        cost[i] = s->obs_cost[k];
+    }
+    double sum = 0;
+    for (int i = 0; i < m; i++)
+        sum += cost[i];
+    return m && sum > 0 ? sum / m : NAN;
+}
+
 /* Of EVO_CHILDREN children of the elite and EVO_SAMPLES uniform samples, the one of highest
- * expected improvement under the surrogate (the first of equals). 1 with *out set; 0 when
+ * expected improvement (per second of its expected cost, where verdicts carry costs) under
+ * the surrogate (the first of equals). 1 with *out set; 0 when
  * none was drawn. The candidates are checked against this search's visited memo only; the
  * loop's `seen` (rows this search never proposed nor heard of: a shared results file) is
  * asked by config id, a canonical JSON text and its hash, once per winner instead of once
@@ -337,6 +392,11 @@ static int screened(evo_state *s, const amk_idset *seen, amk_config *out)
         memcpy(x[nc++], c->choice, sizeof x[0]);
     }
     amk__gp_ei_many(s->gp, (const uint8_t(*)[AMK_MAX_PARAMS])x, nc, ei);
+    for (int i = 0; s->ncosted > 0 && i < nc; i++) {
+        double cost = ei[i] > 0 ? cost_near(s, x[i]) : NAN;
+        if (isfinite(cost))
+            ei[i] /= cost;
+    }
     for (;;) {
         double best = -1; /* below any expected improvement; a NaN one is never picked */
         int at = -1;
@@ -368,6 +428,16 @@ static int evo_next(void *state, const amk_idset *seen, amk_proposal *out)
 {
     evo_state *s = state;
     amk_config c;
+    if (s->walk_fails >= EVO_STALL && s->proposed < s->walk_trials) {
+        /* the walk is stuck where it started: one proposal from the screen (a uniform
+         * sample until there are two configs to breed from) */
+        s->walk_fails = 0;
+        if (s->nelite >= 2 && gp_refit(s) && screened(s, seen, &c))
+            return emit(s, out, &c, "surrogate");
+        int rc = amk__sampler_next(&s->smp, seen, &c);
+        if (rc == 1)
+            return emit(s, out, &c, "random");
+    }
     if (s->proposed < s->walk_trials || gsl_rng_uniform(s->rng) < walk_share(s)) {
         int rc = amk__strategy_hillclimb.next(s->hc, seen, out);
         if (rc != 0) {
@@ -412,10 +482,12 @@ static void evo_observe(void *state, const amk_config *c, const amk_verdict *v, 
     amk__strategy_hillclimb.observe(s->hc, c, v, kept);
     amk__visited_mark(&s->vis, c);
     int ok = v && v->status == AMK_STATUS_OK && isfinite(v->latency_us) && v->latency_us > 0;
-    obs_add(s, c, ok ? log(v->latency_us) : NAN);
-    int won = v && v->status == AMK_STATUS_OK && isfinite(v->latency_us) &&
-              v->latency_us > 0 && elite_add(s, c, log(v->latency_us));
+    obs_add(s, c, ok ? log(v->latency_us) : NAN, v ? v->cost_s : NAN);
+    int fastest = ok && (s->nelite == 0 || log(v->latency_us) < s->elite[0].lg);
+    int won = ok && elite_add(s, c, log(v->latency_us));
     int arm = pending_take(s, c);
+    if (arm == ARM_WALK)
+        s->walk_fails = fastest ? 0 : s->walk_fails + 1;
     if (arm < 0) {
         /* a row of an earlier run (resume, `amk propose`): it counts as a trial of this
          * search, so a long history goes on with the genetic search, not a new walk */
@@ -435,8 +507,8 @@ const amk_strategy_type amk__strategy_evolve = {
     .name = "evolve",
     .doc = "hillclimb's walk from the spec's default config for the first trials, then "
            "crossover and mutation of the fastest configs seen (steady-state genetic search), "
-           "children screened by a Gaussian process's expected improvement, interleaved with "
-           "that walk",
+           "children screened by a Gaussian process's expected improvement (per second of "
+           "their trials' cost, where verdicts record it), interleaved with that walk",
     .state_size = sizeof(evo_state),
     .init = evo_init,
     .next = evo_next,

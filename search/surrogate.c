@@ -25,7 +25,6 @@ static const double GP_RELS[] = {0.5, 1.0, 2.0, 4.0, 16.0};
 #define GP_JITTER 1e-8
 /* A difference mask has one bit per param, AMK_MAX_PARAMS / 8 bytes of them. */
 #define GP_MASK_BYTES (AMK_MAX_PARAMS / 8)
-_Static_assert(AMK_MAX_PARAMS % 8 == 0 && AMK_MAX_PARAMS <= 32, "difference masks are 32 bits");
 /* Expected improvement is computed for this many candidates side by side. */
 #define GP_EI_CHUNK 16
 /* Doubles to a vector (AVX2), and trials of a tune factorised side by side. */
@@ -63,29 +62,6 @@ static inline double dot(const double *a, const double *b, int n)
     for (; k < n; k++)
         s0 += a[k] * b[k];
     return (s0 + s1) + (s2 + s3);
-}
-
-/* The params in which two choice vectors differ, bit p for param p: eight bytes at a time
- * (a byte's top bit set when it is not zero, the eight top bits gathered by a multiply),
- * cheaper than a compare per param; the kernel was most of a fit's time. */
-static uint32_t diff_mask(const uint8_t *a, const uint8_t *b)
-{
-    uint32_t mask = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
-    for (int w = 0; w < GP_MASK_BYTES; w++) {
-        uint64_t u, v;
-        memcpy(&u, a + 8 * w, 8);
-        memcpy(&v, b + 8 * w, 8);
-        uint64_t x = u ^ v;
-        x = (((x & lo7) + lo7) | x) & ~lo7;
-        mask |= (uint32_t)(((x >> 7) * 0x0102040810204080ULL) >> 56) << (8 * w);
-    }
-#else
-    for (int p = 0; p < AMK_MAX_PARAMS; p++)
-        mask |= (uint32_t)(a[p] != b[p]) << p;
-#endif
-    return mask;
 }
 
 /* The Matern 5/2 kernel at squared distance r2. */
@@ -374,7 +350,7 @@ void amk__gp_tune_begin(amk__gp *g)
     for (int i = 0, q = 0; i < m; i++) {
         g->t_y[i] = g->y[i];
         for (int j = 0; j <= i; j++) {
-            uint32_t mask = diff_mask(g->x[i], g->x[j]);
+            uint32_t mask = amk__diff_mask(g->x[i], g->x[j]);
             g->t_r2[i * AMK__GP_TUNE_MAX + j] = r2_of((const double(*)[256])wsum, mask);
             if (j == i)
                 continue;
@@ -601,7 +577,7 @@ int amk__gp_fit(amk__gp *g, int n, const uint8_t (*x)[AMK_MAX_PARAMS], const lon
             int a = was[i] > was[j] ? was[i] : was[j], b = was[i] > was[j] ? was[j] : was[i];
             double k = b >= 0      ? ko[a * AMK__GP_MAX + b]
                        : i < tuned ? g->t_K[i * AMK__GP_TUNE_MAX + j]
-                                   : kernel_of(g, r2_of(wsum, diff_mask(g->x[i], g->x[j])));
+                                   : kernel_of(g, r2_of(wsum, amk__diff_mask(g->x[i], g->x[j])));
             kn[i * AMK__GP_MAX + j] = k;
             g->L[i * AMK__GP_MAX + j] = k + (i == j ? GP_NOISE + GP_JITTER : 0.0);
         }
@@ -689,7 +665,7 @@ void amk__gp_ei_many(amk__gp *g, const uint8_t (*x)[AMK_MAX_PARAMS], int count,
         for (int i = 0; i < m; i++)
             for (int c = 0; c < C; c++) { /* lanes past count: zeros, solved and dropped */
                 k[i][c] = c < nc ? kernel_of(g, r2_of((const double(*)[256])g->wsum,
-                                                   diff_mask(x[base + c], g->x[i])))
+                                                   amk__diff_mask(x[base + c], g->x[i])))
                                  : 0.0;
                 mu[c] += k[i][c] * g->alpha[i];
             }

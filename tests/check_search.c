@@ -412,6 +412,59 @@ START_TEST(test_amk_strategy_next_evolve_children_are_valid_and_new)
 }
 END_TEST
 
+/* The share of evolve's screened proposals (after a 2-trial walk) that fall where T is not
+ * its smallest value, over 3 seeds of 300 proposals, with verdicts that carry a recorded cost
+ * of 1 s where T is smallest and 20 s elsewhere (costed) or no cost at all. */
+static double evolve_dear_share(int costed)
+{
+    const amk_strategy_type *st = amk_strategy_find("evolve");
+    int t = amk_spec_param_index(amk_space_spec(F.sp), "T");
+    ck_assert_int_ge(t, 0);
+    int dear = 0, screened = 0;
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        void *state = calloc(1, st->state_size);
+        amk_strategy_opts so = {.seed = seed, .patience = 2};
+        ck_assert_int_eq(st->init(state, F.sp, &so), AMK_OK);
+        amk_idset *seen = amk_idset_create();
+        for (int call = 0; call < 300; call++) {
+            amk_proposal p;
+            ck_assert_int_eq(st->next(state, seen, &p), 1);
+            char id[17];
+            amk_config_id(&p.config, id);
+            amk_idset_add(seen, id);
+            if (strcmp(p.source, "surrogate") == 0) {
+                screened++;
+                dear += p.config.choice[t] != 0;
+            }
+            amk_verdict v = {0};
+            amk_verdict_init(&v);
+            v.status = AMK_STATUS_OK;
+            v.latency_us = predicted(&p.config);
+            if (costed)
+                v.cost_s = p.config.choice[t] == 0 ? 1.0 : 20.0;
+            st->observe(state, &p.config, &v, 0);
+        }
+        st->clear(state);
+        free(state);
+        amk_idset_free(seen);
+    }
+    ck_assert_int_gt(screened, 300);
+    return (double)dear / screened;
+}
+
+/* Where verdicts carry what their trials cost (a replay's recorded times), evolve's screen
+ * ranks expected improvement per second: far fewer of its picks land where trials cost 20x
+ * more than without costs, where the cheap third of the space gets no preference. */
+START_TEST(test_amk_strategy_next_evolve_screen_weighs_recorded_costs)
+{
+    double plain = evolve_dear_share(0), costed = evolve_dear_share(1);
+    printf("evolve's screened proposals where trials cost 20x: %.2f without costs, %.2f "
+           "with\n", plain, costed);
+    ck_assert_msg(costed < 0.5 * plain, "with costs %.2f of the screened proposals are dear, "
+                  "without %.2f", costed, plain);
+}
+END_TEST
+
 /* The landscape fixture with X = Y = Z = 11 as its default, which breaks its restriction
  * X + Y + Z <= 30, in a new folder dir: its spec and space. */
 static void broken_default_space(char *dir, size_t size, amk_spec **spec, amk_space **sp)
@@ -2301,6 +2354,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_hillclimb_repairs_a_single_move_that_breaks_a_restriction);
     tcase_add_test(tc, test_amk_strategy_next_avoids_seen_and_ends);
     tcase_add_test(tc, test_amk_strategy_next_evolve_children_are_valid_and_new);
+    tcase_add_test(tc, test_amk_strategy_next_evolve_screen_weighs_recorded_costs);
     tcase_add_test(tc, test_amk__gp_fit_learns_which_params_matter);
     tcase_add_test(tc, test_amk__gp_tune_step_in_pieces_matches_whole);
     tcase_add_test(tc, test_amk__gp_tune_step_skips_params_all_points_share);
