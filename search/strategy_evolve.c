@@ -8,9 +8,8 @@
  * best configs crosses between basins, which is where Kernel Tuner's genetic_algorithm wins
  * late, and screening the children finds the good ones sooner (docs/PERFORMANCE.md,
  * "Search quality"). Where verdicts say what their trials cost (a replay's recorded
- * compile + benchmark time), the screen ranks expected improvement per second, and a walk
- * stuck at its start hands a proposal to the screen. Never proposes a config twice or one
- * in `seen`. */
+ * compile + benchmark time), the screen ranks expected improvement per second. Never
+ * proposes a config twice or one in `seen`. */
 #include "search_int.h"
 
 #include <math.h>
@@ -50,9 +49,6 @@
  * Default in a costly region: docs/PERFORMANCE.md, "Expected improvement per second". */
 #define EVO_COST_NEAR 3
 #define EVO_COST_RECENT 256
-/* A walk that has beaten nothing for EVO_STALL proposals in a row while it alone proposes
- * (a start at a poor local optimum) hands the next proposal to the screen. */
-#define EVO_STALL 3
 
 typedef struct evo_member {
     uint8_t choice[AMK_MAX_PARAMS];
@@ -94,7 +90,6 @@ typedef struct evo_state {
     amk__gp *gp;
     long gp_at, tuned_at;   /* nobs when last fitted, when last tuned (0: never) */
     int gp_ok;
-    int walk_fails;         /* the walk's proposals in a row that beat the fastest seen */
 } evo_state;
 
 static void evo_clear(void *state)
@@ -428,16 +423,6 @@ static int evo_next(void *state, const amk_idset *seen, amk_proposal *out)
 {
     evo_state *s = state;
     amk_config c;
-    if (s->walk_fails >= EVO_STALL && s->proposed < s->walk_trials) {
-        /* the walk is stuck where it started: one proposal from the screen (a uniform
-         * sample until there are two configs to breed from) */
-        s->walk_fails = 0;
-        if (s->nelite >= 2 && gp_refit(s) && screened(s, seen, &c))
-            return emit(s, out, &c, "surrogate");
-        int rc = amk__sampler_next(&s->smp, seen, &c);
-        if (rc == 1)
-            return emit(s, out, &c, "random");
-    }
     if (s->proposed < s->walk_trials || gsl_rng_uniform(s->rng) < walk_share(s)) {
         int rc = amk__strategy_hillclimb.next(s->hc, seen, out);
         if (rc != 0) {
@@ -483,11 +468,8 @@ static void evo_observe(void *state, const amk_config *c, const amk_verdict *v, 
     amk__visited_mark(&s->vis, c);
     int ok = v && v->status == AMK_STATUS_OK && isfinite(v->latency_us) && v->latency_us > 0;
     obs_add(s, c, ok ? log(v->latency_us) : NAN, v ? v->cost_s : NAN);
-    int fastest = ok && (s->nelite == 0 || log(v->latency_us) < s->elite[0].lg);
     int won = ok && elite_add(s, c, log(v->latency_us));
     int arm = pending_take(s, c);
-    if (arm == ARM_WALK)
-        s->walk_fails = fastest ? 0 : s->walk_fails + 1;
     if (arm < 0) {
         /* a row of an earlier run (resume, `amk propose`): it counts as a trial of this
          * search, so a long history goes on with the genetic search, not a new walk */
