@@ -28,28 +28,45 @@ static inline unsigned long amk__gsl_below(void *rng, unsigned long n)
 #define AMK__RNG(g) (&(amk_rng){amk__gsl_below, (g)})
 
 /* The params in which two choice vectors (AMK_MAX_PARAMS bytes each) differ, bit p for
- * param p: eight bytes at a time (a byte's top bit set when it is not zero, the eight top
- * bits gathered by a multiply), cheaper than a compare per param; the surrogate's kernel
- * was most of a fit's time. */
+ * param p, and their count: eight bytes at a time (a byte's top bit set when it is not
+ * zero; the eight top bits gathered, or summed, by a multiply), cheaper than a compare per
+ * param; the surrogate's kernel was most of a fit's time. */
 _Static_assert(AMK_MAX_PARAMS % 8 == 0 && AMK_MAX_PARAMS <= 32, "difference masks are 32 bits");
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Word w of a and b compared: 1 in the low bit of each byte that differs. */
+static inline uint64_t amk__diff_bytes(const uint8_t *a, const uint8_t *b, int w)
+{
+    const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
+    uint64_t u, v;
+    memcpy(&u, a + 8 * w, 8);
+    memcpy(&v, b + 8 * w, 8);
+    uint64_t x = u ^ v;
+    return ((((x & lo7) + lo7) | x) & ~lo7) >> 7;
+}
+#endif
 static inline uint32_t amk__diff_mask(const uint8_t *a, const uint8_t *b)
 {
     uint32_t mask = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    const uint64_t lo7 = 0x7f7f7f7f7f7f7f7fULL;
-    for (int w = 0; w < AMK_MAX_PARAMS / 8; w++) {
-        uint64_t u, v;
-        memcpy(&u, a + 8 * w, 8);
-        memcpy(&v, b + 8 * w, 8);
-        uint64_t x = u ^ v;
-        x = (((x & lo7) + lo7) | x) & ~lo7;
-        mask |= (uint32_t)(((x >> 7) * 0x0102040810204080ULL) >> 56) << (8 * w);
-    }
+    for (int w = 0; w < AMK_MAX_PARAMS / 8; w++)
+        mask |= (uint32_t)((amk__diff_bytes(a, b, w) * 0x0102040810204080ULL) >> 56) << (8 * w);
 #else
     for (int p = 0; p < AMK_MAX_PARAMS; p++)
         mask |= (uint32_t)(a[p] != b[p]) << p;
 #endif
     return mask;
+}
+static inline int amk__diff_count(const uint8_t *a, const uint8_t *b)
+{
+    int n = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    for (int w = 0; w < AMK_MAX_PARAMS / 8; w++)
+        n += (int)((amk__diff_bytes(a, b, w) * 0x0101010101010101ULL) >> 56);
+#else
+    for (int p = 0; p < AMK_MAX_PARAMS; p++)
+        n += a[p] != b[p];
+#endif
+    return n;
 }
 
 /* 1 when c's config_id is in seen (seen may be NULL: never). */

@@ -342,7 +342,7 @@ static double cost_near(const evo_state *s, const uint8_t *x)
     for (long k = s->nobs > EVO_COST_RECENT ? s->nobs - EVO_COST_RECENT : 0; k < s->nobs; k++) {
         if (!isfinite(s->obs_cost[k]))
             continue;
-        int d = __builtin_popcount(amk__diff_mask(s->obs[k], x));
+        int d = amk__diff_count(s->obs[k], x);
         if (m == EVO_COST_NEAR && d >= dist[m - 1])
             continue;
         int i = m < EVO_COST_NEAR ? m++ : m - 1; /* insertion, nearest first */
@@ -360,6 +360,51 @@ static double cost_near(const evo_state *s, const uint8_t *x)
     return m && sum > 0 ? sum / m : NAN;
 }
 
+/* The cheapest recorded cost among the last EVO_COST_RECENT verdicts: no candidate's
+ * cost_near is below it. NAN when none is positive or any is not. */
+static double cost_floor(const evo_state *s)
+{
+    double lo = INFINITY;
+    for (long k = s->nobs > EVO_COST_RECENT ? s->nobs - EVO_COST_RECENT : 0; k < s->nobs; k++)
+        if (isfinite(s->obs_cost[k]))
+            lo = fmin(lo, s->obs_cost[k]);
+    return isfinite(lo) && lo > 0 ? lo : NAN;
+}
+
+/* Expected improvement per second: each positive ei divided by its candidate's cost_near,
+ * in order of ei. A candidate whose ei over cost_floor is already below the best ratio
+ * cannot win; it is left undivided and flagged in later[] (screened divides it only if the
+ * winner turns out seen), which keeps a proposal's cost within bounds on a large history. */
+static void per_second(const evo_state *s, const uint8_t (*x)[AMK_MAX_PARAMS], int nc,
+                       double *ei, uint8_t *later)
+{
+    double floor = cost_floor(s);
+    int order[EVO_CHILDREN + EVO_SAMPLES], m = 0;
+    for (int i = 0; i < nc; i++) {
+        later[i] = 0;
+        if (!(ei[i] > 0))
+            continue;
+        int j = m++;
+        while (j > 0 && ei[order[j - 1]] < ei[i]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    double best = -1;
+    for (int k = 0; k < m; k++) {
+        int i = order[k];
+        if (isfinite(floor) && ei[i] / floor < best) {
+            later[i] = 1;
+            continue;
+        }
+        double cost = cost_near(s, x[i]);
+        if (isfinite(cost))
+            ei[i] /= cost;
+        best = fmax(best, ei[i]);
+    }
+}
+
 /* Of EVO_CHILDREN children of the elite and EVO_SAMPLES uniform samples, the one of highest
  * expected improvement (per second of its expected cost, where verdicts carry costs) under
  * the surrogate (the first of equals). 1 with *out set; 0 when
@@ -372,6 +417,7 @@ static int screened(evo_state *s, const amk_idset *seen, amk_config *out)
     amk_config cand[EVO_CHILDREN + EVO_SAMPLES];
     uint8_t x[EVO_CHILDREN + EVO_SAMPLES][AMK_MAX_PARAMS];
     double ei[EVO_CHILDREN + EVO_SAMPLES];
+    uint8_t later[EVO_CHILDREN + EVO_SAMPLES] = {0};
     int nc = 0;
     for (int t = 0; t < EVO_CHILDREN + EVO_SAMPLES; t++) {
         amk_config *c = &cand[nc];
@@ -387,16 +433,13 @@ static int screened(evo_state *s, const amk_idset *seen, amk_config *out)
         memcpy(x[nc++], c->choice, sizeof x[0]);
     }
     amk__gp_ei_many(s->gp, (const uint8_t(*)[AMK_MAX_PARAMS])x, nc, ei);
-    for (int i = 0; s->ncosted > 0 && i < nc; i++) {
-        double cost = ei[i] > 0 ? cost_near(s, x[i]) : NAN;
-        if (isfinite(cost))
-            ei[i] /= cost;
-    }
+    if (s->ncosted > 0)
+        per_second(s, (const uint8_t(*)[AMK_MAX_PARAMS])x, nc, ei, later);
     for (;;) {
         double best = -1; /* below any expected improvement; a NaN one is never picked */
         int at = -1;
         for (int i = 0; i < nc; i++)
-            if (ei[i] > best) {
+            if (!later[i] && ei[i] > best) {
                 best = ei[i];
                 at = i;
             }
@@ -406,7 +449,12 @@ static int screened(evo_state *s, const amk_idset *seen, amk_config *out)
             *out = cand[at];
             return 1;
         }
-        ei[at] = NAN; /* seen: the next best */
+        ei[at] = NAN; /* seen: the next best, of every candidate's ratio */
+        for (int i = 0; i < nc; i++)
+            if (later[i]) {
+                ei[i] /= cost_near(s, x[i]);
+                later[i] = 0;
+            }
     }
 }
 
