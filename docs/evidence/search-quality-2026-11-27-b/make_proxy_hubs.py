@@ -7,20 +7,10 @@ HUB: space_defs/data/benchmark_hub; CACHEFILES: the development cachefiles/ fold
 bench prefers the spaces/ beside --cachefiles, so each hubN holds both."""
 import gzip, json, os, random, sys
 
-hub, cdir, out = sys.argv[1:4]
-gpus = ["A100", "MI250X", "W6600"]
-t1 = json.load(open(f"{hub}/spaces/convolution_milo.json"))
-rank = {}
-for g in gpus:
-    cache = json.load(gzip.open(f"{cdir}/convolution_milo/{g}.json.gz"))["cache"]
-    ok = sorted((v["time"], k) for k, v in cache.items()
-                if isinstance(v.get("time"), (int, float)) and v["time"] < 1e20)
-    rank[g] = {k: i / len(ok) for i, (_, k) in enumerate(ok)}
-common = set.intersection(*(set(r) for r in rank.values()))
-mid = sorted(k for k in common if all(0.35 < rank[g][k] < 0.65 for g in gpus))
-random.seed(7)
-for i, key in enumerate(random.sample(mid, 3), 1):
-    d = f"{out}/hub{i}"
+
+def write_hub(hub, cdir, d, default):
+    """A copy of the hub in d: convolution_milo's T1 file with `default` (its values in the
+    T1 order) as the Default, every other file a symlink."""
     os.makedirs(f"{d}/spaces", exist_ok=True)
     os.makedirs(f"{d}/cachefiles", exist_ok=True)
     for f in os.listdir(f"{hub}/spaces"):
@@ -29,9 +19,29 @@ for i, key in enumerate(random.sample(mid, 3), 1):
     for k in ("convolution_milo", "dedispersion_milo"):
         if not os.path.exists(f"{d}/cachefiles/{k}"):
             os.symlink(os.path.abspath(f"{cdir}/{k}"), f"{d}/cachefiles/{k}")
-    t = json.loads(json.dumps(t1))
-    for p, v in zip(t["ConfigurationSpace"]["TuningParameters"], key.split(",")):
+    t = json.load(open(f"{hub}/spaces/convolution_milo.json"))
+    for p, v in zip(t["ConfigurationSpace"]["TuningParameters"], default):
         p["Default"] = int(v)
     json.dump(t, open(f"{d}/spaces/convolution_milo.json", "w"), indent=1)
-    print(f"hub{i}: Default {key}, rank " +
-          ", ".join(f"{g} {rank[g][key]:.2f}" for g in gpus))
+
+
+def main():
+    hub, cdir, out = sys.argv[1:4]
+    gpus = ["A100", "MI250X", "W6600"]
+    rank = {}
+    for g in gpus:
+        cache = json.load(gzip.open(f"{cdir}/convolution_milo/{g}.json.gz"))["cache"]
+        ok = sorted((v["time"], k) for k, v in cache.items()
+                    if isinstance(v.get("time"), (int, float)) and v["time"] < 1e20)
+        rank[g] = {k: i / len(ok) for i, (_, k) in enumerate(ok)}
+    common = set.intersection(*(set(r) for r in rank.values()))
+    mid = sorted(k for k in common if all(0.35 < rank[g][k] < 0.65 for g in gpus))
+    random.seed(7)
+    for i, key in enumerate(random.sample(mid, 3), 1):
+        write_hub(hub, cdir, f"{out}/hub{i}", key.split(","))
+        print(f"hub{i}: Default {key}, rank " +
+              ", ".join(f"{g} {rank[g][key]:.2f}" for g in gpus))
+
+
+if __name__ == "__main__":
+    main()

@@ -5,6 +5,10 @@ neighbouring value) away. Chosen from the development cachefiles alone.
     python3 make_locopt_hubs.py HUB CACHEFILES OUT   # writes OUT/hub4..6"""
 import gzip, json, os, random, sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "search-quality-2026-11-27-b"))
+from make_proxy_hubs import write_hub  # noqa: E402
+
 hub, cdir, out = sys.argv[1:4]
 t1 = json.load(open(f"{hub}/spaces/convolution_milo.json"))
 params = t1["ConfigurationSpace"]["TuningParameters"]
@@ -25,17 +29,5 @@ def steps(c):
 loc = sorted(c for c in t if 0.30 < rank(c) < 0.65 and all(t[n] >= t[c] for n in steps(c) if n in t))
 random.seed(13)
 for i, key in enumerate(random.sample(loc, 3), 4):
-    d = f"{out}/hub{i}"
-    os.makedirs(f"{d}/spaces", exist_ok=True)
-    os.makedirs(f"{d}/cachefiles", exist_ok=True)
-    for f in os.listdir(f"{hub}/spaces"):
-        if f != "convolution_milo.json" and not os.path.exists(f"{d}/spaces/{f}"):
-            os.symlink(os.path.abspath(f"{hub}/spaces/{f}"), f"{d}/spaces/{f}")
-    for k in ("convolution_milo", "dedispersion_milo"):
-        if not os.path.exists(f"{d}/cachefiles/{k}"):
-            os.symlink(os.path.abspath(f"{cdir}/{k}"), f"{d}/cachefiles/{k}")
-    s = json.loads(json.dumps(t1))
-    for p, v in zip(s["ConfigurationSpace"]["TuningParameters"], key):
-        p["Default"] = v
-    json.dump(s, open(f"{d}/spaces/convolution_milo.json", "w"), indent=1)
+    write_hub(hub, cdir, f"{out}/hub{i}", key)
     print(f"hub{i}: Default {key}, A100 rank {rank(key):.2f}, {t[key] / order[0]:.2f} x optimum")
