@@ -406,12 +406,12 @@ static void per_second(const evo_state *s, const uint8_t (*x)[AMK_MAX_PARAMS], i
 }
 
 /* Of EVO_CHILDREN children of the elite and EVO_SAMPLES uniform samples, the one of highest
- * expected improvement (per second of its expected cost, where verdicts carry costs) under
- * the surrogate (the first of equals). 1 with *out set; 0 when
- * none was drawn. The candidates are checked against this search's visited memo only; the
- * loop's `seen` (rows this search never proposed nor heard of: a shared results file) is
- * asked by config id, a canonical JSON text and its hash, once per winner instead of once
- * per candidate (40 of them were a third of a proposal's time on gemm_milo). */
+ * expected improvement under the surrogate, per second of its expected cost where verdicts
+ * carry costs (the first of equals). 1 with *out set; 0 when none was drawn. The
+ * candidates are checked against this search's visited memo only; the loop's `seen` (rows
+ * this search never proposed nor heard of: a shared results file) is asked by config id, a
+ * canonical JSON text and its hash, once per winner instead of once per candidate (40 of
+ * them were a third of a proposal's time on gemm_milo). */
 static int screened(evo_state *s, const amk_idset *seen, amk_config *out)
 {
     amk_config cand[EVO_CHILDREN + EVO_SAMPLES];
