@@ -72,6 +72,7 @@ AMK_DEFAULT = "evolve"
 CUTOFF = 0.95
 CUTOFF_START = 0.01
 RESOLUTION = 1000
+PACKAGE_DRAWS = 5  # seeded bootstrap draws the package's estimator is averaged over
 
 
 # ---------- the spaces ----------------------------------------------------------------------
@@ -269,13 +270,18 @@ class Space(KtSpace):
             warnings.simplefilter("ignore")
             return self.baseline.get_standardised_curve(time_range, curve, "time")
 
-    def package_score(self, name, runs, kepts=None):
+    def package_score(self, name, runs, kepts=None, draws=PACKAGE_DRAWS):
         """The package's own score of a strategy from its runs (lists of config keys): the
         arrays its runner.py builds from T4 results (cumulative time, best-so-far per
         evaluation, one column per run, NaN-padded) put in a StochasticOptimizationAlgorithm
         curve, scored by report_experiments.get_strategies_aggregated_performance (isotonic
         fit through the pooled runs, RandomSearchCalculatedBaseline) and averaged over the
-        package's time range as get_strategy_scores does."""
+        package's time range as get_strategy_scores does.
+        Its curve is a bagged isotonic fit (scikit-learn's BaggingRegressor, unseeded in the
+        package), whose bootstrap draws depend on the random state and on the order of the
+        pooled runs: each draw d is seeded with d over the runs in the caller's (seed)
+        order, and the estimate is the mean of `draws` draws, returned with their standard
+        deviation (two draws of the same runs differ by up to a few hundredths)."""
         from autotuning_methodology.curves import StochasticOptimizationAlgorithm
         from autotuning_methodology.report_experiments import \
             get_strategies_aggregated_performance
@@ -294,11 +300,15 @@ class Space(KtSpace):
         c.stochastic, c.minimization = True, True
         c._x_fevals = np.tile(np.arange(1, n + 1, dtype=float)[:, None], (1, len(runs)))
         c._x_time, c._y = x_time, y
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            perf, _, _, _ = get_strategies_aggregated_performance(
-                [(self.baseline, [c], self.stats, self.package_range, None)], 0.95)
-        return float(np.mean(perf[0]))
+        est = []
+        for draw in range(draws):
+            np.random.seed(draw)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                perf, _, _, _ = get_strategies_aggregated_performance(
+                    [(self.baseline, [c], self.stats, self.package_range, None)], 0.95)
+            est.append(float(np.mean(perf[0])))
+        return float(np.mean(est)), float(np.std(est))
 
 
 # ---------- the runs -------------------------------------------------------------------------
@@ -547,7 +557,8 @@ def check_package(sp, tasks, args):
     print(f"{sp.name}, {args.seeds} seeds; the package's time range: {sp.t_start:.1f} .. "
           f"{sp.package_range[-1]:.1f} s; this script's: .. {sp.t_end:.1f} s (+10 % margin)")
     print("| strategy | script (its range) | script (package's range) | "
-          "script in ranks (package's range) | package (5 bootstrap draws) | "
+          "script in ranks (package's range) | package (mean ± sd of its "
+          f"{PACKAGE_DRAWS} bootstrap draws) | "
           "package - script (same range) |"
           "\n|---|---|---|---|---|---|")
     for (tool, strat), by_seed in sorted(runs.items()):
@@ -555,13 +566,7 @@ def check_package(sp, tasks, args):
         mine = np.mean([np.mean(sp.standardise(sp.curve(k)[0])) for k in seeds])
         same = np.mean([np.mean(sp.standardise(sp.curve(k, sp.package_range)[0],
                                                sp.package_range)) for k in seeds])
-        # the package's curve is a bagged isotonic fit (scikit-learn's BaggingRegressor,
-        # unseeded there): seed it, and show its spread over 5 bootstrap draws
-        pkgs = []
-        for draw in range(5):
-            np.random.seed(draw)
-            pkgs.append(sp.package_score(f"{tool} {strat}", seeds))
-        pkg = float(np.mean(pkgs))
+        pkg, pkg_sd = sp.package_score(f"{tool} {strat}", seeds)
         # the package averages ranks in the space's sorted times, not times: the mean of
         # the per-seed step curves taken in ranks shows how much of the difference that is
         dist = sp.stats.objective_performances_total_sorted
@@ -570,7 +575,7 @@ def check_package(sp, tasks, args):
         by_rank = np.mean(sp.standardise(dist[np.clip(np.round(ranks).astype(int), 0,
                                                       len(dist) - 1)], sp.package_range))
         print(f"| {tool} {strat} | {mine:.3f} | {same:.3f} | {by_rank:.3f} | "
-              f"{pkg:.3f} ± {np.std(pkgs):.3f} | "
+              f"{pkg:.3f} ± {pkg_sd:.3f} | "
               f"{pkg - same:+.3f} |")
 
 
@@ -939,6 +944,9 @@ def report(spaces, results, args, timing):
     curves = defaultdict(dict)
     hand = defaultdict(dict)   # (tool, strategy) -> space -> [handed-back dict per seed]
     runs = defaultdict(dict)   # (tool, strategy) -> space -> [(keys, kept)]
+    # in seed order, whatever order the workers finished in: the package's estimator
+    # depends on the order of the runs it pools
+    results = sorted(results, key=lambda r: (r.tool, r.strategy, r.space, r.seed))
     differ = sum(r.differ for r in results)
     names = [s.name for s in spaces]
     by_name = {sp.name: sp for sp in spaces}
@@ -998,21 +1006,22 @@ def report(spaces, results, args, timing):
         cells = [f"{a:.3f} ± {b:.3f}" + ("†" if low[(ts, n_)] else "")
                  for (a, b), n_ in zip(per, names)]
         lines.append(f"| {label(ts)} | " + " | ".join(cells) + f" | **{m:.3f}** ± {s:.3f} |")
-    # the package's own estimator: its isotonic fit through the pooled runs (seeded draws)
-    pkg = {}
+    # the package's own estimator: its isotonic fit through the pooled runs, in seed order
+    # (results are sorted), the mean of seeded bootstrap draws
+    pkg, pkg_sd = {}, {}
     if not args.no_package:
         for ts in strategies:
             for n_ in names:
-                np.random.seed(0)
                 ks = [k for k, _ in runs[ts][n_]]
                 kp = [kp for _, kp in runs[ts][n_]]
-                pkg[(ts, n_)] = by_name[n_].package_score(label(ts), ks, kp)
+                pkg[(ts, n_)], pkg_sd[(ts, n_)] = by_name[n_].package_score(label(ts), ks, kp)
         plines = ["| strategy | " + " | ".join(names) + " | aggregate |",
                   "|---" * (len(names) + 2) + "|"]
         prow = sorted(strategies, key=lambda ts: -np.mean([pkg[(ts, n_)] for n_ in names]))
         for ts in prow:
-            plines.append(f"| {label(ts)} | " + " | ".join(f"{pkg[(ts, n_)]:.3f}" for n_ in names)
-                          + f" | **{np.mean([pkg[(ts, n_)] for n_ in names]):.3f}** |")
+            plines.append(f"| {label(ts)} | " + " | ".join(
+                f"{pkg[(ts, n_)]:.3f} ± {pkg_sd[(ts, n_)]:.3f}" for n_ in names)
+                + f" | **{np.mean([pkg[(ts, n_)] for n_ in names]):.3f}** |")
     # best ÷ optimum of the config handed back after n distinct evaluations
     elines = []
     for n_e in EVALS:
@@ -1066,7 +1075,10 @@ def report(spaces, results, args, timing):
             f"over {args.seeds} seeds; aggregate = mean over the spaces.\n")
     if pkg:
         text += ("\nThe package's own estimator (isotonic fit through the pooled runs of each "
-                 "strategy, RandomSearchCalculatedBaseline, the package's time range):\n\n" +
+                 "strategy, RandomSearchCalculatedBaseline, the package's time range; its fit "
+                 f"is bagged, so each cell is the mean ± sd of {PACKAGE_DRAWS} seeded bootstrap "
+                 "draws over the runs in seed order: a difference between two cells within "
+                 "a few of those sds is the estimator's own noise):\n\n" +
                  "\n".join(plines) + "\n")
     text += "\n".join(elines) + "\n\n" + "\n".join(budget) + "\n"
     text += ("\nBoth budgets side by side (time score: mean ± sd over seeds of the per-seed "
@@ -1116,6 +1128,8 @@ def report(spaces, results, args, timing):
         {"time_score": {label(ts): {n_: score[ts][n_] for n_ in names} for ts in strategies},
          "package_score": {label(ts): {n_: pkg.get((ts, n_)) for n_ in names}
                            for ts in strategies},
+         "package_score_draws_sd": {label(ts): {n_: pkg_sd.get((ts, n_)) for n_ in names}
+                                    for ts in strategies},
          "handed_back_over_optimum": evals_json,
          "budget_covered": {label(ts): {n_: short[ts][n_] for n_ in names}
                             for ts in strategies},
