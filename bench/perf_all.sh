@@ -181,8 +181,10 @@ sec_peers() {
     say "peers: exit $? $(grep -c '"us"' "$OUT/peers.jsonl") timed"
 }
 
-sec_race() { # a fresh compile cache: every config is compiled, as in the Triton run
-    AMK_CACHE_DIR=$WORK/race-cache loop_section race race
+sec_race() { # fresh compile caches: every config is compiled, as in the Triton run. NVRTC
+    # (CUDA 12.9+) keeps compiles in the driver's compute cache too (~/.nv/ComputeCache,
+    # across processes: a second call on a warm machine would find the race's configs there)
+    AMK_CACHE_DIR=$WORK/race-cache CUDA_CACHE_PATH=$WORK/race-nvcache loop_section race race
 }
 
 sec_triton() {

@@ -30,9 +30,12 @@ typedef struct amk_verdict {
     char regime[16];           /* "cold_l2" | "warm_l2" | "" */
     char reason[512];          /* why rejected / failed: first lines of a compiler log etc. */
     char notes[1024];          /* anything else worth telling (log paths, replay source) */
-    double cost_s;             /* sim replaying a Kernel Tuner file: seconds the trial cost
-                                  when it was recorded (compile + verification + benchmark +
-                                  framework); NAN otherwise. The loop's simulated clock. */
+    double cost_s;             /* seconds the trial cost. sim replaying a Kernel Tuner file:
+                                  as recorded (compile + verification + benchmark +
+                                  framework), the loop's simulated clock. gpu: its share of
+                                  the wall clock (compile / compile workers + run job /
+                                  devices). NAN otherwise (model, rejected configs). The
+                                  search weighs candidates by it (strategy evolve). */
     /* The device while it was measured (gpu backend; NAN/"" when not observed) and the
      * vendor-library peer timed in the same job. */
     char clock_regime[16];     /* "sustained" | "burst" | "" */

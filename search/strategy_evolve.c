@@ -8,8 +8,8 @@
  * best configs crosses between basins, which is where Kernel Tuner's genetic_algorithm wins
  * late, and screening the children finds the good ones sooner (docs/PERFORMANCE.md,
  * "Search quality"). Where verdicts say what their trials cost (a replay's recorded
- * compile + benchmark time), the screen ranks expected improvement per second. Never
- * proposes a config twice or one in `seen`. */
+ * compile + benchmark time; on a GPU the measured share of the wall clock), the screen
+ * ranks expected improvement per second. Never proposes a config twice or one in `seen`. */
 #include "search_int.h"
 
 #include <math.h>
@@ -45,8 +45,9 @@
  * cost (amk_verdict.cost_s), a candidate's expected improvement is divided by the mean cost
  * of its EVO_COST_NEAR nearest verdicts (params that differ) among the last EVO_COST_RECENT
  * (expected improvement per second). Configs near slow ones cost more to try: a large tile
- * that compiles for seconds, a slow kernel timed many times. Development pairs and a
- * Default in a costly region: docs/PERFORMANCE.md, "Expected improvement per second". */
+ * that compiles for seconds, a slow kernel timed many times. Development pairs, a Default
+ * in a costly region and live gemm_hopper loops: docs/PERFORMANCE.md, "Expected improvement
+ * per second". */
 #define EVO_COST_NEAR 3
 #define EVO_COST_RECENT 256
 

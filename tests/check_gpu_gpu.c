@@ -84,9 +84,9 @@ static void eval_json(amk_evaluator *ev, const char *json, amk_verdict *v)
     const amk_config *cp = &c;
     ck_assert_int_eq(amk_evaluator_run(ev, sp, &cp, 1, NAN, v), AMK_OK);
     amk_space_free(sp);
-    fprintf(stderr, "  %-70.70s -> %s%s%s (%.4g us, spread %.3g, %s) %s\n", json,
-            amk_status_name(v->status), v->reason[0] ? ": " : "", v->reason, v->latency_us,
-            v->spread, v->regime, v->notes);
+    fprintf(stderr, "  %-70.70s -> %s%s%s (%.4g us, spread %.3g, %s, trial cost %.3f s) %s\n",
+            json, amk_status_name(v->status), v->reason[0] ? ": " : "", v->reason,
+            v->latency_us, v->spread, v->regime, v->cost_s, v->notes);
 }
 
 static void assert_measured(const amk_verdict *v)
@@ -98,6 +98,7 @@ static void assert_measured(const amk_verdict *v)
     ck_assert(isfinite(v->latency_us) && v->latency_us > 0);
     ck_assert(isfinite(v->spread) && v->spread >= 0);
     ck_assert(isfinite(v->compile_ms));
+    ck_assert_msg(isfinite(v->cost_s) && v->cost_s > 0, "cost_s %g", v->cost_s);
     ck_assert(v->seed != 0);
     ck_assert_str_eq(v->regime, "cold_l2");
     ck_assert(v->latency_us >= v->bound_us);

@@ -231,9 +231,11 @@ static void *device_main(void *arg)
         pthread_mutex_unlock(&st->mu);
         s->job->device = g->index;
         s->gpu = g->index;
-        amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: gpu %d runs a job", amk_now_s(), g->index);
+        double t0 = amk_now_s();
+        amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: gpu %d runs a job", t0, g->index);
         amk__gpu_send_job(g->run, st->run_timeout_s, s->job, &s->res);
-        amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: gpu %d done: %s", amk_now_s(), g->index,
+        s->run_s = amk_now_s() - t0;
+        amk_log(AMK_LOG_DEBUG, "gpu: %.3f s: gpu %d done: %s", t0 + s->run_s, g->index,
                 s->res.profile);
         pthread_mutex_lock(&st->mu);
         st->finished++;

@@ -38,6 +38,7 @@ typedef struct amk__run_slot {
     amk__run_job *job;         /* NULL when the job could not be set up (setup says why) */
     amk__run_result res;
     int gpu;                   /* device index that ran it */
+    double run_s;              /* its job's wall time, sent to answered (checks + benchmark) */
     char setup[400];
 } amk__run_slot;
 

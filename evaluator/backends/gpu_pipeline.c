@@ -485,6 +485,23 @@ static void run_verdict(const amk_config *c, const amk_code *cand, const amk_cod
     }
 }
 
+/* What config i's trial cost the loop's wall clock (amk_verdict.cost_s): its compile's
+ * share of the pool, which compiles that many at once (a cache hit: the lookup), and its
+ * run job's share of the devices, which run one job each at a time. Compiles overlap the
+ * runs of earlier configs, so this over-counts a batch's wall time; a search weighing
+ * configs by cost needs their ratios, and a large tile that compiles for seconds or a
+ * slow kernel timed longer shows in them. NAN when nothing was compiled. */
+static double trial_cost(const amk__gpu_state *st, const amk_code *cand, const amk__run_slot *s)
+{
+    if (!isfinite(cand->compile_ms))
+        return NAN;
+    int workers = amk__worker_pool_size(amk__compiler_pool(st->cc));
+    double cost = cand->compile_ms / 1e3 / (workers > 0 ? workers : 1);
+    if (s && s->job)
+        cost += s->run_s / (st->ndev > 0 ? st->ndev : 1);
+    return cost;
+}
+
 /* One batch on its way through the compile pool and the devices. */
 typedef struct batch {
     amk__gpu_state *st;
@@ -634,6 +651,7 @@ int amk__gpu_evaluate(void *state, const amk_config *const *cfgs, size_t n, amk_
             compile_verdict(cand, &out[i]);
         else
             run_verdict(cfgs[i], cand, &codes[ref_of[i]], &slots[i], &out[i]);
+        out[i].cost_s = trial_cost(st, cand, cand->status == AMK_STATUS_OK ? &slots[i] : NULL);
     }
 done:
     for (size_t k = 0; k < nu; k++) {
