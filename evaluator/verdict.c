@@ -83,6 +83,7 @@ cJSON *amk_verdict_json(const amk_verdict *v)
     ok = ok && add_num(o, "pct_of_roofline", v->pct_of_roofline);
     ok = ok && add_num(o, "compile_ms", v->compile_ms);
     ok = ok && add_tristate(o, "cache_hit", v->cache_hit);
+    ok = ok && add_num(o, "cost_s", v->cost_s);
     /* cJSON numbers are doubles: a seed above 2^53 would be rounded and could no longer
      * reproduce the check, so it is written as its exact integer literal instead. */
     if (v->seed <= (UINT64_C(1) << 53)) {
