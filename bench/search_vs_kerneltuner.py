@@ -935,9 +935,10 @@ def pair_verdicts(names, score, upper, hand, low, strategies, label):
 def aggregate_target(names, score, strategies, label):
     """Issue 25's aggregate target: amk's default beats every Kernel Tuner strategy's time
     score over all pairs by a margin larger than twice the spread over seeds. Per seed, the
-    mean over the pairs; the margin is the mean over seeds of amk's minus the strategy's, the
-    spread the standard deviation over seeds of that difference (seed i of each tool: runs
-    independent of each other, so this is about the two tools' spreads combined)."""
+    mean over the pairs; the margin is the mean over seeds of amk's minus the strategy's. The
+    spread is read two ways, both shown: the standard deviation over seeds of that difference
+    (seed i of each tool are independent runs, so it is the two tools' spreads combined: the
+    strict reading), and amk's own standard deviation over seeds."""
     me = ("amk", AMK_DEFAULT)
     if me not in strategies:
         return ""
@@ -947,6 +948,7 @@ def aggregate_target(names, score, strategies, label):
         return {k: np.mean([score[ts][n_][k] for n_ in names]) for k in seeds}
 
     a = per_seed(me)
+    own = np.std(list(a.values()), ddof=1) if len(a) > 1 else np.nan
     lines = []
     for ts in (ts for ts in strategies if ts[0] == "kt"):
         b = per_seed(ts)
@@ -956,14 +958,18 @@ def aggregate_target(names, score, strategies, label):
         d = np.array([a[k] - b[k] for k in common])
         m, sd = d.mean(), d.std(ddof=1)
         lines.append((m - 2 * sd, f"| {label(ts)} | {m:+.3f} | {sd:.3f} | "
-                                   f"{'met' if m > 2 * sd else 'unmet'} |"))
+                                   f"{'met' if m > 2 * sd else 'unmet'} | "
+                                   f"{'met' if m > 2 * own else 'unmet'} |"))
     if not lines:
         return ""
     lines.sort()
-    unmet = sum(t.endswith("unmet |") for _, t in lines)
-    return ("| against | margin (amk − it, mean over seeds) | spread (sd over seeds) | margin > "
-            "2 × spread |\n|---|---|---|---|\n" + "\n".join(t for _, t in lines) +
-            f"\n\nMet against {len(lines) - unmet} of {len(lines)} Kernel Tuner strategies.\n")
+    strict = sum(t.split("|")[4].strip() == "met" for _, t in lines)
+    lenient = sum(t.split("|")[5].strip() == "met" for _, t in lines)
+    return (f"| against | margin (amk − it, mean over seeds) | sd over seeds of the difference "
+            f"| margin > 2 × that | margin > 2 × amk's own sd ({own:.3f}) |\n"
+            "|---|---|---|---|---|\n" + "\n".join(t for _, t in lines) +
+            f"\n\nMet against {strict} of {len(lines)} Kernel Tuner strategies with the spread "
+            f"of the difference, {lenient} of {len(lines)} with amk's own.\n")
 
 
 def target_as_written(names, pkg, pkg_sd, hand, low, strategies, label):

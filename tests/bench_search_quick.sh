@@ -30,6 +30,10 @@ grep -q '^| KT random_sample | -\?[0-9.]* ± ' "$OUT/table.md" ||
 
 grep -q '^amk evolve (default), time score: ' "$OUT/table.md" ||
     { echo "FAIL: table.md lacks the per-pair verdicts"; exit 1; }
+grep -q "^The issue's per-pair target as written" "$OUT/table.md" ||
+    { echo "FAIL: table.md lacks the target as written"; exit 1; }
+grep -q "^The issue's aggregate target" "$OUT/table.md" ||
+    { echo "FAIL: table.md lacks the aggregate target"; exit 1; }
 
 # The per-pair verdicts on made-up scores: a clear gap either way is won or lost, an overlap
 # within noise, a lower bound significantly above amk a loss, and a win over the exact
@@ -70,6 +74,31 @@ d, lo, hi = b.welch([1.0, 1.1, 0.9, 1.05], [0.0, 0.1, -0.1, 0.05])
 assert abs(d - 1.0) < 1e-12 and 0 < lo < d < hi, (d, lo, hi)
 assert b.welch([1.0], [0.0])[1:] == (-np.inf, np.inf)  # one seed: never decided
 print("pair_verdicts: ok")
+
+# The per-pair target as written: against the strategy best on the package's
+# estimator there, at 200 against that same one (no figure where its runs end before 200).
+pkg = {(me, "a"): 0.6, (ga, "a"): 0.5, (bo, "a"): 0.7, (me, "b"): 0.9, (ga, "b"): 0.4,
+       (bo, "b"): 0.3}
+sd = {k: 0.001 for k in pkg}
+hand = {me: {"a": [{200: 1.01}], "b": [{200: 1.0}]},
+        ga: {"a": [{200: 1.0}], "b": [{200: float("nan")}]},
+        bo: {"a": [{200: 1.02}], "b": [{200: 1.05}]}}
+low = {(ts, n): False for ts in hand for n in "ab"}
+_, tw = b.target_as_written(["a", "b"], pkg, sd, hand, low, list(hand), lambda ts: ts[1])
+assert tw["a"] == {"against": "bayes_opt", "package": "unmet", "at200": "met"}, tw
+assert tw["b"]["against"] == "genetic_algorithm" and tw["b"]["package"] == "met", tw
+assert tw["b"]["at200"].startswith("no figure"), tw
+low[(ga, "b")] = True  # a lower bound: met is only open
+_, tw = b.target_as_written(["a", "b"], pkg, sd, hand, low, list(hand), lambda ts: ts[1])
+assert tw["b"]["package"].startswith("open"), tw
+# The aggregate target: a margin beyond twice the spread over seeds, or not.
+score = {me: {n: draws(0.9, 0.05) for n in "ab"}, ga: {n: draws(0.3, 0.05) for n in "ab"},
+         bo: {n: draws(0.85, 0.3) for n in "ab"}}
+at = b.aggregate_target(["a", "b"], score, list(score), lambda ts: ts[1])
+assert "| genetic_algorithm | +0.6" in at and "| unmet | met |" in at, at
+assert "Met against 1 of 2 Kernel Tuner strategies with the spread of the difference, 2 of 2 " \
+    "with amk's own" in at, at
+print("targets: ok")
 PY
 
 # A partial cachefile Kernel Tuner left unclosed (its first 1500 records of convolution_milo
