@@ -45,9 +45,9 @@
  * cost (amk_verdict.cost_s), a candidate's expected improvement is divided by the mean cost
  * of its EVO_COST_NEAR nearest verdicts (params that differ) among the last EVO_COST_RECENT
  * (expected improvement per second). Configs near slow ones cost more to try: a large tile
- * that compiles for seconds, a slow kernel timed many times. Development pairs, a Default
- * in a costly region and live gemm_hopper loops: docs/PERFORMANCE.md, "Expected improvement
- * per second". */
+ * that compiles for seconds, a slow kernel timed many times. Development pairs and a
+ * Default in a costly region: docs/PERFORMANCE.md, "Expected improvement per second"; live
+ * gemm_hopper loops (level): "A live trial's cost". */
 #define EVO_COST_NEAR 3
 #define EVO_COST_RECENT 256
 
