@@ -8,14 +8,14 @@
 # h100-2026-11-26-stores, calls 3 and 6), seconds apart as much as minutes, so the figure
 # that says whether the picks differ is vs_peer (cuBLAS timed beside each), side by side.
 # Two builds of amk compared on the same wall-clock budget (AMKS="old new", TIME=60s,
-# CACHE=run): seed by seed, the builds alternate, each run compiling from scratch so that
+# CACHE=run): for each seed every build in turn, each run compiling from scratch so that
 # its trials cost what they cost; the side-by-side rounds use the first build for all.
 # usage: bench/loop_repeat.sh            from the repository root
 # env: AMK (build/amk), AMKS ("$AMK": the builds compared), OUT (/tmp/amk-repeat), RUNS
-#      (3: seeds per build, from SEED0, default 1), BUDGET (48), TIME ("": a wall-clock limit such as 60s instead
-#      of BUDGET), CACHE (shared | run: fresh compile caches per run, amk's and NVRTC's),
-#      SHAPE (big),
-#      REGIME (sustained), KERNEL (gemm_hopper), ROUNDS (3; 0: no side-by-side re-measure)
+#      (3: seeds per build, from SEED0, default 1), BUDGET (48), TIME ("": a wall-clock
+#      limit such as 60s instead of BUDGET), CACHE (shared | run: fresh compile caches per
+#      run, amk's and NVRTC's), SHAPE (big), REGIME (sustained), KERNEL (gemm_hopper),
+#      ROUNDS (3; 0: no side-by-side re-measure)
 set -u
 AMK=${AMK:-build/amk}
 AMKS=${AMKS:-$AMK}
