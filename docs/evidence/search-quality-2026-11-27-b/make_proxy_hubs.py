@@ -8,21 +8,21 @@ bench prefers the spaces/ beside --cachefiles, so each hubN holds both."""
 import gzip, json, os, random, sys
 
 
-def write_hub(hub, cdir, d, default):
-    """A copy of the hub in d: convolution_milo's T1 file with `default` (its values in the
-    T1 order) as the Default, every other file a symlink."""
+def write_hub(hub, cdir, d, default, kernel="convolution_milo"):
+    """A copy of the hub in d: kernel's T1 file with `default` (its values in the T1 order)
+    as the Default, every other file a symlink."""
     os.makedirs(f"{d}/spaces", exist_ok=True)
     os.makedirs(f"{d}/cachefiles", exist_ok=True)
     for f in os.listdir(f"{hub}/spaces"):
-        if f != "convolution_milo.json" and not os.path.exists(f"{d}/spaces/{f}"):
+        if f != f"{kernel}.json" and not os.path.exists(f"{d}/spaces/{f}"):
             os.symlink(os.path.abspath(f"{hub}/spaces/{f}"), f"{d}/spaces/{f}")
     for k in ("convolution_milo", "dedispersion_milo"):
         if not os.path.exists(f"{d}/cachefiles/{k}"):
             os.symlink(os.path.abspath(f"{cdir}/{k}"), f"{d}/cachefiles/{k}")
-    t = json.load(open(f"{hub}/spaces/convolution_milo.json"))
+    t = json.load(open(f"{hub}/spaces/{kernel}.json"))
     for p, v in zip(t["ConfigurationSpace"]["TuningParameters"], default):
         p["Default"] = int(v)
-    json.dump(t, open(f"{d}/spaces/convolution_milo.json", "w"), indent=1)
+    json.dump(t, open(f"{d}/spaces/{kernel}.json", "w"), indent=1)
 
 
 def main():
