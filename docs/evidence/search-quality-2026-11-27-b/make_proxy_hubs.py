@@ -25,17 +25,23 @@ def write_hub(hub, cdir, d, default, kernel="convolution_milo"):
     json.dump(t, open(f"{d}/spaces/{kernel}.json", "w"), indent=1)
 
 
-def main():
-    hub, cdir, out = sys.argv[1:4]
-    gpus = ["A100", "MI250X", "W6600"]
+def ranks_between(cdir, kernel, gpus, lo, hi):
+    """Per GPU, each recorded config's rank (the share of valid configs faster) in kernel's
+    cachefile; and, sorted, the configs ranked between lo and hi on every one of gpus."""
     rank = {}
     for g in gpus:
-        cache = json.load(gzip.open(f"{cdir}/convolution_milo/{g}.json.gz"))["cache"]
+        cache = json.load(gzip.open(f"{cdir}/{kernel}/{g}.json.gz"))["cache"]
         ok = sorted((v["time"], k) for k, v in cache.items()
                     if isinstance(v.get("time"), (int, float)) and v["time"] < 1e20)
         rank[g] = {k: i / len(ok) for i, (_, k) in enumerate(ok)}
     common = set.intersection(*(set(r) for r in rank.values()))
-    mid = sorted(k for k in common if all(0.35 < rank[g][k] < 0.65 for g in gpus))
+    return rank, sorted(k for k in common if all(lo < rank[g][k] < hi for g in gpus))
+
+
+def main():
+    hub, cdir, out = sys.argv[1:4]
+    gpus = ["A100", "MI250X", "W6600"]
+    rank, mid = ranks_between(cdir, "convolution_milo", gpus, 0.35, 0.65)
     random.seed(7)
     for i, key in enumerate(random.sample(mid, 3), 1):
         write_hub(hub, cdir, f"{out}/hub{i}", key.split(","))

@@ -5,21 +5,14 @@ held-out A6000 (the nearest valid config to the T1 Default, which breaks a restr
 ranks 23 % there, against 7-8 % on the development GPUs. Chosen from the development
 cachefiles alone.
     python3 make_dedisp_hubs.py HUB CACHEFILES OUT   # writes OUT/hub7..9"""
-import gzip, json, os, random, sys
+import os, random, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "search-quality-2026-11-27-b"))
-from make_proxy_hubs import write_hub  # noqa: E402
+from make_proxy_hubs import ranks_between, write_hub  # noqa: E402
 
 hub, cdir, out = sys.argv[1:4]
-rank = {}
-for g in ("A100", "MI250X"):
-    cache = json.load(gzip.open(f"{cdir}/dedispersion_milo/{g}.json.gz"))["cache"]
-    ok = sorted((v["time"], k) for k, v in cache.items()
-                if isinstance(v.get("time"), (int, float)) and v["time"] < 1e20)
-    rank[g] = {k: i / len(ok) for i, (_, k) in enumerate(ok)}
-common = set.intersection(*(set(r) for r in rank.values()))
-mid = sorted(k for k in common if all(0.20 < rank[g][k] < 0.30 for g in rank))
+rank, mid = ranks_between(cdir, "dedispersion_milo", ["A100", "MI250X"], 0.20, 0.30)
 random.seed(17)
 for i, key in enumerate(random.sample(mid, 3), 7):
     write_hub(hub, cdir, f"{out}/hub{i}", key.split(","), "dedispersion_milo")
