@@ -61,7 +61,7 @@ read -r canon valid <<<"$(python3 -c 'import json,sys; s = json.load(sys.stdin);
 # failed was evaluated, and --resume will not propose it again).
 done_rows() {
     [ -s "$file" ] || { echo 0; return; }
-    awk -F'\t' -v k="$kernel" -v s="$canon" 'NR > 2 && (NF == 19 || NF == 31 || NF == 34) && $3 == k && $4 == s' "$file" | wc -l
+    awk -F'\t' -v k="$kernel" -v s="$canon" 'NR > 2 && (NF == 19 || NF == 31 || NF == 34 || NF == 35) && $3 == k && $4 == s' "$file" | wc -l
 }
 
 if (( valid <= EXHAUSTIVE_MAX )); then
@@ -103,7 +103,7 @@ if (( left > 0 )); then
 fi
 after=$(done_rows)
 if [ -s "$file" ]; then
-    awk -F'\t' -v k="$kernel" -v s="$canon" 'NR > 2 && (NF == 19 || NF == 31 || NF == 34) && $3 == k && $4 == s { n[$8]++ }
+    awk -F'\t' -v k="$kernel" -v s="$canon" 'NR > 2 && (NF == 19 || NF == 31 || NF == 34 || NF == 35) && $3 == k && $4 == s { n[$8]++ }
         END { printf "record_sweeps: by status:"; for (st in n) printf " %s %d", st, n[st]; print "" }' "$file"
 fi
 if (( after >= target )); then

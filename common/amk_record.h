@@ -8,17 +8,18 @@
 
 #include "amk_common.h"
 
-#define AMK_TSV_HEADER "# amk results v3"
+#define AMK_TSV_HEADER "# amk results v4"
+#define AMK_TSV_HEADER_V3 "# amk results v3" /* still read: its first 34 columns */
 #define AMK_TSV_HEADER_V2 "# amk results v2" /* still read: its first 31 columns */
 #define AMK_TSV_HEADER_V1 "# amk results v1" /* still read: its first 19 columns */
-/* Column order of v1. Every row has exactly these, tab-separated; empty field = none. */
+/* Column order (v4). Every row has exactly these, tab-separated; empty field = none. */
 #define AMK_TSV_COLUMNS(XX)                                                                \
     XX(trial) XX(time) XX(kernel) XX(shape) XX(config_id) XX(params) XX(source) XX(status) \
     XX(latency_us) XX(latency_kind) XX(spread) XX(predicted_us) XX(bound_us)               \
     XX(pct_of_roofline) XX(compile_ms) XX(cache_hit) XX(kept) XX(device) XX(note)         \
     XX(clock_regime) XX(sm_mhz) XX(sm_mhz_min) XX(sm_mhz_max) XX(mem_mhz) XX(power_w)      \
     XX(temp_c) XX(throttle) XX(energy_uj) XX(peer) XX(peer_us) XX(vs_peer) XX(objective)   \
-    XX(energy_window_ms) XX(energy_ticks)
+    XX(energy_window_ms) XX(energy_ticks) XX(cost_s)
 
 /* One trial. Doubles are NAN when absent. Strings are NUL-terminated, never contain tabs
  * or newlines (the writer replaces them with spaces). */
@@ -53,6 +54,9 @@ typedef struct amk_row {
     amk_objective objective;
     double energy_window_ms;   /* the window: from one counter tick to the last */
     int energy_ticks;          /* counter advances in it (amk_energy_noise: its error) */
+    /* v4: what the trial cost, in seconds of the loop's wall clock (amk_verdict.cost_s) or,
+     * replayed, the recorded cost; NAN unknown (the model backend, rows of older files). */
+    double cost_s;
 } amk_row;
 
 AMK_API void amk_row_init(amk_row *r); /* NANs, -1 cache_hit, empty strings */

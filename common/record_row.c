@@ -1,4 +1,4 @@
-/* The record format (v3; v1 and v2 still read): the row codec (one table of columns drives
+/* The record format (v4; v1, v2 and v3 still read): the row codec (one table of columns drives
  * format and parse) and the header lines. The streaming reader is record_read.c, the appender
  * results/tsv_append.c. Numbers are
  * always written and read in the C locale, whatever the embedding program set. */
@@ -75,6 +75,7 @@ typedef struct col_def {
 #define COLDEF_energy_window_ms C_DBL(energy_window_ms, 6)
 #define COLDEF_energy_ticks                                                             \
     {"energy_ticks", COL_COUNT, offsetof(amk_row, energy_ticks), sizeof(int), 0}
+#define COLDEF_cost_s C_DBL(cost_s, 6)
 
 static const col_def cols[AMK__TSV_NCOLS] = {
 #define XX(c) COLDEF_##c,
@@ -138,7 +139,7 @@ void amk_row_init(amk_row *r)
     r->pct_of_roofline = r->compile_ms = NAN;
     r->sm_mhz = r->sm_mhz_min = r->sm_mhz_max = r->mem_mhz = NAN;
     r->power_w = r->temp_c = r->energy_uj = r->peer_us = r->vs_peer = NAN;
-    r->energy_window_ms = NAN;
+    r->energy_window_ms = r->cost_s = NAN;
     r->latency_kind = AMK_LAT_NONE;
     r->cache_hit = -1;
 }
@@ -264,6 +265,9 @@ int amk__row_check(const amk_row *r, amk_diag *d)
     if (r->energy_ticks < 0)
         return amk_diag_set(d, AMK_EINVAL, "column energy_ticks: %d is negative",
                             r->energy_ticks);
+    if (r->cost_s < 0 || isinf(r->cost_s))
+        return amk_diag_set(d, AMK_EINVAL, "column cost_s: %g is not a cost in seconds "
+                            "(finite, >= 0, or NAN for unknown)", r->cost_s);
     size_t n = strnlen(r->config_id, sizeof r->config_id);
     if (n != 0) {
         int ok = n == 16;
@@ -580,26 +584,41 @@ int amk_row_parse(const char *line, size_t len, amk_row *r, amk_diag *d)
 
 /* ---- header ------------------------------------------------------------------------ */
 
+int amk__tsv_version(int ncols)
+{
+    switch (ncols) {
+    case AMK__TSV_NCOLS_V1:
+        return 1;
+    case AMK__TSV_NCOLS_V2:
+        return 2;
+    case AMK__TSV_NCOLS_V3:
+        return 3;
+    case AMK__TSV_NCOLS:
+        return 4;
+    default:
+        return 0;
+    }
+}
+
 int amk__tsv_check_header_line(const char *path, int lineno, const char *line, size_t len,
                                int *ncols, amk_diag *d)
 {
     char q[64];
     if (lineno == 1) {
-        static const char h[] = AMK_TSV_HEADER, h2[] = AMK_TSV_HEADER_V2,
-                          h1[] = AMK_TSV_HEADER_V1;
-        static const char v[] = "# amk results v";
-        if (len == sizeof h - 1 && memcmp(line, h, len) == 0) {
-            *ncols = AMK__TSV_NCOLS;
-            return AMK_OK;
-        }
-        if (len == sizeof h2 - 1 && memcmp(line, h2, len) == 0) {
-            *ncols = AMK__TSV_NCOLS_V2;
-            return AMK_OK;
-        }
-        if (len == sizeof h1 - 1 && memcmp(line, h1, len) == 0) {
-            *ncols = AMK__TSV_NCOLS_V1;
-            return AMK_OK;
-        }
+        static const struct {
+            const char *header;
+            int ncols;
+        } versions[] = {{AMK_TSV_HEADER, AMK__TSV_NCOLS},
+                        {AMK_TSV_HEADER_V3, AMK__TSV_NCOLS_V3},
+                        {AMK_TSV_HEADER_V2, AMK__TSV_NCOLS_V2},
+                        {AMK_TSV_HEADER_V1, AMK__TSV_NCOLS_V1}};
+        static const char h[] = AMK_TSV_HEADER, v[] = "# amk results v";
+        for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
+            if (len == strlen(versions[i].header) &&
+                memcmp(line, versions[i].header, len) == 0) {
+                *ncols = versions[i].ncols;
+                return AMK_OK;
+            }
         if (len >= sizeof v - 1 && memcmp(line, v, sizeof v - 1) == 0)
             return amk_diag_set(d, AMK_ETSV,
                                 "%s:1: unsupported format '%s' (this amk reads '%s')", path,
@@ -616,9 +635,7 @@ int amk__tsv_check_header_line(const char *path, int lineno, const char *line, s
         size_t n = (size_t)(fe - p);
         if (i >= *ncols)
             return amk_diag_set(d, AMK_ETSV, "%s:2: unexpected column %d '%s' (v%d has %d)",
-                                path, i + 1, show(q, p, n),
-                                *ncols == AMK__TSV_NCOLS ? 3 : *ncols == AMK__TSV_NCOLS_V2 ? 2 : 1,
-                                *ncols);
+                                path, i + 1, show(q, p, n), amk__tsv_version(*ncols), *ncols);
         if (strlen(cols[i].name) != n || memcmp(cols[i].name, p, n) != 0)
             return amk_diag_set(d, AMK_ETSV, "%s:2: column %d is '%s', expected '%s'", path,
                                 i + 1, show(q, p, n), cols[i].name);

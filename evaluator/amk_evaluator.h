@@ -30,12 +30,13 @@ typedef struct amk_verdict {
     char regime[16];           /* "cold_l2" | "warm_l2" | "" */
     char reason[512];          /* why rejected / failed: first lines of a compiler log etc. */
     char notes[1024];          /* anything else worth telling (log paths, replay source) */
-    double cost_s;             /* seconds the trial cost. sim replaying a Kernel Tuner file:
-                                  as recorded (compile + verification + benchmark +
-                                  framework), the loop's simulated clock. gpu: its share of
-                                  the wall clock (compile / compile workers + run job /
-                                  devices). NAN otherwise (model, rejected configs). The
-                                  search weighs candidates by it (strategy evolve). */
+    double cost_s;             /* seconds the trial cost. sim: as recorded (a Kernel Tuner
+                                  file's compile + verification + benchmark + framework,
+                                  a results file's cost_s), the loop's simulated clock.
+                                  gpu: its share of the wall clock (compile / compile
+                                  workers + run job / devices). NAN otherwise (model,
+                                  rejected configs, rows recorded without it). The search
+                                  weighs candidates by it (strategy evolve). */
     /* The device while it was measured (gpu backend; NAN/"" when not observed) and the
      * vendor-library peer timed in the same job. */
     char clock_regime[16];     /* "sustained" | "burst" | "" */
@@ -143,7 +144,8 @@ typedef struct amk_backend_type {
     int (*recorded)(void *state, const char *config_id);
     /* Optional, NULL = 0: 1 when the backend's verdicts carry the recorded cost of each trial
      * (cost_s), so the loop runs its time limit on a simulated clock instead of the wall
-     * clock (sim replaying a Kernel Tuner file). */
+     * clock (sim replaying a Kernel Tuner file, or a results file whose rows all carry
+     * cost_s). */
     int (*simulated_clock)(void *state);
     /* Optional, NULL = ignored: the latency to beat for the next evaluate call (NAN = none),
      * set by amk_evaluator_run before each evaluate. The gpu backend stops timing a config

@@ -11,13 +11,14 @@
 typedef struct amk_tsv amk_tsv;
 
 /* Opens (creating with the header when missing or empty) for appending. An existing file
- * must start with a v1 header, else AMK_ETSV naming the file. If the file does not end in a
- * newline (a torn last row), a newline is appended first so the torn row stays isolated.
+ * must start with a v1, v2, v3 or v4 header, else AMK_ETSV naming the file (rows appended to
+ * an older file keep its columns). If the file does not end in a newline (a torn last row),
+ * a newline is appended first so the torn row stays isolated.
  * AMK_EIO naming the path when it cannot be created or opened (a missing directory too) or
  * is not a regular file (a FIFO, a device, a directory: refused before any read). */
 AMK_API int amk_tsv_open(const char *path, amk_tsv **out, amk_diag *d);
 /* AMK_OK when rows of objective o can be appended to t: always for time; for energy and edp
- * only in a v3 file (an older one has no objective column, so they would read back as
+ * only in a v3 or v4 file (an older one has no objective column, so they would read back as
  * time): else AMK_ETSV naming the file and what to do. Writers ask before any work. */
 AMK_API int amk_tsv_check_objective(const amk_tsv *t, amk_objective o, amk_diag *d);
 /* Appends rows atomically with respect to other processes (one locked write + fsync). On a

@@ -1,4 +1,4 @@
-/* results.tsv v1, the appender: versioned header, torn-row isolation, locked durable
+/* results.tsv, the appender: versioned header, torn-row isolation, locked durable
  * appends (each one fsynced, or grouped by amk_tsv_sync_every) and the next trial number. */
 #include "results_int.h"
 
@@ -17,7 +17,7 @@ struct amk_tsv {
     char *path;
     off_t scanned;     /* bytes of the file already searched for trial numbers */
     int64_t max_trial; /* highest trial number in those bytes (0: none) */
-    int ncols;         /* the file's columns: a v1 file gets v1 rows */
+    int ncols;         /* the file's columns: an older file gets rows of its version */
     double sync_every; /* > 0: appends fsync only when the last fsync is this old */
     double synced_at;  /* amk_now_s() of the last fsync */
     int unsynced;      /* rows written since then are not yet on the disk */
@@ -64,6 +64,16 @@ static ssize_t pread_all(int fd, char *buf, size_t n, off_t off)
         got += (size_t)r;
     }
     return (ssize_t)got;
+}
+
+/* What rows appended to an older file (ncols columns) do not record, for the warning. */
+static const char *missing_columns(int ncols)
+{
+    if (ncols == AMK__TSV_NCOLS_V1)
+        return "the device observations, peer timings, energy windows and trial costs";
+    if (ncols == AMK__TSV_NCOLS_V2)
+        return "the objective, the energy windows and the trial costs";
+    return "the trial costs";
 }
 
 /* Under the lock: what must precede new rows so they land in a well-formed file. The full
@@ -113,11 +123,8 @@ static int prefix_needed(amk_tsv *t, int check_head, const char **pre, size_t *p
             return rc;
         if (t->ncols < AMK__TSV_NCOLS)
             amk_log(AMK_LOG_WARN, "%s: a v%d results file: new rows keep its columns, without "
-                    "%s (start a new file for them)", t->path,
-                    t->ncols == AMK__TSV_NCOLS_V1 ? 1 : 2,
-                    t->ncols == AMK__TSV_NCOLS_V1
-                        ? "the device observations, peer timings and energy windows"
-                        : "the objective and the energy windows");
+                    "%s (start a new file for them)", t->path, amk__tsv_version(t->ncols),
+                    missing_columns(t->ncols));
     }
     char last;
     if (pread_all(t->fd, &last, 1, st.st_size - 1) != 1)
@@ -337,11 +344,11 @@ int amk_tsv_append_next(amk_tsv *t, amk_row *rows, size_t n, amk_diag *d)
 
 int amk_tsv_check_objective(const amk_tsv *t, amk_objective o, amk_diag *d)
 {
-    if (o == AMK_OBJ_TIME || t->ncols >= AMK__TSV_NCOLS)
-        return AMK_OK;
+    if (o == AMK_OBJ_TIME || t->ncols > AMK__TSV_NCOLS_V2)
+        return AMK_OK; /* v3 and later have the objective column */
     return amk_diag_set(d, AMK_ETSV, "%s: a v%d results file has no objective column: rows of "
-                        "objective %s need a new file", t->path,
-                        t->ncols == AMK__TSV_NCOLS_V1 ? 1 : 2, amk_objective_name(o));
+                        "objective %s need a new file", t->path, amk__tsv_version(t->ncols),
+                        amk_objective_name(o));
 }
 
 void amk_tsv_sync_every(amk_tsv *t, double seconds)

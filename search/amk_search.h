@@ -147,7 +147,8 @@ typedef struct amk_loop_opts {
     int64_t budget;                /* trials (rows written); 0 = until exhausted/time */
     double time_limit_s;           /* 0 = none; on the simulated clock when the evaluator
                                       replays recorded trial costs (sim of a Kernel Tuner
-                                      file): the sum of those costs */
+                                      file, or of a results file with cost_s on every
+                                      row): the sum of those costs */
     int batch;                     /* proposals evaluated together (0 = twice the backend's
                                       parallelism, or 1 when it evaluates one at a time) */
     double min_gain;               /* the keep rule's margin, a fraction: a candidate must win

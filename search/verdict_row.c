@@ -4,6 +4,7 @@
  * results' row: the evaluator does not know the record, the record does not know verdicts. */
 #include "amk_search.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,7 @@ int amk_verdict_to_row(const amk_verdict *v, const amk_config *c, int64_t trial,
     r->vs_peer = v->vs_peer;
     r->energy_window_ms = v->energy_window_ms;
     r->energy_ticks = v->energy_ticks > 0 ? v->energy_ticks : 0;
+    r->cost_s = isfinite(v->cost_s) && v->cost_s >= 0 ? v->cost_s : NAN;
     return AMK_OK;
 }
 
@@ -93,4 +95,5 @@ void amk_verdict_from_row(const amk_row *r, amk_verdict *v)
     v->vs_peer = r->vs_peer;
     v->energy_window_ms = r->energy_window_ms;
     v->energy_ticks = r->energy_ticks;
+    v->cost_s = r->cost_s;
 }

@@ -7,6 +7,7 @@
 #include "amk_search.h"
 #include "amk_test.h"
 #include "evaluator_int.h"
+#include "record_int.h" /* a v3 file's rows: amk__row_format_cols */
 
 #include <check.h>
 #include <math.h>
@@ -1060,6 +1061,82 @@ START_TEST(test_backend_sim_replays_exactly)
 }
 END_TEST
 
+/* A replayed amk results file gives each verdict the cost its rows recorded (v4, cost_s): a
+ * config's one row's cost, the mean over its ok rows, a failure's latest row's; NAN where the
+ * rows carry none, and then the loop's clock is the wall clock. When every config has one, the
+ * replay runs the loop's time limit on those costs (a simulated clock). A v3 file (no cost
+ * column) replays without costs. */
+START_TEST(test_backend_sim_replays_recorded_cost_s)
+{
+    char path[512], backend[600];
+    snprintf(path, sizeof path, "%s/costs.tsv", g_tmpdir);
+    amk_config a = cfg(256, 1, 1, 0), b = cfg(128, 4, 2, 0), e = cfg(512, 2, 1, 0);
+    amk_config u = cfg(128, 1, 1, 0);
+    amk_row rows[] = {
+        row_of(&a, 1, AMK_STATUS_OK, 61.25, AMK_LAT_MEASURED, H100_NAME, NULL),
+        row_of(&b, 2, AMK_STATUS_OK, 90.5, AMK_LAT_MEASURED, H100_NAME, NULL),
+        row_of(&b, 3, AMK_STATUS_OK, 70.0, AMK_LAT_MEASURED, H100_NAME, NULL),
+        row_of(&e, 4, AMK_STATUS_COMPILE_ERROR, NAN, AMK_LAT_NONE, H100_NAME, "error: x"),
+        row_of(&e, 5, AMK_STATUS_COMPILE_ERROR, NAN, AMK_LAT_NONE, H100_NAME, "error: y"),
+        row_of(&u, 6, AMK_STATUS_OK, 80.0, AMK_LAT_MEASURED, H100_NAME, NULL),
+    };
+    rows[0].cost_s = 1.5;
+    rows[1].cost_s = 2.0;
+    rows[2].cost_s = 4.5;
+    rows[3].cost_s = 0.125;
+    rows[4].cost_s = 0.375;
+    /* rows[5]: no cost (NAN) */
+    amk_test_append_rows(path, rows, 6);
+    snprintf(backend, sizeof backend, "sim:%s", path);
+    amk_evaluator *ev = make(backend, NULL);
+    const amk_config *cs[] = {&a, &b, &e, &u};
+    amk_verdict v[4];
+    ck_assert_int_eq(amk_evaluator_run(ev, g_space, cs, 4, NAN, v), AMK_OK);
+    ck_assert_int_eq(v[0].status, AMK_STATUS_OK);
+    ck_assert_double_eq(v[0].cost_s, 1.5);
+    ck_assert_msg(strstr(v[0].notes, "recorded cost 1.500 s"), "%s", v[0].notes);
+    ck_assert_double_eq(v[1].cost_s, 3.25);
+    ck_assert_int_eq(v[2].status, AMK_STATUS_COMPILE_ERROR);
+    ck_assert_double_eq(v[2].cost_s, 0.375);
+    ck_assert_int_eq(v[3].status, AMK_STATUS_OK);
+    ck_assert(isnan(v[3].cost_s));
+    ck_assert_int_eq(amk_evaluator_simulated_clock(ev), 0);
+    amk_evaluator_free(ev);
+
+    /* Every config costed: the loop may run its time limit on the recorded costs. */
+    snprintf(path, sizeof path, "%s/costed.tsv", g_tmpdir);
+    amk_test_append_rows(path, rows, 5);
+    snprintf(backend, sizeof backend, "sim:%s", path);
+    ev = make(backend, NULL);
+    ck_assert_int_eq(amk_evaluator_simulated_clock(ev), 1);
+    amk_verdict one;
+    ck_assert_int_eq(run1(ev, &b, NAN, &one), AMK_OK);
+    ck_assert_double_eq(one.cost_s, 3.25);
+    amk_evaluator_free(ev);
+
+    /* The same rows in a v3 file: no cost column, no costs. */
+    snprintf(path, sizeof path, "%s/v3.tsv", g_tmpdir);
+    amk_sb sb = {0};
+    amk_sb_printf(&sb, "%s\n", AMK_TSV_HEADER_V3);
+    for (int i = 0; i < AMK__TSV_NCOLS_V3; i++)
+        amk_sb_printf(&sb, "%s%s", i ? "\t" : "", amk__tsv_column_name(i));
+    amk_sb_printf(&sb, "\n");
+    for (int i = 0; i < 5; i++)
+        amk__row_format_cols(&rows[i], AMK__TSV_NCOLS_V3, &sb);
+    amk_test_write_file(path, sb.p);
+    amk_sb_free(&sb);
+    snprintf(backend, sizeof backend, "sim:%s", path);
+    ev = make(backend, NULL);
+    ck_assert_int_eq(amk_evaluator_simulated_clock(ev), 0);
+    ck_assert_int_eq(amk_evaluator_run(ev, g_space, cs, 3, NAN, v), AMK_OK);
+    ck_assert_int_eq(v[0].status, AMK_STATUS_OK);
+    ck_assert_double_eq(v[0].latency_us, 61.25);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(isnan(v[i].cost_s), "config %d: cost %g from a v3 file", i, v[i].cost_s);
+    amk_evaluator_free(ev);
+}
+END_TEST
+
 /* A row recorded before a param joined the spec (its params JSON lacks it; its config_id
  * is the old spec's) replays as the config with that param at its default, and a resumed
  * search reads it so; a row naming a value the spec no longer offers is nobody's config. */
@@ -1429,6 +1506,7 @@ static Suite *evaluator_suite(void)
     tc = tcase_create("backend_sim");
     tcase_add_checked_fixture(tc, tmp_setup, tmp_teardown);
     tcase_add_test(tc, test_backend_sim_replays_exactly);
+    tcase_add_test(tc, test_backend_sim_replays_recorded_cost_s);
     tcase_add_test(tc, test_backend_sim_row_recorded_before_a_param);
     tcase_add_test(tc, test_backend_sim_picks_target_device);
     tcase_add_test(tc, test_backend_sim_refuses_file_without_measurements);

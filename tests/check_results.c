@@ -87,6 +87,7 @@ static amk_row full_row(int64_t trial)
     r.objective = AMK_OBJ_TIME; /* the history tests' rows; the v2 test round-trips edp */
     r.energy_window_ms = 1103.25;
     r.energy_ticks = 11;
+    r.cost_s = 3.18406;
     return r;
 }
 
@@ -141,11 +142,13 @@ static void assert_rows_equal(const amk_row *a, const amk_row *b)
     const double *da[] = {&a->latency_us, &a->spread, &a->predicted_us, &a->bound_us,
                           &a->pct_of_roofline, &a->compile_ms, &a->sm_mhz, &a->sm_mhz_min,
                           &a->sm_mhz_max, &a->mem_mhz, &a->power_w, &a->temp_c,
-                          &a->energy_uj, &a->peer_us, &a->vs_peer, &a->energy_window_ms};
+                          &a->energy_uj, &a->peer_us, &a->vs_peer, &a->energy_window_ms,
+                          &a->cost_s};
     const double *db[] = {&b->latency_us, &b->spread, &b->predicted_us, &b->bound_us,
                           &b->pct_of_roofline, &b->compile_ms, &b->sm_mhz, &b->sm_mhz_min,
                           &b->sm_mhz_max, &b->mem_mhz, &b->power_w, &b->temp_c,
-                          &b->energy_uj, &b->peer_us, &b->vs_peer, &b->energy_window_ms};
+                          &b->energy_uj, &b->peer_us, &b->vs_peer, &b->energy_window_ms,
+                          &b->cost_s};
     for (int i = 0; i < (int)(sizeof da / sizeof da[0]); i++) {
         if (isnan(*da[i]))
             ck_assert_msg(isnan(*db[i]), "double %d: NAN became %.17g", i, *db[i]);
@@ -194,12 +197,44 @@ START_TEST(test_amk_row_parse_round_trips_empty_fields)
     char *line = format_line(&r);
     /* status, kept and objective are the only non-empty fields after the trial. */
     ck_assert_str_eq(line, "3\t\t\t\t\t\t\tcompile_error\t\t\t\t\t\t\t\t\t0\t\t"
-                           "\t\t\t\t\t\t\t\t\t\t\t\t\ttime\t\t\n");
+                           "\t\t\t\t\t\t\t\t\t\t\t\t\ttime\t\t\t\n");
     ck_assert_msg(amk_row_parse(line, strlen(line) - 1, &back, &d) == AMK_OK, "%s", d.msg);
     assert_rows_equal(&r, &back);
     ck_assert(isnan(back.latency_us));
     ck_assert_int_eq(back.latency_kind, AMK_LAT_NONE);
     ck_assert_int_eq(back.cache_hit, -1);
+    free(line);
+}
+END_TEST
+
+/* v4's last column: a trial's cost is written as a decimal (%.6g) and read back; an unknown
+ * cost is the empty field and reads back NAN. */
+START_TEST(test_amk_row_parse_round_trips_cost_s)
+{
+    amk_row r = full_row(5), back;
+    amk_diag d = {0};
+    r.cost_s = 0.0421875;
+    char *line = format_line(&r);
+    size_t len = strlen(line);
+    ck_assert_msg(len > 14 && strcmp(line + len - 14, "\t11\t0.0421875\n") == 0, "%s", line);
+    ck_assert_msg(amk_row_parse(line, len - 1, &back, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_double_eq(back.cost_s, 0.0421875);
+    free(line);
+    r.cost_s = 0;
+    line = format_line(&r);
+    len = strlen(line);
+    ck_assert_msg(strcmp(line + len - 6, "\t11\t0\n") == 0, "%s", line);
+    ck_assert_msg(amk_row_parse(line, len - 1, &back, &d) == AMK_OK, "%s", d.msg);
+    ck_assert(back.cost_s == 0 && !signbit(back.cost_s));
+    free(line);
+    r.cost_s = NAN;
+    line = format_line(&r);
+    len = strlen(line);
+    ck_assert_msg(strcmp(line + len - 5, "\t11\t\n") == 0, "%s", line);
+    back.cost_s = 1;
+    ck_assert_msg(amk_row_parse(line, len - 1, &back, &d) == AMK_OK, "%s", d.msg);
+    ck_assert(isnan(back.cost_s));
+    ck_assert_int_eq(back.energy_ticks, 11);
     free(line);
 }
 END_TEST
@@ -232,14 +267,19 @@ START_TEST(test_amk_row_format_columns_follow_header_macro)
         ck_assert_str_eq(amk__tsv_column_name(i), want[i]);
     ck_assert_ptr_null(amk__tsv_column_name(AMK__TSV_NCOLS));
     ck_assert_str_eq(amk__tsv_header_block(),
-                     "# amk results v3\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
+                     "# amk results v4\ntrial\ttime\tkernel\tshape\tconfig_id\tparams\tsource\t"
                      "status\tlatency_us\tlatency_kind\tspread\tpredicted_us\tbound_us\t"
                      "pct_of_roofline\tcompile_ms\tcache_hit\tkept\tdevice\tnote\t"
                      "clock_regime\tsm_mhz\tsm_mhz_min\tsm_mhz_max\tmem_mhz\tpower_w\t"
                      "temp_c\tthrottle\tenergy_uj\tpeer\tpeer_us\tvs_peer\tobjective\t"
-                     "energy_window_ms\tenergy_ticks\n");
+                     "energy_window_ms\tenergy_ticks\tcost_s\n");
     ck_assert_str_eq(amk__tsv_column_name(AMK__TSV_NCOLS_V1 - 1), "note");
     ck_assert_str_eq(amk__tsv_column_name(AMK__TSV_NCOLS_V2 - 1), "vs_peer");
+    ck_assert_str_eq(amk__tsv_column_name(AMK__TSV_NCOLS_V3 - 1), "energy_ticks");
+    ck_assert_int_eq(amk__tsv_version(AMK__TSV_NCOLS_V1), 1);
+    ck_assert_int_eq(amk__tsv_version(AMK__TSV_NCOLS_V2), 2);
+    ck_assert_int_eq(amk__tsv_version(AMK__TSV_NCOLS_V3), 3);
+    ck_assert_int_eq(amk__tsv_version(AMK__TSV_NCOLS), 4);
 }
 END_TEST
 
@@ -286,6 +326,8 @@ static const struct bad_field {
     {AMK__COL_cache_hit, "2", "column cache_hit: '2' is not 0, 1 or empty"},
     {AMK__COL_kept, "", "column kept: '' is not 0 or 1"},
     {AMK__COL_kept, "yes", "column kept: 'yes' is not 0 or 1"},
+    {AMK__COL_cost_s, "1.5s", "column cost_s: '1.5s' is not a number"},
+    {AMK__COL_cost_s, "inf", "column cost_s: 'inf' is not a number"},
 };
 
 START_TEST(test_amk_row_parse_rejects_bad_value_naming_column)
@@ -308,11 +350,11 @@ START_TEST(test_amk_row_parse_rejects_wrong_field_count)
     amk_diag d = {0};
     char *line = line_with(AMK__COL_note, "a\tb");
     ck_assert_int_eq(amk_row_parse(line, strlen(line), &r, &d), AMK_ETSV);
-    ck_assert_msg(strstr(d.msg, "35 fields, expected 34"), "%s", d.msg);
+    ck_assert_msg(strstr(d.msg, "36 fields, expected 35"), "%s", d.msg);
     free(line);
     const char *torn = "12\t2026-11-22T10:12:04Z\tgem";
     ck_assert_int_eq(amk_row_parse(torn, strlen(torn), &r, &d), AMK_ETSV);
-    ck_assert_msg(strstr(d.msg, "3 fields, expected 34"), "%s", d.msg);
+    ck_assert_msg(strstr(d.msg, "3 fields, expected 35"), "%s", d.msg);
     /* The tolerant parser calls the same line torn: its complete fields are valid. */
     ck_assert_int_eq(amk__row_parse(torn, strlen(torn), &r, 1, AMK__TSV_NCOLS, &d),
                      AMK__ROW_TORN);
@@ -401,10 +443,11 @@ START_TEST(test_amk_tsv_open_rejects_other_version)
 {
     amk_tsv *t = NULL;
     amk_diag d = {0};
-    const char *p = tpath("v4.tsv");
-    amk_test_write_file(p, "# amk results v4\ntrial\n");
+    const char *p = tpath("v5.tsv");
+    amk_test_write_file(p, "# amk results v5\ntrial\n");
     ck_assert_int_eq(amk_tsv_open(p, &t, &d), AMK_ETSV);
-    ck_assert_msg(strstr(d.msg, ":1: unsupported format '# amk results v4'"), "%s", d.msg);
+    ck_assert_msg(strstr(d.msg, ":1: unsupported format '# amk results v5' (this amk reads "
+                            "'# amk results v4')"), "%s", d.msg);
 }
 END_TEST
 
@@ -522,6 +565,7 @@ START_TEST(test_amk_tsv_open_v2_file_refuses_energy_rows)
     ck_assert_int_eq(c.rows[0].objective, AMK_OBJ_TIME);
     ck_assert_int_eq(c.rows[0].energy_ticks, 0);
     ck_assert(isnan(c.rows[0].energy_window_ms) && c.rows[0].energy_uj == a.energy_uj);
+    ck_assert(isnan(c.rows[0].cost_s));
     char *before = slurp(p);
     amk_tsv *t = NULL;
     ck_assert_msg(amk_tsv_open(p, &t, &d) == AMK_OK, "%s", d.msg);
@@ -539,7 +583,7 @@ START_TEST(test_amk_tsv_open_v2_file_refuses_energy_rows)
     ck_assert_int_eq(c.n, 2);
     free(before);
     free(after);
-    /* In a v3 row the objective and the energy window round-trip. */
+    /* In a current (v4) row the objective and the energy window round-trip. */
     e.objective = AMK_OBJ_EDP;
     char *line = format_line(&e);
     amk_row back;
@@ -550,10 +594,62 @@ START_TEST(test_amk_tsv_open_v2_file_refuses_energy_rows)
 }
 END_TEST
 
+/* A v3 file (34 columns, before the trial's cost) is read, its rows with cost_s NAN and
+ * everything else as written; rows appended keep its 34 columns (their cost is not recorded),
+ * and energy rows are taken: a v3 file has the objective column. */
+START_TEST(test_amk_tsv_open_v3_file_read_and_appended_as_v3)
+{
+    const char *p = tpath("v3.tsv");
+    amk_row a = full_row(1);
+    a.objective = AMK_OBJ_EDP;
+    write_old_version(p, AMK_TSV_HEADER_V3, AMK__TSV_NCOLS_V3, &a);
+    collected c = {0};
+    amk_tsv_stats st;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_read(p, collect, &c, &st, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c.n, 1);
+    ck_assert(isnan(c.rows[0].cost_s));
+    amk_row want = a;
+    want.cost_s = NAN;
+    assert_rows_equal(&want, &c.rows[0]);
+    amk_tsv *t = NULL;
+    ck_assert_msg(amk_tsv_open(p, &t, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_msg(amk_tsv_check_objective(t, AMK_OBJ_ENERGY, &d) == AMK_OK, "%s", d.msg);
+    amk_row b = full_row(2);
+    b.objective = AMK_OBJ_ENERGY;
+    b.cost_s = 7.5;
+    ck_assert_msg(amk_tsv_append(t, &b, 1, &d) == AMK_OK, "%s", d.msg);
+    amk_tsv_close(t);
+    char *text = slurp(p);
+    ck_assert_msg(strncmp(text, AMK_TSV_HEADER_V3 "\n", sizeof AMK_TSV_HEADER_V3) == 0, "%s",
+                  text);
+    /* every line, header lines included, has the v3 file's 34 columns */
+    int tabs = 0, lines = 0;
+    for (const char *q = text; *q; q++) {
+        if (*q == '\t')
+            tabs++;
+        else if (*q == '\n') {
+            if (lines++ > 0)
+                ck_assert_int_eq(tabs, AMK__TSV_NCOLS_V3 - 1);
+            tabs = 0;
+        }
+    }
+    ck_assert_int_eq(lines, 4);
+    free(text);
+    c.n = 0;
+    ck_assert_msg(amk_tsv_read(p, collect, &c, &st, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c.n, 2);
+    ck_assert_int_eq(c.rows[1].trial, 2);
+    ck_assert_int_eq(c.rows[1].objective, AMK_OBJ_ENERGY);
+    ck_assert_int_eq(c.rows[1].energy_ticks, 11);
+    ck_assert(isnan(c.rows[1].cost_s));
+}
+END_TEST
+
 START_TEST(test_amk_tsv_open_completes_header_cut_short)
 {
     const char *p = tpath("cut.tsv");
-    amk_test_write_file(p, "# amk results v3\ntrial\ttime\tker");
+    amk_test_write_file(p, AMK_TSV_HEADER "\ntrial\ttime\tker");
     collected c = {0};
     amk_tsv_stats st;
     amk_diag d = {0};
@@ -651,6 +747,36 @@ START_TEST(test_amk_tsv_append_rejects_unwritable_row)
     char *text = slurp(p);
     ck_assert_str_eq(text, amk__tsv_header_block());
     free(text);
+}
+END_TEST
+
+/* A cost is seconds: a negative or infinite one is refused naming the column, and nothing of
+ * the batch is written; NAN (unknown) is written as the empty field. */
+START_TEST(test_amk_tsv_append_refuses_negative_cost_s)
+{
+    const char *p = tpath("cost.tsv");
+    amk_tsv *t = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_tsv_open(p, &t, &d) == AMK_OK, "%s", d.msg);
+    amk_row rows[2] = {full_row(1), full_row(2)};
+    rows[1].cost_s = -0.5;
+    ck_assert_int_eq(amk_tsv_append(t, rows, 2, &d), AMK_EINVAL);
+    ck_assert_msg(strstr(d.msg, "row 1 (trial 2): column cost_s: -0.5"), "%s", d.msg);
+    rows[1].cost_s = INFINITY;
+    ck_assert_int_eq(amk_tsv_append(t, rows, 2, &d), AMK_EINVAL);
+    ck_assert_msg(strstr(d.msg, "column cost_s: inf"), "%s", d.msg);
+    char *text = slurp(p);
+    ck_assert_str_eq(text, amk__tsv_header_block());
+    free(text);
+    rows[1].cost_s = NAN;
+    ck_assert_msg(amk_tsv_append(t, rows, 2, &d) == AMK_OK, "%s", d.msg);
+    amk_tsv_close(t);
+    collected c = {0};
+    amk_tsv_stats st;
+    ck_assert_msg(amk_tsv_read(p, collect, &c, &st, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_int_eq(c.n, 2);
+    ck_assert_double_eq(c.rows[0].cost_s, 3.18406);
+    ck_assert(isnan(c.rows[1].cost_s));
 }
 END_TEST
 
@@ -1107,11 +1233,12 @@ START_TEST(test_amk_tsv_read_pandas_reads_writer_output)
              "%s -c 'import pandas, math, sys\n"
              "df = pandas.read_csv(sys.argv[1], sep=\"\\t\", comment=\"#\")\n"
              "assert len(df) == 3, len(df)\n"
-             "assert len(df.columns) == 34, list(df.columns)\n"
+             "assert len(df.columns) == 35, list(df.columns)\n"
              "assert list(df.columns) == sys.argv[2].split(\"\\t\"), list(df.columns)\n"
              "assert list(df.trial) == [1, 2, 3], list(df.trial)\n"
              "assert df.latency_us[1] == 12.5, df.latency_us[1]\n"
              "assert math.isnan(df.latency_us[2])\n"
+             "assert df.cost_s[0] == 3.18406 and math.isnan(df.cost_s[2]), list(df.cost_s)\n"
              "assert df.status[2] == \"rejected\", df.status[2]\n"
              "assert df.note[1] == \"see issue  5 then\\\"retry\\\"\", df.note[1]\n"
              "assert df.params[0] == %s, df.params[0]\n' '%s' '%s'",
@@ -1587,6 +1714,7 @@ static Suite *results_suite(void)
     t = tc(s, "amk_row_parse");
     tcase_add_test(t, test_amk_row_parse_round_trips_every_field);
     tcase_add_test(t, test_amk_row_parse_round_trips_empty_fields);
+    tcase_add_test(t, test_amk_row_parse_round_trips_cost_s);
     tcase_add_loop_test(t, test_amk_row_parse_rejects_bad_value_naming_column, 0,
                         (int)(sizeof bad_fields / sizeof bad_fields[0]));
     tcase_add_test(t, test_amk_row_parse_rejects_wrong_field_count);
@@ -1601,9 +1729,11 @@ static Suite *results_suite(void)
     tcase_add_test(t, test_amk_tsv_open_completes_header_cut_short);
     tcase_add_test(t, test_amk_tsv_open_v2_file_refuses_energy_rows);
     tcase_add_test(t, test_amk_tsv_open_v1_file_read_and_appended_as_v1);
+    tcase_add_test(t, test_amk_tsv_open_v3_file_read_and_appended_as_v3);
     t = tc(s, "amk_tsv_append");
     tcase_add_test(t, test_amk_tsv_append_keeps_rows_after_other_writers_torn_row);
     tcase_add_test(t, test_amk_tsv_append_rejects_unwritable_row);
+    tcase_add_test(t, test_amk_tsv_append_refuses_negative_cost_s);
     tcase_add_test(t, test_amk_tsv_append_full_disk_leaves_file_whole);
     tcase_add_test(t, test_amk_tsv_append_concurrent_processes_never_interleave);
     t = tc(s, "amk_tsv_append_next");

@@ -1666,8 +1666,9 @@ END_TEST
 
 /* Records a sweep of the landscape as if measured: the model's prediction with +-0.3%
  * deterministic jitter, a spread of 1%, a few configs recorded as wrong, and a few never
- * recorded (they replay as not_recorded). The optimum is recorded ok. */
-static void record_sweep(const char *path, size_t *n_wrong, size_t *n_missing)
+ * recorded (they replay as not_recorded). The optimum is recorded ok. Every row records
+ * cost_s as its trial's cost (NAN: none). */
+static void record_sweep(const char *path, size_t *n_wrong, size_t *n_missing, double cost_s)
 {
     enum_ctx e = {0};
     ck_assert_int_eq(amk_space_enumerate(F.sp, enum_collect, &e), AMK_OK);
@@ -1703,6 +1704,7 @@ static void record_sweep(const char *path, size_t *n_wrong, size_t *n_missing)
         snprintf(r->source, sizeof r->source, "exhaustive");
         snprintf(r->device, sizeof r->device, SIM_DEVICE);
         r->kept = 0;
+        r->cost_s = cost_s;
         if (!is_opt && h % 17 == 0) {
             r->status = AMK_STATUS_WRONG;
             snprintf(r->note, sizeof r->note, "synthetic: recorded as wrong");
@@ -1723,22 +1725,30 @@ static void record_sweep(const char *path, size_t *n_wrong, size_t *n_missing)
     free(e.v);
 }
 
+/* The sim backend replaying the sweep at path. */
+static amk_evaluator *open_sim(const char *path)
+{
+    char backend[420];
+    snprintf(backend, sizeof backend, "sim:%s", path);
+    amk_backend_opts bo = {.target = "h100", .sim_path = path};
+    amk_evaluator *sim = NULL;
+    amk_diag d = {0};
+    ck_assert_msg(amk_evaluator_create(backend, &bo, F.spec, &F.shape, &sim, &d) == AMK_OK,
+                  "%s", d.msg);
+    return sim;
+}
+
 START_TEST(test_amk_loop_run_replayed_sweep_hillclimb_beats_random)
 {
     char sweep[400];
     snprintf(sweep, sizeof sweep, "%s/sweep.tsv", F.dir);
     size_t n_wrong, n_missing;
-    record_sweep(sweep, &n_wrong, &n_missing);
+    record_sweep(sweep, &n_wrong, &n_missing, NAN);
     ck_assert_int_gt(n_wrong, 0);
     ck_assert_int_gt(n_missing, 0);
 
-    char backend[420];
-    snprintf(backend, sizeof backend, "sim:%s", sweep);
-    amk_backend_opts bo = {.target = "h100", .sim_path = sweep};
-    amk_evaluator *sim = NULL;
+    amk_evaluator *sim = open_sim(sweep);
     amk_diag d = {0};
-    ck_assert_msg(amk_evaluator_create(backend, &bo, F.spec, &F.shape, &sim, &d) == AMK_OK,
-                  "%s", d.msg);
     ck_assert_str_eq(amk_evaluator_backend(sim), "sim");
     amk_evaluator *model = F.ev;
     F.ev = sim; /* opts_for() picks it up */
@@ -2146,6 +2156,51 @@ START_TEST(test_amk_loop_run_rows_same_for_any_parallelism)
 }
 END_TEST
 
+/* A replay of a results file whose rows record what their trials cost: the loop's time limit
+ * runs on those costs (a simulated clock), and the rows it writes carry each replayed trial's
+ * recorded cost (none where nothing was replayed: not_recorded, screened), which a resumed
+ * search's strategy hears back (amk_verdict_from_row). */
+START_TEST(test_amk_loop_run_replayed_costs_drive_clock_and_rows)
+{
+    char sweep[400];
+    snprintf(sweep, sizeof sweep, "%s/sweep.tsv", F.dir);
+    size_t n_wrong, n_missing;
+    record_sweep(sweep, &n_wrong, &n_missing, 0.75);
+    amk_evaluator *sim = open_sim(sweep);
+    amk_diag d = {0};
+    ck_assert_int_eq(amk_evaluator_simulated_clock(sim), 1);
+    amk_evaluator *model = F.ev;
+    F.ev = sim;
+    amk_loop_opts o = opts_for("random", 7, 0);
+    o.time_limit_s = 5.9; /* 8 replayed trials of 0.75 s: 6.0 s */
+    o.batch = 1;
+    amk_loop_result res;
+    ck_assert_msg(amk_loop_run(&o, &res, &d) == AMK_OK, "%s", d.msg);
+    ck_assert_double_eq(res.elapsed_s, 6.0);
+    rowvec rv = read_rows(F.results, NULL);
+    ck_assert_int_eq((int64_t)rv.n, res.trials);
+    int costed = 0;
+    for (size_t i = 0; i < rv.n; i++) {
+        const amk_row *r = &rv.v[i];
+        if (r->status == AMK_STATUS_OK || r->status == AMK_STATUS_WRONG) {
+            ck_assert_msg(r->cost_s == 0.75, "trial %lld (%s): cost %g", (long long)r->trial,
+                          amk_status_name(r->status), r->cost_s);
+            costed++;
+        } else {
+            ck_assert_msg(isnan(r->cost_s), "trial %lld (%s): cost %g", (long long)r->trial,
+                          amk_status_name(r->status), r->cost_s);
+        }
+        amk_verdict v;
+        amk_verdict_from_row(r, &v);
+        ck_assert(isnan(r->cost_s) ? isnan(v.cost_s) : v.cost_s == r->cost_s);
+    }
+    ck_assert_int_eq(costed, 8);
+    free(rv.v);
+    F.ev = model;
+    amk_evaluator_free(sim);
+}
+END_TEST
+
 static TCase *tcase(Suite *s, const char *name, int timeout)
 {
     TCase *tc = tcase_create(name);
@@ -2377,6 +2432,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_loop_run_evolve_beats_random);
     tcase_add_test(tc, test_amk_loop_run_hillclimb_batched_finds_optimum);
     tcase_add_test(tc, test_amk_loop_run_replayed_sweep_hillclimb_beats_random);
+    tcase_add_test(tc, test_amk_loop_run_replayed_costs_drive_clock_and_rows);
     tcase_add_test(tc, test_amk_loop_run_exhaustive_visits_every_config_in_order);
     tcase_add_test(tc, test_amk_loop_run_strategies_exhaust_without_repeats);
     tcase_add_test(tc, test_amk_loop_run_same_seed_same_sequence);

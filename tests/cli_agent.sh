@@ -77,7 +77,7 @@ run evaluate p0.json --results r.tsv
 expect_rc 0
 [ "$(tsv_rows r.tsv)" = 1 ] || fail "evaluate --results did not append exactly one row"
 pass
-head -1 r.tsv | grep -q '^# amk results v3' || fail "r.tsv lacks the versioned header"
+head -1 r.tsv | grep -q '^# amk results v4$' || fail "r.tsv lacks the versioned header"
 pass
 [ "$(tsv_col r.tsv source)" = user ] || fail "evaluate --results: source is not user"
 [ "$(tsv_col r.tsv trial)" = 1 ] || fail "evaluate --results: first trial is not 1"

@@ -18,7 +18,7 @@ python3 - model.tsv sweep.tsv estimated.tsv <<'EOF' || fail "could not write the
 import sys
 lines = open(sys.argv[1]).read().splitlines()
 cols = lines[1].split("\t")
-assert lines[0] == "# amk results v3" and len(cols) == 34, (lines[0], len(cols))
+assert lines[0] == "# amk results v4" and len(cols) == 35, (lines[0], len(cols))
 out = [lines[0], lines[1]]
 ok = [l.split("\t") for l in lines[2:] if l.split("\t")[cols.index("status")] == "ok"]
 assert len(ok) >= 10, len(ok)

@@ -37,14 +37,14 @@ assert kept and kept[-1]["config_id"] == best["config_id"], (kept[-1], best)
 EOF
 pass
 # Columns as documented. That pandas reads them is check_results_pandas (a skip without it).
-python3 - r.tsv <<'EOF' || fail "r.tsv columns differ from the documented v3 columns"
+python3 - r.tsv <<'EOF' || fail "r.tsv columns differ from the documented v4 columns"
 import sys
 lines = [l for l in open(sys.argv[1]) if not l.startswith("#")]
 cols = lines[0].rstrip("\n").split("\t")
 want = ("trial time kernel shape config_id params source status latency_us latency_kind spread "
         "predicted_us bound_us pct_of_roofline compile_ms cache_hit kept device note "
         "clock_regime sm_mhz sm_mhz_min sm_mhz_max mem_mhz power_w temp_c throttle energy_uj "
-        "peer peer_us vs_peer objective energy_window_ms energy_ticks").split()
+        "peer peer_us vs_peer objective energy_window_ms energy_ticks cost_s").split()
 assert cols == want, cols
 assert all(len(l.rstrip("\n").split("\t")) == len(want) for l in lines[1:])
 EOF
@@ -206,7 +206,7 @@ for p in "${pids[@]}"; do wait "$p" || fail "a concurrent loop failed"; done
 python3 - shared.tsv <<'EOF' || fail "shared.tsv has a torn or interleaved row"
 import sys
 lines = [l for l in open(sys.argv[1]) if not l.startswith("#")]
-assert all(len(l.rstrip("\n").split("\t")) == 34 for l in lines), "bad row"
+assert all(len(l.rstrip("\n").split("\t")) == 35 for l in lines), "bad row"
 EOF
 pass
 

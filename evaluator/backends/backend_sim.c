@@ -3,8 +3,9 @@
  * told apart by content). Measured ok rows replay as `replayed` latencies (median when a
  * config was measured more than once), recorded failures replay as the same status, and a
  * config the file does not hold is `not_recorded` — a number is never invented. Kernel Tuner
- * files also record what each trial cost; verdicts carry it (cost_s) so the loop's time
- * limit runs on a simulated clock. Strategies are tested on it. */
+ * files and amk's own (v4, column cost_s) also record what each trial cost; verdicts carry it
+ * (cost_s), and when every config has one the loop's time limit runs on a simulated clock.
+ * Strategies are tested on it. */
 #include "evaluator_int.h"
 
 #include "amk_record.h"
@@ -27,7 +28,7 @@ typedef struct sim_rec {
     int dev;      /* index into the device table */
     char *note;   /* failures only: the recorded reason */
     char *key;    /* Kernel Tuner files: the record's name in the file */
-    double cost_s; /* Kernel Tuner files: what the trial cost when recorded; NAN else */
+    double cost_s; /* what the trial cost when recorded; NAN unknown */
     double energy_uj, energy_window_ms; /* over a counter window (ticks > 0), else NAN */
     int energy_ticks;
 } sim_rec;
@@ -165,7 +166,7 @@ static int load_row(const amk_row *r, void *ud)
     rec->spread = r->spread;
     rec->trial = r->trial;
     rec->order = order;
-    rec->cost_s = NAN;
+    rec->cost_s = isfinite(r->cost_s) && r->cost_s >= 0 ? r->cost_s : NAN; /* NAN before v4 */
     /* Only an energy measured over a counter window replays: an estimate is not evidence
      * for an energy search. */
     int windowed = ok && r->energy_ticks > 0 && isfinite(r->energy_uj) && r->energy_uj > 0;

@@ -1052,7 +1052,8 @@ static int row_one(const amk_row *r, void *ud)
         str_or_none(r->peer), num_or_none(r->peer_us), num_or_none(r->vs_peer),
         PyUnicode_FromString(amk_objective_name(r->objective)),
         num_or_none(r->energy_window_ms),
-        r->energy_ticks > 0 ? PyLong_FromLong(r->energy_ticks) : (Py_INCREF(Py_None), Py_None)};
+        r->energy_ticks > 0 ? PyLong_FromLong(r->energy_ticks) : (Py_INCREF(Py_None), Py_None),
+        num_or_none(r->cost_s)};
     /* a new column must be added here too */
     _Static_assert(sizeof v / sizeof *v == NCOLS, "one value per AMK_TSV_COLUMNS column");
     int bad = 0;

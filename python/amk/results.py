@@ -20,9 +20,10 @@ def read_results(path, params=True):
     spread, predicted_us, bound_us, pct_of_roofline, compile_ms, cache_hit, kept, device,
     note, and v2's device observation and peer: clock_regime, sm_mhz, sm_mhz_min,
     sm_mhz_max, mem_mhz, power_w, temp_c, throttle, energy_uj, peer, peer_us, vs_peer;
-    and v3's objective, energy_window_ms, energy_ticks; an older file's rows have those
-    empty, objective "time"). Empty fields are None/NaN. With params=True the params column holds dicts and
-    each param also gets a column of its own, "p.NAME" (NaN where a row's kernel lacks it).
+    v3's objective, energy_window_ms, energy_ticks; and v4's cost_s; an older file's rows
+    have those empty, objective "time"). Empty fields are None/NaN. With params=True the
+    params column holds dicts and each param also gets a column of its own, "p.NAME" (NaN
+    where a row's kernel lacks it).
     Torn rows (a killed writer) are skipped; df.attrs["torn"] counts them."""
     import pandas as pd
     with translate:
@@ -30,7 +31,8 @@ def read_results(path, params=True):
     df = pd.DataFrame(cols)
     for c in ("latency_us", "spread", "predicted_us", "bound_us", "pct_of_roofline",
               "compile_ms", "sm_mhz", "sm_mhz_min", "sm_mhz_max", "mem_mhz", "power_w",
-              "temp_c", "energy_uj", "peer_us", "vs_peer", "energy_window_ms", "energy_ticks"):
+              "temp_c", "energy_uj", "peer_us", "vs_peer", "energy_window_ms", "energy_ticks",
+              "cost_s"):
         if c in df:
             df[c] = pd.to_numeric(df[c], errors="coerce")
     if params:
