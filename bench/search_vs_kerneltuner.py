@@ -696,25 +696,36 @@ def import_specs(args, pairs):
 # ---------- amk's own recorded sweeps -------------------------------------------------------
 
 def read_sweep(tsv):
-    """(shape, {config_id: latency_us or NaN}, {config_id: params}) of an amk results file."""
+    """(shape, {config_id: latency_us or NaN}, {config_id: params}, {config_id: cost_s or
+    NaN}) of an amk results file (cost_s: v4 files; NaN where a row has none)."""
     import csv
-    lat, params, shape = {}, {}, None
+    lat, params, cost, shape = {}, {}, {}, None
     with open(tsv) as f:
         for r in csv.DictReader((ln for ln in f if not ln.startswith("#")), delimiter="\t"):
             shape = shape or r["shape"]
             ok = r["status"] == "ok"
             lat[r["config_id"]] = float(r["latency_us"]) if ok else np.nan
             params[r["config_id"]] = json.loads(r["params"])
-    return shape, lat, params
+            cost[r["config_id"]] = float(r.get("cost_s") or "nan")
+    return shape, lat, params, cost
 
 
 def _sweep_task(t):
     """One amk strategy and seed on one sweep: best.json of a --budget N run per N of EVALS
     (÷ the sweep's optimum) and the fastest-so-far curve of the longest run."""
-    amk, kernel, tsv, shape, strategy, seed, work = t
+    amk, kernel, tsv, shape, strategy, seed, work, t_limit = t
     out = Path(work) / f"sweep-{os.getpid()}"
     out.mkdir(parents=True, exist_ok=True)
-    best_at, ids = {}, []
+    best_at, ids, ids_time = {}, [], []
+    if t_limit:  # a run on the recorded clock (every config of the sweep has a cost)
+        res = out / "t.tsv"
+        res.unlink(missing_ok=True)
+        subprocess.run([amk, "--quiet", "loop", kernel, "--shape", shape, "--backend",
+                        f"sim:{tsv}", *strategy_args(strategy), "--seed", str(seed),
+                        "--time", f"{t_limit:.3f}s", "--budget", "0", "--results", str(res),
+                        "--best", str(out / "t.json")],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        ids_time = read_rows_ids(res)
     for n in EVALS:
         res, best = out / "r.tsv", out / "b.json"
         res.unlink(missing_ok=True)
@@ -725,7 +736,7 @@ def _sweep_task(t):
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         best_at[n] = json.loads(best.read_text())["config_id"] if best.exists() else None
         ids = read_rows_ids(res)
-    return kernel, strategy, seed, best_at, ids
+    return kernel, strategy, seed, best_at, ids, ids_time
 
 
 def read_rows_ids(tsv):
@@ -735,14 +746,18 @@ def read_rows_ids(tsv):
                                                         delimiter="\t")]
 
 
-def sweep_baseline(kernel, lat, work):
+def sweep_baseline(kernel, lat, work, cost=None):
     """The package's statistics and calculated random search of a sweep (its ok latencies as
-    a T4 file), and its evaluation budget: the cutoff the package computes (1st to 95th
-    percentile of random search, in evaluations) + its 10 % margin. A sweep records no cost
-    per config, so the budget is in evaluations (the package's cutoff_type "fevals")."""
+    a T4 file), and its budgets: the cutoff the package computes (1st to 95th percentile of
+    random search) + its 10 % margin, in evaluations (the package's cutoff_type "fevals"),
+    and, where every config has a recorded cost (a v4 file's cost_s), in seconds of that
+    cost, as the cachefiles' pairs are scored (their time keys: here the one key, the
+    row's cost). Returns (baseline, f0, f1, (t_start, t_end) or None)."""
     from autotuning_methodology.baseline import RandomSearchCalculatedBaseline
     from autotuning_methodology.searchspace_statistics import SearchspaceStatistics
-    res = [{"timestamp": "", "configuration": {"id": cid}, "times": {"runtimes": [v / 1000]},
+    timed = cost is not None and all(cost.get(cid, np.nan) >= 0 for cid in lat)
+    res = [{"timestamp": "", "configuration": {"id": cid},
+            "times": {"compilation": cost[cid] * 1000} if timed else {"runtimes": [v / 1000]},
             "invalidity": "correct" if v == v else "compile",
             "correctness": 1 if v == v else 0,
             "measurements": [{"name": "time", "value": v / 1000 if v == v else "CompilationFailedConfig",
@@ -752,16 +767,43 @@ def sweep_baseline(kernel, lat, work):
                               "results": res}))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        stats = SearchspaceStatistics(kernel, "sweep", True, ["runtimes"], ["time"], t4,
+        stats = SearchspaceStatistics(kernel, "sweep", True,
+                                      ["compilation"] if timed else ["runtimes"], ["time"], t4,
                                       full_validate=False)
-        f0, f1, _, _ = stats.cutoff_point_fevals_time_start_end(CUTOFF_START, CUTOFF)
-    return RandomSearchCalculatedBaseline(stats), f0, int(np.ceil(f1 * 1.1))
+        f0, f1, t0, t1 = stats.cutoff_point_fevals_time_start_end(CUTOFF_START, CUTOFF)
+    return (RandomSearchCalculatedBaseline(stats), f0, int(np.ceil(f1 * 1.1)),
+            (t0, t1 * 1.1) if timed else None)
+
+
+def sweep_time_score(base, t_range, lat, cost, ids):
+    """The time score of one run on a sweep: its fastest-so-far latency at each point of the
+    time range (the recorded cost of each distinct config tried, in order; the slowest
+    latency before the first ok one), standardised by the calculated random search, averaged
+    over the range, as Space.curve and standardise do for a cachefile."""
+    worst = np.nanmax(list(lat.values()))
+    times, bests, t, cur, seen = [], [], 0.0, np.nan, set()
+    for c in ids:
+        if c in seen or c not in lat:
+            continue
+        seen.add(c)
+        t += cost[c]
+        v = lat[c]
+        if v == v and not cur <= v:
+            cur = v
+        times.append(t)
+        bests.append(cur if cur == cur else worst)
+    idx = np.searchsorted(np.array(times), t_range, side="right") - 1
+    curve = np.where(idx >= 0, np.array(bests + [worst])[np.maximum(idx, 0)], worst) / 1000
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(np.mean(base.get_standardised_curve(t_range, curve, "time")))
 
 
 def score_sweeps(args):
     """amk's strategies on amk's own recorded sweeps (space_defs/data/KERNEL.tsv, or
     --sweeps-dir): best ÷ the sweep's optimum of the config handed back after 25/50/100/200
-    trials, and the methodology's score over its evaluation budget. amk only: no Kernel Tuner
+    trials, and the methodology's score over its evaluation budget and, where the sweep
+    records every trial's cost (v4), over its time budget. amk only: no Kernel Tuner
     cachefile exists for these spaces. Writes sweeps.md and sweeps.json."""
     ddir = Path(args.sweeps_dir)
     kernels = sorted(p.stem for p in ddir.glob("*.tsv")) if args.sweeps == "all" else \
@@ -771,35 +813,47 @@ def score_sweeps(args):
     info, tasks = {}, []
     for k in kernels:
         tsv = ddir / f"{k}.tsv"
-        shape, lat, _ = read_sweep(tsv)
-        info[k] = (shape, lat)
+        shape, lat, _, cost = read_sweep(tsv)
+        base, f0, f1, t_range = sweep_baseline(k, lat, work, cost)
+        info[k] = (shape, lat, cost, base, f0, f1, t_range)
+        # the time run goes a fifth past the budget, as on the cachefiles' pairs
+        t_limit = t_range[1] * 1.2 if t_range else None
         for st in args.amk_strategies:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
-                tasks.append((args.amk, k, str(tsv), shape, st, seed, str(work)))
+                tasks.append((args.amk, k, str(tsv), shape, st, seed, str(work), t_limit))
     t0 = time.perf_counter()
     got = {}
     with mp.Pool(args.jobs) as pool:
-        for k, st, seed, best_at, ids in pool.imap_unordered(_sweep_task, tasks, chunksize=1):
-            got.setdefault(k, {}).setdefault(st, {})[seed] = (best_at, ids)
+        for k, st, seed, best_at, ids, ids_time in pool.imap_unordered(_sweep_task, tasks,
+                                                                       chunksize=1):
+            got.setdefault(k, {}).setdefault(st, {})[seed] = (best_at, ids, ids_time)
     strategies = [st for st in args.amk_strategies
                   if any(st in got.get(k, {}) for k in kernels)]
-    hb, ms = {}, {}
+    hb, ms, ts = {}, {}, {}
     lines = ["| sweep | configs (ok) | budget (evaluations) | " +
              " | ".join(f"{st} score / at {EVALS[-1]}" for st in strategies) + " |",
              "|---" * (3 + len(strategies)) + "|"]
+    tlines = ["| sweep | budget (s of recorded cost) | " +
+              " | ".join(f"{st} time score" for st in strategies) + " |",
+              "|---" * (2 + len(strategies)) + "|"]
     for k in kernels:
-        shape, lat = info[k]
+        shape, lat, cost, base, f0, f1, t_range = info[k]
         opt = np.nanmin(list(lat.values()))
         worst = np.nanmax(list(lat.values()))
-        base, f0, f1 = sweep_baseline(k, lat, work)
         rng = np.arange(max(f0, 1), f1 + 1)
-        cells = []
+        cells, tcells = [], []
         for st in strategies:
             if st not in got[k]:
                 cells.append("-")
+                tcells.append("-")
                 continue
+            if t_range:
+                grid = np.linspace(t_range[0], t_range[1], RESOLUTION)
+                ts[(k, st)] = [sweep_time_score(base, grid, lat, cost, r[2])
+                               for _, r in sorted(got[k][st].items())]
+                tcells.append(f"{np.mean(ts[(k, st)]):.3f} ± {np.std(ts[(k, st)]):.3f}")
             per_seed, hbs = [], []
-            for seed, (best_at, ids) in sorted(got[k][st].items()):
+            for seed, (best_at, ids, _) in sorted(got[k][st].items()):
                 hbs.append({n: (lat[c] / opt if c else np.nan) for n, c in best_at.items()})
                 best, cur = [], worst
                 for c in ids:
@@ -817,19 +871,27 @@ def score_sweeps(args):
                          f"{np.nanmean([h[EVALS[-1]] for h in hbs]):.3f}")
         n_ok = sum(v == v for v in lat.values())
         lines.append(f"| {k} ({shape}) | {len(lat)} ({n_ok}) | {f1} | " + " | ".join(cells) + " |")
+        if t_range:
+            tlines.append(f"| {k} | {t_range[1]:.1f} | " + " | ".join(tcells) + " |")
     elines = ["| sweep | strategy | " + " | ".join(str(n) for n in EVALS) + " |",
               "|---" * (2 + len(EVALS)) + "|"]
     for k in kernels:
         for st in [st for st in strategies if (k, st) in hb]:
             elines.append(f"| {k} | {st} | " + " | ".join(
                 f"{np.nanmean([h[n] for h in hb[(k, st)]]):.3f}" for n in EVALS) + " |")
+    timed = [k for k in kernels if info[k][6]]
+    ttext = ("\nOn the time budget (sweeps whose every row records its trial's cost, results "
+             "format v4: the package's cutoff in seconds of that cost + 10 %; a --time run on "
+             "the recorded clock, scored as the cachefiles' pairs are; mean ± sd over "
+             "seeds):\n\n" + "\n".join(tlines) + "\n") if timed else \
+        "\nNo sweep records its trials' cost (results format v4), so none is scored on time.\n"
     text = (f"amk's strategies on amk's recorded sweeps ({args.seeds} seeds): the methodology's "
             "score over its evaluation budget (mean ± sd over seeds; 0 = calculated random "
-            "search, 1 = the optimum; a sweep records no cost per config, so the budget is "
-            "the package's cutoff in evaluations + 10 %) / best ÷ the sweep's optimum of the "
-            f"config handed back after {EVALS[-1]} trials (mean over seeds):\n\n" +
-            "\n".join(lines) + "\n\nBest ÷ optimum handed back (best.json of a --budget N "
-            "run) after N trials, mean over seeds:\n\n" + "\n".join(elines) + "\n" +
+            "search, 1 = the optimum; the budget is the package's cutoff in evaluations + "
+            f"10 %) / best ÷ the sweep's optimum of the config handed back after {EVALS[-1]} "
+            "trials (mean over seeds):\n\n" +
+            "\n".join(lines) + "\n" + ttext + "\nBest ÷ optimum handed back (best.json of a "
+            "--budget N run) after N trials, mean over seeds:\n\n" + "\n".join(elines) + "\n" +
             f"\nWall time: {time.perf_counter() - t0:.0f} s, {len(tasks)} runs x {len(EVALS)} "
             "loops.\n")
     out = Path(args.out)
@@ -837,6 +899,7 @@ def score_sweeps(args):
     (out / "sweeps.md").write_text(text)
     (out / "sweeps.json").write_text(json.dumps(
         {"methodology_score_evaluations": {f"{k}|{st}": v for (k, st), v in ms.items()},
+         "methodology_score_time": {f"{k}|{st}": v for (k, st), v in ts.items()},
          "handed_back_over_optimum": {f"{k}|{st}": v for (k, st), v in hb.items()}}, indent=1))
     print(text)
 
@@ -1297,7 +1360,8 @@ def main():
                     "Kernel Tuner restricted to them; a cut file is replayed from a closed copy")
     ap.add_argument("--sweeps", metavar="all|KERNEL,...",
                     help="instead of the cachefiles: amk's strategies on amk's own recorded "
-                    "sweeps (results files, --sweeps-dir), scored over evaluations (sweeps.md)")
+                    "sweeps (results files, --sweeps-dir), scored over evaluations and, where "
+                    "every row records its trial's cost (format v4), over time (sweeps.md)")
     ap.add_argument("--sweeps-dir", help="where the sweeps are (default: HUB/../, i.e. "
                     "space_defs/data)")
     ap.add_argument("--amk-kept", action="store_true",

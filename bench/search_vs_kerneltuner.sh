@@ -7,7 +7,7 @@
 #   bench/search_vs_kerneltuner.sh [--quick] [--seeds N] [--cachefiles DIR] [--pairs all|K/G,...]
 #                                  [--kt-cache DIR] [--amk-strategies L] [--kt-strategies L]
 #                                  [--kt-evals-only L] [--kt-cached-only] [--replay-partial]
-#                                  [--sweeps all|K,...]
+#                                  [--sweeps all|K,...] [--sweeps-dir DIR]
 # --cachefiles: a benchmark_hub snapshot's cachefiles/ (fetched at run time; default the
 # shipped subset); --pairs: which KERNEL/GPU pairs (partial cachefiles are left out, listed,
 # unless --replay-partial: then replayed as their recorded configs);
@@ -16,7 +16,9 @@
 # (STRATEGY, or STRATEGY@KERNEL/GPU for one pair) run 200 evaluations only, scored on the
 # time budget up to where their recorded cost ends (between a lower and an upper bound,
 # marked). --sweeps: amk's strategies on amk's recorded sweeps instead
-# (space_defs/data/*.tsv; sweeps.md). Every table scores both budgets: time and evaluations.
+# (space_defs/data/*.tsv, or --sweeps-dir; sweeps.md), over evaluations and, for a sweep
+# whose rows record their trials' cost (results v4, e.g. bench/record_sweeps.sh's), over
+# time too. Every cachefile table scores both budgets: time and evaluations.
 # --quick: a smoke test (one space, 2 seeds, 3 Kernel Tuner strategies; about 10 s).
 # Environment: BUILD (build/), AMK ($BUILD/amk), VENV ($BUILD/bench-venv, built with pip from
 # bench/search_vs_kerneltuner.requirements.txt), OUT, JOBS (one per core),

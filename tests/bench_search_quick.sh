@@ -142,4 +142,14 @@ AMK="$AMK" BUILD="$BUILD" OUT="$OUT/s-out" VENV_FAIL_RC=77 JOBS=2 \
     { cat "$OUT/s.log"; echo "FAIL: --sweeps"; exit 1; }
 grep -q '^| gemm_wgmma (M=4096,N=4096,K=4096,dtype=bf16) | 104 (104) | [0-9]* | -\?[0-9.]* ± .* | -\?[0-9.]* ± ' \
     "$OUT/s-out/sweeps.md" || { cat "$OUT/s-out/sweeps.md"; echo "FAIL: sweeps.md lacks gemm_wgmma's scores"; exit 1; }
+grep -q 'No sweep records its trials' "$OUT/s-out/sweeps.md" ||
+    { cat "$OUT/s-out/sweeps.md"; echo "FAIL: a sweep without costs was scored on time"; exit 1; }
+# a sweep whose rows record their trials' cost (results v4, recorded on an H100): scored on
+# its time budget too, on the recorded clock
+AMK="$AMK" BUILD="$BUILD" OUT="$OUT/s4-out" VENV_FAIL_RC=77 JOBS=2 \
+    bash "$SRC/bench/search_vs_kerneltuner.sh" --sweeps gemm_wgmma \
+    --sweeps-dir "$SRC/tests/fixtures/sweeps-v4" --seeds 2 --amk-strategies evolve,random \
+    >"$OUT/s4.log" 2>&1 || { cat "$OUT/s4.log"; echo "FAIL: --sweeps on a v4 sweep"; exit 1; }
+grep -q '^| gemm_wgmma | [0-9.]* | 0\.9[0-9]* ± [0-9.]* | -\?[0-9.]* ± ' "$OUT/s4-out/sweeps.md" ||
+    { cat "$OUT/s4-out/sweeps.md"; echo "FAIL: the v4 sweep has no time score (evolve > 0.9)"; exit 1; }
 echo "ok: bench_search_quick"
