@@ -148,6 +148,40 @@ def record_cost_s(e):
     return c / 1000.0
 
 
+def run_steps(keys, value, cost, kept=None):
+    """Cumulative recorded cost and best-so-far recorded time (NaN until the first valid
+    config) after each config tried, in this order (repeats cost nothing, change nothing;
+    a key without a record is skipped). With kept (amk's kept column): the recorded time of
+    the incumbent the loop would hand back at that point instead of the best it saw."""
+    t, best, seen = 0.0, np.nan, set()
+    times, bests = [], []
+    for i, k in enumerate(keys):
+        if k in seen or k not in value:
+            continue
+        seen.add(k)
+        t += cost[k]
+        v = value[k]
+        if kept is not None:
+            if kept[i] and v == v:
+                best = v
+        elif v == v and not best <= v:
+            best = v
+        times.append(t)
+        bests.append(best)
+    return np.array(times), np.array(bests)
+
+
+def run_curve(steps, worst, time_range):
+    """Best-so-far (or handed-back) recorded time of run_steps at each point of the time
+    range (worst before the first valid config); with the cost it spent and the configs it
+    tried."""
+    times, bests = steps
+    bests = np.where(np.isnan(bests), worst, bests)
+    idx = np.searchsorted(times, time_range, side="right") - 1
+    out = np.where(idx >= 0, bests[np.maximum(idx, 0)] if len(bests) else worst, worst)
+    return out, (times[-1] if len(times) else 0.0), len(times)
+
+
 class KtSpace:
     """What a Kernel Tuner run needs of a pair (its T1 space, the cachefile as Kernel Tuner
     reads it, the recorded configs a partial file is cut to), without amk or the
@@ -232,37 +266,11 @@ class Space(KtSpace):
         return out
 
     def steps(self, keys, kept=None):
-        """Cumulative recorded cost and best-so-far recorded time (NaN until the first valid
-        config) after each config tried, in this order (repeats cost nothing, change
-        nothing). With kept (amk's kept column): the recorded time of the incumbent the
-        loop would hand back at that point instead of the best it saw."""
-        t, best, seen = 0.0, np.nan, set()
-        times, bests = [], []
-        for i, k in enumerate(keys):
-            if k in seen:
-                continue
-            seen.add(k)
-            t += self.cost[k]
-            v = self.value[k]
-            if kept is not None:
-                if kept[i] and v == v:
-                    best = v
-            elif v == v and not best <= v:
-                best = v
-            times.append(t)
-            bests.append(best)
-        return np.array(times), np.array(bests)
+        return run_steps(keys, self.value, self.cost, kept)
 
     def curve(self, keys, time_range=None, kept=None):
-        """Best-so-far (or handed-back, with kept) recorded time at each point of the time
-        range (the worst recorded time before the first valid config)."""
-        time_range = self.time_range if time_range is None else time_range
-        times, bests = self.steps(keys, kept)
-        bests = np.where(np.isnan(bests), self.worst, bests)
-        idx = np.searchsorted(times, time_range, side="right") - 1
-        out = np.where(idx >= 0, bests[np.maximum(idx, 0)] if len(bests) else self.worst,
-                       self.worst)
-        return out, (times[-1] if len(times) else 0.0), len(times)
+        return run_curve(self.steps(keys, kept), self.worst,
+                         self.time_range if time_range is None else time_range)
 
     def standardise(self, curve, time_range=None):
         time_range = self.time_range if time_range is None else time_range
@@ -776,24 +784,11 @@ def sweep_baseline(kernel, lat, work, cost=None):
 
 
 def sweep_time_score(base, t_range, lat, cost, ids):
-    """The time score of one run on a sweep: its fastest-so-far latency at each point of the
-    time range (the recorded cost of each distinct config tried, in order; the slowest
-    latency before the first ok one), standardised by the calculated random search, averaged
-    over the range, as Space.curve and standardise do for a cachefile."""
-    worst = np.nanmax(list(lat.values()))
-    times, bests, t, cur, seen = [], [], 0.0, np.nan, set()
-    for c in ids:
-        if c in seen or c not in lat:
-            continue
-        seen.add(c)
-        t += cost[c]
-        v = lat[c]
-        if v == v and not cur <= v:
-            cur = v
-        times.append(t)
-        bests.append(cur if cur == cur else worst)
-    idx = np.searchsorted(np.array(times), t_range, side="right") - 1
-    curve = np.where(idx >= 0, np.array(bests + [worst])[np.maximum(idx, 0)], worst) / 1000
+    """The time score of one run on a sweep: its fastest-so-far latency (ms) at each point of
+    the time range, standardised by the calculated random search, averaged over the range,
+    as Space.curve and standardise do for a cachefile."""
+    curve = run_curve(run_steps(ids, lat, cost), np.nanmax(list(lat.values())), t_range)[0]
+    curve = curve / 1000
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return float(np.mean(base.get_standardised_curve(t_range, curve, "time")))
