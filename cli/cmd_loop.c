@@ -93,6 +93,10 @@ static void add_summary(const amk_tune_result *r, const amk_device_group *g, voi
     cJSON_AddBoolToObject(out, "resumed", o->resume);
     cJSON_AddBoolToObject(out, "exhausted", res->exhausted);
     cJSON_AddNumberToObject(out, "elapsed_s", round(res->elapsed_s * 1000) / 1000);
+    if (isfinite(res->setup_s))
+        cJSON_AddNumberToObject(out, "setup_s", round(res->setup_s * 1000) / 1000);
+    else
+        cJSON_AddNullToObject(out, "setup_s");
     cJSON_AddItemToObject(out, "best", res->best.has ? cli_incumbent_json(&res->best, NULL)
                                                       : cJSON_CreateNull());
     cJSON_AddItemToObject(out, "vs_default", vs_default_json(&r->vs_default));

@@ -37,6 +37,12 @@ typedef struct amk_verdict {
                                   workers + run job / devices). NAN otherwise (model,
                                   rejected configs, rows recorded without it). The search
                                   weighs candidates by it (strategy evolve). */
+    double setup_s;            /* gpu: seconds of set-up this trial's job did that later
+                                  trials reuse (a cold device's warm-up to the sustained
+                                  state, reference outputs made for the cache, the vendor
+                                  library opened), share of the devices as cost_s; not in
+                                  cost_s, which would charge it to whichever config ran
+                                  first. 0 when none; NAN when no job ran or elsewhere. */
     /* The device while it was measured (gpu backend; NAN/"" when not observed) and the
      * vendor-library peer timed in the same job. */
     char clock_regime[16];     /* "sustained" | "burst" | "" */

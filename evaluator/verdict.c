@@ -28,6 +28,7 @@ void amk_verdict_init(amk_verdict *v)
     v->cache_hit = -1;
     v->seed = 0;
     v->cost_s = NAN;
+    v->setup_s = NAN;
 }
 
 /* Adds a number, or null when it is not finite. Returns 0 on allocation failure. */
@@ -84,6 +85,7 @@ cJSON *amk_verdict_json(const amk_verdict *v)
     ok = ok && add_num(o, "compile_ms", v->compile_ms);
     ok = ok && add_tristate(o, "cache_hit", v->cache_hit);
     ok = ok && add_num(o, "cost_s", v->cost_s);
+    ok = ok && add_num(o, "setup_s", v->setup_s);
     /* cJSON numbers are doubles: a seed above 2^53 would be rounded and could no longer
      * reproduce the check, so it is written as its exact integer literal instead. */
     if (v->seed <= (UINT64_C(1) << 53)) {

@@ -185,6 +185,8 @@ typedef struct amk_loop_result {
     int exhausted;                 /* the strategy ran out of configs */
     amk_incumbent best;
     double elapsed_s;              /* on the clock the time limit used */
+    double setup_s;                /* gpu: the set-up no trial was charged (the verdicts'
+                                      setup_s, summed); NAN on other backends */
 } amk_loop_result;
 
 AMK_API int amk_loop_run(const amk_loop_opts *o, amk_loop_result *out, amk_diag *d);

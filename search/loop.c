@@ -214,6 +214,7 @@ static int open_run(loop_run *L, const amk_loop_opts *o, const amk_strategy_type
 {
     memset(L, 0, sizeof *L);
     memset(out, 0, sizeof *out);
+    out->setup_s = NAN;
     L->o = o;
     L->st = st;
     L->out = out;
@@ -315,6 +316,10 @@ static int evaluate_batch(loop_run *L, int n, amk_diag *d)
     for (int i = 0; L->simulated && i < n; i++)
         if (isfinite(L->verdicts[i].cost_s))
             L->sim_s += L->verdicts[i].cost_s;
+    for (int i = 0; i < n; i++)
+        if (isfinite(L->verdicts[i].setup_s))
+            L->out->setup_s = (isfinite(L->out->setup_s) ? L->out->setup_s : 0) +
+                              L->verdicts[i].setup_s;
     return AMK_OK;
 }
 

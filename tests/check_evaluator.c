@@ -459,7 +459,7 @@ END_TEST
 static const char *const verdict_keys[] = {
     "status", "valid", "rejected_reason", "reason", "correct", "latency_us", "latency_kind",
     "spread", "predicted_us", "bound_us", "pct_of_roofline", "compile_ms", "cache_hit", "cost_s",
-    "seed", "config_id", "device", "regime", "notes", "clock_regime", "sm_mhz", "sm_mhz_min",
+    "setup_s", "seed", "config_id", "device", "regime", "notes", "clock_regime", "sm_mhz", "sm_mhz_min",
     "sm_mhz_max", "mem_mhz", "power_w", "temp_c", "throttle", "energy_uj", "peer", "peer_us",
     "vs_peer", "energy_window_ms", "energy_ticks", NULL};
 
@@ -483,7 +483,7 @@ START_TEST(test_amk_verdict_to_json_exact_keys)
     /* Nothing known reads as null, not as 0 or NaN. */
     const char *nulls[] = {"rejected_reason", "reason", "correct", "latency_us", "latency_kind",
                            "spread", "predicted_us", "bound_us", "pct_of_roofline",
-                           "compile_ms", "cache_hit", "cost_s"};
+                           "compile_ms", "cache_hit", "cost_s", "setup_s"};
     for (size_t k = 0; k < sizeof nulls / sizeof *nulls; k++)
         ck_assert_msg(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, nulls[k])),
                       "%s is not null", nulls[k]);
@@ -510,6 +510,7 @@ START_TEST(test_amk_verdict_to_json_values)
     v.compile_ms = 250.0;
     v.cache_hit = 1;
     v.cost_s = 0.75;
+    v.setup_s = 0.5;
     v.seed = 1234;
     snprintf(v.config_id, sizeof v.config_id, "0123456789abcdef");
     snprintf(v.device, sizeof v.device, "NVIDIA H100");
@@ -526,6 +527,7 @@ START_TEST(test_amk_verdict_to_json_values)
     ck_assert_str_eq(cJSON_GetObjectItem(j, "latency_kind")->valuestring, "measured");
     ck_assert_double_eq(cJSON_GetObjectItem(j, "pct_of_roofline")->valuedouble, 80.0);
     ck_assert_double_eq(cJSON_GetObjectItem(j, "cost_s")->valuedouble, 0.75);
+    ck_assert_double_eq(cJSON_GetObjectItem(j, "setup_s")->valuedouble, 0.5);
     ck_assert_double_eq(cJSON_GetObjectItem(j, "seed")->valuedouble, 1234);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "config_id")->valuestring, "0123456789abcdef");
     ck_assert_str_eq(cJSON_GetObjectItem(j, "regime")->valuestring, "cold_l2");

@@ -87,6 +87,7 @@ static void eval_json(amk_evaluator *ev, const char *json, amk_verdict *v)
     fprintf(stderr, "  %-70.70s -> %s%s%s (%.4g us, spread %.3g, %s, trial cost %.3f s) %s\n",
             json, amk_status_name(v->status), v->reason[0] ? ": " : "", v->reason,
             v->latency_us, v->spread, v->regime, v->cost_s, v->notes);
+    fprintf(stderr, "  %-70s    (set-up left out of the trial cost: %.3f s)\n", "", v->setup_s);
 }
 
 static void assert_measured(const amk_verdict *v)
@@ -99,6 +100,7 @@ static void assert_measured(const amk_verdict *v)
     ck_assert(isfinite(v->spread) && v->spread >= 0);
     ck_assert(isfinite(v->compile_ms));
     ck_assert_msg(isfinite(v->cost_s) && v->cost_s > 0, "cost_s %g", v->cost_s);
+    ck_assert_msg(isfinite(v->setup_s) && v->setup_s >= 0, "setup_s %g", v->setup_s);
     ck_assert(v->seed != 0);
     ck_assert_str_eq(v->regime, "cold_l2");
     ck_assert(v->latency_us >= v->bound_us);
@@ -142,6 +144,10 @@ START_TEST(test_gpu_gemm_rmsnorm_measure_and_pass)
     ck_assert_int_eq(v2.cache_hit, 1);
     ck_assert_uint_eq(v2.seed, v1.seed);
     ck_assert_msg(strstr(v2.notes, "reference cached"), "%s", v2.notes);
+    /* The first job made the reference, opened the peer's library and warmed the device
+     * from cold: set-up, not v1's cost; the second reuses what the first set up. */
+    ck_assert_msg(v1.setup_s > 0 && v2.setup_s < v1.setup_s, "set-up %g s then %g s",
+                  v1.setup_s, v2.setup_s);
     /* A settled warm-up ends with the device loaded for the sustain time (counted over the
      * jobs before it and the keeper between them); the keeper held the load since, so a third
      * job only warms its caches. */

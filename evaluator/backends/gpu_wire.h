@@ -151,6 +151,10 @@ typedef struct amk__run_result {
     /* Where the job's time went, by phase since the last job ended ("keeper idle 12.0 ms,
      * modules 0.2 ms, ..."): the parent logs it at debug level. */
     char profile[400];
+    /* Of the job's time, the set-up that later jobs reuse (gpu_int.h amk__rw_setup_add):
+     * the device's warm-up from cold, a reference made for the cache, the peer's library
+     * opened. Not the config's cost (amk_verdict.cost_s leaves it out; setup_s has it). */
+    double setup_ms;
 } amk__run_result;
 
 /* What the run worker finds (OP_QUERY). ok = 0: error says why (the runtime's message). */

@@ -171,6 +171,13 @@ void amk__bench_loaded(double start, double end);
  * (phases.c) */
 void amk__rw_phase(const char *what);
 void amk__rw_phase_text(char *buf, size_t cap);
+/* Set-up a job does that later jobs reuse, so that it is no config's cost (the result's
+ * setup_ms): a cold device's warm-up to the sustained state, reference outputs made for
+ * the reference cache, the vendor library opened for the peer. amk__rw_setup_add counts
+ * ms of it; amk__rw_setup_take returns the count since the last take and resets it.
+ * (phases.c) */
+void amk__rw_setup_add(double ms);
+double amk__rw_setup_take(void);
 
 /* ---------- the device's state (observe.c; run worker only) ---------------------------- */
 /* Opens the management library for device (once per process): 1 when readings will come,

@@ -52,6 +52,7 @@ static int blas_open(char *why, size_t cap)
 {
     if (!blas.tried) {
         void *lib = NULL;
+        double t0 = amk_now_s();
         blas.tried = 1;
         for (int i = 0; blas_libs[i] && !lib; i++)
             lib = dlopen(blas_libs[i], RTLD_NOW | RTLD_LOCAL);
@@ -69,6 +70,7 @@ static int blas_open(char *why, size_t cap)
                 snprintf(blas.why, sizeof blas.why, "%s failed (status %d)", blas_syms[0], rc);
             blas.ok = rc == BLAS_OK;
         }
+        amk__rw_setup_add((amk_now_s() - t0) * 1e3); /* once per run worker */
     }
     if (!blas.ok)
         snprintf(why, cap, "%s", blas.why);

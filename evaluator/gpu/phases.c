@@ -46,3 +46,19 @@ void amk__rw_phase_text(char *buf, size_t cap)
                                 phases.name[i], phases.ms[i]);
     phases.n = 0;
 }
+
+/* Set-up of the current job that later jobs reuse (amk__rw_setup_add). */
+static double setup_ms;
+
+void amk__rw_setup_add(double ms)
+{
+    if (ms > 0)
+        setup_ms += ms;
+}
+
+double amk__rw_setup_take(void)
+{
+    double ms = setup_ms;
+    setup_ms = 0;
+    return ms;
+}

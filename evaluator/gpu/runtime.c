@@ -468,6 +468,7 @@ int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **res
     r->status = AMK_STATUS_RUN_ERROR;
     int remeasure = j->op == AMK__RUN_OP_REMEASURE;
     amk__rw_phase("keeper disarm");
+    (void)amk__rw_setup_take(); /* counts from here: this job's */
     if (!remeasure)
         amk__keep_pause(); /* re-armed after the job; its buffers freed unless memory is ample */
     amk__rw_phase("modules");
@@ -476,6 +477,7 @@ int amk__run_worker_handle(void *ud, const void *req, size_t req_len, void **res
         amk__keep_resume();
     amk__rw_host_trim();
     amk__rw_phase_text(r->profile, sizeof r->profile); /* the next job's starts here */
+    r->setup_ms = amk__rw_setup_take();
     if (r->status != AMK_STATUS_OK && !r->reason[0])
         snprintf(r->reason, sizeof r->reason, "run worker: the job failed without a reason");
     free(j);
