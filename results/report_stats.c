@@ -275,6 +275,7 @@ static int trace_add(void *state, const amk_row *r, size_t file)
     p->latency_us = r->latency_us;
     snprintf(p->peer, sizeof p->peer, "%s", r->peer);
     p->peer_us = r->peer_us;
+    p->cost_s = r->cost_s;
     p->measured = (uint8_t)amk_row_has_evidence(r);
     return AMK_OK;
 }
@@ -308,9 +309,13 @@ int amk__trace_files(const amk__stat_trace *t, size_t nfiles_max, amk__convergen
         amk__convergence *c = &out[n];
         memset(c, 0, sizeof *c);
         c->file = f;
-        c->best_us = NAN;
+        c->best_us = c->cost_to_within_s = NAN;
+        c->cost_s = 0;
         for (size_t i = 0; i < t->n; i++)
-            c->rows += t->pts[i].file == f;
+            if (t->pts[i].file == f) {
+                c->rows++;
+                c->cost_s += t->pts[i].cost_s; /* NAN once one is unknown */
+            }
         if (!c->rows)
             continue;
         const amk_row *b = t->rule && f < t->nrs && t->rs[f] ? t->rule->best(t->rs[f], NULL)
@@ -318,6 +323,15 @@ int amk__trace_files(const amk__stat_trace *t, size_t nfiles_max, amk__convergen
         if (amk_row_has_evidence(b))
             c->best_us = b->latency_us;
         c->to_within_1pct = amk__trace_to_within(t, f, b, &c->trial);
+        if (c->to_within_1pct) {
+            size_t k = 0;
+            c->cost_to_within_s = 0;
+            for (size_t i = 0; i < t->n && k < c->to_within_1pct; i++)
+                if (t->pts[i].file == f) {
+                    k++;
+                    c->cost_to_within_s += t->pts[i].cost_s;
+                }
+        }
         n++;
     }
     return n;
@@ -343,6 +357,7 @@ static void trace_json(const void *state, const amk_report *rep, cJSON *group)
         cJSON_AddStringToObject(o, "file", amk__report_file(rep, cv[i].file));
         cJSON_AddNumberToObject(o, "trials", (double)cv[i].rows);
         add_num(o, "best_us", cv[i].best_us);
+        add_num(o, "cost_s", cv[i].cost_s);
         if (cv[i].to_within_1pct) {
             cJSON_AddNumberToObject(o, "trials_to_within_1pct", (double)cv[i].to_within_1pct);
             cJSON_AddNumberToObject(o, "trial", (double)cv[i].trial);
@@ -350,6 +365,7 @@ static void trace_json(const void *state, const amk_report *rep, cJSON *group)
             cJSON_AddNullToObject(o, "trials_to_within_1pct");
             cJSON_AddNullToObject(o, "trial");
         }
+        add_num(o, "cost_s_to_within_1pct", cv[i].cost_to_within_s);
     }
     /* The group's number: the file that holds the group's best, against that best. */
     size_t bf = 0;
@@ -370,12 +386,18 @@ static void trace_print(const void *state, const amk_report *rep, FILE *f)
     if (!cv)
         return;
     int n = amk__trace_files(state, nf, cv);
-    for (int i = 0; i < n; i++)
-        if (cv[i].to_within_1pct)
-            fprintf(f, "    within 1%% of the best (%.6g us) after %zu of %zu trials (trial %lld)"
-                    "%s%s\n", cv[i].best_us, cv[i].to_within_1pct, cv[i].rows,
-                    (long long)cv[i].trial, nf > 1 ? " in " : "",
-                    nf > 1 ? amk__report_file(rep, cv[i].file) : "");
+    for (int i = 0; i < n; i++) {
+        if (!cv[i].to_within_1pct)
+            continue;
+        fprintf(f, "    within 1%% of the best (%.6g us) after %zu of %zu trials (trial %lld)",
+                cv[i].best_us, cv[i].to_within_1pct, cv[i].rows, (long long)cv[i].trial);
+        if (isfinite(cv[i].cost_to_within_s) && isfinite(cv[i].cost_s))
+            fprintf(f, ", %.4g s of the trials' %.4g s recorded cost", cv[i].cost_to_within_s,
+                    cv[i].cost_s);
+        else if (isfinite(cv[i].cost_to_within_s))
+            fprintf(f, ", %.4g s of recorded cost", cv[i].cost_to_within_s);
+        fprintf(f, "%s%s\n", nf > 1 ? " in " : "", nf > 1 ? amk__report_file(rep, cv[i].file) : "");
+    }
     free(cv);
 }
 

@@ -105,6 +105,7 @@ typedef struct amk__trace_pt {
     double latency_us;
     char peer[32];                  /* timed beside it ("" none): amk_peer_scaled */
     double peer_us;
+    double cost_s;                  /* the trial's recorded cost (v4); NAN unknown */
 } amk__trace_pt;
 typedef struct amk__stat_trace {
     amk__trace_pt *pts;
@@ -118,6 +119,9 @@ typedef struct amk__convergence {
     double best_us;        /* that file's best (the rule's, with evidence); NAN if none */
     size_t to_within_1pct; /* rows read until the first within 1% of best_us; 0 if none */
     int64_t trial;         /* that row's trial number */
+    /* Seconds of recorded cost (results v4 cost_s) of all the rows, and of those read until
+     * that one: what a user paid for them. NAN when a row of them has no cost. */
+    double cost_s, cost_to_within_s;
 } amk__convergence;
 /* One entry per file that has rows of this group, in file order; returns the count.
  * out has room for nfiles entries. */

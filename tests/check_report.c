@@ -83,6 +83,7 @@ START_TEST(test_amk_report_build_within_1pct)
     ck_assert_uint_eq(cv[0].rows, 11);
     ck_assert_uint_eq(cv[0].to_within_1pct, 5);
     ck_assert_int_eq(cv[0].trial, 5);
+    ck_assert(isnan(cv[0].cost_to_within_s) && isnan(cv[0].cost_s)); /* rows without cost */
     /* The predicted-only row 11 (1 us) is neither a best nor a point of convergence. */
     ck_assert_double_eq(cv[1].best_us, 65);
     ck_assert_uint_eq(cv[1].to_within_1pct, 2);
@@ -115,6 +116,7 @@ START_TEST(test_amk_report_build_within_1pct_of_the_one_best)
         rows[i].latency_kind = AMK_LAT_MEASURED;
         rows[i].spread = 0.02;
         rows[i].kept = i < 2;
+        rows[i].cost_s = 0.5 + 0.75 * i; /* 0.5, 1.25, 2.0 */
     }
     amk_test_append_rows(path, rows, 3);
     const char *paths[] = {path};
@@ -127,8 +129,14 @@ START_TEST(test_amk_report_build_within_1pct_of_the_one_best)
                      1);
     ck_assert_double_eq(cv[0].best_us, 100);       /* the raw minimum is 98.5 */
     ck_assert_uint_eq(cv[0].to_within_1pct, 2);    /* against 98.5 it would be 3 */
+    /* What the user paid: the recorded cost of the rows until then, and of all of them. */
+    ck_assert_double_eq_tol(cv[0].cost_to_within_s, 1.75, 1e-12);
+    ck_assert_double_eq_tol(cv[0].cost_s, 3.75, 1e-12);
     cJSON *j = report_tree(rep);
     cJSON *g = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "groups"), 0);
+    cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItem(g, "convergence"), 0);
+    ck_assert_double_eq_tol(cJSON_GetObjectItem(c0, "cost_s_to_within_1pct")->valuedouble, 1.75,
+                            1e-12);
     ck_assert_int_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(g, "best"), "trial")->valueint, 2);
     ck_assert_double_eq(cJSON_GetObjectItem(g, "trials_to_within_1pct")->valuedouble, 2);
     cJSON_Delete(j);
