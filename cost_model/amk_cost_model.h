@@ -48,6 +48,10 @@ AMK_API const amk_target *amk_target_default(void);
  * unknown name is AMK_ENOENT with "unknown target 'x' (known: ...)", saying "from
  * $AMK_TARGET" when that is where it came from. */
 AMK_API int amk_target_resolve(const char *name, const amk_target **out, amk_diag *d);
+/* The target a user named: name (a --target), else $AMK_TARGET when set, else NULL. A
+ * backend is told a target only when one was named: otherwise it tunes for its own device's
+ * (sim: the recorded device's, gpu: the one it finds, model: the default). */
+AMK_API const char *amk_target_named(const char *name);
 /* Measured ceilings files (amk_ceilings_load, _save, _path, amk_target_with_ceilings) are
  * read and written by evaluator/ (amk_evaluator.h): JSON stays out of the cost model. */
 

@@ -131,10 +131,15 @@ const amk_target *amk_target_default(void)
     return t ? t : &targets[0];
 }
 
-int amk_target_resolve(const char *name, const amk_target **out, amk_diag *d)
+const char *amk_target_named(const char *name)
 {
     const char *env = getenv("AMK_TARGET");
-    const char *want = name ? name : env && *env ? env : NULL;
+    return name ? name : env && *env ? env : NULL;
+}
+
+int amk_target_resolve(const char *name, const amk_target **out, amk_diag *d)
+{
+    const char *want = amk_target_named(name);
     *out = want ? amk_target_find(want) : &targets[0];
     if (*out)
         return AMK_OK;

@@ -319,6 +319,9 @@ typedef struct amk_tune_opts {
     const amk_spec *spec;
     amk_shape shape;
     const amk_target *target;      /* when the evaluator names none */
+    int target_named;              /* the user named target (amk_target_named): the backend
+                                      tunes for it; else for its own device's (a sim: the
+                                      recorded device's, not the default's) */
     amk_evaluator *ev;             /* borrowed */
     const char *backend;           /* as asked for ("auto", "sim:FILE", ...) */
     const char *objective;         /* --objective: time, energy or edp, or the field a Kernel

@@ -153,7 +153,7 @@ static int tune_group(const amk_tune_opts *o, const amk_device_group *g, const c
 {
     amk_backend_opts bo;
     memset(&bo, 0, sizeof bo);
-    bo.target = o->target->key;
+    bo.target = o->target_named ? o->target->key : NULL;
     amk_backend_opts_objective(&bo, o->objective);
     bo.jobs = o->jobs;
     bo.regime = o->regime;

@@ -165,6 +165,19 @@ fastest = min(float(r["latency_us"]) for r in rows)
 assert abs(best["latency_us"] - fastest) <= 0.02 * fastest, (best, fastest)
 EOF
 pass
+# A sweep recorded on another GPU (an H200, whose bandwidth puts gemv's fastest rows below
+# an H100's roofline floor) replays on its own device's target unless --target names one:
+# its fastest row is the best. Named h100, those rows are withheld as too fast for it.
+H200="$SRC/tests/fixtures/sim/gemv-h200.tsv"
+GEMV=(gemv --shape N=14336,K=4096,dtype=bf16 --strategy exhaustive --budget 0)
+run loop "${GEMV[@]}" --backend "sim:$H200" --results h200.tsv --best h200.json
+expect_rc 0
+expect_py "$WORK/out" 'abs(d["best"]["latency_us"] - 30.656) < 1e-3 and d["device"] == "NVIDIA H200 (replayed)"'
+run loop "${GEMV[@]}" --backend "sim:$H200" --results h100.tsv --best h100.json --target h100
+expect_rc 0
+expect_py "$WORK/out" 'd["best"]["latency_us"] > 35'
+[ "$(tsv_col h100.tsv status | grep -c withheld)" = 5 ] || fail "--target h100: the H200's 5 fastest rows were not withheld"
+pass
 # evaluate on sim: a recorded config replays its number; an absent one is not_recorded.
 dropped=$(python3 - sweep.tsv <<'EOF'
 import json, sys

@@ -90,6 +90,7 @@ typedef struct kernel_obj {
     amk_registry *reg;
     const amk_spec *spec; /* borrowed from reg */
     amk_target target;    /* with measured ceilings, as the CLI resolves it */
+    int target_named;     /* target=, or $AMK_TARGET (amk_target_named): the backend's */
 } kernel_obj;
 
 static void kernel_dealloc(kernel_obj *k)
@@ -126,6 +127,7 @@ static int kernel_init(kernel_obj *k, PyObject *args, PyObject *kw)
         return -1;
     }
     amk_target_with_ceilings(t, &k->target);
+    k->target_named = amk_target_named(target) != NULL;
     return 0;
 }
 
@@ -667,7 +669,8 @@ static PyObject *kernel_tune(kernel_obj *k, PyObject *args, PyObject *kw)
         free(ids);
         return NULL;
     }
-    amk_tune_opts o = {.spec = k->spec, .shape = sh, .target = &k->target, .backend = backend,
+    amk_tune_opts o = {.spec = k->spec, .shape = sh, .target = &k->target,
+                       .target_named = k->target_named, .backend = backend,
                        .strategy = strategy, .seed = seed, .budget = budget,
                        .time_limit_s = time_limit, .batch = batch, .min_gain = min_gain,
                        .results_path = results, .best_path = best, .resume = resume,
@@ -985,7 +988,7 @@ static PyObject *mod_evaluate(PyObject *self, PyObject *args, PyObject *kw)
         return raise_diag(e, &d, -1, "config");
     }
     amk_target_with_ceilings(t, &tc);
-    amk_backend_opts bo = {.target = tc.key, .devices = ndev ? devs : NULL, .ndevices = ndev,
+    amk_backend_opts bo = {.target = amk_target_named(target) ? tc.key : NULL, .devices = ndev ? devs : NULL, .ndevices = ndev,
                            .regime = regime};
     amk_backend_opts_objective(&bo, objective);
     amk_evaluate_opts eo = {&cfg, backend, &bo, &tc, results};
