@@ -531,13 +531,14 @@ static void on_done(const amk_tune_result *r, const amk_device_group *g, void *u
         Py_XDECREF(x);
     }
     PyObject *s = devs ? Py_BuildValue(
-        "{s:s,s:s,s:s,s:s,s:s,s:N,s:i,s:L,s:L,s:L,s:O,s:d,s:N,s:{s:s,s:N,s:N,s:s,s:s},s:s}",
+        "{s:s,s:s,s:s,s:s,s:s,s:N,s:i,s:L,s:L,s:L,s:O,s:d,s:N,s:N,s:{s:s,s:N,s:N,s:s,s:s},"
+        "s:s}",
         "kernel", amk_spec_name(t->spec), "shape", r->shape, "backend", r->backend,
         "device", r->device, "target", r->target ? r->target->key : "", "devices", devs,
         "parallelism", r->parallelism, "trials", (long long)r->loop.trials, "first_trial",
         (long long)r->loop.first_trial, "last_trial", (long long)r->loop.last_trial,
         "exhausted", r->loop.exhausted ? Py_True : Py_False, "elapsed_s", r->loop.elapsed_s,
-        "best", incumbent_dict(&r->loop.best), "vs_default", "config_id", vd->config_id,
+        "setup_s", num_or_none(r->loop.setup_s), "best", incumbent_dict(&r->loop.best), "vs_default", "config_id", vd->config_id,
         "default_latency_us", num_or_none(vd->default_us), "speedup",
         num_or_none(vd->speedup), "reason", isfinite(vd->speedup) ? "" : vd->reason, "beside",
         vd->beside,

@@ -180,8 +180,19 @@ class TestCommands(Tmp):
                      best=None, exclude=ids[4:], progress=False)
         self.assertEqual(s["trials"], 4)
         self.assertTrue(s["exhausted"])
+        self.assertIsNone(s["setup_s"])  # a GPU run's set-up; the model has none
         if HAVE_PANDAS:
             self.assertEqual(sorted(amk.read_results("r.tsv")["config_id"]), sorted(keep))
+
+    def test_sim_replays_on_the_recorded_devices_target(self):
+        # An H200 sweep: its fastest gemv rows lie below an H100's roofline floor. With no
+        # target named the replay judges them on the H200's, as `amk loop` does.
+        sweep = os.path.join(FIX, "sim", "gemv-h200.tsv")
+        sp = amk.Space("gemv", shape="N=14336,K=4096,dtype=bf16")
+        s = amk.loop(sp, backend="sim:" + sweep, strategy="exhaustive", budget=0,
+                     results="h200.tsv", best=None, progress=False)
+        self.assertAlmostEqual(s["best"]["latency_us"], 30.656, places=3)
+        self.assertEqual(s["device"], "NVIDIA H200 (replayed)")
 
     def test_report_export_lookup_match_the_cli(self):
         res = os.path.join(FIX, "export", "results.tsv")
