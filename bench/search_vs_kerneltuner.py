@@ -148,6 +148,24 @@ def record_cost_s(e):
     return c / 1000.0
 
 
+def time_end(base, stats, t0, t_end):
+    """(end, clipped): the time budget's end, or just before the time by which calculated
+    random search holds the optimum for certain, where it comes first. Many configs tied at
+    the optimum on a small space (amk's quant_per_tensor and softmax sweeps) bring that
+    time inside the cutoff + 10 %, and the standardised score divides by random's distance
+    to the optimum. The baseline's curve depends on the grid it is computed over
+    (smoothing), so the end is checked again on each shorter grid."""
+    opt, clipped = stats.total_performance_absolute_optimum(), False
+    for _ in range(20):
+        grid = np.linspace(t0, t_end, RESOLUTION)
+        gap = base.get_curve(grid, "time") - opt
+        reached = np.flatnonzero(gap <= 1e-9 * gap[0])  # equal but for rounding
+        if not reached.size:
+            break
+        t_end, clipped = grid[max(reached[0] - 1, 1)], True
+    return t_end, clipped
+
+
 def run_steps(keys, value, cost, kept=None):
     """Cumulative recorded cost and best-so-far recorded time (NaN until the first valid
     config) after each config tried, in this order (repeats cost nothing, change nothing;
@@ -235,11 +253,16 @@ class Space(KtSpace):
                 CUTOFF_START, CUTOFF)
         self.baseline = RandomSearchCalculatedBaseline(self.stats)
         # the package's calculate_budget adds a 10 % margin to the cutoff time
-        self.t_start, self.t_end = t_start, t_end * 1.1
+        self.t_start = t_start
+        self.t_end, self.clipped = time_end(self.baseline, self.stats, t_start, t_end * 1.1)
+        if self.clipped:
+            print(f"  {self.name}: the time budget ends at {self.t_end:.3g} s, before the "
+                  f"cutoff + 10 % ({t_end * 1.1:.3g} s): calculated random search holds the "
+                  "optimum for certain there", file=sys.stderr)
         self.time_range = np.linspace(self.t_start, self.t_end, RESOLUTION)
         # the range the package scores over (report_experiments.get_aggregation_data): the
         # cutoff time itself, without the margin its budget adds
-        self.package_range = np.linspace(t_start, t_end, RESOLUTION)
+        self.package_range = np.linspace(t_start, min(t_end, self.t_end), RESOLUTION)
         self.worst = np.nanmax(list(self.value.values()))
         self.optimum = np.nanmin(list(self.value.values()))
         self.fevals_budget = int(self.baseline.time_to_fevals(np.array([self.t_end]))[0])
@@ -418,7 +441,7 @@ def kt_tune(space, strategy, seed, opts, recorded_clock=False):
     spent = kt_util.TuningBudget.get_time_spent
     if recorded_clock:
         kt_util.TuningBudget.get_time_spent = lambda self: (
-            self.time_spent_extra if self.num_fevals >= EVALS[-1] else timedelta(0))
+            self.time_spent_extra if self.num_fevals >= evals_cap(space) else timedelta(0))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -436,6 +459,13 @@ def kt_cap(space):
     calculated random search makes in the budget, at least 200 (strategies that revisit
     configs otherwise run for many minutes without adding one the common clock counts)."""
     return max(EVALS[-1], 2 * space.fevals_budget)
+
+
+def evals_cap(space):
+    """200 distinct configs, or every recorded config of a smaller space (amk's sweeps of
+    104-346 configs): a strategy that revisits configs never reaches 200 there, and its run
+    would not end."""
+    return min(EVALS[-1], len(space.recorded))
 
 
 def kt_evals_only(args, strategy, pair):
@@ -470,13 +500,14 @@ def run_kt(space, strategy, seed, kt_cache=None, evals_only=False):
         return d, d["wall"]
     t0 = time.perf_counter()
     if evals_only:
-        d = {"evals": kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})}
+        d = {"evals": kt_tune(space, strategy, seed, {"max_fevals": evals_cap(space)})}
     else:
-        d = {"time": kt_tune(space, strategy, seed, {"time_limit": space.t_end * 1.1 + 60,
-                                                     "max_fevals": kt_cap(space)},
+        d = {"time": kt_tune(space, strategy, seed,
+                             {"time_limit": space.t_end * 1.1 + 60,
+                              "max_fevals": min(kt_cap(space), len(space.recorded))},
                              recorded_clock=True)}
-        if len(set(d["time"])) < EVALS[-1]:
-            d["evals"] = kt_tune(space, strategy, seed, {"max_fevals": EVALS[-1]})
+        if len(set(d["time"])) < evals_cap(space):
+            d["evals"] = kt_tune(space, strategy, seed, {"max_fevals": evals_cap(space)})
         else:
             d["evals"] = d["time"]
     d["wall"] = time.perf_counter() - t0
@@ -780,23 +811,7 @@ def sweep_baseline(kernel, lat, work, cost=None):
                                       full_validate=False)
         f0, f1, t0, t1 = stats.cutoff_point_fevals_time_start_end(CUTOFF_START, CUTOFF)
         base = RandomSearchCalculatedBaseline(stats)
-        t_range = None
-        if timed:
-            # On a small space the margin can reach past the time by which random search
-            # has the optimum for certain; the standardised score divides by its distance to
-            # the optimum, so the budget ends just before (the third item says so).
-            # The baseline's curve depends on the grid it is computed over (smoothing), so
-            # the end is checked again on each shorter grid.
-            t_end, clipped = t1 * 1.1, False
-            opt = stats.total_performance_absolute_optimum()
-            for _ in range(20):
-                grid = np.linspace(t0, t_end, RESOLUTION)
-                gap = base.get_curve(grid, "time") - opt
-                reached = np.flatnonzero(gap <= 1e-9 * gap[0])  # equal but for rounding
-                if not reached.size:
-                    break
-                t_end, clipped = grid[max(reached[0] - 1, 1)], True
-            t_range = (t0, t_end, clipped)
+        t_range = (t0, *time_end(base, stats, t0, t1 * 1.1)) if timed else None
     return base, f0, int(np.ceil(f1 * 1.1)), t_range
 
 

@@ -18,7 +18,9 @@
 # marked). --sweeps: amk's strategies on amk's recorded sweeps instead
 # (space_defs/data/*.tsv, or --sweeps-dir; sweeps.md), over evaluations and, for a sweep
 # whose rows record their trials' cost (results v4, e.g. bench/record_sweeps.sh's), over
-# time too. Every cachefile table scores both budgets: time and evaluations.
+# time too. Every cachefile table scores both budgets: time and evaluations. Kernel Tuner's
+# strategies beside amk's on those sweeps: bench/sweeps_to_hub.py SWEEPS_DIR HUB, then
+# --cachefiles HUB/cachefiles --replay-partial (each sweep a pair of its recorded configs).
 # --quick: a smoke test (one space, 2 seeds, 3 Kernel Tuner strategies; about 10 s).
 # Environment: BUILD (build/), AMK ($BUILD/amk), VENV ($BUILD/bench-venv, built with pip from
 # bench/search_vs_kerneltuner.requirements.txt), OUT, JOBS (one per core),

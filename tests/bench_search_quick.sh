@@ -152,4 +152,16 @@ AMK="$AMK" BUILD="$BUILD" OUT="$OUT/s4-out" VENV_FAIL_RC=77 JOBS=2 \
     >"$OUT/s4.log" 2>&1 || { cat "$OUT/s4.log"; echo "FAIL: --sweeps on a v4 sweep"; exit 1; }
 grep -q '^| gemm_wgmma | [0-9.]* | 0\.9[0-9]* ± [0-9.]* | -\?[0-9.]* ± ' "$OUT/s4-out/sweeps.md" ||
     { cat "$OUT/s4-out/sweeps.md"; echo "FAIL: the v4 sweep has no time score (evolve > 0.9)"; exit 1; }
+# the same sweep as a benchmark_hub pair (bench/sweeps_to_hub.py): Kernel Tuner's strategies
+# beside amk's on it, the recorded configs only (--replay-partial)
+python3 "$SRC/bench/sweeps_to_hub.py" "$SRC/tests/fixtures/sweeps-v4" "$OUT/hub" --gpu H100 \
+    --amk "$AMK" >"$OUT/h.log" 2>&1 || { cat "$OUT/h.log"; echo "FAIL: sweeps_to_hub"; exit 1; }
+grep -q 'sweep_gemm_wgmma/H100: 104 configs' "$OUT/h.log" || { cat "$OUT/h.log"; echo "FAIL: sweeps_to_hub's count"; exit 1; }
+AMK="$AMK" BUILD="$BUILD" OUT="$OUT/h-out" VENV_FAIL_RC=77 JOBS=2 \
+    bash "$SRC/bench/search_vs_kerneltuner.sh" --cachefiles "$OUT/hub/cachefiles" --pairs all \
+    --replay-partial --seeds 2 --amk-strategies evolve --kt-strategies genetic_algorithm \
+    --no-package >"$OUT/hb.log" 2>&1 || { cat "$OUT/hb.log"; echo "FAIL: a sweep as a pair"; exit 1; }
+grep -q '^| amk evolve (default) | 0\.9[0-9]* ± [0-9.]* | ' "$OUT/h-out/table.md" &&
+    grep -q '^| KT genetic_algorithm | -\?[0-9.]* ± ' "$OUT/h-out/table.md" ||
+    { cat "$OUT/h-out/table.md"; echo "FAIL: the sweep's pair lacks amk's or Kernel Tuner's time score"; exit 1; }
 echo "ok: bench_search_quick"
