@@ -14,6 +14,8 @@ Tuner's space to the recorded configs and lets amk search exactly those.
 usage: bench/sweeps_to_hub.py SWEEPS_DIR OUT [--gpu NAME] [--amk build/amk]
   then: bench/search_vs_kerneltuner.sh --cachefiles OUT/cachefiles --replay-partial ...
 Every row must carry cost_s (results v4); a sweep whose rows lack it is left out, named.
+A sweep of a sample (bench/record_sweeps.sh's 2000 random configs of a large space) is
+converted too, and said to be one: Kernel Tuner's neighbourhood strategies stall there.
 """
 import argparse
 import csv
@@ -47,7 +49,8 @@ def convert(tsv, out, gpu, amk):
         print(f"sweeps_to_hub: {tsv}: rows without cost_s (results v4); left out",
               file=sys.stderr)
         return None
-    space = json.loads(subprocess.run([amk, "--quiet", "space", kernel, "--shape", shape],
+    space = json.loads(subprocess.run([amk, "--quiet", "space", kernel, "--shape", shape,
+                                       "--exact"],
                                       check=True, capture_output=True, text=True).stdout)
     params = [json.loads(r["params"]) for r in rows]
     names = list(params[0])
@@ -87,7 +90,7 @@ def convert(tsv, out, gpu, amk):
     (out / "cachefiles" / name).mkdir(parents=True, exist_ok=True)
     (out / "spaces" / f"{name}.json").write_text(json.dumps(t1, indent=1))
     (out / "cachefiles" / name / f"{gpu}.json").write_text(json.dumps(kt))
-    return name, len(cache)
+    return name, len(cache), space["valid_count"]
 
 
 def main():
@@ -100,7 +103,12 @@ def main():
     for tsv in sorted(a.sweeps_dir.glob("*.tsv")):
         got = convert(tsv, a.out, a.gpu, a.amk)
         if got:
-            print(f"sweeps_to_hub: {got[0]}/{a.gpu}: {got[1]} configs")
+            name, n, valid = got
+            print(f"sweeps_to_hub: {name}/{a.gpu}: {n} configs" +
+                  (" (every valid config)" if n >= valid else
+                   f" (a sample of {valid} valid configs: its configs have few recorded "
+                   "neighbours, and Kernel Tuner's neighbourhood strategies, greedy_ils "
+                   "first, can take minutes a run to find an unvisited one)"))
 
 
 if __name__ == "__main__":
