@@ -271,7 +271,8 @@ class Space(KtSpace):
         """best ÷ optimum of what the tool hands back after n distinct evaluations, n in
         EVALS: with kept (amk), the latest kept config among the first n; without (Kernel
         Tuner returns the best it evaluated), the best of the first n. NaN when the run
-        stopped before n or had nothing valid by then."""
+        stopped before n or had nothing valid by then; a run that evaluated every config of
+        a space smaller than n hands back what it had at its end (amk's runs do too)."""
         out, seen, best, inc = {}, set(), np.nan, np.nan
         uniq = []
         for i, k in enumerate(keys):
@@ -284,8 +285,10 @@ class Space(KtSpace):
             if kept is not None and kept[i]:
                 inc = v
             uniq.append(inc if kept is not None else best)
+        covered = len(uniq) >= len(self.value)
         for n in EVALS:
-            out[n] = uniq[n - 1] / self.optimum if len(uniq) >= n else np.nan
+            out[n] = uniq[min(n, len(uniq)) - 1] / self.optimum \
+                if uniq and (len(uniq) >= n or covered) else np.nan
         return out
 
     def steps(self, keys, kept=None):
