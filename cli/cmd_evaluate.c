@@ -55,8 +55,9 @@ int cli_cmd_evaluate(cli_ctx *ctx, int argc, char **argv)
         return rc;
 
     /* --devices all (n = 0): every device of device 0's model. */
-    amk_backend_opts bo = {.target = amk_target_named(ctx->target) ? t->key : NULL, .devices = devs.n ? devs.idx : NULL,
-                           .ndevices = devs.n, .regime = regime};
+    amk_backend_opts bo = {.target = amk_target_named(ctx->target) ? t->key : NULL,
+                           .devices = devs.n ? devs.idx : NULL, .ndevices = devs.n,
+                           .regime = regime};
     amk_backend_opts_objective(&bo, objective);
     amk_evaluate_opts eo = {&cfg, backend, &bo, t, results};
     amk_evaluate_result r;

@@ -160,7 +160,8 @@ int cli_cmd_loop(cli_ctx *ctx, int argc, char **argv)
         return rc;
 
     amk_tune_opts o = {.spec = s, .shape = sh, .target = t,
-                       .target_named = amk_target_named(ctx->target) != NULL, .backend = backend,
+                       .target_named = amk_target_named(ctx->target) != NULL,
+                       .backend = backend,
                        .objective = objective,
                        .strategy = strategy, .seed = (uint64_t)seed, .no_default = no_default,
                        .budget = budget,

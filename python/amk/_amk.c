@@ -538,7 +538,8 @@ static void on_done(const amk_tune_result *r, const amk_device_group *g, void *u
         "parallelism", r->parallelism, "trials", (long long)r->loop.trials, "first_trial",
         (long long)r->loop.first_trial, "last_trial", (long long)r->loop.last_trial,
         "exhausted", r->loop.exhausted ? Py_True : Py_False, "elapsed_s", r->loop.elapsed_s,
-        "setup_s", num_or_none(r->loop.setup_s), "best", incumbent_dict(&r->loop.best), "vs_default", "config_id", vd->config_id,
+        "setup_s", num_or_none(r->loop.setup_s), "best", incumbent_dict(&r->loop.best),
+        "vs_default", "config_id", vd->config_id,
         "default_latency_us", num_or_none(vd->default_us), "speedup",
         num_or_none(vd->speedup), "reason", isfinite(vd->speedup) ? "" : vd->reason, "beside",
         vd->beside,
@@ -989,8 +990,8 @@ static PyObject *mod_evaluate(PyObject *self, PyObject *args, PyObject *kw)
         return raise_diag(e, &d, -1, "config");
     }
     amk_target_with_ceilings(t, &tc);
-    amk_backend_opts bo = {.target = amk_target_named(target) ? tc.key : NULL, .devices = ndev ? devs : NULL, .ndevices = ndev,
-                           .regime = regime};
+    amk_backend_opts bo = {.target = amk_target_named(target) ? tc.key : NULL,
+                           .devices = ndev ? devs : NULL, .ndevices = ndev, .regime = regime};
     amk_backend_opts_objective(&bo, objective);
     amk_evaluate_opts eo = {&cfg, backend, &bo, &tc, results};
     amk_evaluate_result r;
