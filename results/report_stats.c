@@ -281,19 +281,24 @@ static int trace_add(void *state, const amk_row *r, size_t file)
 }
 
 size_t amk__trace_to_within(const amk__stat_trace *t, size_t f, const amk_row *ref,
-                            int64_t *trial)
+                            int64_t *trial, double *cost_s)
 {
     size_t k = 0;
-    double ref_us = amk_row_has_evidence(ref) ? ref->latency_us : NAN;
+    double ref_us = amk_row_has_evidence(ref) ? ref->latency_us : NAN, cost = 0;
+    if (cost_s)
+        *cost_s = NAN;
     for (size_t i = 0; i < t->n && isfinite(ref_us); i++) {
         const amk__trace_pt *p = &t->pts[i];
         if (p->file != f)
             continue;
         k++;
+        cost += p->cost_s; /* NAN once one is unknown */
         /* in the best's clock state when both were timed beside its peer, as the rule */
         double held = amk_peer_scaled(p->latency_us, p->peer, p->peer_us, ref->peer, ref->peer_us);
         if (p->measured && (isfinite(held) ? held : p->latency_us) <= ref_us * 1.01) {
             *trial = p->trial;
+            if (cost_s)
+                *cost_s = cost;
             return k;
         }
     }
@@ -309,7 +314,7 @@ int amk__trace_files(const amk__stat_trace *t, size_t nfiles_max, amk__convergen
         amk__convergence *c = &out[n];
         memset(c, 0, sizeof *c);
         c->file = f;
-        c->best_us = c->cost_to_within_s = NAN;
+        c->best_us = NAN;
         c->cost_s = 0;
         for (size_t i = 0; i < t->n; i++)
             if (t->pts[i].file == f) {
@@ -322,16 +327,7 @@ int amk__trace_files(const amk__stat_trace *t, size_t nfiles_max, amk__convergen
                                                              : NULL;
         if (amk_row_has_evidence(b))
             c->best_us = b->latency_us;
-        c->to_within_1pct = amk__trace_to_within(t, f, b, &c->trial);
-        if (c->to_within_1pct) {
-            size_t k = 0;
-            c->cost_to_within_s = 0;
-            for (size_t i = 0; i < t->n && k < c->to_within_1pct; i++)
-                if (t->pts[i].file == f) {
-                    k++;
-                    c->cost_to_within_s += t->pts[i].cost_s;
-                }
-        }
+        c->to_within_1pct = amk__trace_to_within(t, f, b, &c->trial, &c->cost_to_within_s);
         n++;
     }
     return n;
@@ -373,7 +369,7 @@ static void trace_json(const void *state, const amk_report *rep, cJSON *group)
     int64_t trial = 0;
     if (b)
         cJSON_AddNumberToObject(group, "trials_to_within_1pct",
-                                (double)amk__trace_to_within(t, bf, b, &trial));
+                                (double)amk__trace_to_within(t, bf, b, &trial, NULL));
     else
         cJSON_AddNullToObject(group, "trials_to_within_1pct");
     free(cv);

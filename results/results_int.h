@@ -128,9 +128,10 @@ typedef struct amk__convergence {
 int amk__trace_files(const amk__stat_trace *t, size_t nfiles, amk__convergence *out);
 /* In file f: rows read until the first measured (or replayed) latency within 1% of ref's
  * (held in ref's clock state when both were timed beside its peer: amk_peer_scaled; 0 when
- * none, or ref has no evidence), and that row's trial in *trial. */
+ * none, or ref has no evidence), that row's trial in *trial and, when cost_s is not NULL,
+ * the recorded cost of the rows read in *cost_s (NAN when one has none, or no row is). */
 size_t amk__trace_to_within(const amk__stat_trace *t, size_t f, const amk_row *ref,
-                            int64_t *trial);
+                            int64_t *trial, double *cost_s);
 
 /* Measured (ok, measured/replayed) against predicted latency. */
 typedef struct amk__stat_model {
