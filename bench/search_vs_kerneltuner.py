@@ -212,6 +212,7 @@ class KtSpace:
     def _load(self, kernel, gpu, cachefile, t1, work, partial):
         """Sets what a Kernel Tuner run needs; the cachefile's contents, read once."""
         self.kernel, self.gpu, self.t1 = kernel, gpu, Path(t1)
+        self.values_reversed = self.t1.parent.name == VALUES_REVERSED
         self.name = f"{kernel}/{gpu}"
         self.cachefile_gz = cachefile
         self.digest = hashlib.sha256(Path(cachefile).read_bytes()).hexdigest()[:16]
@@ -484,7 +485,9 @@ def kt_cache_path(space, strategy, seed, kt_cache, evals_only=False):
     ver = getattr(kernel_tuner, "__version__", "unknown")
     # a time-limited run stops on the common clock (kt_tune's recorded_clock): "-rc"
     tail = f"-evals{EVALS[-1]}" if evals_only else "-rc"
-    return Path(kt_cache) / space.kernel / space.gpu / space.digest / \
+    # the same cachefile in another presentation is another run
+    digest = space.digest + ("-" + VALUES_REVERSED if space.values_reversed else "")
+    return Path(kt_cache) / space.kernel / space.gpu / digest / \
         f"kt{ver}-{strategy}-{seed}{tail}.json"
 
 
@@ -643,6 +646,8 @@ def find_pairs(args):
             if t1 is None:
                 print(f"  {d.name}/{gpu}: no T1 space {d.name}.json; left out", file=sys.stderr)
                 continue
+            if args.values_reversed:
+                t1 = values_reversed(t1, Path(args.work) / VALUES_REVERSED)
             found.append((d.name, gpu, f, t1))
     if args.pairs != "all":
         want = [p for p in args.pairs.split(",") if p]
@@ -659,6 +664,25 @@ def find_pairs(args):
         if not found:
             sys.exit(f"--check-package: no cachefile for {args.check_package} in {cdir}")
     return found
+
+
+VALUES_REVERSED = "values-reversed"
+
+
+def values_reversed(t1, folder):
+    """A copy of a T1 space in folder/ with each param's values listed in reverse order: the
+    same space, cachefile and Default, presented otherwise. A strategy that walks the values
+    by their neighbours sees the same landscape; one that reads the listing order (Kernel
+    Tuner 1.5's Latin hypercube sample is evaluated in the space's order) does not."""
+    d = json.loads(Path(t1).read_text())
+    for p in d["ConfigurationSpace"]["TuningParameters"]:
+        vals = p["Values"]
+        p["Values"] = json.dumps(json.loads(vals)[::-1]) if isinstance(vals, str) \
+            else vals[::-1]
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / Path(t1).name
+    out.write_text(json.dumps(d, indent=1))
+    return out
 
 
 def _kt_run_task(t):
@@ -1248,6 +1272,9 @@ def report(spaces, results, args, timing):
             "between "
             "the calculated random search (0) and the optimum (1); mean ± standard deviation "
             f"over {args.seeds} seeds; aggregate = mean over the spaces.\n")
+    if args.values_reversed:
+        text += ("\n--values-reversed: every T1 space listed each param's values in reverse "
+                 "order (same cachefiles, same Default).\n")
     if pkg:
         text += ("\nThe package's own estimator (isotonic fit through the pooled runs of each "
                  "strategy, RandomSearchCalculatedBaseline, the package's time range; its fit "
@@ -1322,7 +1349,8 @@ def report(spaces, results, args, timing):
                             for ts in strategies},
          "time_score_upper_bound": {label(ts): {n_: upper[ts][n_] for n_ in names}
                                     for ts in strategies if any(low[(ts, n_)] for n_ in names)},
-         "pair_verdicts": vjson, "target_as_written": tjson}, indent=1))
+         "pair_verdicts": vjson, "target_as_written": tjson,
+         "values_reversed": args.values_reversed}, indent=1))
 
     fig, axes = plt.subplots(1, len(names) + 1, figsize=(4.2 * (len(names) + 1), 4.2),
                              sharey=True, squeeze=False)
@@ -1400,6 +1428,11 @@ def main():
     ap.add_argument("--amk-kept", action="store_true",
                     help="time curve of amk: the incumbent its results' kept column records "
                     "instead of the fastest row so far (what best.json hands back on replays)")
+    ap.add_argument("--values-reversed", action="store_true",
+                    help="present each T1 space with every param's values in reverse order "
+                    "(same cachefiles, same Default): a strategy's score should not depend on "
+                    "the order a file lists its values (amk sorts numeric values on import); "
+                    "Kernel Tuner's runs are cached apart")
     ap.add_argument("--no-package", action="store_true",
                     help="skip the package's own (slower) estimator")
     ap.add_argument("--work", required=True, help="scratch folder (imported specs, runs)")
@@ -1432,6 +1465,11 @@ def main():
         args.seeds = min(args.seeds, 2)
         args.kt_strategies = ["random_sample", "genetic_algorithm", "greedy_ils"]
     args.cachefiles = args.cachefiles or str(Path(args.hub) / "cachefiles")
+    if args.values_reversed:
+        if args.sweeps:
+            sys.exit("--values-reversed: the cachefiles' T1 spaces only, not --sweeps")
+        # amk's specs are imported once per work folder: the reversed ones go apart
+        args.work = str(Path(args.work) / VALUES_REVERSED)
     if args.kt_runs_only:
         kt_runs_only(args)
         return
