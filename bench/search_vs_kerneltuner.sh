@@ -7,7 +7,7 @@
 #   bench/search_vs_kerneltuner.sh [--quick] [--seeds N] [--cachefiles DIR] [--pairs all|K/G,...]
 #                                  [--kt-cache DIR] [--amk-strategies L] [--kt-strategies L]
 #                                  [--kt-evals-only L] [--kt-cached-only] [--replay-partial]
-#                                  [--sweeps all|K,...] [--sweeps-dir DIR]
+#                                  [--sweeps all|K,...] [--sweeps-dir DIR] [--values-reversed]
 # --cachefiles: a benchmark_hub snapshot's cachefiles/ (fetched at run time; default the
 # shipped subset); --pairs: which KERNEL/GPU pairs (partial cachefiles are left out, listed,
 # unless --replay-partial: then replayed as their recorded configs);
@@ -21,6 +21,10 @@
 # time too. Every cachefile table scores both budgets: time and evaluations. Kernel Tuner's
 # strategies beside amk's on those sweeps: bench/sweeps_to_hub.py SWEEPS_DIR HUB, then
 # --cachefiles HUB/cachefiles --replay-partial (each sweep a pair of its recorded configs).
+# --values-reversed: each T1 space with every param's values listed in reverse order (same
+# cachefiles, same Default): amk sorts numeric values on import and scores the same; a
+# strategy that reads the listing order does not (bench/presentations.py puts two runs side
+# by side).
 # --quick: a smoke test (one space, 2 seeds, 3 Kernel Tuner strategies; about 10 s).
 # Environment: BUILD (build/), AMK ($BUILD/amk), VENV ($BUILD/bench-venv, built with pip from
 # bench/search_vs_kerneltuner.requirements.txt), OUT, JOBS (one per core),
