@@ -212,6 +212,7 @@ class KtSpace:
     def _load(self, kernel, gpu, cachefile, t1, work, partial):
         """Sets what a Kernel Tuner run needs; the cachefile's contents, read once."""
         self.kernel, self.gpu, self.t1 = kernel, gpu, Path(t1)
+        # values_reversed() writes its copies to a folder of that name
         self.values_reversed = self.t1.parent.name == VALUES_REVERSED
         self.name = f"{kernel}/{gpu}"
         self.cachefile_gz = cachefile
@@ -677,8 +678,12 @@ def values_reversed(t1, folder):
     d = json.loads(Path(t1).read_text())
     for p in d["ConfigurationSpace"]["TuningParameters"]:
         vals = p["Values"]
-        p["Values"] = json.dumps(json.loads(vals)[::-1]) if isinstance(vals, str) \
-            else vals[::-1]
+        try:
+            p["Values"] = json.dumps(json.loads(vals)[::-1]) if isinstance(vals, str) \
+                else vals[::-1]
+        except (ValueError, TypeError):
+            sys.exit(f"--values-reversed: {t1}: param {p.get('Name')}: Values {vals!r} is not "
+                     "a list (a Python expression is not reversed here)")
     folder.mkdir(parents=True, exist_ok=True)
     out = folder / Path(t1).name
     out.write_text(json.dumps(d, indent=1))
