@@ -94,7 +94,9 @@ def main():
     ts_of = {lab: ("amk", lab.split()[1]) if lab.startswith("amk ") else ("kt", lab[3:])
              for lab in strategies}
     label = {ts: lab for lab, ts in ts_of.items()}.get
-    pkg = {(ts_of[s], p): both[(s, p)][2] for s in strategies for p in pairs}
+    # a strategy without a package estimate on a pair is never the best there
+    pkg = {(ts_of[s], p): -math.inf if math.isnan(both[(s, p)][2]) else both[(s, p)][2]
+           for s in strategies for p in pairs}
     sd = {(ts_of[s], p): math.hypot(*(d["package_score_draws_sd"][s][p] or 0.0
                                       for d in (fwd, rev))) / 2
           for s in strategies for p in pairs}
