@@ -447,6 +447,7 @@ def kt_tune(space, strategy, seed, opts, recorded_clock=False):
     if recorded_clock:
         kt_util.TuningBudget.get_time_spent = lambda self: (
             self.time_spent_extra if self.num_fevals >= evals_cap(space) else timedelta(0))
+    lhs = seed_latin_hypercube(seed)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -456,7 +457,37 @@ def kt_tune(space, strategy, seed, opts, recorded_clock=False):
                                  verbose=False, quiet=True)
     finally:
         kt_util.TuningBudget.get_time_spent = spent
+        lhs()
     return [",".join(str(r[k]) for k in space.keys) for r in res]
+
+
+# Kernel Tuner 1.5 strategies that draw a Latin hypercube sample (bayes_opt's initial
+# sample; diff_evo's first population, through Searchspace.get_LHS_sample)
+LHS_STRATEGIES = ("bayes_opt", "diff_evo")
+
+
+def seed_latin_hypercube(seed):
+    """Makes the run's Latin hypercube samples follow its seed: Kernel Tuner 1.5 builds
+    scipy's LatinHypercube without one, so np.random.seed does not reach it and a seed's
+    bayes_opt or diff_evo run differed from one run to the next. Each sampler built while
+    this is on draws from default_rng([seed, k]) for the k-th one (the strategy's own
+    np.random stream is left untouched). Returns the function that puts scipy back."""
+    from scipy.stats import qmc
+    import kernel_tuner.strategies.bayes_opt as kt_bo
+    stock, made = qmc.LatinHypercube, [0]
+
+    def seeded(*a, **kw):
+        if kw.get("rng") is None and kw.get("seed") is None:
+            kw.pop("seed", None)
+            kw["rng"] = np.random.default_rng([seed, made[0]])
+            made[0] += 1
+        return stock(*a, **kw)
+
+    qmc.LatinHypercube = kt_bo.LatinHypercube = seeded
+
+    def restore():
+        qmc.LatinHypercube = kt_bo.LatinHypercube = stock
+    return restore
 
 
 def kt_cap(space):
@@ -481,11 +512,16 @@ def kt_evals_only(args, strategy, pair):
 
 def kt_cache_path(space, strategy, seed, kt_cache, evals_only=False):
     """Where run_kt keeps a run: kt_cache/KERNEL/GPU/DIGEST/ (DIGEST: the cachefile's; the
-    Kernel Tuner version is part of the name; -evals200: a max_fevals=200 run only)."""
+    Kernel Tuner version is part of the name; -evals200: a max_fevals=200 run only; -lhs: a
+    run of LHS_STRATEGIES whose Latin hypercube follows its seed)."""
     import kernel_tuner
     ver = getattr(kernel_tuner, "__version__", "unknown")
     # a time-limited run stops on the common clock (kt_tune's recorded_clock): "-rc"
     tail = f"-evals{EVALS[-1]}" if evals_only else "-rc"
+    # a run whose Latin hypercube follows its seed (seed_latin_hypercube) is not one made
+    # before, whose sample was drawn unseeded
+    if strategy in LHS_STRATEGIES:
+        tail = "-lhs" + tail
     # the same cachefile in another presentation is another run
     digest = space.digest + ("-" + VALUES_REVERSED if space.values_reversed else "")
     return Path(kt_cache) / space.kernel / space.gpu / digest / \

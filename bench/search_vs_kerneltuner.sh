@@ -11,8 +11,10 @@
 # --cachefiles: a benchmark_hub snapshot's cachefiles/ (fetched at run time; default the
 # shipped subset); --pairs: which KERNEL/GPU pairs (partial cachefiles are left out, listed,
 # unless --replay-partial: then replayed as their recorded configs);
-# --kt-cache: keeps Kernel Tuner's simulated runs so they run once per pair, strategy, seed;
-# --kt-cached-only scores only what is there. --kt-evals-only: these Kernel Tuner strategies
+# --kt-cache: keeps Kernel Tuner's simulated runs so they run once per pair, strategy, seed
+# (a seed's run is the same on every machine: the Latin hypercube samples of bayes_opt and
+# diff_evo, which Kernel Tuner 1.5 draws unseeded, follow the seed here; those runs are
+# cached as "-lhs"); --kt-cached-only scores only what is there. --kt-evals-only: these Kernel Tuner strategies
 # (STRATEGY, or STRATEGY@KERNEL/GPU for one pair) run 200 evaluations only, scored on the
 # time budget up to where their recorded cost ends (between a lower and an upper bound,
 # marked). --sweeps: amk's strategies on amk's recorded sweeps instead

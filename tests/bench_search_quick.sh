@@ -157,6 +157,25 @@ grep -q '^| gemm_wgmma | [0-9.]* | 0\.9[0-9]* ± [0-9.]* | -\?[0-9.]* ± ' "$OUT
 python3 "$SRC/bench/sweeps_to_hub.py" "$SRC/tests/fixtures/sweeps-v4" "$OUT/hub" --gpu H100 \
     --amk "$AMK" >"$OUT/h.log" 2>&1 || { cat "$OUT/h.log"; echo "FAIL: sweeps_to_hub"; exit 1; }
 grep -q 'sweep_gemm_wgmma/H100: 104 configs' "$OUT/h.log" || { cat "$OUT/h.log"; echo "FAIL: sweeps_to_hub's count"; exit 1; }
+# Kernel Tuner's Latin hypercube samples follow the run's seed (bench's seed_latin_hypercube):
+# a seed's bayes_opt and diff_evo runs are the same twice, another seed's differ
+"$VENV/bin/python" - "$SRC/bench" "$OUT/hub" "$OUT/lhs-work" <<'PY' || { echo "FAIL: seeded Latin hypercube"; exit 1; }
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import search_vs_kerneltuner as b
+hub = Path(sys.argv[2])
+sp = b.KtSpace("sweep_gemm_wgmma", "H100", hub / "cachefiles/sweep_gemm_wgmma/H100.json",
+               hub / "spaces/sweep_gemm_wgmma.json", Path(sys.argv[3]))
+sp.partial = "recorded"  # 104 recorded of the T1 space's 144: Kernel Tuner kept to them
+for st in b.LHS_STRATEGIES:
+    a, again, other = (b.kt_tune(sp, st, s, {"max_fevals": 30}) for s in (1, 1, 2))
+    assert a == again, f"{st}: seed 1 gave two different runs"
+    assert a != other, f"{st}: seeds 1 and 2 gave the same run"
+from scipy.stats import qmc
+assert isinstance(qmc.LatinHypercube, type), "scipy's LatinHypercube was not put back"
+print("seeded Latin hypercube: ok")
+PY
 AMK="$AMK" BUILD="$BUILD" OUT="$OUT/h-out" VENV_FAIL_RC=77 JOBS=2 \
     bash "$SRC/bench/search_vs_kerneltuner.sh" --cachefiles "$OUT/hub/cachefiles" --pairs all \
     --replay-partial --seeds 2 --amk-strategies evolve --kt-strategies genetic_algorithm \
