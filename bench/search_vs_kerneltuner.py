@@ -443,11 +443,11 @@ def kt_tune(space, strategy, seed, opts, recorded_clock=False):
     np.random.seed(seed)
     random.seed(seed)
     opts = {**KT_OPTIONS.get(strategy, {}), **opts}
+    lhs = seed_latin_hypercube(seed)
     spent = kt_util.TuningBudget.get_time_spent
     if recorded_clock:
         kt_util.TuningBudget.get_time_spent = lambda self: (
             self.time_spent_extra if self.num_fevals >= evals_cap(space) else timedelta(0))
-    lhs = seed_latin_hypercube(seed)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
