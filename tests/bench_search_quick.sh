@@ -186,6 +186,16 @@ grep -q '^| amk evolve (default) | -\?[0-9.]* ± [0-9.]* | ' "$OUT/h-out/table.m
     { cat "$OUT/h-out/table.md"; echo "FAIL: the sweep's pair lacks amk's or Kernel Tuner's time score"; exit 1; }
 grep -q 'sweep_gemm_wgmma/H100 (104 of 144; complete)' "$OUT/h-out/table.md" ||
     { cat "$OUT/h-out/table.md"; echo "FAIL: the sweep's pair was not cut to its 104 recorded configs"; exit 1; }
+# --kt-cached-only: the runs above scored again from the cache alone, Kernel Tuner's the same
+AMK="$AMK" BUILD="$BUILD" OUT="$OUT/hc-out" VENV_FAIL_RC=77 JOBS=2 \
+    bash "$SRC/bench/search_vs_kerneltuner.sh" --cachefiles "$OUT/hub/cachefiles" --pairs all \
+    --replay-partial --seeds 2 --amk-strategies evolve --kt-strategies genetic_algorithm \
+    --kt-cache "$OUT/ktc" --kt-cached-only --no-package >"$OUT/hc.log" 2>&1 ||
+    { cat "$OUT/hc.log"; echo "FAIL: --kt-cached-only"; exit 1; }
+[ -n "$(grep '^| KT genetic_algorithm |' "$OUT/hc-out/table.md" | head -1)" ] &&
+[ "$(grep '^| KT genetic_algorithm |' "$OUT/h-out/table.md" | head -1)" = \
+  "$(grep '^| KT genetic_algorithm |' "$OUT/hc-out/table.md" | head -1)" ] ||
+    { echo "FAIL: Kernel Tuner's cached runs scored otherwise than when they were made"; exit 1; }
 # the same pair with each param's values listed in reverse order (--values-reversed): amk
 # sorts numeric values on import, so it scores exactly as before; Kernel Tuner's runs of the
 # other presentation are made and cached apart, not read from the first one's
