@@ -14,10 +14,10 @@
 # --kt-cache: keeps Kernel Tuner's simulated runs so they run once per pair, strategy, seed
 # (a seed's run is the same on every machine: the Latin hypercube samples of bayes_opt and
 # diff_evo, which Kernel Tuner 1.5 draws unseeded, follow the seed here; those runs are
-# cached as "-lhs"); --kt-cached-only scores only what is there. --kt-evals-only: these Kernel Tuner strategies
-# (STRATEGY, or STRATEGY@KERNEL/GPU for one pair) run 200 evaluations only, scored on the
-# time budget up to where their recorded cost ends (between a lower and an upper bound,
-# marked). --sweeps: amk's strategies on amk's recorded sweeps instead
+# cached as "-lhs"); --kt-cached-only scores only what is there. --kt-evals-only: these
+# Kernel Tuner strategies (STRATEGY, or STRATEGY@KERNEL/GPU for one pair) run 200
+# evaluations only, scored on the time budget up to where their recorded cost ends (between
+# a lower and an upper bound, marked). --sweeps: amk's strategies on amk's recorded sweeps instead
 # (space_defs/data/*.tsv, or --sweeps-dir; sweeps.md), over evaluations and, for a sweep
 # whose rows record their trials' cost (results v4, e.g. bench/record_sweeps.sh's), over
 # time too. Every cachefile table scores both budgets: time and evaluations. Kernel Tuner's
