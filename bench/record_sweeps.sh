@@ -4,6 +4,8 @@
 # ignored by git, so the file travels with the tree to the next call) and stops at the time
 # limit. Spaces of at most 3600 valid configs are swept exhaustively (every valid config);
 # larger ones get 2000 uniform random configs (seed 1: the same sample on every resume).
+# EXHAUSTIVE_MAX=N raises (or lowers) that 3600: a space of up to N valid configs is swept
+# whole (convolution_milo's 4362 imported from benchmark_hub, say, as a replayable space).
 #
 # usage: bench/record_sweeps.sh KERNEL [SHAPE] [--time-limit S]      (from the repository root)
 #   SHAPE   as `amk space --help` (M=4096,N=4096,dtype=bf16 or a shape name); default: the
@@ -27,7 +29,8 @@ BACKEND=${BACKEND:-gpu}
 export AMK_BENCH_WINDOW_MS=${AMK_BENCH_WINDOW_MS:-30}
 export AMK_BENCH_MIN_REPS=${AMK_BENCH_MIN_REPS:-10}
 export AMK_BENCH_SCREEN=0
-EXHAUSTIVE_MAX=3600
+EXHAUSTIVE_MAX=${EXHAUSTIVE_MAX:-3600}
+case $EXHAUSTIVE_MAX in ''|*[!0-9]*) echo "record_sweeps: EXHAUSTIVE_MAX wants a count, not '$EXHAUSTIVE_MAX'" >&2; exit 1 ;; esac
 RANDOM_COUNT=2000
 
 kernel="" shape="" limit=540

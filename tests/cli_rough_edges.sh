@@ -311,6 +311,10 @@ def_id=$(jget "$WORK/out" 'd["config_id"]')
 [ "$(tsv_col sweeps/gemm.tsv config_id | grep -c "$def_id")" = 1 ] ||
     fail "record_sweeps.sh: the sampled gemm sweep lacks the default config $def_id"
 [ "$(tsv_rows sweeps/gemm.tsv)" = 2001 ] || fail "record_sweeps.sh: 2000 samples + the default expected"
+EXHAUSTIVE_MAX=lots BACKEND=model AMK="$AMK" bash "$SRC/bench/record_sweeps.sh" gemm >rec2.out 2>&1 &&
+    fail "record_sweeps.sh took EXHAUSTIVE_MAX=lots"
+grep -q "EXHAUSTIVE_MAX wants a count, not 'lots'" rec2.out ||
+    { cat rec2.out >&2; fail "record_sweeps.sh: no clear error for EXHAUSTIVE_MAX=lots"; }
 pass
 
 # --- HARNESS.md's loop says it needs amk on PATH, and stops at once, saying so, without it --
