@@ -157,6 +157,42 @@ grep -q '^| gemm_wgmma | [0-9.]* | 0\.9[0-9]* ± [0-9.]* | -\?[0-9.]* ± ' "$OUT
 python3 "$SRC/bench/sweeps_to_hub.py" "$SRC/tests/fixtures/sweeps-v4" "$OUT/hub" --gpu H100 \
     --amk "$AMK" >"$OUT/h.log" 2>&1 || { cat "$OUT/h.log"; echo "FAIL: sweeps_to_hub"; exit 1; }
 grep -q 'sweep_gemm_wgmma/H100: 104 configs' "$OUT/h.log" || { cat "$OUT/h.log"; echo "FAIL: sweeps_to_hub's count"; exit 1; }
+# --t1: the sweep as a pair of a given T1 space (its name, param order, Default, conditions,
+# kernel name); a T1 space that lacks a recorded value is bad input (exit 2, naming a config)
+python3 - "$OUT/hub/spaces/sweep_gemm_wgmma.json" "$OUT/t1" <<'PY' || { echo "FAIL: a T1 space for --t1"; exit 1; }
+import json, os, sys
+t1 = json.load(open(sys.argv[1]))
+t1["ConfigurationSpace"]["TuningParameters"].reverse()
+t1["KernelSpecification"]["KernelName"] = "wgmma_kernel"
+t1["KernelSpecification"]["ProblemSize"] = [4096, 4096]
+for d, drop in (("good", False), ("bad", True)):
+    os.makedirs(f"{sys.argv[2]}/{d}", exist_ok=True)
+    if drop:  # one recorded value missing from the space
+        p = t1["ConfigurationSpace"]["TuningParameters"][0]
+        p["Values"] = repr(eval(p["Values"])[1:])
+    json.dump(t1, open(f"{sys.argv[2]}/{d}/gemm_wgmma.json", "w"))
+PY
+python3 "$SRC/bench/sweeps_to_hub.py" "$SRC/tests/fixtures/sweeps-v4" "$OUT/hub1" --gpu H100 \
+    --amk "$AMK" --t1 "$OUT/t1/good/gemm_wgmma.json" >"$OUT/h1.log" 2>&1 &&
+    grep -q 'gemm_wgmma/H100: 104 configs' "$OUT/h1.log" ||
+    { cat "$OUT/h1.log"; echo "FAIL: sweeps_to_hub --t1"; exit 1; }
+python3 - "$OUT/hub1" "$OUT/t1/good/gemm_wgmma.json" <<'PY' || { echo "FAIL: sweeps_to_hub --t1's pair"; exit 1; }
+import json, sys
+c = json.load(open(f"{sys.argv[1]}/cachefiles/gemm_wgmma/H100.json"))
+t1 = json.load(open(sys.argv[2]))
+names = [p["Name"] for p in t1["ConfigurationSpace"]["TuningParameters"]]
+assert c["tune_params_keys"] == names, c["tune_params_keys"]
+assert (c["kernel_name"], c["problem_size"]) == ("wgmma_kernel", [4096, 4096])
+assert all(k == ",".join(str(e[n]) for n in names) for k, e in c["cache"].items())
+assert json.load(open(f"{sys.argv[1]}/spaces/gemm_wgmma.json")) == t1
+PY
+set +e
+python3 "$SRC/bench/sweeps_to_hub.py" "$SRC/tests/fixtures/sweeps-v4" "$OUT/hub2" --gpu H100 \
+    --amk "$AMK" --t1 "$OUT/t1/bad/gemm_wgmma.json" >"$OUT/h2.log" 2>&1
+rc=$?
+set -e
+[ "$rc" = 2 ] && grep -q "is not one of this space's" "$OUT/h2.log" ||
+    { cat "$OUT/h2.log"; echo "FAIL: sweeps_to_hub --t1 with a value missing: exit $rc"; exit 1; }
 # Kernel Tuner's Latin hypercube samples follow the run's seed (bench's seed_latin_hypercube):
 # a seed's bayes_opt and diff_evo runs are the same twice, another seed's differ
 "$VENV/bin/python" - "$SRC/bench" "$OUT/hub" "$OUT/lhs-work" <<'PY' || { echo "FAIL: seeded Latin hypercube"; exit 1; }
