@@ -97,6 +97,8 @@ def convert(tsv, out, gpu, amk, t1_file=None):
               "KernelSpecification": {"Language": "CUDA", "KernelName": name,
                                       "Note": f"amk's recorded sweep {tsv.name} of {kernel} "
                                               f"at {shape} on {device}: the configs it holds"}}
+    if t1_file:  # each value as the T1 file writes it (Kernel Tuner's key: 1, not 1.0)
+        params = [{n: values[n][values[n].index(p[n])] for n in names} for p in params]
     cache = {}
     for r, p in zip(rows, params):
         key = ",".join(str(p[n]) for n in names)

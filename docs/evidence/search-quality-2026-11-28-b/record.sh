@@ -8,6 +8,9 @@
 #                build/amk import space_defs/data/benchmark_hub/spaces/convolution_milo.json \
 #                    --kernel bench/hub_kernels/convolution_milo.cu -o .convspec/convolution_milo
 #   on the GPU:  bash docs/evidence/search-quality-2026-11-28-b/record.sh
+# Then, here, the pair (cachefiles/convolution_milo/H200.json; this folder holds it gzipped):
+#   AMK_KERNELS_DIR=$PWD/.convspec python3 bench/sweeps_to_hub.py sweeps OUT --gpu H200 \
+#       --t1 space_defs/data/benchmark_hub/spaces/convolution_milo.json
 # The first call ran with GPU_BATCH=8 (712 configs in 470 s: 8 compiles at a time, each 2-3 s
 # of NVRTC for this kernel's unrolled 15x15 filter); the other two with 64 (about 3.2 configs/s).
 export LD_LIBRARY_PATH=$PWD/.device-libs/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
