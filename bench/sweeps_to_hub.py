@@ -51,8 +51,9 @@ def value_type(vals):
 
 
 def t1_space(t1_file, params):
-    """(name, T1 document, param names in the T1 order, their values) of a T1 space that the
-    sweep's configs must belong to; exits 2 naming the first config that does not."""
+    """(name, T1 document, param names in the T1 order, their values, the sweep's configs
+    with each value as the T1 file writes it: Kernel Tuner's key reads 1, not 1.0) of a T1
+    space that the sweep's configs must belong to; exits 2 naming the first that does not."""
     t1 = json.loads(Path(t1_file).read_text())
     cs = t1["ConfigurationSpace"]
     names = [p["Name"] for p in cs["TuningParameters"]]
@@ -63,7 +64,8 @@ def t1_space(t1_file, params):
             print(f"sweeps_to_hub: {t1_file}: the sweep's config {json.dumps(p)} is not one "
                   f"of this space's (params {names})", file=sys.stderr)
             sys.exit(2)
-    return Path(t1_file).stem, t1, names, values
+    params = [{n: values[n][values[n].index(p[n])] for n in names} for p in params]
+    return Path(t1_file).stem, t1, names, values, params
 
 
 def convert(tsv, out, gpu, amk, t1_file=None):
@@ -78,7 +80,7 @@ def convert(tsv, out, gpu, amk, t1_file=None):
                                       check=True, capture_output=True, text=True).stdout)
     params = [json.loads(r["params"]) for r in rows]
     if t1_file:
-        name, t1, names, values = t1_space(t1_file, params)
+        name, t1, names, values, params = t1_space(t1_file, params)
         spec = t1["KernelSpecification"]
         kernel_name, problem_size = spec["KernelName"], spec.get("ProblemSize", [1])
     else:
@@ -97,8 +99,6 @@ def convert(tsv, out, gpu, amk, t1_file=None):
               "KernelSpecification": {"Language": "CUDA", "KernelName": name,
                                       "Note": f"amk's recorded sweep {tsv.name} of {kernel} "
                                               f"at {shape} on {device}: the configs it holds"}}
-    if t1_file:  # each value as the T1 file writes it (Kernel Tuner's key: 1, not 1.0)
-        params = [{n: values[n][values[n].index(p[n])] for n in names} for p in params]
     cache = {}
     for r, p in zip(rows, params):
         key = ",".join(str(p[n]) for n in names)
