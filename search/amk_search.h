@@ -18,6 +18,10 @@ typedef struct amk_strategy_opts {
      * yet measured (hillclimb tries the moves it predicts clearly faster first). NULL = no
      * prediction; amk_loop_run fills it from its evaluator when left NULL. Borrowed. */
     const amk_target *target;
+    /* The run's limits, for a strategy that plans by them: trials (0 = none) and seconds on
+     * the loop's clock (0 = none). amk_loop_run sets them from its own options. */
+    int64_t budget;
+    double time_limit_s;
 } amk_strategy_opts;
 
 /* What a strategy proposes: the config and who proposed it ("sobol", "mutate", ...). */

@@ -181,6 +181,8 @@ static int start_search(loop_run *L, amk_diag *d)
     amk_strategy_opts sopts = o->strategy_opts;
     if (!sopts.target)
         sopts.target = amk_evaluator_target(o->ev);
+    sopts.budget = o->budget;
+    sopts.time_limit_s = o->time_limit_s;
     int rc = L->st->init(L->state, L->sp, &sopts);
     if (rc < 0)
         return amk_diag_set(d, rc, "strategy %s: init failed: %s", L->st->name,

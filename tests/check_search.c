@@ -465,6 +465,102 @@ START_TEST(test_amk_strategy_next_evolve_screen_weighs_recorded_costs)
 }
 END_TEST
 
+/* evolve driven directly for 60 proposals on a synthetic landscape around the spec's
+ * default: each param off the default costs a factor `step` (0.999: a plateau; 0.8: a slope),
+ * every trial recorded as costing 1 s. The proposals marked "plateau": how many, the first's
+ * index (-1: none). */
+static int evolve_plateau_samples(double step, const amk_strategy_opts *so, int *first)
+{
+    const amk_strategy_type *st = amk_strategy_find("evolve");
+    amk_config def;
+    amk_config_default(F.spec, &F.shape, &def);
+    void *state = calloc(1, st->state_size);
+    ck_assert_int_eq(st->init(state, F.sp, so), AMK_OK);
+    amk_idset *seen = amk_idset_create();
+    int n = 0;
+    *first = -1;
+    for (int call = 0; call < 60; call++) {
+        amk_proposal p;
+        ck_assert_int_eq(st->next(state, seen, &p), 1);
+        char id[17];
+        amk_config_id(&p.config, id);
+        amk_idset_add(seen, id);
+        if (strcmp(p.source, "plateau") == 0) {
+            *first = *first < 0 ? call : *first;
+            n++;
+        }
+        amk_verdict v = {0};
+        amk_verdict_init(&v);
+        v.status = AMK_STATUS_OK;
+        v.latency_us = 100 * pow(step, amk__diff_count(p.config.choice, def.choice));
+        v.cost_s = 1;
+        st->observe(state, &p.config, &v, 0);
+    }
+    st->clear(state);
+    free(state);
+    amk_idset_free(seen);
+    return n;
+}
+
+/* A walk from the default that gains under 8 % halfway through its solo trials (here 2 x 4
+ * params + 8 = 16) gets 8 uniform samples next, where the run's limits buy 250 trials at the
+ * default's cost; not on a slope, not on a short budget or clock, not without the default. */
+START_TEST(test_amk_strategy_next_evolve_samples_off_a_plateau)
+{
+    int first;
+    amk_strategy_opts so = {.seed = 4};
+    ck_assert_int_eq(evolve_plateau_samples(0.999, &so, &first), 8);
+    ck_assert_int_eq(first, 8);
+    so.budget = 250;
+    so.time_limit_s = 300;
+    ck_assert_int_eq(evolve_plateau_samples(0.999, &so, &first), 8);
+    ck_assert_int_eq(evolve_plateau_samples(0.8, &so, &first), 0);
+    so.budget = 249;
+    ck_assert_int_eq(evolve_plateau_samples(0.999, &so, &first), 0);
+    so.budget = 0;
+    so.time_limit_s = 249;
+    ck_assert_int_eq(evolve_plateau_samples(0.999, &so, &first), 0);
+    amk_strategy_opts nodef = {.seed = 4, .no_default = 1};
+    ck_assert_int_eq(evolve_plateau_samples(0.999, &nodef, &first), 0);
+
+    /* a history of 10 trials heard first (`amk propose`, a resumed loop): 2 of the 8 samples
+     * are past, 6 are due */
+    const amk_strategy_type *st = amk_strategy_find("evolve");
+    void *state = calloc(1, st->state_size);
+    amk_strategy_opts plain = {.seed = 4};
+    ck_assert_int_eq(st->init(state, F.sp, &plain), AMK_OK);
+    gsl_rng *rng = amk__rng_create(7);
+    amk_config c, def;
+    amk_config_default(F.spec, &F.shape, &def);
+    amk_idset *seen = amk_idset_create();
+    for (int k = 0; k < 10; k++) {
+        if (k == 0)
+            c = def;
+        else
+            ck_assert_int_eq(amk_space_sample(F.sp, AMK__RNG(rng), &c, 16), AMK_OK);
+        char id[17];
+        amk_config_id(&c, id);
+        amk_idset_add(seen, id);
+        amk_verdict v = {0};
+        amk_verdict_init(&v);
+        v.status = AMK_STATUS_OK;
+        v.latency_us = 100 * pow(0.999, amk__diff_count(c.choice, def.choice));
+        st->observe(state, &c, &v, 0);
+    }
+    int due = 0;
+    for (int call = 0; call < 20; call++) {
+        amk_proposal p;
+        ck_assert_int_eq(st->next(state, seen, &p), 1);
+        due += strcmp(p.source, "plateau") == 0;
+    }
+    ck_assert_int_eq(due, 6);
+    st->clear(state);
+    free(state);
+    gsl_rng_free(rng);
+    amk_idset_free(seen);
+}
+END_TEST
+
 /* The landscape fixture with X = Y = Z = 11 as its default, which breaks its restriction
  * X + Y + Z <= 30, in a new folder dir: its spec and space. */
 static void broken_default_space(char *dir, size_t size, amk_spec **spec, amk_space **sp)
@@ -2410,6 +2506,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_strategy_next_avoids_seen_and_ends);
     tcase_add_test(tc, test_amk_strategy_next_evolve_children_are_valid_and_new);
     tcase_add_test(tc, test_amk_strategy_next_evolve_screen_weighs_recorded_costs);
+    tcase_add_test(tc, test_amk_strategy_next_evolve_samples_off_a_plateau);
     tcase_add_test(tc, test_amk__gp_fit_learns_which_params_matter);
     tcase_add_test(tc, test_amk__gp_tune_step_in_pieces_matches_whole);
     tcase_add_test(tc, test_amk__gp_tune_step_skips_params_all_points_share);
