@@ -466,8 +466,8 @@ START_TEST(test_amk_strategy_next_evolve_screen_weighs_recorded_costs)
 END_TEST
 
 /* evolve driven directly for 60 proposals on a synthetic landscape around the spec's
- * default: each param off the default costs a factor `step` (0.999: a plateau; 0.8: a slope),
- * every trial recorded as costing 1 s. The proposals marked "plateau": how many, the first's
+ * default: each param off the default scales the latency by `step` (0.999: a plateau; 0.8:
+ * a slope down), every trial recorded as costing 1 s. The proposals marked "plateau": how many, the first's
  * index (-1: none). */
 static int evolve_plateau_samples(double step, const amk_strategy_opts *so, int *first)
 {
