@@ -1148,7 +1148,7 @@ def target_as_written(names, pkg, pkg_sd, hand, low, strategies, label):
              f"{EVALS[-1]} | that strategy at {EVALS[-1]} | met |", "|---|---|---|---|---|---|---|"]
     out = {}
     for n_ in names:
-        b_ts = max(kt, key=lambda ts: pkg[(ts, n_)])
+        b_ts = max(kt, key=lambda ts: np.nan_to_num(pkg[(ts, n_)], nan=-np.inf))
         a, b = pkg[(me, n_)], pkg[(b_ts, n_)]
         met = "met" if a >= b else "unmet"
         if met == "met" and low[(b_ts, n_)]:
@@ -1248,18 +1248,27 @@ def report(spaces, results, args, timing):
         lines.append(f"| {label(ts)} | " + " | ".join(cells) + f" | **{m:.3f}** ± {s:.3f} |")
     # the package's own estimator: its isotonic fit through the pooled runs, in seed order
     # (results are sorted), the mean of seeded bootstrap draws
-    pkg, pkg_sd = {}, {}
+    pkg, pkg_sd, unscored = {}, {}, []
     if not args.no_package:
         for ts in strategies:
             for n_ in names:
                 ks = [k for k, _ in runs[ts][n_]]
                 kp = [kp for _, kp in runs[ts][n_]]
-                pkg[(ts, n_)], pkg_sd[(ts, n_)] = by_name[n_].package_score(label(ts), ks, kp)
+                try:
+                    pkg[(ts, n_)], pkg_sd[(ts, n_)] = by_name[n_].package_score(label(ts), ks,
+                                                                                kp)
+                except ValueError as e:
+                    # the package refuses a set of runs it cannot fit (one run with no
+                    # result inside its time range: every config it tried failed)
+                    pkg[(ts, n_)] = pkg_sd[(ts, n_)] = np.nan
+                    unscored.append(f"{label(ts)} on {n_}: {str(e.args[0])[:60]}…")
         plines = ["| strategy | " + " | ".join(names) + " | aggregate |",
                   "|---" * (len(names) + 2) + "|"]
-        prow = sorted(strategies, key=lambda ts: -np.mean([pkg[(ts, n_)] for n_ in names]))
+        prow = sorted(strategies, key=lambda ts: -np.nan_to_num(
+            np.mean([pkg[(ts, n_)] for n_ in names]), nan=-np.inf))
         for ts in prow:
             plines.append(f"| {label(ts)} | " + " | ".join(
+                "n/a" if np.isnan(pkg[(ts, n_)]) else
                 f"{pkg[(ts, n_)]:.3f} ± {pkg_sd[(ts, n_)]:.3f}" for n_ in names)
                 + f" | **{np.mean([pkg[(ts, n_)] for n_ in names]):.3f}** |")
     # best ÷ optimum of the config handed back after n distinct evaluations
@@ -1323,6 +1332,9 @@ def report(spaces, results, args, timing):
                  "draws over the runs in seed order: a difference between two cells within "
                  "a few of those sds is the estimator's own noise):\n\n" +
                  "\n".join(plines) + "\n")
+        if unscored:
+            text += ("\nn/a: the package could not score these runs, and the comparisons "
+                     "below leave them out:\n" + "".join(f"- {u}\n" for u in unscored))
     text += "\n".join(elines) + "\n\n" + "\n".join(budget) + "\n"
     text += ("\nBoth budgets side by side (time score: mean ± sd over seeds of the per-seed "
              "aggregate; the pairs every run covers: " + (", ".join(exact) or "none") +
