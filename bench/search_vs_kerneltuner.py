@@ -1133,6 +1133,11 @@ def aggregate_target(names, score, strategies, label):
             f"of the difference, {lenient} of {len(lines)} with amk's own.\n")
 
 
+def finite_or_none(x):
+    """x, or None (JSON null) where it is NaN: a score the package could not make."""
+    return None if x is not None and np.isnan(x) else x
+
+
 def target_as_written(names, pkg, pkg_sd, hand, low, strategies, label):
     """Issue 25's per-pair target as it is written: amk's default against the Kernel Tuner
     strategy best on the package's estimator on that pair, met where amk's estimate is at
@@ -1393,10 +1398,10 @@ def report(spaces, results, args, timing):
          for sp in spaces}, indent=1))
     (out / "scores.json").write_text(json.dumps(
         {"time_score": {label(ts): {n_: score[ts][n_] for n_ in names} for ts in strategies},
-         "package_score": {label(ts): {n_: pkg.get((ts, n_)) for n_ in names}
+         "package_score": {label(ts): {n_: finite_or_none(pkg.get((ts, n_))) for n_ in names}
                            for ts in strategies},
-         "package_score_draws_sd": {label(ts): {n_: pkg_sd.get((ts, n_)) for n_ in names}
-                                    for ts in strategies},
+         "package_score_draws_sd": {label(ts): {n_: finite_or_none(pkg_sd.get((ts, n_)))
+                                                for n_ in names} for ts in strategies},
          "handed_back_over_optimum": evals_json,
          "budget_covered": {label(ts): {n_: short[ts][n_] for n_ in names}
                             for ts in strategies},

@@ -260,4 +260,21 @@ if "$VENV/bin/python" "$SRC/bench/presentations.py" "$OUT/hr-out/scores.json" \
     "$OUT/h-out/scores.json" >/dev/null 2>&1; then
     echo "FAIL: presentations.py took the reversed run as the one as written"; exit 1
 fi
+# A strategy whose runs the package cannot score: Kernel Tuner's basinhopping, seed 42, on
+# amk's H100 sweep of convolution_milo, tries 25 configs and every one failed to compile.
+# The cell is n/a with the package's reason, and the report goes on (it used to stop there).
+mkdir -p "$OUT/h1/cachefiles/convolution_milo"
+ln -sf "$SRC/docs/evidence/search-quality-2026-11-28-c/cachefiles/convolution_milo/H100.json.gz" \
+    "$OUT/h1/cachefiles/convolution_milo/"
+AMK="$AMK" BUILD="$BUILD" OUT="$OUT/h1-out" VENV_FAIL_RC=77 JOBS=2 \
+    bash "$SRC/bench/search_vs_kerneltuner.sh" --cachefiles "$OUT/h1/cachefiles" --seeds 1 \
+    --first-seed 42 --amk-strategies evolve --kt-strategies basinhopping,random_sample \
+    >"$OUT/h1.log" 2>&1 || { cat "$OUT/h1.log"; echo "FAIL: a run the package cannot score ended the report"; exit 1; }
+grep -q '^| KT basinhopping | n/a | ' "$OUT/h1-out/table.md" &&
+    grep -q '^- KT basinhopping on convolution_milo/H100: ' "$OUT/h1-out/table.md" &&
+    grep -q '^| KT random_sample | [-0-9.]* ± ' "$OUT/h1-out/table.md" ||
+    { cat "$OUT/h1-out/table.md"; echo "FAIL: the unscorable runs are not reported as n/a"; exit 1; }
+"$VENV/bin/python" -c 'import json, sys; d = json.load(open(sys.argv[1]))["package_score"]
+assert d["KT basinhopping"]["convolution_milo/H100"] is None, d' "$OUT/h1-out/scores.json" ||
+    { echo "FAIL: scores.json does not hold null for the unscorable runs"; exit 1; }
 echo "ok: bench_search_quick"
