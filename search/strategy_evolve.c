@@ -496,9 +496,10 @@ static int emit(evo_state *s, amk_proposal *out, const amk_config *c, const char
 static void plateau_check(evo_state *s)
 {
     s->plateau_checked = 1;
-    if (!s->from_default || s->proposed > s->walk_trials || s->nobs == 0 ||
+    if (!s->from_default || s->proposed > s->walk_trials || s->nobs < 2 ||
         isnan(s->obs_lg[0]) || s->nelite == 0)
-        return; /* no walk from a default that answered */
+        return; /* no walk from a default that answered, or none heard yet (a walk of 2 or
+                 * 3 trials is checked right after the default: nothing to judge) */
     if (s->elite[0].lg < s->obs_lg[0] + log(1 - EVO_PLATEAU_GAIN))
         return; /* the walk gains */
     double trials = s->budget > 0 ? (double)s->budget : INFINITY;

@@ -504,7 +504,8 @@ static int evolve_plateau_samples(double step, const amk_strategy_opts *so, int 
 
 /* A walk from the default that gains under 8 % halfway through its solo trials (here 2 x 4
  * params + 8 = 16) gets 8 uniform samples next, where the run's limits buy 250 trials at the
- * default's cost; not on a slope, not on a short budget or clock, not without the default. */
+ * default's cost; not on a slope, not on a short budget or clock, not without the default,
+ * not before the walk has taken a step. */
 START_TEST(test_amk_strategy_next_evolve_samples_off_a_plateau)
 {
     int first;
@@ -522,6 +523,12 @@ START_TEST(test_amk_strategy_next_evolve_samples_off_a_plateau)
     ck_assert_int_eq(evolve_plateau_samples(0.999, &so, &first), 0);
     amk_strategy_opts nodef = {.seed = 4, .no_default = 1};
     ck_assert_int_eq(evolve_plateau_samples(0.999, &nodef, &first), 0);
+    /* a walk of 2 trials is checked after the default alone: no step to judge it by */
+    amk_strategy_opts brief = {.seed = 4, .patience = 2};
+    ck_assert_int_eq(evolve_plateau_samples(0.999, &brief, &first), 0);
+    brief.patience = 4;
+    ck_assert_int_eq(evolve_plateau_samples(0.999, &brief, &first), 8);
+    ck_assert_int_eq(first, 2);
 
     /* a history of 10 trials heard first (`amk propose`, a resumed loop): 2 of the 8 samples
      * are past, 6 are due */
