@@ -375,6 +375,29 @@ START_TEST(test_amk_strategy_next_avoids_seen_and_ends)
 }
 END_TEST
 
+/* The strategy's next proposal (there must be one), marked seen as a loop would. */
+static void propose_marked(const amk_strategy_type *st, void *state, amk_idset *seen,
+                           amk_proposal *p)
+{
+    ck_assert_int_eq(st->next(state, seen, p), 1);
+    char id[17];
+    amk_config_id(&p->config, id);
+    amk_idset_add(seen, id);
+}
+
+/* Tells a strategy driven directly that c ran ok at latency_us, its trial costing cost_s
+ * (NAN: not recorded). */
+static void hear_ok(const amk_strategy_type *st, void *state, const amk_config *c,
+                    double latency_us, double cost_s)
+{
+    amk_verdict v;
+    amk_verdict_init(&v);
+    v.status = AMK_STATUS_OK;
+    v.latency_us = latency_us;
+    v.cost_s = cost_s;
+    st->observe(state, c, &v, 0);
+}
+
 /* evolve driven directly, its walk cut to 2 trials so that crossover starts at once: every
  * proposal satisfies the restrictions (X + Y + Z <= 30: children of two valid parents often
  * do not), none repeats, and most come from the genetic arm (children screened by the
@@ -399,11 +422,7 @@ START_TEST(test_amk_strategy_next_evolve_children_are_valid_and_new)
                       p.source);
         amk_idset_add(seen, id);
         crossover += strcmp(p.source, "surrogate") == 0 || strcmp(p.source, "crossover") == 0;
-        amk_verdict v = {0};
-        amk_verdict_init(&v);
-        v.status = AMK_STATUS_OK;
-        v.latency_us = predicted(&p.config);
-        st->observe(state, &p.config, &v, 0);
+        hear_ok(st, state, &p.config, predicted(&p.config), NAN);
     }
     ck_assert_msg(crossover > 200, "only %d of 400 proposals were children", crossover);
     st->clear(state);
@@ -428,21 +447,13 @@ static double evolve_dear_share(int costed)
         amk_idset *seen = amk_idset_create();
         for (int call = 0; call < 300; call++) {
             amk_proposal p;
-            ck_assert_int_eq(st->next(state, seen, &p), 1);
-            char id[17];
-            amk_config_id(&p.config, id);
-            amk_idset_add(seen, id);
+            propose_marked(st, state, seen, &p);
             if (strcmp(p.source, "surrogate") == 0) {
                 screened++;
                 dear += p.config.choice[t] != 0;
             }
-            amk_verdict v = {0};
-            amk_verdict_init(&v);
-            v.status = AMK_STATUS_OK;
-            v.latency_us = predicted(&p.config);
-            if (costed)
-                v.cost_s = p.config.choice[t] == 0 ? 1.0 : 20.0;
-            st->observe(state, &p.config, &v, 0);
+            hear_ok(st, state, &p.config, predicted(&p.config),
+                    !costed ? NAN : p.config.choice[t] == 0 ? 1.0 : 20.0);
         }
         st->clear(state);
         free(state);
@@ -481,20 +492,13 @@ static int evolve_plateau_samples(double step, const amk_strategy_opts *so, int 
     *first = -1;
     for (int call = 0; call < 60; call++) {
         amk_proposal p;
-        ck_assert_int_eq(st->next(state, seen, &p), 1);
-        char id[17];
-        amk_config_id(&p.config, id);
-        amk_idset_add(seen, id);
+        propose_marked(st, state, seen, &p);
         if (strcmp(p.source, "plateau") == 0) {
             *first = *first < 0 ? call : *first;
             n++;
         }
-        amk_verdict v = {0};
-        amk_verdict_init(&v);
-        v.status = AMK_STATUS_OK;
-        v.latency_us = 100 * pow(step, amk__diff_count(p.config.choice, def.choice));
-        v.cost_s = 1;
-        st->observe(state, &p.config, &v, 0);
+        hear_ok(st, state, &p.config,
+                100 * pow(step, amk__diff_count(p.config.choice, def.choice)), 1);
     }
     st->clear(state);
     free(state);
@@ -548,11 +552,7 @@ START_TEST(test_amk_strategy_next_evolve_samples_off_a_plateau)
         char id[17];
         amk_config_id(&c, id);
         amk_idset_add(seen, id);
-        amk_verdict v = {0};
-        amk_verdict_init(&v);
-        v.status = AMK_STATUS_OK;
-        v.latency_us = 100 * pow(0.999, amk__diff_count(c.choice, def.choice));
-        st->observe(state, &c, &v, 0);
+        hear_ok(st, state, &c, 100 * pow(0.999, amk__diff_count(c.choice, def.choice)), NAN);
     }
     int due = 0;
     for (int call = 0; call < 20; call++) {
