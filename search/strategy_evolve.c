@@ -52,6 +52,14 @@
  * gemm_hopper loops (level): "A live trial's cost". */
 #define EVO_COST_NEAR 3
 #define EVO_COST_RECENT 256
+/* A walk from the spec's default whose last EVO_WALK_STALL verdicts brought no new best
+ * ends its solo trials there: the genetic search starts (the walk keeps its share) instead
+ * of the walk trying the rest of a local optimum's neighbours alone. On convolution H100
+ * and H200 the walk from the Default reaches a local optimum (rank 802 of 3423) within a
+ * few trials and then tried its neighbours for 20 more (ranks +0.04 there on 1300 seeds;
+ * elsewhere level). Runs asked not to start at the default (no_default) are left as they
+ * were: not measured. docs/PERFORMANCE.md, "A stalled walk". */
+#define EVO_WALK_STALL 12
 /* A walk from the spec's default that has gained less than EVO_PLATEAU_GAIN halfway through
  * its solo trials is likely on a plateau: convolution on an H200 puts the default at 1.9x
  * the optimum among neighbours within 1-2 % of it, the optimum six params away, and the walk,
@@ -110,6 +118,7 @@ typedef struct evo_state {
     int64_t budget;         /* the run's limits (amk_strategy_opts) */
     double time_limit_s;
     int plateau_checked, plateau_left; /* uniform samples still due (EVO_PLATEAU_*) */
+    long gain_at;           /* nobs when the fastest verdict so far was heard */
 } evo_state;
 
 static void evo_clear(void *state)
@@ -516,6 +525,9 @@ static int evo_next(void *state, const amk_idset *seen, amk_proposal *out)
     amk_config c;
     if (!s->plateau_checked && s->proposed >= s->walk_trials / 2)
         plateau_check(s);
+    if (s->from_default && s->proposed < s->walk_trials && s->plateau_left == 0 &&
+        s->nobs - s->gain_at >= EVO_WALK_STALL)
+        s->walk_trials = s->proposed; /* the walk has stalled (EVO_WALK_STALL) */
     if (s->plateau_left > 0) {
         s->plateau_left--;
         if (amk__sampler_next(&s->smp, seen, &c) == 1)
@@ -566,6 +578,8 @@ static void evo_observe(void *state, const amk_config *c, const amk_verdict *v, 
     amk__visited_mark(&s->vis, c);
     int ok = v && v->status == AMK_STATUS_OK && isfinite(v->latency_us) && v->latency_us > 0;
     obs_add(s, c, ok ? log(v->latency_us) : NAN, v ? v->cost_s : NAN);
+    if (ok && (s->nelite == 0 || log(v->latency_us) < s->elite[0].lg))
+        s->gain_at = s->nobs;
     int won = ok && elite_add(s, c, log(v->latency_us));
     int arm = pending_take(s, c);
     if (arm < 0) {

@@ -568,6 +568,48 @@ START_TEST(test_amk_strategy_next_evolve_samples_off_a_plateau)
 }
 END_TEST
 
+/* evolve's proposals among its first 16 (the walk's solo trials: 2 x 4 params + 8) that
+ * come from the genetic search, where each param off the default scales the latency by
+ * `step` (1.1: the default is a local optimum; 0.8: a slope down), over 5 seeds, on a budget
+ * under 250 trials (no plateau samples). */
+static int evolve_genetic_in_solo_trials(double step, int no_default)
+{
+    const amk_strategy_type *st = amk_strategy_find("evolve");
+    amk_config def;
+    amk_config_default(F.spec, &F.shape, &def);
+    int genetic = 0;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        void *state = calloc(1, st->state_size);
+        amk_strategy_opts so = {.seed = seed, .budget = 100, .no_default = no_default};
+        ck_assert_int_eq(st->init(state, F.sp, &so), AMK_OK);
+        amk_idset *seen = amk_idset_create();
+        for (int call = 0; call < 16; call++) {
+            amk_proposal p;
+            propose_marked(st, state, seen, &p);
+            genetic += strcmp(p.source, "surrogate") == 0 ||
+                       strcmp(p.source, "crossover") == 0 || strcmp(p.source, "random") == 0;
+            hear_ok(st, state, &p.config,
+                    100 * pow(step, amk__diff_count(p.config.choice, def.choice)), NAN);
+        }
+        st->clear(state);
+        free(state);
+        amk_idset_free(seen);
+    }
+    return genetic;
+}
+
+/* A walk from the default that hears 12 verdicts in a row without a new best hands over to
+ * the genetic search before its solo trials are over; a walk that gains does not, nor a
+ * search that begins with a design (no_default). */
+START_TEST(test_amk_strategy_next_evolve_stalled_walk_hands_over_early)
+{
+    int stalled = evolve_genetic_in_solo_trials(1.1, 0);
+    ck_assert_msg(stalled > 0, "no genetic proposal in a stalled walk's 16 solo trials");
+    ck_assert_int_eq(evolve_genetic_in_solo_trials(0.8, 0), 0);
+    ck_assert_int_eq(evolve_genetic_in_solo_trials(1.1, 1), 0);
+}
+END_TEST
+
 /* The landscape fixture with X = Y = Z = 11 as its default, which breaks its restriction
  * X + Y + Z <= 30, in a new folder dir: its spec and space. */
 static void broken_default_space(char *dir, size_t size, amk_spec **spec, amk_space **sp)
@@ -2514,6 +2556,7 @@ static Suite *search_suite(void)
     tcase_add_test(tc, test_amk_strategy_next_evolve_children_are_valid_and_new);
     tcase_add_test(tc, test_amk_strategy_next_evolve_screen_weighs_recorded_costs);
     tcase_add_test(tc, test_amk_strategy_next_evolve_samples_off_a_plateau);
+    tcase_add_test(tc, test_amk_strategy_next_evolve_stalled_walk_hands_over_early);
     tcase_add_test(tc, test_amk__gp_fit_learns_which_params_matter);
     tcase_add_test(tc, test_amk__gp_tune_step_in_pieces_matches_whole);
     tcase_add_test(tc, test_amk__gp_tune_step_skips_params_all_points_share);
