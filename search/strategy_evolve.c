@@ -525,9 +525,11 @@ static int evo_next(void *state, const amk_idset *seen, amk_proposal *out)
     amk_config c;
     if (!s->plateau_checked && s->proposed >= s->walk_trials / 2)
         plateau_check(s);
-    if (s->from_default && s->proposed < s->walk_trials && s->plateau_left == 0 &&
-        s->nobs - s->gain_at >= EVO_WALK_STALL)
-        s->walk_trials = s->proposed; /* the walk has stalled (EVO_WALK_STALL) */
+    /* the walk has stalled (EVO_WALK_STALL); not before the plateau check, whose samples
+     * are the first way off a Default that its neighbours do not beat */
+    if (s->from_default && s->plateau_checked && s->plateau_left == 0 &&
+        s->proposed < s->walk_trials && s->nobs - s->gain_at >= EVO_WALK_STALL)
+        s->walk_trials = s->proposed;
     if (s->plateau_left > 0) {
         s->plateau_left--;
         if (amk__sampler_next(&s->smp, seen, &c) == 1)

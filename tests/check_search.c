@@ -478,7 +478,7 @@ END_TEST
 
 /* evolve driven directly for 60 proposals on a synthetic landscape around the spec's
  * default: each param off the default scales the latency by `step` (0.999: a plateau; 0.8:
- * a slope down), every trial recorded as costing 1 s. The proposals marked "plateau": how many, the first's
+ * a slope down; 1.1: the default is a local optimum), every trial recorded as costing 1 s. The proposals marked "plateau": how many, the first's
  * index (-1: none). */
 static int evolve_plateau_samples(double step, const amk_strategy_opts *so, int *first)
 {
@@ -520,6 +520,12 @@ START_TEST(test_amk_strategy_next_evolve_samples_off_a_plateau)
     so.time_limit_s = 300;
     ck_assert_int_eq(evolve_plateau_samples(0.999, &so, &first), 8);
     ck_assert_int_eq(evolve_plateau_samples(0.8, &so, &first), 0);
+    /* a Default no neighbour beats, a walk of 30 trials checked at 15: it has stalled for
+     * 12 verdicts by then, and still gets all 8 samples before its solo trials end */
+    amk_strategy_opts long_walk = so;
+    long_walk.patience = 30;
+    ck_assert_int_eq(evolve_plateau_samples(1.1, &long_walk, &first), 8);
+    ck_assert_int_eq(first, 15);
     so.budget = 249;
     ck_assert_int_eq(evolve_plateau_samples(0.999, &so, &first), 0);
     so.budget = 0;
