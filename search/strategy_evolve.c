@@ -57,8 +57,9 @@
  * of the walk trying the rest of a local optimum's neighbours alone. On convolution H100
  * and H200 the walk from the Default reaches a local optimum (rank 802 of 3423) within a
  * few trials and then tried its neighbours for 20 more (ranks +0.04 there on 1300 seeds;
- * elsewhere level). Runs asked not to start at the default (no_default) are left as they
- * were: not measured. docs/PERFORMANCE.md, "A stalled walk". */
+ * the other development pairs within 0.01, the held-out pairs level). Runs asked not to
+ * start at the default (no_default) are left as they were: not measured.
+ * docs/PERFORMANCE.md, "A stalled walk". */
 #define EVO_WALK_STALL 12
 /* A walk from the spec's default that has gained less than EVO_PLATEAU_GAIN halfway through
  * its solo trials is likely on a plateau: convolution on an H200 puts the default at 1.9x

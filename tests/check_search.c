@@ -478,8 +478,8 @@ END_TEST
 
 /* evolve driven directly for 60 proposals on a synthetic landscape around the spec's
  * default: each param off the default scales the latency by `step` (0.999: a plateau; 0.8:
- * a slope down; 1.1: the default is a local optimum), every trial recorded as costing 1 s. The proposals marked "plateau": how many, the first's
- * index (-1: none). */
+ * a slope down; 1.1: the default is a local optimum), every trial recorded as costing 1 s.
+ * The proposals marked "plateau": how many, the first's index (-1: none). */
 static int evolve_plateau_samples(double step, const amk_strategy_opts *so, int *first)
 {
     const amk_strategy_type *st = amk_strategy_find("evolve");
