@@ -119,7 +119,6 @@ typedef struct evo_state {
     int64_t budget;         /* the run's limits (amk_strategy_opts) */
     double time_limit_s;
     int plateau_checked, plateau_left; /* uniform samples still due (EVO_PLATEAU_*) */
-    long gain_at;           /* nobs when the fastest verdict so far was heard */
 } evo_state;
 
 static void evo_clear(void *state)
@@ -526,10 +525,12 @@ static int evo_next(void *state, const amk_idset *seen, amk_proposal *out)
     amk_config c;
     if (!s->plateau_checked && s->proposed >= s->walk_trials / 2)
         plateau_check(s);
-    /* the walk has stalled (EVO_WALK_STALL); not before the plateau check, whose samples
-     * are the first way off a Default that its neighbours do not beat */
+    /* the walk has stalled (EVO_WALK_STALL: verdicts heard since the fastest, fastest[0]);
+     * not before the plateau check, whose samples are the first way off a Default that its
+     * neighbours do not beat */
+    long since_best = s->nobs - (s->nfastest > 0 ? s->fastest[0] + 1 : 0);
     if (s->from_default && s->plateau_checked && s->plateau_left == 0 &&
-        s->proposed < s->walk_trials && s->nobs - s->gain_at >= EVO_WALK_STALL)
+        s->proposed < s->walk_trials && since_best >= EVO_WALK_STALL)
         s->walk_trials = s->proposed;
     if (s->plateau_left > 0) {
         s->plateau_left--;
@@ -581,8 +582,6 @@ static void evo_observe(void *state, const amk_config *c, const amk_verdict *v, 
     amk__visited_mark(&s->vis, c);
     int ok = v && v->status == AMK_STATUS_OK && isfinite(v->latency_us) && v->latency_us > 0;
     obs_add(s, c, ok ? log(v->latency_us) : NAN, v ? v->cost_s : NAN);
-    if (ok && (s->nelite == 0 || log(v->latency_us) < s->elite[0].lg))
-        s->gain_at = s->nobs;
     int won = ok && elite_add(s, c, log(v->latency_us));
     int arm = pending_take(s, c);
     if (arm < 0) {

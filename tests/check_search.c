@@ -476,11 +476,12 @@ START_TEST(test_amk_strategy_next_evolve_screen_weighs_recorded_costs)
 }
 END_TEST
 
-/* evolve driven directly for 60 proposals on a synthetic landscape around the spec's
- * default: each param off the default scales the latency by `step` (0.999: a plateau; 0.8:
- * a slope down; 1.1: the default is a local optimum), every trial recorded as costing 1 s.
- * The proposals marked "plateau": how many, the first's index (-1: none). */
-static int evolve_plateau_samples(double step, const amk_strategy_opts *so, int *first)
+/* evolve driven directly for `calls` proposals (at most 60) on a synthetic landscape around
+ * the spec's default: each param off the default scales the latency by `step` (0.999: a
+ * plateau; 0.8: a slope down; 1.1: the default is a local optimum), every trial recorded as
+ * costing 1 s. Each proposal's source goes to source[call]. */
+static void evolve_on_steps(double step, const amk_strategy_opts *so, int calls,
+                            char (*source)[32])
 {
     const amk_strategy_type *st = amk_strategy_find("evolve");
     amk_config def;
@@ -488,21 +489,31 @@ static int evolve_plateau_samples(double step, const amk_strategy_opts *so, int 
     void *state = calloc(1, st->state_size);
     ck_assert_int_eq(st->init(state, F.sp, so), AMK_OK);
     amk_idset *seen = amk_idset_create();
-    int n = 0;
-    *first = -1;
-    for (int call = 0; call < 60; call++) {
+    for (int call = 0; call < calls; call++) {
         amk_proposal p;
         propose_marked(st, state, seen, &p);
-        if (strcmp(p.source, "plateau") == 0) {
-            *first = *first < 0 ? call : *first;
-            n++;
-        }
+        snprintf(source[call], sizeof source[call], "%s", p.source);
         hear_ok(st, state, &p.config,
                 100 * pow(step, amk__diff_count(p.config.choice, def.choice)), 1);
     }
     st->clear(state);
     free(state);
     amk_idset_free(seen);
+}
+
+/* Of evolve_on_steps' 60 proposals, those marked "plateau": how many, the first's index
+ * (-1: none). */
+static int evolve_plateau_samples(double step, const amk_strategy_opts *so, int *first)
+{
+    char source[60][32];
+    evolve_on_steps(step, so, 60, source);
+    int n = 0;
+    *first = -1;
+    for (int call = 0; call < 60; call++)
+        if (strcmp(source[call], "plateau") == 0) {
+            *first = *first < 0 ? call : *first;
+            n++;
+        }
     return n;
 }
 
@@ -574,32 +585,19 @@ START_TEST(test_amk_strategy_next_evolve_samples_off_a_plateau)
 }
 END_TEST
 
-/* evolve's proposals among its first 16 (the walk's solo trials: 2 x 4 params + 8) that
- * come from the genetic search, where each param off the default scales the latency by
- * `step` (1.1: the default is a local optimum; 0.8: a slope down), over 5 seeds, on a budget
- * under 250 trials (no plateau samples). */
+/* Of evolve_on_steps' first 16 proposals (the walk's solo trials: 2 x 4 params + 8), those
+ * from the genetic search, over 5 seeds, on a budget under 250 trials (no plateau samples). */
 static int evolve_genetic_in_solo_trials(double step, int no_default)
 {
-    const amk_strategy_type *st = amk_strategy_find("evolve");
-    amk_config def;
-    amk_config_default(F.spec, &F.shape, &def);
     int genetic = 0;
     for (uint64_t seed = 1; seed <= 5; seed++) {
-        void *state = calloc(1, st->state_size);
         amk_strategy_opts so = {.seed = seed, .budget = 100, .no_default = no_default};
-        ck_assert_int_eq(st->init(state, F.sp, &so), AMK_OK);
-        amk_idset *seen = amk_idset_create();
-        for (int call = 0; call < 16; call++) {
-            amk_proposal p;
-            propose_marked(st, state, seen, &p);
-            genetic += strcmp(p.source, "surrogate") == 0 ||
-                       strcmp(p.source, "crossover") == 0 || strcmp(p.source, "random") == 0;
-            hear_ok(st, state, &p.config,
-                    100 * pow(step, amk__diff_count(p.config.choice, def.choice)), NAN);
-        }
-        st->clear(state);
-        free(state);
-        amk_idset_free(seen);
+        char source[16][32];
+        evolve_on_steps(step, &so, 16, source);
+        for (int call = 0; call < 16; call++)
+            genetic += strcmp(source[call], "surrogate") == 0 ||
+                       strcmp(source[call], "crossover") == 0 ||
+                       strcmp(source[call], "random") == 0;
     }
     return genetic;
 }
